@@ -1,0 +1,1 @@
+"""Scoring, aggregation, comparison, reports and the ctxprobe CLI."""

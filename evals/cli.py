@@ -1,0 +1,53 @@
+"""`ctxprobe` command line: one parser, one subcommand module each under evals/commands/.
+User errors end in one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import NoReturn, Sequence
+
+from tasks.errors import UserError
+
+# Each module defines register(subparsers) -> None, which sets `func` on its parser.
+COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="ctxprobe", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"evals.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"evals.commands.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+    except UserError as exc:
+        print(f"ctxprobe: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ctxprobe: interrupted", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

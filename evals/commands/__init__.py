@@ -1,0 +1,1 @@
+"""One module per ctxprobe subcommand; each defines register(subparsers)."""

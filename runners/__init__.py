@@ -1,0 +1,1 @@
+"""Endpoint clients, engine probes and the embedded local engine launcher."""

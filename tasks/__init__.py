@@ -1,0 +1,3 @@
+"""Deterministic long-context tasks at exact token lengths."""
+
+GENERATOR_VERSION = "1"

@@ -1,0 +1,70 @@
+"""Parsing of token lengths (`32k`, `128K`, `1m`, `262144`) and depths (0-100)."""
+
+from __future__ import annotations
+
+import re
+
+from tasks.errors import UserError
+
+_LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+# k and K are 1024 (a "32k context" is 32,768 tokens); m is 1,000,000 as model cards say "1M",
+# M is 2**20 -- the same m/M convention as vLLM's --max-model-len.
+_SCALE = {"": 1, "k": 1024, "K": 1024, "m": 1_000_000, "M": 1024 * 1024}
+
+
+def parse_length(text: str | int) -> int:
+    """`32k`/`32K` -> 32768, `1m` -> 1000000, `1M` -> 1048576, `262144` -> 262144."""
+    if isinstance(text, int):
+        value = text
+    else:
+        match = _LENGTH.match(str(text))
+        if not match:
+            raise UserError(f"invalid length {text!r}: use a token count like 4096, 32k or 1m")
+        value = int(float(match.group(1)) * _SCALE[match.group(2)])
+    if value <= 0:
+        raise UserError(f"invalid length {text!r}: must be positive")
+    return value
+
+
+def parse_lengths(text: str) -> list[int]:
+    """A comma-separated list of lengths."""
+    return [parse_length(part) for part in str(text).split(",") if part.strip()]
+
+
+def check_depth(depth: float) -> float:
+    """A depth in percent of the haystack, 0 (start) to 100 (end)."""
+    if not 0.0 <= float(depth) <= 100.0:
+        raise UserError(f"depth {depth} is outside 0-100")
+    return float(depth)
+
+
+def parse_depths(text: str) -> list[float]:
+    """`0,50,100` or a range `0:100:10` (start:stop:step, stop included)."""
+    text = str(text).strip()
+    if ":" in text:
+        try:
+            start, stop, step = (float(p) for p in text.split(":"))
+        except ValueError:
+            raise UserError(f"invalid depth range {text!r}: use start:stop:step, e.g. 0:100:10") from None
+        if step <= 0:
+            raise UserError(f"invalid depth range {text!r}: step must be positive")
+        out, d = [], start
+        while d <= stop + 1e-9:
+            out.append(check_depth(round(d, 6)))
+            d += step
+        return out
+    try:
+        return [check_depth(float(p)) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise UserError(f"invalid depths {text!r}: use numbers 0-100, e.g. 0,50,100") from None
+
+
+def format_length(tokens: int) -> str:
+    """Short label: 32768 -> '32K', 1000000 -> '1m', 1048576 -> '1M', 4000 -> '4000'."""
+    if tokens % 1_000_000 == 0:
+        return f"{tokens // 1_000_000}m"
+    if tokens % (1024 * 1024) == 0:
+        return f"{tokens // (1024 * 1024)}M"
+    if tokens % 1024 == 0:
+        return f"{tokens // 1024}K"
+    return str(tokens)

@@ -1,0 +1,82 @@
+"""The typed records a generator produces: a recipe (what to build) and a sample (what was built)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks import GENERATOR_VERSION
+
+Mode = Literal["completions", "chat"]
+
+
+class Recipe(BaseModel):
+    """Everything that defines one prompt. The same recipe rebuilds a byte-identical prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    haystack: str = "prose"
+    context_tokens: int
+    depth: float = 50.0
+    seed: int = 0
+    mode: Mode = "completions"
+    token_counter: str = "estimate"
+    generator_version: str = GENERATOR_VERSION
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def sample_id(self) -> str:
+        """A short stable id derived from the recipe (an identifier, never parsed)."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+
+class NeedleSpot(BaseModel):
+    """One inserted piece of text (target needle, distractor or hop) and where it landed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["target", "distractor", "hop"]
+    text: str
+    answer: str
+    char_offset: int
+    token_offset: int
+    depth_pct: float
+
+
+class Expected(BaseModel):
+    """What a correct answer contains, in the form the scorers need."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["value", "values", "string", "chain"]
+    answers: list[str]
+    chain: list[str] = Field(default_factory=list)
+
+
+class Sample(BaseModel):
+    """A built prompt with its answer and placement facts. The prompt itself is not serialized:
+    `samples.jsonl` carries the recipe and sha256, and the recipe rebuilds the prompt."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample_id: str
+    recipe: Recipe
+    prompt: str = Field(default="", exclude=True, repr=False)
+    prompt_sha256: str
+    planned_tokens: int
+    approximate: bool
+    question: str
+    answer_prefix: str
+    max_tokens: int
+    expected: Expected
+    needles: list[NeedleSpot]
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
