@@ -1,0 +1,124 @@
+"""Where a long prompt is assembled: haystack units up to an exact token budget, needles placed at
+unit (sentence or line) boundaries at their depths, every offset recorded in tokens."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from tasks.count_cache import UnitCounts
+from tasks.errors import UserError
+from tasks.haystack import Haystack
+from tasks.registry import Draft
+from tasks.sample import NeedleSpot
+
+_LOOKAHEAD = 512
+MIN_HAYSTACK_TOKENS = 64  # units searched past the first one that overflows, to fill the last gap
+
+
+def tolerance(target: int) -> int:
+    """How far below the target a prompt may land: 0.5% or 32 tokens, whichever is larger."""
+    return max(32, target // 200)
+
+
+def safety_margin(target: int) -> int:
+    """Tokens kept free for boundary effects of summing per-unit counts (measured well under this)."""
+    return max(2, target // 2000)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    prompt: str
+    planned_tokens: int
+    needles: list[NeedleSpot]
+
+
+def assemble(draft: Draft, counts: UnitCounts, target: int) -> Assembled:
+    """Fill `target` tokens: head + haystack with needles + tail, never above the target."""
+    haystack, counter = counts.haystack, counts.counter
+    needle_units = [n.text if n.unit else haystack.wrap_needle(n.text) for n in draft.needles]
+    head_n, tail_n, *needle_n = counter.count_many([draft.head, draft.tail, *needle_units])
+    frame = counter.bos_tokens + head_n + tail_n + sum(needle_n)
+    budget = target - frame - safety_margin(target)
+    if budget < MIN_HAYSTACK_TOKENS:
+        raise UserError(
+            f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
+            f"(at least {frame + MIN_HAYSTACK_TOKENS + safety_margin(target)} needed)"
+        )
+    counts.ensure_tokens(budget)
+    units = _select_units(counts, budget, tolerance(target))
+    cum = np.concatenate(([0], np.cumsum(counts.counts[units], dtype=np.int64)))
+    hay_tokens = int(cum[-1])
+
+    # Needle i goes before selected unit `slot[i]` (slot == len(units) means at the end).
+    slots = [_nearest_boundary(cum, n.depth / 100.0 * hay_tokens) for n in draft.needles]
+    order = sorted(range(len(slots)), key=lambda i: (slots[i], i))
+    parts: list[str] = [draft.head]
+    char_pos = len(draft.head)
+    tok_pos = counter.bos_tokens + head_n
+    spots: list[NeedleSpot | None] = [None] * len(slots)
+    total_hay = hay_tokens + sum(needle_n)
+    unit_texts = _unit_texts(haystack, units)
+    cursor = 0
+    inserted_tokens = 0
+    for i in order:
+        chunk = unit_texts[cursor : slots[i]]
+        parts.extend(chunk)
+        char_pos += sum(len(t) for t in chunk)
+        cursor = slots[i]
+        offset = tok_pos + int(cum[cursor]) + inserted_tokens
+        spots[i] = NeedleSpot(
+            role=draft.needles[i].role,  # type: ignore[arg-type]
+            text=needle_units[i],
+            answer=draft.needles[i].answer,
+            char_offset=char_pos,
+            token_offset=offset,
+            depth_pct=round(100.0 * (int(cum[cursor]) + inserted_tokens) / total_hay, 3),
+        )
+        parts.append(needle_units[i])
+        char_pos += len(needle_units[i])
+        inserted_tokens += needle_n[i]
+    parts.extend(unit_texts[cursor:])
+    parts.append(draft.tail)
+    prompt = "".join(parts)
+    planned = frame + hay_tokens
+    return Assembled(prompt=prompt, planned_tokens=planned, needles=[s for s in spots if s is not None])
+
+
+def _select_units(counts: UnitCounts, budget: int, tol: int) -> list[int]:
+    """The longest prefix of units within budget; if that leaves more than the tolerance unused,
+    add later units that still fit (skipping ones too long for the gap)."""
+    n = bisect.bisect_right(counts.cumsum, budget) - 1
+    chosen = list(range(n))
+    gap = budget - int(counts.cumsum[n])
+    i = n
+    limit = min(len(counts.counts), n + _LOOKAHEAD)
+    while gap > tol // 4 and i < limit:
+        c = int(counts.counts[i])
+        if c <= gap:
+            chosen.append(i)
+            gap -= c
+        i += 1
+    return chosen
+
+
+def _unit_texts(haystack: Haystack, units: list[int]) -> list[str]:
+    if not units:
+        return []
+    first, last = units[0], units[-1]
+    block = haystack.units(first, last + 1)
+    if len(units) == last - first + 1:
+        return block
+    return [block[u - first] for u in units]
+
+
+def _nearest_boundary(cum: np.ndarray, tokens: float) -> int:
+    """The unit boundary whose token position is closest to `tokens`."""
+    j = int(np.searchsorted(cum, tokens))
+    if j >= len(cum):
+        return len(cum) - 1
+    if j > 0 and tokens - cum[j - 1] <= cum[j] - tokens:
+        return j - 1
+    return j

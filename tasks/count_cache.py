@@ -1,0 +1,52 @@
+"""Token counts of haystack units, counted once per (tokenizer, haystack) and kept on disk.
+
+A prompt's length is the sum of the counts of its parts, so building a 1M-token prompt never
+re-tokenizes the prompt: the first build counts each unit once (one tokenizer pass), later builds
+only read the cached array."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tasks.haystack import Haystack
+from tasks.token_counter import TokenCounter, cache_dir, fingerprint
+
+_CHUNK = 4096
+
+
+class UnitCounts:
+    """Cumulative token counts of a haystack's first units, grown on demand and persisted."""
+
+    def __init__(self, haystack: Haystack, counter: TokenCounter, root: Path | None = None) -> None:
+        self.haystack = haystack
+        self.counter = counter
+        folder = (root or cache_dir()) / "counts"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{fingerprint(counter)}-{haystack.fingerprint[:24]}.npy"
+        self.counts = np.load(self.path) if self.path.exists() else np.zeros(0, dtype=np.int32)
+        self._cumsum = np.concatenate(([0], np.cumsum(self.counts, dtype=np.int64)))
+
+    @property
+    def cumsum(self) -> np.ndarray:
+        """cumsum[i] = tokens in units [0, i)."""
+        return self._cumsum
+
+    def ensure_tokens(self, tokens: int) -> None:
+        """Count units until their total reaches `tokens` (plus a chunk of lookahead)."""
+        grown = False
+        while self._cumsum[-1] < tokens or len(self.counts) < _CHUNK:
+            start = len(self.counts)
+            have = int(self._cumsum[-1])
+            per_unit = have / start if start else 20.0
+            n = max(_CHUNK, int((tokens - have) / max(per_unit, 1.0) * 1.05) + _CHUNK)
+            new = np.asarray(self.counter.count_many(self.haystack.units(start, start + n)), dtype=np.int32)
+            self.counts = np.concatenate((self.counts, new))
+            self._cumsum = np.concatenate((self._cumsum, self._cumsum[-1] + np.cumsum(new, dtype=np.int64)))
+            grown = True
+        if grown and not self.counter.approximate:
+            tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npy")
+            np.save(tmp, self.counts)
+            os.replace(tmp, self.path)  # atomic: a concurrent reader sees the old or the new array

@@ -1,0 +1,89 @@
+"""`niah`: needle retrieval with RULER's variants.
+
+- `single`: one needle (key -> value); asked for its value.
+- `multikey`: the target plus `distractors` needles of the same form with other keys.
+- `multivalue`: one key with `values` values; all are required.
+- `multiquery`: `queries` keys, each with a value; all are asked at once.
+Value kinds: `number` (7 digits), `word`, `uuid`. The target needle goes at the recipe's depth;
+the others are spread or placed at random (`placement`)."""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.families.framing import frame, join_names
+from tasks.families.vocab import make_key, make_value, spread_depths
+from tasks.registry import Draft, NeedleDraft, task_family
+from tasks.sample import Expected, Mode
+
+_NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("UUID", "UUIDs")}
+_TOKENS_PER_VALUE = {"number": 12, "word": 8, "uuid": 40}
+
+
+class NiahParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    variant: Literal["single", "multikey", "multivalue", "multiquery"] = Field(
+        "single", description="single, multikey (distractor keys), multivalue (all values of one key), multiquery (several keys)"
+    )
+    value_kind: Literal["number", "word", "uuid"] = Field("number", description="7-digit number, word or UUID")
+    distractors: int = Field(3, ge=1, le=64, description="multikey: needles with other keys")
+    values: int = Field(4, ge=2, le=32, description="multivalue: values for the one key")
+    queries: int = Field(4, ge=2, le=32, description="multiquery: keys asked at once")
+    placement: Literal["random", "spread"] = Field("random", description="where needles other than the target go")
+
+
+@task_family("niah")
+class Niah:
+    Params = NiahParams
+
+    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
+        p = NiahParams.model_validate(params)
+        one, many = _NOUN[p.value_kind]
+        keys: set[str] = set()
+        values: set[str] = set()
+        target = make_key(rng, keys)
+        needles: list[NeedleDraft] = []
+
+        def needle(role: str, key: str, d: float) -> str:
+            value = make_value(p.value_kind, rng, values)
+            sentence = f"One of the special magic {many} for {key} is: {value}."
+            needles.append(NeedleDraft(role=role, text=sentence, answer=value, depth=d))
+            return value
+
+        if p.variant in ("single", "multikey"):
+            answer = needle("target", target, depth)
+            if p.variant == "multikey":
+                for d in spread_depths(depth, p.distractors + 1, rng, p.placement)[1:]:
+                    needle("distractor", make_key(rng, keys), d)
+            asked = [target]
+            expected = Expected(kind="value", answers=[answer])
+        elif p.variant == "multivalue":
+            answers = [needle("target", target, d) for d in spread_depths(depth, p.values, rng, p.placement)]
+            asked = [target]
+            expected = Expected(kind="values", answers=answers)
+        else:
+            asked = [target] + [make_key(rng, keys) for _ in range(p.queries - 1)]
+            depths = spread_depths(depth, p.queries, rng, p.placement)
+            answers = [needle("target", key, d) for key, d in zip(asked, depths)]
+            expected = Expected(kind="values", answers=answers)
+
+        plural = len(expected.answers) > 1
+        noun = many if plural else one
+        keys_text = join_names(asked)
+        head = (
+            f"Some special magic {many} are hidden within the following text. "
+            f"Make sure to memorize them. I will quiz you about the {many} afterwards."
+        )
+        if plural:
+            question = f"What are all the special magic {many} for {keys_text} mentioned in the provided text?"
+            prefix = f"The special magic {noun} for {keys_text} mentioned in the provided text are"
+        else:
+            question = f"What is the special magic {one} for {keys_text} mentioned in the provided text?"
+            prefix = f"The special magic {one} for {keys_text} mentioned in the provided text is"
+        return frame(head, question, prefix, mode, tuple(needles), expected,
+                      max_tokens=8 + _TOKENS_PER_VALUE[p.value_kind] * len(expected.answers), unique=tuple(keys))
+

@@ -1,0 +1,75 @@
+"""Word lists and value makers shared by the task families (keys, word values, names, ids)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+ADJECTIVES = (
+    "amber", "brisk", "calm", "dapper", "eager", "fabled", "gentle", "hollow", "icy", "jolly", "keen",
+    "lively", "mellow", "nimble", "opal", "plucky", "quiet", "rustic", "silent", "tidy", "upbeat",
+    "vivid", "wary", "young", "zesty", "ancient", "bold", "crimson", "dusty", "elegant", "frosty",
+    "golden", "humble", "ivory", "jagged", "knotty", "lunar", "misty", "noble", "oaken", "polar",
+    "regal", "sunny", "tawny", "velvet", "windy", "azure", "briny", "cobalt", "drowsy",
+)
+NOUNS = (
+    "lobster", "falcon", "teapot", "glacier", "harbor", "lantern", "meadow", "walrus", "compass",
+    "saddle", "thimble", "orchard", "pebble", "quiver", "raven", "spindle", "trumpet", "umbrella",
+    "violin", "wagon", "yodel", "zeppelin", "anchor", "beacon", "cactus", "dolphin", "ember", "fern",
+    "gazelle", "hammock", "iguana", "jigsaw", "kettle", "locket", "mitten", "nutmeg", "otter",
+    "parsnip", "quartz", "rhubarb", "satchel", "tortoise", "urchin", "vulture", "wombat", "yak",
+    "acorn", "bramble", "cobbler", "dynamo",
+)
+# Values for the `word` kind: uncommon words, unlikely in any haystack (checked anyway).
+VALUE_WORDS = (
+    "quokka", "zither", "marzipan", "gondola", "kumquat", "platypus", "sarsaparilla", "tamarind",
+    "xylophone", "yarmulke", "bandicoot", "cassowary", "dirigible", "escarpment", "filigree",
+    "gramophone", "hacienda", "ibex", "jackfruit", "kinkajou", "lorikeet", "mongoose", "narwhal",
+    "ocelot", "pangolin", "quetzal", "rambutan", "samovar", "tapir", "ukulele", "vicuna", "wallaby",
+    "axolotl", "bobolink", "capybara", "dugong", "echidna", "fennec", "gharial", "hoatzin", "impala",
+    "jacana", "kookaburra", "loris", "manatee", "numbat", "okapi", "pademelon", "quoll", "serval",
+)
+GIVEN_NAMES = (
+    "Ada", "Bram", "Cleo", "Dov", "Edda", "Finn", "Greta", "Hugo", "Ines", "Jory", "Kai", "Lena", "Milo",
+    "Nora", "Oren", "Pia", "Quin", "Rosa", "Soren", "Tova", "Ulla", "Vito", "Wren", "Xavi", "Yara",
+    "Zeno", "Alba", "Bodhi", "Cora", "Dario", "Elio", "Fleur", "Gideon", "Hana", "Ilya", "Juno",
+    "Kasia", "Linus", "Maren", "Nils", "Otto", "Priya", "Rafe", "Sable", "Teo", "Una", "Vera", "Wim",
+)
+
+
+def make_key(rng: random.Random, taken: set[str]) -> str:
+    """A fresh `adjective-noun` key, distinct from those taken."""
+    while True:
+        key = f"{rng.choice(ADJECTIVES)}-{rng.choice(NOUNS)}"
+        if key not in taken:
+            taken.add(key)
+            return key
+
+
+def make_value(kind: str, rng: random.Random, taken: set[str]) -> str:
+    """A fresh value of a kind: `number` (7 digits), `word`, `uuid`, or `hexN` (N hex chars)."""
+    while True:
+        if kind == "number":
+            value = str(rng.randint(1_000_000, 9_999_999))
+        elif kind == "word":
+            value = rng.choice(VALUE_WORDS)
+        elif kind == "uuid":
+            value = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        elif kind.startswith("hex"):
+            value = "".join(rng.choice("0123456789abcdef") for _ in range(int(kind[3:])))
+        else:
+            raise ValueError(f"unknown value kind {kind!r}")
+        if value not in taken:
+            taken.add(value)
+            return value
+
+
+def spread_depths(first: float, count: int, rng: random.Random, placement: str) -> list[float]:
+    """Depths for `count` needles: the first at `first`, the rest evenly spread from it to 100
+    (`spread`) or drawn at random (`random`)."""
+    if placement == "random":
+        return [first] + [round(rng.uniform(0.0, 100.0), 3) for _ in range(count - 1)]
+    if count == 1:
+        return [first]
+    step = (100.0 - first) / (count - 1)
+    return [round(first + i * step, 3) for i in range(count)]

