@@ -1,0 +1,167 @@
+"""Scoring one sample's output against its `Expected`: exact on the extracted answer, plus partial credit.
+
+- `value`: the first candidate of the expected shape (a number, a uuid; for words and names, the
+  expected value as whole tokens) in the first informative sentence. `16462207` is not `6462207`.
+- `values`: each expected value as whole tokens in the answer region; partial = fraction found.
+- `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing
+  whole in the answer line; partial = edit similarity to the best-matching extracted span.
+- `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evals.extract import (
+    AnswerRegion,
+    answer_region,
+    answer_sentence,
+    candidates,
+    find_tokens,
+    norm,
+    norm_tokens,
+    shape,
+    tokens,
+)
+from evals.record import Score
+from tasks.sample import Sample
+
+_WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
+             ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("*", "*"), ("_", "_"))
+_QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)\*\*")
+
+
+def score_sample(sample: Sample, text: str) -> Score:
+    """Score a model's raw output (the continuation in completions mode, the message in chat mode)."""
+    region = answer_region(sample, text)
+    kind = sample.expected.kind
+    if kind == "value":
+        return _score_value(region, sample.expected.answers[0])
+    if kind == "values":
+        return _score_values(region, sample.expected.answers)
+    if kind == "string":
+        return _score_string(region, sample.expected.answers[0])
+    return _score_chain(region, sample.expected.chain or sample.expected.answers)
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance (insertions, deletions, substitutions, each 1), two-row dynamic programme.
+    Written here rather than taken from difflib: SequenceMatcher.ratio() is a different measure
+    (matching blocks, 2*M/T) and its autojunk heuristic changes results on strings over 200 chars."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def similarity(a: str, b: str) -> float:
+    """1 - Levenshtein(a, b) / max(len(a), len(b)); 1.0 for two empty strings."""
+    longest = max(len(a), len(b))
+    return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
+
+
+def _score_value(region: AnswerRegion, expected: str) -> Score:
+    kind = shape(expected)
+    sentence = answer_sentence(region, kind, expected)
+    if kind == "text":
+        correct = _has(sentence, expected)
+        extracted = [expected] if correct else [t for t in tokens(sentence) if norm(t) not in region.excluded]
+    else:
+        extracted = candidates(sentence, kind, expected, region.excluded)
+        correct = bool(extracted) and extracted[0] == norm(expected)
+    return Score(extracted=extracted, correct=correct, partial=float(correct))
+
+
+def _score_values(region: AnswerRegion, expected: list[str]) -> Score:
+    text = region.text
+    found = [v for v in expected if _has(text, v)]
+    kind = shape(expected[0])
+    if kind == "text":
+        hay = norm_tokens(text)
+        extracted = sorted(found, key=lambda v: find_tokens(norm_tokens(v), hay))
+    else:
+        extracted = candidates(text, kind, expected[0], region.excluded)
+    partial = len(found) / len(expected)
+    return Score(extracted=extracted, correct=len(found) == len(expected), partial=partial)
+
+
+def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
+    sentence = answer_sentence(region, shape(chain[-1]), chain[-1])
+    hay = norm_tokens(sentence)
+    reached = [j for j, hop in enumerate(chain, 1) if find_tokens(norm_tokens(hop), hay) >= 0]
+    if reached:
+        extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay))
+    else:
+        extracted = [t for t in tokens(sentence) if norm(t) not in region.excluded]
+    final = bool(reached) and reached[-1] == len(chain)
+    return Score(extracted=extracted, correct=final, partial=max(reached, default=0) / len(chain))
+
+
+def _score_string(region: AnswerRegion, expected: str) -> Score:
+    target = _drop_period(expected.strip())
+    spans = [s for line in region.lines for s in _spans(line, bare=not re.search(r"\s", target))]
+    if any(_drop_period(s) == target for s in spans) or any(_stands_whole(target, line) for line in region.lines):
+        return Score(extracted=[expected.strip()], correct=True, partial=1.0)
+    best, best_sim = "", -1.0
+    for span in spans:
+        text = _drop_period(span)
+        longest = max(len(text), len(target))
+        if longest and 1.0 - abs(len(text) - len(target)) / longest <= best_sim:
+            continue  # cannot beat the best: the length difference alone costs more
+        sim = similarity(text, target)
+        if sim > best_sim:
+            best, best_sim = span, sim
+    return Score(extracted=[best] if best else [], correct=False, partial=max(best_sim, 0.0))
+
+
+def _has(text: str, value: str) -> bool:
+    return find_tokens(norm_tokens(value), norm_tokens(text)) >= 0
+
+
+def _unwrap(text: str) -> str:
+    """Strip outer whitespace, a trailing comma, and matching outer quotes/backticks/bold, repeatedly."""
+    previous = None
+    while text != previous:
+        previous = text
+        text = text.strip()
+        if text[-1:] in ",." and text[-2:-1] in {w[1][-1] for w in _WRAPPERS}:
+            text = text[:-1]
+        for left, right in _WRAPPERS:
+            if len(text) > len(left) + len(right) and text.startswith(left) and text.endswith(right):
+                text = text[len(left) : -len(right)]
+                break
+    return text
+
+
+def _spans(line: str, bare: bool) -> list[str]:
+    """Extracted spans of one answer line: the whole line, what follows its last colon, quoted or
+    bold parts and, for an expected string without spaces, each whitespace-separated word."""
+    out = [_unwrap(line)]
+    if ": " in line:
+        out.append(_unwrap(line.rsplit(": ", 1)[1]))
+    out += [_unwrap(next(g for g in m.groups() if g)) for m in _QUOTED.finditer(line)]
+    if bare:
+        out += [_unwrap(w) for w in line.split()]
+    return [s for s in dict.fromkeys(out) if s]
+
+
+def _stands_whole(target: str, line: str) -> bool:
+    """`target` occurs in `line` with no letter or digit touching either end."""
+    start = line.find(target) if target else -1
+    while start >= 0:
+        before = line[start - 1] if start else " "
+        end = start + len(target)
+        after = line[end] if end < len(line) else " "
+        if not before.isalnum() and not after.isalnum():
+            return True
+        start = line.find(target, start + 1)
+    return False
+
+
+def _drop_period(text: str) -> str:
+    return text[:-1] if text.endswith(".") else text
