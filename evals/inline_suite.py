@@ -1,0 +1,59 @@
+"""A suite given on the command line instead of a YAML file: --family, --params, --lengths, --depths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from tasks.errors import UserError
+from tasks.suite import Suite, load_suite
+
+
+def parse_params(text: str | None) -> dict[str, Any]:
+    """`variant=multikey,distractors=8` -> {"variant": "multikey", "distractors": 8} (YAML scalars)."""
+    out: dict[str, Any] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"invalid --params item {item!r}: use name=value[,name=value]")
+        out[key.strip()] = yaml.safe_load(value.strip())
+    return out
+
+
+def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
+                    depths: str | None, samples: int | None, haystack: str | None, seed: int | None) -> Suite:
+    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed override either."""
+    if suite and family:
+        raise UserError("give either --suite or --family, not both")
+    if family:
+        base: dict[str, Any] = {"name": f"inline-{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
+                                "tasks": [{"family": family, "params": parse_params(params)}]}
+        data = base
+    else:
+        if params:
+            raise UserError("--params goes with --family")
+        data = load_suite(suite or "quick").model_dump()
+        if lengths:
+            data["lengths"] = lengths
+            for task in data["tasks"]:
+                task["lengths"] = None
+        if depths:
+            data["depths"] = depths
+            for task in data["tasks"]:
+                task["depths"] = None
+    if samples is not None:
+        data["samples"] = samples
+    if haystack:
+        data["haystack"] = haystack
+    if seed is not None:
+        data["seed"] = seed
+    from pydantic import ValidationError
+
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UserError(f"invalid suite options: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None

@@ -1,0 +1,104 @@
+"""Where prompts are sent: build each recipe's prompt (one builder thread), send it with bounded
+concurrency, score the answer, and append the record the moment it is finished."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from evals.record import ErrorKind, Response, SampleRecord
+from evals.score import score_sample
+from evals.store import RunStore
+from runners.endpoint import EndpointError
+from tasks.build import build_sample
+from tasks.sample import Recipe, Sample
+from tasks.token_counter import TokenCounter
+
+
+class Sender(Protocol):
+    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int) -> Response: ...
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int = 0
+    errors: int = 0
+    correct: int = 0
+    prompt_tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def add(self, record: SampleRecord) -> None:
+        self.done += 1
+        if record.error is not None:
+            self.errors += 1
+        elif record.score is not None and record.score.correct:
+            self.correct += 1
+        if record.response is not None and record.response.prompt_tokens:
+            self.prompt_tokens += record.response.prompt_tokens
+        else:
+            self.prompt_tokens += record.sample.planned_tokens
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        scored = self.done - self.errors
+        acc = f"{self.correct / scored:.2f}" if scored else "-"
+        eta_text = f"{eta:,.0f}s" if eta == eta else "?"
+        return (f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
+                f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
+
+
+def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
+              attempts: int) -> SampleRecord:
+    if response is not None and error is None and not (response.text.strip() or response.reasoning):
+        error, detail = ErrorKind.empty, "the endpoint returned no text"
+    score = score_sample(sample, response.text) if response is not None and error is None else None
+    return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
+                        attempts=attempts, finished_at=time.time())
+
+
+async def run_recipes(
+    recipes: list[Recipe],
+    sender: Sender,
+    store: RunStore,
+    *,
+    concurrency: int,
+    counter: TokenCounter | None = None,
+    on_record: Callable[[SampleRecord, Progress], None] | None = None,
+    attempts_before: dict[str, int] | None = None,
+) -> Progress:
+    """Send every recipe once; each finished sample is appended to the store before the next one counts."""
+    progress = Progress(total=len(recipes))
+    ahead = asyncio.Semaphore(concurrency + 1)  # prompts built but not yet sent, bounding memory
+    builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
+    loop = asyncio.get_running_loop()
+    prior = attempts_before or {}
+
+    async def one(recipe: Recipe) -> None:
+        async with ahead:
+            sample = await loop.run_in_executor(builder, build_sample, recipe, counter)
+            response: Response | None = None
+            error: ErrorKind | None = None
+            detail: str | None = None
+            try:
+                response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
+                                             planned_tokens=sample.planned_tokens, seed=recipe.seed)
+            except EndpointError as exc:
+                error, detail = exc.kind, exc.detail
+            record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1)
+            store.append(record)
+            progress.add(record)
+            if on_record is not None:
+                on_record(record, progress)
+
+    try:
+        # Tasks start in recipe order, so prompts that share a prefix reach the engine together.
+        await asyncio.gather(*(one(r) for r in recipes))
+    finally:
+        builder.shutdown(wait=False, cancel_futures=True)
+    return progress

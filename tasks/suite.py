@@ -1,0 +1,133 @@
+"""Suites: a YAML file naming families x lengths x depths x samples per cell, expanded into recipes.
+
+    name: quick
+    seed: 0
+    samples: 1            # per (task, length, depth) cell
+    haystack: prose
+    mode: completions
+    lengths: [1k, 2k, 4k]
+    depths: [0, 50, 100]  # or "0:100:10"
+    tasks:
+      - family: niah
+        params: {variant: single}
+      - family: recall
+        params: {kind: hex}
+        lengths: [1k, 2k]  # any suite-level field may be overridden per task
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tasks.errors import UserError
+from tasks.lengths import check_depth, parse_depths, parse_length
+from tasks.registry import get_family, validate_params
+from tasks.sample import Mode, Recipe
+
+
+def _lengths(value: Any) -> list[int]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [parse_length(v) for v in items]
+
+
+def _depths(value: Any) -> list[float]:
+    if isinstance(value, str):
+        return parse_depths(value)
+    return [check_depth(float(v)) for v in value]
+
+
+class SuiteTask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    family: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    lengths: list[int] | None = None
+    depths: list[float] | None = None
+    samples: int | None = Field(None, ge=1)
+    haystack: str | None = None
+
+    @field_validator("lengths", mode="before")
+    @classmethod
+    def _parse_lengths(cls, v: Any) -> list[int] | None:
+        return None if v is None else _lengths(v)
+
+    @field_validator("depths", mode="before")
+    @classmethod
+    def _parse_depths(cls, v: Any) -> list[float] | None:
+        return None if v is None else _depths(v)
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    seed: int = 0
+    samples: int = Field(1, ge=1, description="samples per (task, length, depth) cell")
+    haystack: str = "prose"
+    mode: Mode = "completions"
+    lengths: list[int]
+    depths: list[float]
+    tasks: list[SuiteTask] = Field(min_length=1)
+
+    @field_validator("lengths", mode="before")
+    @classmethod
+    def _parse_lengths(cls, v: Any) -> list[int]:
+        return _lengths(v)
+
+    @field_validator("depths", mode="before")
+    @classmethod
+    def _parse_depths(cls, v: Any) -> list[float]:
+        return _depths(v)
+
+    def recipes(self, token_counter: str, mode: Mode | None = None) -> list[Recipe]:
+        """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another."""
+        out: list[Recipe] = []
+        for task in self.tasks:
+            family = get_family(task.family)
+            validate_params(family, task.params)
+            for length in task.lengths or self.lengths:
+                for index in range(task.samples or self.samples):
+                    for depth in task.depths or self.depths:
+                        out.append(Recipe(
+                            family=task.family, params=task.params, haystack=task.haystack or self.haystack,
+                            context_tokens=length, depth=depth, seed=self.seed + index,
+                            mode=mode or self.mode, token_counter=token_counter,
+                        ))
+        return out
+
+
+def builtin_suites() -> list[str]:
+    return sorted(p.name.removesuffix(".yaml") for p in files("tasks.suites").iterdir() if p.name.endswith(".yaml"))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name (`quick`, `nightly`, ...) or a YAML file path."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise UserError(f"suite file not found: {name_or_path}")
+        text = path.read_text(encoding="utf-8")
+    else:
+        if name_or_path not in builtin_suites():
+            raise UserError(f"unknown suite {name_or_path!r}; built-in: {', '.join(builtin_suites())} (or a .yaml path)")
+        text = files("tasks.suites").joinpath(f"{name_or_path}.yaml").read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise UserError(f"malformed suite {name_or_path}: invalid YAML{where}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"malformed suite {name_or_path}: expected a mapping with name, lengths, depths, tasks")
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise UserError(f"malformed suite {name_or_path}: {where}: {err['msg']}") from None
