@@ -1,0 +1,99 @@
+"""Reading a model's config.json: the text tower, typed integer look-ups, and one error that names
+every missing key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tasks.errors import UserError
+
+# Activation dtypes as config.json spells them (`torch_dtype`, newer `dtype`), in bytes.
+_CONFIG_DTYPES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """The parsed config.json (a directory is taken to hold one)."""
+    if path.is_dir():
+        path = path / "config.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"no such config file: {path}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
+class ModelConfig:
+    """The decoder's keys: a multimodal config's `text_config` when there is one, else the top level."""
+
+    def __init__(self, raw: Mapping[str, Any], name: str) -> None:
+        text = raw.get("text_config")
+        self.keys: Mapping[str, Any] = text if isinstance(text, Mapping) else raw
+        self.outer = raw
+        self.name = name
+        self.prefix = "text_config." if isinstance(text, Mapping) else ""
+
+    @property
+    def model_type(self) -> str:
+        return str(self.keys.get("model_type") or self.outer.get("model_type") or "unknown")
+
+    @property
+    def architecture(self) -> str | None:
+        archs = self.outer.get("architectures") or self.keys.get("architectures")
+        return str(archs[0]) if isinstance(archs, list) and archs else None
+
+    def has(self, key: str) -> bool:
+        return self.keys.get(key) is not None
+
+    def raw(self, key: str) -> Any:
+        return self.keys.get(key)
+
+    def int_or_none(self, key: str, section: Mapping[str, Any] | None = None) -> int | None:
+        """A positive integer, or None when absent/null; a value of another type is a user error."""
+        value = (self.keys if section is None else section).get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+            raise UserError(f"{self.name}: key {key!r} should be an integer, got {value!r}")
+        if value < 0:
+            raise UserError(f"{self.name}: key {key!r} should not be negative, got {value!r}")
+        return int(value)
+
+    def require(
+        self, what: str, keys: tuple[str, ...], section: Mapping[str, Any] | None = None, where: str = ""
+    ) -> dict[str, int]:
+        """Every key in `keys` as an int; one error listing all that are missing."""
+        found = {key: self.int_or_none(key, section) for key in keys}
+        missing = [f"{self.prefix}{where}{key}" for key, value in found.items() if value is None]
+        if missing:
+            raise self.missing(what, missing)
+        return {key: value for key, value in found.items() if value is not None}
+
+    def head_dim(self, what: str) -> int:
+        """`head_dim`, or `hidden_size / num_attention_heads` when the config leaves it out."""
+        head_dim = self.int_or_none("head_dim")
+        if head_dim:
+            return head_dim
+        keys = self.require(what, ("num_attention_heads", "hidden_size"))
+        return keys["hidden_size"] // keys["num_attention_heads"]
+
+    def missing(self, what: str, keys: list[str]) -> UserError:
+        return UserError(f"{self.name}: cannot size {what}: missing {', '.join(keys)}")
+
+    def activation_bytes(self) -> tuple[str, int]:
+        """The model dtype (for the short-convolution state); bf16 when the config names none."""
+        for key in ("torch_dtype", "dtype"):
+            value = self.keys.get(key) or self.outer.get(key)
+            if isinstance(value, str) and value in _CONFIG_DTYPES:
+                return value, _CONFIG_DTYPES[value]
+        return "bfloat16", 2
