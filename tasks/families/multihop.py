@@ -1,0 +1,152 @@
+"""`multihop`: answers reached only by following a chain of facts spread through the haystack.
+
+- `vartrack` (RULER variable tracking): `VAR ABCDE = 12345`, then `hops` assignments `VAR FGHIJ = VAR ABCDE`, ...;
+  every variable of the chain (hops + 1 names) is required.
+- `keychain`: `hops` sentences "The key K1 opens the box holding key K2." ... "... holding the value V.";
+  given K1, the answer is V; the chain K2, ..., V scores partial progress.
+- `kinship`: `hops` facts "X is Y's parent." over hops + 1 generations, in shuffled order; given the
+  youngest, the answer is the eldest ancestor; the chain parent, grandparent, ..., eldest scores progress.
+`chains` adds distractor chains of the same shape with their own names and values. The asked chain's first
+fact is role "target", its other facts "hop", distractor chains' facts "distractor". Placement `spread` puts
+the asked chain's facts evenly from the recipe's depth to 100 and a distractor chain's at random depths in
+chain order; `random` keeps the asked chain's first fact at the depth and draws every other depth. Kinship
+facts take the depths in a shuffled order that is neither the chain order nor its reverse."""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tasks.families.framing import frame
+from tasks.families.vocab import GIVEN_NAMES, make_key, make_value, spread_depths
+from tasks.registry import Draft, NeedleDraft, task_family
+from tasks.sample import Expected, Mode
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+class MultihopParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["vartrack", "keychain", "kinship"] = Field(
+        "vartrack", description="vartrack (variable assignments), keychain (key -> key -> value), kinship (parents)"
+    )
+    hops: int = Field(4, ge=1, le=16, description="links in the asked chain")
+    chains: int = Field(1, ge=0, le=8, description="distractor chains of the same shape")
+    placement: Literal["spread", "random"] = Field("spread", description="where a chain's facts go")
+
+    @model_validator(mode="after")
+    def _enough_names(self) -> MultihopParams:
+        if self.kind == "kinship" and (self.chains + 1) * (self.hops + 1) > len(GIVEN_NAMES):
+            raise ValueError(f"kinship needs (chains + 1) * (hops + 1) <= {len(GIVEN_NAMES)} distinct names")
+        return self
+
+
+@task_family("multihop")
+class Multihop:
+    Params = MultihopParams
+
+    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
+        p = MultihopParams.model_validate(params)
+        if p.kind == "vartrack":
+            return _vartrack(p, depth, mode, rng)
+        if p.kind == "keychain":
+            return _keychain(p, depth, mode, rng)
+        return _kinship(p, depth, mode, rng)
+
+
+def _place(facts: list[tuple[str, str]], asked: bool, depth: float, p: MultihopParams,
+           rng: random.Random, shuffle: bool = False) -> list[NeedleDraft]:
+    """Needles for one chain's facts (text, the name each introduces), in chain order unless `shuffle`."""
+    if asked:
+        depths = spread_depths(depth, len(facts), rng, p.placement)
+    else:  # in chain order at random depths, so that the chains' ends do not all pile up at 100
+        depths = [round(rng.uniform(0.0, 100.0), 3) for _ in facts]
+        if p.placement == "spread":
+            depths.sort()
+    order = list(range(len(facts)))
+    straight = [order[:], order[::-1] if len(order) > 2 else order[:]]
+    while shuffle and len(order) > 1 and order in straight:  # neither in chain order nor reversed
+        rng.shuffle(order)
+    needles = []
+    for i, (text, answer) in enumerate(facts):
+        role = ("target" if i == 0 else "hop") if asked else "distractor"
+        needles.append(NeedleDraft(role=role, text=text, answer=answer, depth=depths[order[i]]))
+    return needles
+
+
+def _var_name(rng: random.Random, taken: set[str]) -> str:
+    while True:
+        name = "".join(rng.choice(_LETTERS) for _ in range(5))
+        if name not in taken:
+            taken.add(name)
+            return name
+
+
+def _vartrack(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
+    names: set[str] = set()
+    values: set[str] = set()
+    needles: list[NeedleDraft] = []
+    asked_value, asked_names = "", []
+    for c in range(p.chains + 1):
+        value = str(rng.randint(10_000, 99_999))
+        while value in values:
+            value = str(rng.randint(10_000, 99_999))
+        values.add(value)
+        chain = [_var_name(rng, names) for _ in range(p.hops + 1)]
+        facts = [(f"VAR {chain[0]} = {value}.", chain[0])]
+        facts += [(f"VAR {chain[i]} = VAR {chain[i - 1]}.", chain[i]) for i in range(1, len(chain))]
+        needles += _place(facts, c == 0, depth, p, rng)
+        if c == 0:
+            asked_value, asked_names = value, chain
+    head = "Memorize and track the chain(s) of variable assignment hidden in the following text."
+    question = f"Find all variables that are assigned the value {asked_value} in the text above."
+    prefix = (f"Answer: According to the chain(s) of variable assignment in the text above, "
+              f"{len(asked_names)} variables are assigned the value {asked_value}, they are:")
+    return frame(head, question, prefix, mode, tuple(needles), Expected(kind="values", answers=asked_names),
+                 max_tokens=8 + 6 * len(asked_names), unique=tuple(sorted(names | values)))
+
+
+def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
+    keys: set[str] = set()
+    values: set[str] = set()
+    needles: list[NeedleDraft] = []
+    first, asked_chain = "", []
+    for c in range(p.chains + 1):
+        chain = [make_key(rng, keys) for _ in range(p.hops)]
+        value = make_value("number", rng, values)
+        facts = [(f"The key {chain[i]} opens the box holding key {chain[i + 1]}.", chain[i + 1])
+                 for i in range(len(chain) - 1)]
+        facts.append((f"The key {chain[-1]} opens the box holding the value {value}.", value))
+        needles += _place(facts, c == 0, depth, p, rng)
+        if c == 0:
+            first, asked_chain = chain[0], chain[1:] + [value]
+    head = ("Some keys and the boxes they open are described within the following text. "
+            "Make sure to memorize them. I will quiz you about them afterwards.")
+    question = (f"Starting from key {first} and following the keys, what value do you reach "
+                f"in the provided text?")
+    prefix = f"Starting from key {first} and following the keys, the value reached is"
+    expected = Expected(kind="chain", answers=[asked_chain[-1]], chain=asked_chain)
+    return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=24,
+                 unique=tuple(sorted(keys | values)))
+
+
+def _kinship(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
+    pool = rng.sample(GIVEN_NAMES, (p.chains + 1) * (p.hops + 1))
+    needles: list[NeedleDraft] = []
+    youngest, ancestors = "", []
+    for c in range(p.chains + 1):
+        family = pool[c * (p.hops + 1) : (c + 1) * (p.hops + 1)]  # youngest first, eldest last
+        facts = [(f"{family[i + 1]} is {family[i]}'s parent.", family[i + 1]) for i in range(p.hops)]
+        needles += _place(facts, c == 0, depth, p, rng, shuffle=True)
+        if c == 0:
+            youngest, ancestors = family[0], family[1:]
+    head = ("Some family relations are described within the following text. "
+            "Make sure to memorize them. I will quiz you about them afterwards.")
+    question = f"Who is the eldest ancestor of {youngest} mentioned in the text?"
+    prefix = f"The eldest ancestor of {youngest} mentioned in the text is"
+    expected = Expected(kind="chain", answers=[ancestors[-1]], chain=ancestors)
+    return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=16,
+                 unique=tuple(sorted(pool)))
