@@ -1,0 +1,176 @@
+"""Accuracy tables from finished sample records: by family x variant x context length x depth.
+
+A cell's `n` counts scored samples only; errored samples (rejected as too long, timed out, ...) are
+counted apart in `errors` and `err_<kind>` and never enter the accuracy. Coordinates come from each
+record's typed recipe fields."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from evals.record import ErrorKind, SampleRecord
+from evals.stats import Z95, wilson
+from tasks.lengths import format_length
+
+CONDITION = ["family", "variant", "haystack"]
+CELL = [*CONDITION, "context_tokens", "depth"]
+ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
+_FIRST_PARAMS = ("variant", "kind", "value_kind")
+
+
+def variant_label(params: dict[str, Any]) -> str:
+    """A display label for a family's parameters: `variant=multikey, value_kind=uuid, distractors=3`
+    (variant and kind first, the rest sorted); `-` when there are none. Built for display, never parsed."""
+    keys = [k for k in _FIRST_PARAMS if k in params] + sorted(k for k in params if k not in _FIRST_PARAMS)
+    return ", ".join(f"{k}={params[k]}" for k in keys) or "-"
+
+
+def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
+    """One row per record: its coordinates, whether it was scored, correct (0/1), partial, error kind."""
+    rows = []
+    for rec in records:
+        recipe = rec.sample.recipe
+        if rec.score is None and rec.error is None:
+            raise ValueError(f"record {rec.sample.sample_id} has neither a score nor an error")
+        row: dict[str, Any] = {
+            "family": recipe.family, "variant": variant_label(recipe.params), "haystack": recipe.haystack,
+            "context_tokens": recipe.context_tokens, "depth": float(recipe.depth),
+            "scored": rec.error is None,
+            "correct": float(rec.score.correct) if rec.error is None and rec.score else math.nan,
+            "partial": rec.score.partial if rec.error is None and rec.score else math.nan,
+        }
+        row.update({col: rec.error is not None and col == f"err_{rec.error.value}" for col in ERROR_COLUMNS})
+        rows.append(row)
+    columns = [*CELL, "scored", "correct", "partial", *ERROR_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFrame:
+    """n, correct, accuracy, Wilson ci_lo/ci_hi, partial_mean and error counts per group of `keys`."""
+    spec: dict[str, tuple[str, str]] = {
+        "n": ("scored", "sum"), "correct": ("correct", "sum"), "partial_mean": ("partial", "mean"),
+    }
+    spec.update({col: (col, "sum") for col in ERROR_COLUMNS})
+    out = frame.groupby(keys, sort=True).agg(**spec).reset_index()
+    out["n"] = out["n"].astype(int)
+    out["correct"] = out["correct"].astype(int)
+    out[ERROR_COLUMNS] = out[ERROR_COLUMNS].astype(int)
+    out["errors"] = out[ERROR_COLUMNS].sum(axis=1)
+    out["accuracy"] = (out["correct"] / out["n"]).where(out["n"] > 0)
+    bounds = [wilson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
+    out["ci_lo"] = [lo for lo, _ in bounds]
+    out["ci_hi"] = [hi for _, hi in bounds]
+    return out[[*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors", *ERROR_COLUMNS]]
+
+
+def accuracy_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:
+    """One row per (family, variant, haystack, context_tokens, depth) cell."""
+    return aggregate(record_frame(records), CELL, z)
+
+
+def context_summary(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:
+    """One row per (family, variant, haystack, context_tokens), pooled across depths."""
+    return aggregate(record_frame(records), [*CONDITION, "context_tokens"], z)
+
+
+def _pct(x: float) -> str:
+    return f"{round(100 * x)}%"
+
+
+def cell_text(row: pd.Series) -> tuple[str, str]:
+    """`97% (30)` and its interval `[83-99]`; `- (0)` with no scored sample."""
+    if row["n"] == 0:
+        return "- (0)", ""
+    return f"{_pct(row['accuracy'])} ({row['n']})", f"[{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
+
+
+def _error_note(row: pd.Series) -> str:
+    return ", ".join(f"{int(row[col])} {col[4:]}" for col in ERROR_COLUMNS if row[col])
+
+
+def _blocks(cells: pd.DataFrame, summary: pd.DataFrame) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
+    for cond, block in cells.groupby(CONDITION, sort=True):
+        mask = (summary[CONDITION] == pd.Series(cond, index=CONDITION)).all(axis=1)
+        yield tuple(str(c) for c in cond), block, summary[mask]
+
+
+def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one block: two rows per depth (accuracy, interval), then `all` and errors."""
+    contexts = sorted(block["context_tokens"].unique())
+    header = ["depth"] + [format_length(int(c)) for c in contexts]
+    by_cell = {(r["depth"], r["context_tokens"]): r for _, r in block.iterrows()}
+    rows: list[list[str]] = []
+
+    def add(label: str, lookup: dict[Any, pd.Series]) -> None:
+        texts = [cell_text(lookup[c]) if c in lookup else ("", "") for c in contexts]
+        rows.append([label] + [t[0] for t in texts])
+        rows.append([""] + [t[1] for t in texts])
+
+    for depth in sorted(block["depth"].unique()):
+        add(f"{depth:g}%", {c: by_cell[(depth, c)] for c in contexts if (depth, c) in by_cell})
+    add("all", {r["context_tokens"]: r for _, r in summary.iterrows()})
+    scored = summary[summary["n"] > 0]
+    partial = dict(zip(scored["context_tokens"], scored["partial_mean"]))
+    if ((scored["partial_mean"] - scored["accuracy"]).abs() > 1e-9).any():  # partial credit was given
+        rows.append(["partial"] + [_pct(partial[c]) if c in partial else "" for c in contexts])
+    totals = {r["context_tokens"]: int(r["errors"]) for _, r in summary.iterrows()}
+    if any(totals.values()):
+        rows.append(["errors"] + [str(totals.get(c, 0) or "") for c in contexts])
+    return header, rows
+
+
+def render_text(records: Iterable[SampleRecord], z: float = Z95) -> str:
+    """Plain-text tables for the terminal: per family/variant/haystack, depth rows x context columns,
+    cells `acc (n)` over their Wilson interval, an `all depths` row, and errors apart."""
+    frame = record_frame(records)
+    cells, summary = aggregate(frame, CELL, z), aggregate(frame, [*CONDITION, "context_tokens"], z)
+    out: list[str] = []
+    for (family, variant, haystack), block, summ in _blocks(cells, summary):
+        header, rows = _grid(block, summ)
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        out.append(f"{family}  {variant}  [{haystack}]")
+        for row in [header, *rows]:
+            out.append("  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip())
+        notes = [f"{format_length(int(r['context_tokens']))}: {_error_note(r)}" for _, r in summ.iterrows() if r["errors"]]
+        if notes:
+            out.append("errors (not in n): " + "; ".join(notes))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" for _ in header) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def render_markdown(records: Iterable[SampleRecord], z: float = Z95) -> str:
+    """The same tables as markdown, one cell `acc (n) [lo-hi]`."""
+    frame = record_frame(records)
+    cells, summary = aggregate(frame, CELL, z), aggregate(frame, [*CONDITION, "context_tokens"], z)
+    out = ["# Accuracy by depth and context length", ""]
+    for (family, variant, haystack), block, summ in _blocks(cells, summary):
+        header, rows = _grid(block, summ)
+        merged = [[a[0]] + [f"{x} {y}".strip() for x, y in zip(a[1:], b[1:])] for a, b in zip(rows[::2], rows[1::2])]
+        merged += [r for r in rows if r[0] == "errors"]
+        out += [f"## {family} — {variant} — {haystack}", "", *_markdown(header, merged), ""]
+        notes = [f"- {format_length(int(r['context_tokens']))}: {_error_note(r)}" for _, r in summ.iterrows() if r["errors"]]
+        if notes:
+            out += ["Errors (not counted in n):", "", *notes, ""]
+    return "\n".join(out)
+
+
+def write_summary(records: Iterable[SampleRecord], out_dir: Path, z: float = Z95) -> list[Path]:
+    """Write `summary.csv` (one row per cell), `summary_by_context.csv` (pooled across depths) and
+    `summary.md`; return their paths."""
+    records = list(records)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "summary.csv", out_dir / "summary_by_context.csv", out_dir / "summary.md"]
+    accuracy_table(records, z).to_csv(paths[0], index=False)
+    context_summary(records, z).to_csv(paths[1], index=False)
+    paths[2].write_text(render_markdown(records, z), encoding="utf-8")
+    return paths

@@ -1,0 +1,97 @@
+import math
+
+import pandas as pd
+import pytest
+
+from evals.record import ErrorKind
+from evals.stats import wilson
+from evals.table import accuracy_table, context_summary, render_text, variant_label, write_summary
+from tests.evals.factories import make_record
+
+SINGLE = {"variant": "single", "value_kind": "number"}
+
+
+def grid_records():
+    """niah single: 4K all right at both depths; 32K depth 0: 8/10, depth 50: 5/10 plus 2 timeouts;
+    1m: only rejected prompts. niah multivalue with partial credit; recall at 4K."""
+    recs = []
+    for depth in (0.0, 50.0):
+        recs += [make_record(True, context_tokens=4096, depth=depth, params=SINGLE) for _ in range(10)]
+    recs += [make_record(i < 8, context_tokens=32768, depth=0.0, params=SINGLE) for i in range(10)]
+    recs += [make_record(i < 5, context_tokens=32768, depth=50.0, params=SINGLE) for i in range(10)]
+    recs += [make_record(error=ErrorKind.timeout, context_tokens=32768, depth=50.0, params=SINGLE) for _ in range(2)]
+    recs += [make_record(error=ErrorKind.rejected_too_long, context_tokens=1_000_000, depth=d, params=SINGLE)
+             for d in (0.0, 50.0)]
+    mv = {"variant": "multivalue", "value_kind": "number"}
+    recs += [make_record(False, 0.5, context_tokens=4096, depth=0.0, params=mv) for _ in range(4)]
+    recs += [make_record(True, family="recall", params={"kind": "hex"}, context_tokens=4096)]
+    return recs
+
+
+def cell(table, **coords):
+    mask = pd.Series(True, index=table.index)
+    for key, value in coords.items():
+        mask &= table[key] == value
+    rows = table[mask]
+    assert len(rows) == 1
+    return rows.iloc[0]
+
+
+def test_variant_label_orders_variant_first():
+    assert variant_label({"placement": "random", "value_kind": "uuid", "variant": "multikey"}) == \
+        "variant=multikey, value_kind=uuid, placement=random"
+    assert variant_label({}) == "-"
+
+
+def test_cells_count_errors_apart():
+    table = accuracy_table(grid_records())
+    single = "variant=single, value_kind=number"
+    c = cell(table, family="niah", variant=single, context_tokens=32768, depth=50.0)
+    assert (c["n"], c["correct"], c["errors"], c["err_timeout"]) == (10, 5, 2, 2)
+    assert c["accuracy"] == 0.5
+    c = cell(table, family="niah", variant=single, context_tokens=32768, depth=0.0)
+    assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(wilson(8, 10))
+    assert c["partial_mean"] == pytest.approx(0.8)
+    c = cell(table, family="niah", variant=single, context_tokens=1_000_000, depth=0.0)
+    assert c["n"] == 0 and math.isnan(c["accuracy"]) and c["err_rejected_too_long"] == 1
+    assert (c["ci_lo"], c["ci_hi"]) == (0.0, 1.0)
+    mv = cell(table, variant="variant=multivalue, value_kind=number")
+    assert mv["accuracy"] == 0.0 and mv["partial_mean"] == 0.5
+    assert len(table) == 2 * 3 + 2  # niah single: 3 lengths x 2 depths; multivalue; recall
+
+
+def test_context_summary_pools_depths():
+    summary = context_summary(grid_records())
+    c = cell(summary, family="niah", variant="variant=single, value_kind=number", context_tokens=32768)
+    assert (c["n"], c["correct"], c["errors"]) == (20, 13, 2)
+    assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(wilson(13, 20))
+
+
+def test_render_text_grid():
+    text = render_text(grid_records())
+    lines = text.splitlines()
+    start = lines.index("niah  variant=single, value_kind=number  [prose]")
+    header, row0, ci_row = lines[start + 1 : start + 4]
+    assert header.split() == ["depth", "4K", "32K", "1m"]
+    assert row0.split() == ["0%", "100%", "(10)", "80%", "(10)", "-", "(0)"]
+    assert ci_row.split() == ["[72-100]", "[49-94]"]
+    assert any(line.startswith("errors (not in n): 32K: 2 timeout; 1m: 2 rejected_too_long") for line in lines)
+    assert "recall  kind=hex  [prose]" in lines
+    assert any(line.split()[:2] == ["partial", "50%"] for line in lines)  # multivalue partial credit
+
+
+def test_record_without_score_or_error_is_a_bug():
+    rec = make_record(True)
+    with pytest.raises(ValueError):
+        accuracy_table([rec.model_copy(update={"score": None})])
+
+
+def test_write_summary(tmp_path):
+    paths = write_summary(iter(grid_records()), tmp_path / "out")
+    assert [p.name for p in paths] == ["summary.csv", "summary_by_context.csv", "summary.md"]
+    csv = pd.read_csv(paths[0])
+    assert {"family", "variant", "context_tokens", "depth", "n", "accuracy", "ci_lo", "ci_hi",
+            "partial_mean", "errors", "err_timeout"} <= set(csv.columns)
+    assert len(csv) == 8 and csv["n"].sum() == 45
+    md = paths[2].read_text()
+    assert "| depth | 4K | 32K | 1m |" in md and "80% (10) [49-94]" in md
