@@ -1,0 +1,28 @@
+"""What a finished (or interrupted) run writes beside its samples: summary tables and heatmaps,
+and the text table printed in the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evals.record import SampleRecord
+from evals.table import render_text, write_summary
+
+
+def run_title(manifest: dict[str, Any]) -> str:
+    engine = manifest.get("engine") or {}
+    parts = [manifest.get("label") or "", manifest.get("model") or "", engine.get("engine") or ""]
+    return " · ".join(p for p in parts if p)
+
+
+def write_report(records: list[SampleRecord], run_dir: Path, manifest: dict[str, Any]) -> str:
+    """Write summary.csv / summary_by_context.csv / summary.md and one heatmap PNG per family;
+    return the terminal table."""
+    if not records:
+        return "no finished samples yet\n"
+    from evals.heatmap import write_heatmaps
+
+    write_summary(records, run_dir)
+    write_heatmaps(records, run_dir, run_title(manifest))
+    return render_text(records)
