@@ -1,0 +1,278 @@
+"""Sending one prompt to an OpenAI-compatible endpoint and reading back a typed `Response`.
+
+Built on `openai.AsyncOpenAI` with the SDK's own retries off: this client retries 429, 5xx and connection
+errors itself (exponential backoff with jitter, honouring Retry-After), never a too-long 400 and never a
+timeout (a prefill that ran out of time once will run out again). Each request's deadline grows with its
+planned prompt length, because a 1M-token prefill sends nothing for minutes. Several base URLs are
+replicas of one deployment; each request goes to the one with the fewest requests in flight.
+
+One client belongs to one asyncio event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import httpx2
+import openai
+
+from evals.record import ErrorKind, Response
+from runners.http_json import DEFAULT_API_KEY_ENV, api_key, api_root, is_loopback
+from runners.replicas import LeastInFlight
+from runners.reply import ReplyParts
+from runners.too_long import parse_too_long
+from tasks.errors import UserError
+from tasks.sample import Mode
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """How to reach an endpoint. Holds the NAME of the API-key variable, never the key."""
+
+    base_urls: tuple[str, ...]
+    model: str | None = None  # None: the first entry of GET /v1/models
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    mode: Mode = "completions"
+    concurrency: int = 4
+    timeout_base_s: float = 60.0
+    timeout_per_1k_tokens_s: float = 1.0
+    connect_timeout_s: float = 10.0
+    max_retries: int = 4
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    stream: bool = True  # llama-cpp-python: False (its stream has no usage and hides a too-long error)
+    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        urls = (self.base_urls,) if isinstance(self.base_urls, str) else tuple(self.base_urls)
+        if not urls:
+            raise UserError("no endpoint given: pass --endpoint http://host:port")
+        roots = tuple(dict.fromkeys(api_root(u) for u in urls))
+        object.__setattr__(self, "base_urls", roots)
+        if self.mode not in ("completions", "chat"):
+            raise UserError(f"unknown mode {self.mode!r}; known: completions, chat")
+        if self.concurrency < 1:
+            raise UserError(f"concurrency {self.concurrency} must be at least 1")
+        if self.timeout_base_s <= 0 or self.timeout_per_1k_tokens_s < 0 or self.connect_timeout_s <= 0:
+            raise UserError("timeouts must be positive")
+        if self.max_retries < 0:
+            raise UserError(f"retries {self.max_retries} must be 0 or more")
+
+    def request_timeout_s(self, planned_tokens: int) -> float:
+        """The whole-request deadline: base + per-1K-prompt-tokens x planned tokens."""
+        return self.timeout_base_s + self.timeout_per_1k_tokens_s * max(planned_tokens, 0) / 1000.0
+
+
+class EndpointError(Exception):
+    """A request that produced no usable response, typed for the sample record."""
+
+    def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail
+        self.attempts = attempts
+
+
+class _Retryable(Exception):
+    def __init__(self, kind: ErrorKind, detail: str, retry_after_s: float | None = None) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.retry_after_s = retry_after_s
+
+
+def _reason(err: BaseException) -> str:
+    cause = err.__cause__ or err.__context__
+    return f"{err} ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else str(err)
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _refuses_stream_options(err: openai.APIStatusError) -> bool:
+    text = f"{err.message} {json.dumps(err.body, default=str)}"
+    return err.status_code in (400, 422) and "stream_options" in text
+
+
+class EndpointClient:
+    """`async with EndpointClient(config) as client: response = await client.send(...)`."""
+
+    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None) -> None:
+        self.config = config
+        key = api_key(config.api_key_env)
+        limits = httpx2.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency)
+        self._clients = {
+            root: openai.AsyncOpenAI(
+                base_url=f"{root}/v1",
+                api_key=key,
+                max_retries=0,
+                timeout=self._timeout(config.timeout_base_s),
+                http_client=httpx2.AsyncClient(
+                    limits=limits, timeout=self._timeout(config.timeout_base_s), trust_env=not is_loopback(root)
+                ),
+            )
+            for root in config.base_urls
+        }
+        self._pool = LeastInFlight(config.base_urls)
+        self._slots = asyncio.Semaphore(config.concurrency)
+        self._model = config.model
+        self._model_lock = asyncio.Lock()
+        self._stream_options = True
+        self._rng = rng or random.Random()
+
+    def _timeout(self, total_s: float) -> httpx2.Timeout:
+        return httpx2.Timeout(total_s, connect=min(self.config.connect_timeout_s, total_s))
+
+    @property
+    def in_flight(self) -> dict[str, int]:
+        return dict(zip(self.config.base_urls, self._pool.in_flight))
+
+    async def __aenter__(self) -> EndpointClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+
+    async def resolve_model(self) -> str:
+        """The configured model, else the first model the first replica lists."""
+        if self._model is not None:
+            return self._model
+        async with self._model_lock:
+            if self._model is None:
+                root = self.config.base_urls[0]
+                try:
+                    page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout_base_s))
+                except openai.APIStatusError as err:
+                    raise UserError(f"endpoint {root} did not list its models (HTTP {err.status_code}): "
+                                    f"{err.message}; name the model explicitly") from None
+                except openai.APIConnectionError as err:
+                    raise UserError(f"endpoint {root} is unreachable: {_reason(err)}") from None
+                if not page.data:
+                    raise UserError(f"endpoint {root} lists no models; name the model explicitly")
+                self._model = page.data[0].id
+        return self._model
+
+    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int) -> Response:
+        """One prompt, one response; raises `EndpointError` for every way it can fail."""
+        model = await self.resolve_model()
+        timeout_s = self.config.request_timeout_s(planned_tokens)
+        attempts = 0
+        async with self._slots:
+            while True:
+                attempts += 1
+                with self._pool.use() as root:
+                    try:
+                        return await self._attempt(root, model, prompt, max_tokens, seed, timeout_s)
+                    except _Retryable as retry:
+                        if attempts > self.config.max_retries:
+                            raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
+                                                attempts=attempts) from None
+                        delay = self._backoff_s(attempts, retry.retry_after_s)
+                    except EndpointError as err:
+                        err.attempts = attempts
+                        raise
+                await asyncio.sleep(delay)
+
+    def _backoff_s(self, attempts: int, retry_after_s: float | None) -> float:
+        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempts - 1))
+        delay = cap * self._rng.uniform(0.5, 1.0)
+        if retry_after_s is not None:
+            delay = max(delay, min(retry_after_s, self.config.backoff_max_s))
+        return delay
+
+    async def _attempt(
+        self, root: str, model: str, prompt: str, max_tokens: int, seed: int, timeout_s: float
+    ) -> Response:
+        client = self._clients[root]
+        request: dict[str, Any] = {
+            "model": model, "max_tokens": max_tokens, "temperature": 0, "seed": seed,
+            "timeout": self._timeout(timeout_s),
+        }
+        if self.config.extra_body:
+            request["extra_body"] = dict(self.config.extra_body)
+        if self.config.mode == "chat":
+            create: Any = client.chat.completions.create
+            request["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            create = client.completions.create
+            request["prompt"] = prompt
+        parts = ReplyParts()
+        ttft_s: float | None = None
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout_s):
+                if self.config.stream:
+                    stream = await self._open_stream(create, request)
+                    async with stream:
+                        async for chunk in stream:
+                            if parts.add_chunk(chunk) and ttft_s is None:
+                                ttft_s = time.perf_counter() - started
+                else:
+                    parts.add_whole(await create(**request))
+        except (TimeoutError, openai.APITimeoutError):
+            raise EndpointError(ErrorKind.timeout, f"no complete answer from {root} within {timeout_s:.0f} s") from None
+        except openai.APIStatusError as err:
+            raise self._status_error(root, err) from None
+        except openai.APIConnectionError as err:
+            raise _Retryable(ErrorKind.connection_error, f"{root}: {_reason(err)}") from None
+        except openai.APIError as err:  # an error event inside a 200 stream
+            too_long = parse_too_long(err.body, err.message)
+            if too_long is not None:
+                raise EndpointError(ErrorKind.rejected_too_long, too_long.detail()) from None
+            raise EndpointError(ErrorKind.http_error, f"error in the stream from {root}: {err.message}") from None
+        except json.JSONDecodeError as err:
+            raise EndpointError(ErrorKind.http_error, f"malformed stream from {root}: {err}") from None
+        latency_s = time.perf_counter() - started
+        text, reasoning = parts.answer_and_reasoning()
+        if not text.strip() and not reasoning:
+            cut = "" if parts.finish_reason else "; the reply ended without a finish_reason (llama-cpp-python " \
+                "ends its stream so on errors such as a too-long prompt: use stream=False there)"
+            raise EndpointError(
+                ErrorKind.empty,
+                f"no text and no reasoning from {root} (finish_reason={parts.finish_reason}, "
+                f"completion_tokens={parts.completion_tokens}){cut}",
+            )
+        return Response(
+            endpoint=root, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
+            prompt_tokens=parts.prompt_tokens, completion_tokens=parts.completion_tokens,
+            cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
+        )
+
+    async def _open_stream(self, create: Any, request: dict[str, Any]) -> Any:
+        if self._stream_options:
+            try:
+                return await create(**request, stream=True, stream_options={"include_usage": True})
+            except openai.APIStatusError as err:
+                if not _refuses_stream_options(err) or parse_too_long(err.body, err.message) is not None:
+                    raise
+                self._stream_options = False  # this engine refuses stream_options: stream without usage
+        return await create(**request, stream=True)
+
+    def _status_error(self, root: str, err: openai.APIStatusError) -> Exception:
+        status = err.status_code
+        if 400 <= status < 500:
+            too_long = parse_too_long(err.body, err.message)
+            if too_long is not None:
+                return EndpointError(ErrorKind.rejected_too_long, too_long.detail())
+        detail = f"HTTP {status} from {root}: {err.message}"[:600]
+        if status == 429 or status >= 500:
+            return _Retryable(ErrorKind.http_error, detail, _retry_after(err.response))
+        return EndpointError(ErrorKind.http_error, detail)

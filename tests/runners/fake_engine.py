@@ -1,0 +1,288 @@
+"""A fake OpenAI-compatible engine (stdlib http.server in a thread on 127.0.0.1), for what the real
+embedded engine cannot show: the response shapes of vLLM, SGLang and llama-server, the four too-long 400
+bodies of ENGINES.md, injected 429/500/slow/dropped replies, reasoning fields and `<think>` text.
+
+    with FakeEngine("vllm", context_length=100) as engine:
+        engine.script.append(Reply(status=429))     # the next completion call answers 429
+        ... EndpointConfig(base_urls=(engine.url,)) ...
+        engine.requests                             # what arrived: Recorded(path, body, headers)
+
+Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
+models that declare one. Reusable by any test: import it by path from tests/runners/.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+Flavor = Literal["vllm", "sglang", "llama-server", "llama-cpp-python"]
+FLAVORS: tuple[Flavor, ...] = ("vllm", "sglang", "llama-server", "llama-cpp-python")
+CHAT_TEMPLATE_TOKENS = 7  # what the fake chat template adds around one user message (BOS included)
+
+
+@dataclass
+class Reply:
+    """One scripted answer to the next completion call (consumed first-in, first-out)."""
+
+    status: int = 200
+    body: Any = None  # JSON for an error reply; None: the normal answer
+    delay_s: float = 0.0  # wait before any byte of the answer (a long prefill)
+    headers: dict[str, str] = field(default_factory=dict)
+    drop: bool = False  # close the connection without answering
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    body: Any
+    headers: dict[str, str]
+
+
+def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool = False,
+                  max_tokens: int = 16, sglang_variant: int = 0) -> dict[str, Any]:
+    """The HTTP 400 body each engine sends for a prompt over its context, as ENGINES.md gives them."""
+    if flavor == "vllm":
+        return {"error": {
+            "message": f"This model's maximum context length is {limit} tokens. However, your prompt contains "
+                       f"{prompt_tokens} input tokens. Please reduce the length of the input prompt.",
+            "type": "BadRequestError", "param": "input_tokens", "code": 400}}
+    if flavor == "sglang":
+        message = (f"The input ({prompt_tokens} tokens) is longer than the model's context length ({limit} tokens)."
+                   if sglang_variant == 0 else
+                   f"Requested token count exceeds the model's maximum context length of {limit} tokens.")
+        return {"object": "error", "message": message, "type": "BadRequestError", "code": 400}
+    if flavor == "llama-server":
+        return {"error": {
+            "code": 400,
+            "message": f"request ({prompt_tokens} tokens) exceeds the available context size ({limit} tokens), "
+                       "try increasing it",
+            "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens, "n_ctx": limit}}
+    total = prompt_tokens + max_tokens
+    message = (f"This model's maximum context length is {limit} tokens. However, you requested {total} tokens "
+               f"({prompt_tokens} in the messages, {max_tokens} in the completion). "
+               "Please reduce the length of the messages or completion."
+               if chat else
+               f"This model's maximum context length is {limit} tokens, however you requested {total} tokens "
+               f"({prompt_tokens} in your prompt; {max_tokens} for the completion). "
+               "Please reduce your prompt; or completion length.")
+    return {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
+                      "code": "context_length_exceeded"}}
+
+
+class FakeEngine:
+    def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
+                 answer: str = "The answer is 42.", reasoning: str | None = None, version: str | None = None,
+                 n_ctx_train: int = 131072) -> None:
+        self.flavor = flavor
+        self.model = model
+        self.context_length = context_length
+        self.answer = answer
+        self.reasoning = reasoning
+        self.version = version or {"vllm": "0.33.0", "sglang": "0.5.23", "llama-server": "b7000-abc1234",
+                                   "llama-cpp-python": "0.3.36"}[flavor]
+        self.n_ctx_train = n_ctx_train
+        self.cached_tokens = 0
+        self.script: deque[Reply] = deque()
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeEngine:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def completion_calls(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path in ("/v1/completions", "/v1/chat/completions")]
+
+    # --- the fake model -------------------------------------------------------------------------------
+    @staticmethod
+    def words(text: str) -> int:
+        return len(text.split())
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        if "messages" in body:
+            return sum(self.words(str(m.get("content", ""))) for m in body["messages"]) + CHAT_TEMPLATE_TOKENS
+        return self.words(str(body.get("prompt", ""))) + 1
+
+    def next_reply(self) -> Reply | None:
+        with self._lock:
+            return self.script.popleft() if self.script else None
+
+    def wait(self, seconds: float) -> None:
+        self._stop.wait(seconds)
+
+
+def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+            pass
+
+        def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+            raw = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _record(self, body: Any) -> None:
+            with engine._lock:
+                engine.requests.append(Recorded(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._record(None)
+            flavor = engine.flavor
+            if self.path == "/v1/models":
+                card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000}
+                if flavor in ("vllm", "sglang"):
+                    card.update(owned_by=flavor, root=engine.model, max_model_len=engine.context_length)
+                elif flavor == "llama-server":
+                    card.update(owned_by="llamacpp", meta={"n_ctx_train": engine.n_ctx_train, "n_vocab": 262144})
+                else:
+                    card.update(owned_by="me", permissions=[])
+                return self._json(200, {"object": "list", "data": [card]})
+            if self.path == "/version" and flavor == "vllm":
+                return self._json(200, {"version": engine.version})
+            if self.path == "/server_info" and flavor == "sglang":
+                return self._json(200, {"version": engine.version, "max_req_input_len": engine.context_length - 5,
+                                        "context_length": engine.context_length})
+            if self.path == "/props" and flavor == "llama-server":
+                return self._json(200, {"default_generation_settings": {"n_ctx": engine.context_length},
+                                        "total_slots": 1, "build_info": engine.version})
+            self._json(404, {"detail": "Not Found"})
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"null")
+            self._record(body)
+            flavor, path = engine.flavor, self.path
+            if path in ("/v1/completions", "/v1/chat/completions"):
+                return self._complete(body, chat=path.endswith("chat/completions"))
+            if flavor == "vllm" and path == "/tokenize" or flavor == "sglang" and path in ("/tokenize", "/v1/tokenize"):
+                if "messages" in body:
+                    count = engine.prompt_tokens(body)
+                else:
+                    count = engine.words(body["prompt"]) + (1 if body.get("add_special_tokens", True) else 0)
+                return self._json(200, {"count": count, "max_model_len": engine.context_length,
+                                        "tokens": list(range(count))})
+            if flavor == "llama-server" and path == "/tokenize":
+                count = engine.words(body["content"]) + (1 if body.get("add_special", False) else 0)
+                return self._json(200, {"tokens": list(range(count))})
+            if flavor == "llama-server" and path == "/v1/chat/completions/input_tokens":
+                return self._json(200, {"input_tokens": engine.prompt_tokens(body)})
+            if flavor == "llama-cpp-python" and path in ("/extras/tokenize", "/extras/tokenize/count"):
+                count = engine.words(body["input"]) + 1
+                return self._json(200, {"count": count} if path.endswith("count") else {"tokens": list(range(count))})
+            self._json(404, {"detail": "Not Found"})
+
+        def _complete(self, body: dict[str, Any], *, chat: bool) -> None:
+            reply = engine.next_reply() or Reply()
+            if reply.delay_s:
+                engine.wait(reply.delay_s)
+            if reply.drop:
+                self.close_connection = True
+                return
+            if reply.status != 200 or reply.body is not None:
+                return self._json(reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}},
+                                  reply.headers)
+            prompt_tokens = engine.prompt_tokens(body)
+            if prompt_tokens >= engine.context_length:
+                bad = too_long_body(engine.flavor, limit=engine.context_length, prompt_tokens=prompt_tokens,
+                                    chat=chat, max_tokens=int(body.get("max_tokens") or 16))
+                return self._json(400, bad)
+            pieces = [w + " " for w in engine.answer.split(" ")]
+            pieces[-1] = pieces[-1].rstrip(" ")
+            usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": len(pieces),
+                                     "total_tokens": prompt_tokens + len(pieces)}
+            if engine.flavor == "llama-server":
+                usage["prompt_tokens_details"] = {"cached_tokens": engine.cached_tokens}
+            if body.get("stream"):
+                return self._stream(body, chat, pieces, usage)
+            if chat:
+                message: dict[str, Any] = {"role": "assistant", "content": engine.answer}
+                if engine.reasoning is not None:
+                    message[self._reasoning_field()] = engine.reasoning
+                choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
+            else:
+                choice = {"index": 0, "text": engine.answer, "logprobs": None, "finish_reason": "stop"}
+            out: dict[str, Any] = {"id": "cmpl-1", "object": "chat.completion" if chat else "text_completion",
+                                   "created": 1700000000, "model": engine.model, "choices": [choice], "usage": usage}
+            if engine.flavor == "llama-server":
+                out["timings"] = {"cache_n": engine.cached_tokens, "prompt_n": prompt_tokens, "prompt_ms": 1.0}
+            self._json(200, out)
+
+        def _reasoning_field(self) -> str:
+            return "reasoning" if engine.flavor == "vllm" else "reasoning_content"
+
+        def _stream(self, body: dict[str, Any], chat: bool, pieces: list[str], usage: dict[str, Any]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            kind = "chat.completion.chunk" if chat else "text_completion"
+
+            def chunk(choice: dict[str, Any] | None, **extra: Any) -> None:
+                data = {"id": "cmpl-1", "object": kind, "created": 1700000000, "model": engine.model,
+                        "choices": [] if choice is None else [{"index": 0, "finish_reason": None, **choice}], **extra}
+                self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+            if chat:
+                chunk({"delta": {"role": "assistant", "content": ""}})
+                if engine.reasoning is not None:
+                    for word in engine.reasoning.split(" "):
+                        chunk({"delta": {self._reasoning_field(): word + " "}})
+                for piece in pieces:
+                    chunk({"delta": {"content": piece}})
+                chunk({"delta": {}, "finish_reason": "stop"})
+            else:
+                for piece in pieces:
+                    chunk({"text": piece, "logprobs": None})
+                chunk({"text": "", "logprobs": None, "finish_reason": "stop"})
+            extra: dict[str, Any] = {}
+            if engine.flavor == "llama-server":
+                extra["timings"] = {"cache_n": engine.cached_tokens, "prompt_n": usage["prompt_tokens"]}
+            if (body.get("stream_options") or {}).get("include_usage"):
+                chunk(None, usage=usage, **extra)
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def wait_until(predicate: Any, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
