@@ -74,21 +74,26 @@ class ModelConfig:
     ) -> dict[str, int]:
         """Every key in `keys` as an int; one error listing all that are missing."""
         found = {key: self.int_or_none(key, section) for key in keys}
-        missing = [f"{self.prefix}{where}{key}" for key, value in found.items() if value is None]
+        missing = [f"{where}{key}" for key, value in found.items() if value is None]
         if missing:
             raise self.missing(what, missing)
         return {key: value for key, value in found.items() if value is not None}
 
-    def head_dim(self, what: str) -> int:
-        """`head_dim`, or `hidden_size / num_attention_heads` when the config leaves it out."""
-        head_dim = self.int_or_none("head_dim")
-        if head_dim:
-            return head_dim
-        keys = self.require(what, ("num_attention_heads", "hidden_size"))
-        return keys["hidden_size"] // keys["num_attention_heads"]
+    def heads_and_head_dim(self, what: str) -> tuple[int, int]:
+        """`num_attention_heads` and `head_dim` (or `hidden_size / num_attention_heads`)."""
+        heads, head_dim = self.int_or_none("num_attention_heads"), self.int_or_none("head_dim")
+        hidden = self.int_or_none("hidden_size")
+        missing = [] if heads else ["num_attention_heads"]
+        if not head_dim and not hidden:
+            missing.append("head_dim (or hidden_size)")
+        if missing or heads is None:
+            raise self.missing(what, missing)
+        return heads, head_dim or (hidden or 0) // heads
 
     def missing(self, what: str, keys: list[str]) -> UserError:
-        return UserError(f"{self.name}: cannot size {what}: missing {', '.join(keys)}")
+        """`what` is a verb phrase: "size MLA layers" -> "cannot size MLA layers: missing ..."."""
+        named = ", ".join(f"{self.prefix}{key}" for key in keys)
+        return UserError(f"{self.name}: cannot {what}: missing {named}")
 
     def activation_bytes(self) -> tuple[str, int]:
         """The model dtype (for the short-convolution state); bf16 when the config names none."""

@@ -134,7 +134,7 @@ def read_layers(cfg: ModelConfig, pattern: str | None = None) -> ModelLayers:
 
 
 def _num_layers(cfg: ModelConfig) -> int:
-    count = cfg.require("the layer layout", ("num_hidden_layers",))["num_hidden_layers"]
+    count = cfg.require("classify layers", ("num_hidden_layers",))["num_hidden_layers"]
     if count == 0:
         raise UserError(f"{cfg.name}: num_hidden_layers is 0")
     return count
@@ -182,7 +182,7 @@ def _config_slots(cfg: ModelConfig) -> tuple[list[Slot], str]:
         return [Slot.sliding if i % 2 == 0 else Slot.global_attention for i in range(count)], "gemma2 alternation"
     if cfg.has("sliding_window") and cfg.raw("use_sliding_window") is not False:
         return [Slot.sliding] * count, "sliding_window on every layer"
-    return [Slot.global_attention] * count, "uniform"
+    return [Slot.global_attention] * count, "no layout keys: every layer the same"
 
 
 def _kimi_slots(cfg: ModelConfig, section: dict[str, object]) -> list[Slot]:

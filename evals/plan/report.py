@@ -167,72 +167,93 @@ def _grid(rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def _bytes_or_dash(num_bytes: int) -> str:
+def _mb(num_bytes: int) -> str:
     return mb_mib(num_bytes) if num_bytes else "-"
 
 
-def _kind_cells(label: str, layers: int, per_token: int, state: int, conv: int, cells: list[str]) -> list[str]:
-    return [label, str(layers), f"{per_token:,}", _bytes_or_dash(state), _bytes_or_dash(conv), *cells]
-
-
-def render_table(report: PlanReport) -> str:
-    """The plain-text table `ctxprobe plan` prints."""
-    contexts = [f"{t:,}" for t in report.contexts]
+def _header(report: PlanReport) -> list[str]:
     total = report.total
-    kinds = ", ".join(f"{k.layers} {k.label.split(' (')[0]}" for k in report.kinds)
-    lines = [f"ctxprobe plan: {report.config}"]
     arch = f" ({report.architecture})" if report.architecture else ""
-    lines.append(f"model    {report.model_type}{arch}; layout from {report.layout}")
-    lines.append(f"layers   {total.layers}: {kinds}")
+    kinds = ", ".join(f"{k.layers} {k.label.split(' (')[0]}" for k in report.kinds)
+    lines = [
+        f"ctxprobe plan: {report.config}",
+        f"model    {report.model_type}{arch}; layout: {report.layout}",
+        f"layers   {total.layers}: {kinds}",
+    ]
     if report.cacheless_blocks:
-        lines.append(f"         {report.cacheless_blocks} more blocks keep no cache (MLP/MoE)")
+        lines.append(f"         and {report.cacheless_blocks} blocks that keep no cache (MLP/MoE)")
     if report.mtp_layers_in_config and not report.mtp_layers_counted:
         lines.append(f"         {report.mtp_layers_in_config} MTP layer(s) not counted (--include-mtp counts them)")
-    conv = "counted in totals" if report.include_conv else "apart from totals, --include-conv adds it"
-    lines.append(
-        f"dtypes   cache {report.cache_dtype}, state {report.state_dtype}, conv {report.conv_dtype} ({conv}); "
-        f"MLA cache {report.mla_cache}"
-    )
-    lines.append("units    per sequence; GB = 10^9 bytes")
-    lines.append("")
+    dtypes = [f"cache {report.cache_dtype}"]
+    if total.state_bytes:
+        dtypes.append(f"state {report.state_dtype}")
+    if total.conv_bytes:
+        where = "counted in totals" if report.include_conv else "apart from totals, --include-conv adds it"
+        dtypes.append(f"conv {report.conv_dtype} ({where})")
+    if report.mla_expanded_over_absorbed is not None:
+        dtypes.append(f"MLA cache {report.mla_cache}")
+    lines.append(f"dtypes   {', '.join(dtypes)}")
+    lines.append("units    bytes per sequence; GB = 10^9 bytes")
+    return lines
 
-    rows = [["layer kind", "layers", "bytes/token", "state/seq", "conv/seq", *contexts]]
-    for k in report.kinds:
-        cells = [gb(c.bytes) for c in k.cache]
-        rows.append(_kind_cells(k.label, k.layers, k.bytes_per_token, k.state_bytes, k.conv_bytes, cells))
-    totals = [gb(c.bytes) for c in total.per_sequence]
-    rows.append(_kind_cells("total", total.layers, total.bytes_per_token, total.state_bytes, total.conv_bytes, totals))
-    lines += _grid(rows)
-    lines.append("")
+
+def _kinds(report: PlanReport, contexts: list[str]) -> list[str]:
+    total = report.total
+    show_state, show_conv = total.state_bytes > 0, total.conv_bytes > 0
+    header = ["layer kind", "layers", "bytes/token"]
+    header += ["state/seq"] if show_state else []
+    header += ["conv/seq"] if show_conv else []
+    rows = [header + contexts]
+    entries = [(k.label, k.layers, k.bytes_per_token, k.state_bytes, k.conv_bytes, k.cache) for k in report.kinds]
+    entries.append(
+        ("total", total.layers, total.bytes_per_token, total.state_bytes, total.conv_bytes, total.per_sequence)
+    )
+    for label, layers, per_token, state, conv, cache in entries:
+        row = [label, str(layers), f"{per_token:,}"]
+        row += [_mb(state)] if show_state else []
+        row += [_mb(conv)] if show_conv else []
+        rows.append(row + [gb(c.bytes) for c in cache])
+    return _grid(rows)
+
+
+def _notes(report: PlanReport) -> list[str]:
+    total, lines = report.total, []
     if total.windowed_bytes_per_token:
-        lines.append(
-            f"sliding-window layers add {total.windowed_bytes_per_token:,} bytes/token up to their window"
-        )
+        lines.append(f"sliding-window layers add {total.windowed_bytes_per_token:,} bytes/token up to their window")
     if total.break_even_tokens is not None:
         lines.append(f"break-even: {total.break_even_tokens:,.0f} tokens (constant state = growing cache)")
     elif total.constant_bytes:
-        lines.append("break-even: never (the growing cache stays below the constant state)")
+        lines.append("break-even: never (the windowed cache stays below the constant state)")
     if report.mla_expanded_over_absorbed is not None:
         lines.append(f"MLA cache expanded / absorbed: {report.mla_expanded_over_absorbed:.2f}x")
+    return lines
 
-    layouts = [total, *report.alternatives]
+
+def _what_if(report: PlanReport, contexts: list[str]) -> list[str]:
+    rows = [["same model, every layer as", "layers", "bytes/token", *contexts]]
+    for row in [report.total, *report.alternatives]:
+        name = row.name if row is report.total else f"{row.name}: {row.label}"
+        rows.append([name, str(row.layers), f"{row.bytes_per_token:,}", *[gb(c.bytes) for c in row.per_sequence]])
+    return _grid(rows)
+
+
+def _fits(report: PlanReport, gpu: GpuRow, contexts: list[str]) -> list[str]:
+    lines = [
+        f"GPU: {gpu.gpus} x {gb(gpu.gpu_mem_bytes)} GB x {gpu.util:g} - weights {gb(gpu.weights_bytes)} GB"
+        f" = {gb(gpu.free_bytes)} GB for caches"
+    ]
+    rows = [["sequences that fit", *contexts]]
+    for row in [report.total, *report.alternatives]:
+        rows.append([row.name, *[str(f.sequences) for f in row.fits or []]])
+    return lines + _grid(rows)
+
+
+def render_table(report: PlanReport) -> str:
+    """The plain-text table `ctxprobe plan` prints: header, kinds, notes, what-ifs, GPU fit."""
+    contexts = [f"{t:,}" for t in report.contexts]
+    sections = [_header(report), _kinds(report, contexts), _notes(report)]
     if report.alternatives:
-        lines.append("")
-        rows = [["same model, every layer as", "layers", "bytes/token", *contexts]]
-        for row in layouts:
-            name = row.name if row is total else f"{row.name}: {row.label}"
-            rows.append([name, str(row.layers), f"{row.bytes_per_token:,}", *[gb(c.bytes) for c in row.per_sequence]])
-        lines += _grid(rows)
-
+        sections.append(_what_if(report, contexts))
     if report.gpu is not None:
-        g = report.gpu
-        lines.append("")
-        lines.append(
-            f"GPU: {g.gpus} x {gb(g.gpu_mem_bytes)} GB x {g.util:g} - weights {gb(g.weights_bytes)} GB"
-            f" = {gb(g.free_bytes)} GB for caches"
-        )
-        rows = [["sequences that fit", *contexts]]
-        for row in layouts:
-            rows.append([row.name, *[str(f.sequences) for f in row.fits or []]])
-        lines += _grid(rows)
-    return "\n".join(lines) + "\n"
+        sections.append(_fits(report, report.gpu, contexts))
+    return "\n\n".join("\n".join(section) for section in sections if section) + "\n"

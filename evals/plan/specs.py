@@ -48,8 +48,8 @@ class AttentionSpec:
         )
         heads = f"{self.kv_heads} kv heads x {dims}"
         if self.window:
-            return f"sliding {self.window:,} ({heads})"
-        return f"attention ({heads})"
+            return f"sliding window {self.window:,} ({heads})"
+        return f"full attention ({heads})"
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def mla_spec(cfg: ModelConfig) -> MlaSpec | None:
 
 
 def require_mla(cfg: ModelConfig) -> MlaSpec:
-    k = cfg.require("MLA layers", MLA_KEYS)
+    k = cfg.require("size MLA layers", MLA_KEYS)
     return MlaSpec(
         heads=k["num_attention_heads"],
         kv_lora_rank=k["kv_lora_rank"],
@@ -121,15 +121,14 @@ def require_mla(cfg: ModelConfig) -> MlaSpec:
 
 def attention_spec(cfg: ModelConfig, window: int | None = None) -> AttentionSpec:
     """GQA/MHA from `num_key_value_heads` (MHA when absent) and `head_dim` (or hidden / heads)."""
-    what = "sliding-window layers" if window else "full-attention layers"
-    heads = cfg.require(what, ("num_attention_heads",))["num_attention_heads"]
+    what = "size sliding-window layers" if window else "size full-attention layers"
+    heads, head_dim = cfg.heads_and_head_dim(what)
     kv_heads = cfg.int_or_none("num_key_value_heads") or heads
-    head_dim = cfg.head_dim(what)
     return AttentionSpec(kv_heads=kv_heads, k_head_dim=head_dim, v_head_dim=head_dim, window=window)
 
 
 def sliding_spec(cfg: ModelConfig) -> AttentionSpec:
-    window = cfg.require("sliding-window layers", ("sliding_window",))["sliding_window"]
+    window = cfg.require("size sliding-window layers", ("sliding_window",))["sliding_window"]
     return attention_spec(cfg, window=window)
 
 
@@ -145,8 +144,7 @@ def mha_spec(cfg: ModelConfig) -> AttentionSpec | None:
         return AttentionSpec(mla.heads, mla.qk_nope_head_dim + mla.qk_rope_head_dim, mla.v_head_dim)
     if not cfg.has("num_attention_heads") or not (cfg.has("head_dim") or cfg.has("hidden_size")):
         return None
-    heads = cfg.require("MHA", ("num_attention_heads",))["num_attention_heads"]
-    head_dim = cfg.head_dim("MHA")
+    heads, head_dim = cfg.heads_and_head_dim("size MHA layers")
     return AttentionSpec(heads, head_dim, head_dim)
 
 
@@ -160,7 +158,7 @@ def linear_spec(cfg: ModelConfig) -> LinearSpec:
     if isinstance(section, Mapping) and ("num_heads" in section or "head_dim" in section):
         return _kimi_kda(cfg, section)
     if any(cfg.has(key) for key in _GDN_KEYS):
-        k = cfg.require("GatedDeltaNet layers", _GDN_KEYS)
+        k = cfg.require("size GatedDeltaNet layers", _GDN_KEYS)
         heads_k, heads_v = k["linear_num_key_heads"], k["linear_num_value_heads"]
         dk, dv = k["linear_key_head_dim"], k["linear_value_head_dim"]
         # One convolution over the concatenated q, k, v projections.
@@ -173,7 +171,7 @@ def linear_spec(cfg: ModelConfig) -> LinearSpec:
             conv_kernel=cfg.int_or_none("linear_conv_kernel_dim") or 0,
         )
     if any(cfg.has(key) for key in _MAMBA_KEYS):
-        k = cfg.require("Mamba2 layers", _MAMBA_KEYS)
+        k = cfg.require("size Mamba2 layers", _MAMBA_KEYS)
         groups = cfg.int_or_none("n_groups") or cfg.int_or_none("mamba_n_groups") or 1
         kernel = cfg.int_or_none("conv_kernel") or cfg.int_or_none("mamba_d_conv") or 0
         heads, head_dim, state = k["mamba_num_heads"], k["mamba_head_dim"], k["ssm_state_size"]
@@ -189,7 +187,7 @@ def linear_spec(cfg: ModelConfig) -> LinearSpec:
     if cfg.model_type.startswith("bailing"):
         return _bailing_linear(cfg)
     raise cfg.missing(
-        "linear-attention layers",
+        "size linear-attention layers",
         [
             "linear_attn_config.num_heads/head_dim (KDA)",
             "linear_num_value_heads/linear_key_head_dim/linear_value_head_dim (GatedDeltaNet)",
@@ -199,7 +197,7 @@ def linear_spec(cfg: ModelConfig) -> LinearSpec:
 
 
 def _kimi_kda(cfg: ModelConfig, section: Mapping[str, object]) -> LinearSpec:
-    k = cfg.require("KDA layers", ("num_heads", "head_dim"), section=section, where="linear_attn_config.")
+    k = cfg.require("size KDA layers", ("num_heads", "head_dim"), section=section, where="linear_attn_config.")
     heads, dim = k["num_heads"], k["head_dim"]
     kernel = cfg.int_or_none("short_conv_kernel_size", section) or 0
     # KDA convolves q, k and v separately: three channels of heads x head_dim.
@@ -209,7 +207,7 @@ def _kimi_kda(cfg: ModelConfig, section: Mapping[str, object]) -> LinearSpec:
 def _bailing_linear(cfg: ModelConfig) -> LinearSpec:
     """Ling `bailing_hybrid`: every linear head is `head_dim` square; with `short_conv_kernel_size`
     the layer is KDA (Ling 3), without it lightning attention (no convolution)."""
-    what = "linear-attention layers"
+    what = "size linear-attention layers"
     dim = cfg.require(what, ("head_dim",))["head_dim"]
     heads = cfg.int_or_none("num_kv_heads_for_linear_attn")
     if heads is None:
