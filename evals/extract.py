@@ -140,12 +140,14 @@ def answer_region(sample: Sample, text: str) -> AnswerRegion:
 
 
 def candidates(text: str, kind: Shape, expected: str, excluded: frozenset[str]) -> list[str]:
-    """Normalized tokens in `text` that could be the answer, in order of appearance, first kept."""
-    seen: dict[str, None] = {}
-    for tok in norm_tokens(text):
+    """Tokens in `text` that could be the answer, in order of appearance, repeats dropped; numbers
+    and uuids in normalized form (`1,234,567` -> `1234567`), words as written."""
+    seen: dict[str, str] = {}
+    for raw in tokens(text):
+        tok = norm(raw)
         if tok not in excluded and is_candidate(tok, kind, expected):
-            seen.setdefault(tok, None)
-    return list(seen)
+            seen.setdefault(tok, raw if kind == "text" else tok)
+    return list(seen.values())
 
 
 def answer_sentence(region: AnswerRegion, kind: Shape, expected: str) -> str:

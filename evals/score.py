@@ -21,13 +21,13 @@ from evals.extract import (
     norm,
     norm_tokens,
     shape,
-    tokens,
 )
 from evals.record import Score
 from tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
              ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("*", "*"), ("_", "_"))
+_DELIMITERS = frozenset("\"'`*\u201c\u201d\u2018\u2019")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)\*\*")
 
 
@@ -70,7 +70,7 @@ def _score_value(region: AnswerRegion, expected: str) -> Score:
     sentence = answer_sentence(region, kind, expected)
     if kind == "text":
         correct = _has(sentence, expected)
-        extracted = [expected] if correct else [t for t in tokens(sentence) if norm(t) not in region.excluded]
+        extracted = [expected] if correct else candidates(sentence, kind, expected, region.excluded)
     else:
         extracted = candidates(sentence, kind, expected, region.excluded)
         correct = bool(extracted) and extracted[0] == norm(expected)
@@ -80,24 +80,21 @@ def _score_value(region: AnswerRegion, expected: str) -> Score:
 def _score_values(region: AnswerRegion, expected: list[str]) -> Score:
     text = region.text
     found = [v for v in expected if _has(text, v)]
-    kind = shape(expected[0])
-    if kind == "text":
-        hay = norm_tokens(text)
-        extracted = sorted(found, key=lambda v: find_tokens(norm_tokens(v), hay))
-    else:
-        extracted = candidates(text, kind, expected[0], region.excluded)
+    extracted = candidates(text, shape(expected[0]), expected[0], region.excluded)
     partial = len(found) / len(expected)
     return Score(extracted=extracted, correct=len(found) == len(expected), partial=partial)
 
 
 def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
-    sentence = answer_sentence(region, shape(chain[-1]), chain[-1])
+    # Any informative sentence, not only one holding a value of the final answer's shape: a keychain
+    # answer that names a key instead of the value still earns its hop.
+    sentence = answer_sentence(region, "text", chain[-1])
     hay = norm_tokens(sentence)
     reached = [j for j, hop in enumerate(chain, 1) if find_tokens(norm_tokens(hop), hay) >= 0]
     if reached:
         extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay))
     else:
-        extracted = [t for t in tokens(sentence) if norm(t) not in region.excluded]
+        extracted = candidates(sentence, "text", chain[-1], region.excluded)
     final = bool(reached) and reached[-1] == len(chain)
     return Score(extracted=extracted, correct=final, partial=max(reached, default=0) / len(chain))
 
@@ -151,13 +148,17 @@ def _spans(line: str, bare: bool) -> list[str]:
 
 
 def _stands_whole(target: str, line: str) -> bool:
-    """`target` occurs in `line` with no letter or digit touching either end."""
+    """`target` occurs in `line` delimited: before it a space, a quote, `*` or the line start; after it
+    a space, a quote, `*`, the line end, or `.`/`,` that ends a sentence or clause. So `0x<hex>`,
+    `<hex>0` and `f(x))` for `f(x)` are not the expected string."""
     start = line.find(target) if target else -1
     while start >= 0:
-        before = line[start - 1] if start else " "
         end = start + len(target)
-        after = line[end] if end < len(line) else " "
-        if not before.isalnum() and not after.isalnum():
+        before, after, next_ = line[start - 1 : start], line[end : end + 1], line[end + 1 : end + 2]
+        if (not before or before.isspace() or before in _DELIMITERS) and (
+            not after or after.isspace() or after in _DELIMITERS
+            or (after in ".," and (not next_ or next_.isspace() or next_ in _DELIMITERS))
+        ):
             return True
         start = line.find(target, start + 1)
     return False

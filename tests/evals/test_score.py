@@ -109,10 +109,19 @@ def test_multiquery_chat_list_all_found():
     assert s.correct and s.partial == 1.0
 
 
+VARTRACK_Q = "Find all variables that are assigned the value 12345 in the text above."
+VARTRACK_PREFIX = ("Answer: According to the chain(s) of variable assignment in the text above, "
+                   "3 variables are assigned the value 12345, they are:")
+
+
 def test_variable_tracking_names():
     s = score(["XKQZP", "JRTWL", "MNBVC"], " XKQZP, JRTWL, ABCDE", kind="values",
-              question="Find all variables that are assigned the value 12345.", answer_prefix="Answer:")
-    assert s.partial == pytest.approx(2 / 3) and s.extracted == ["XKQZP", "JRTWL"]
+              question=VARTRACK_Q, answer_prefix=VARTRACK_PREFIX)
+    assert s.partial == pytest.approx(2 / 3) and not s.correct
+    assert s.extracted == ["XKQZP", "JRTWL", "ABCDE"]
+    s = score(["XKQZP", "JRTWL", "MNBVC"], " VAR XKQZP, VAR MNBVC and VAR JRTWL\n\nQuestion: VAR XXXXX",
+              kind="values", question=VARTRACK_Q, answer_prefix=VARTRACK_PREFIX)
+    assert s.correct and "XXXXX" not in s.extracted
 
 
 # --- string -------------------------------------------------------------------------------------
@@ -134,6 +143,28 @@ def test_string_one_char_off_gets_edit_similarity():
 def test_string_with_extra_chars_is_not_exact():
     s = score([HEX], f" 0x{HEX}", kind="string")
     assert not s.correct and s.partial == pytest.approx(1 - 2 / 42)
+
+
+def test_code_line_from_a_completion():
+    line = "return round(scaled * ledger.rate + 412, 2)"
+    prefix = "The return statement of the function audit_ledger_totals is:"
+    q = "What is the exact return statement of the function audit_ledger_totals defined in the provided text?"
+    kw = dict(kind="string", question=q, answer_prefix=prefix)
+    assert score([line], f"\n```python\n{line}\n```\n\nThe function", **kw).correct
+    assert score([line], f" `{line}`.", **kw).correct
+    s = score([line], f" {line})", **kw)
+    assert not s.correct and s.partial == pytest.approx(1 - 1 / (len(line) + 1))
+    s = score([line], "\n    raise ValueError(\"scaled out of range\")", **kw)
+    assert not s.correct and 0 < s.partial < 0.5
+
+
+def test_clause_quoted_with_its_label():
+    clause = ("The Supplier shall pay the Customer EUR 12,345.67 no later than 3 May 2030, "
+              "failing which interest accrues at 2.5% per annum.")
+    kw = dict(kind="string", question="What is the exact text of Clause 12-B?", answer_prefix="The exact text of Clause 12-B is:")
+    assert score([clause], f" Clause 12-B. {clause} Clause 13-C. The Tenant shall", **kw).correct
+    s = score([clause], " " + clause.replace("12,345.67", "12,345.76"), **kw)
+    assert not s.correct and s.partial == pytest.approx(1 - 2 / (len(clause) - 1))  # final period set aside
 
 
 def test_code_line_and_clause():
@@ -162,6 +193,23 @@ CHAIN = ["Bram", "Cleo", "Dov"]
 def test_chain_partial_credit(text, partial, correct):
     s = score(["Dov"], text, kind="chain", chain=CHAIN,
               question="Who is Ada's great-grandfather?", answer_prefix="Ada's great-grandfather is")
+    assert s.partial == pytest.approx(partial) and s.correct is correct
+
+
+KEYCHAIN = ["amber-falcon", "calm-teapot", "6462207"]
+KEYCHAIN_Q = "Starting from key tidy-lobster and following the keys, what value do you reach in the provided text?"
+KEYCHAIN_PREFIX = "Starting from key tidy-lobster and following the keys, the value reached is"
+
+
+@pytest.mark.parametrize("text,partial,correct", [
+    (" 6462207.", 1.0, True),
+    (" 16462207.", 0.0, False),
+    (" calm-teapot.", 2 / 3, False),
+    (" the key amber-falcon.", 1 / 3, False),
+    (" 7654321. The key calm-teapot opens the box holding the value 6462207.", 0.0, False),
+])
+def test_keychain(text, partial, correct):
+    s = score(["6462207"], text, kind="chain", chain=KEYCHAIN, question=KEYCHAIN_Q, answer_prefix=KEYCHAIN_PREFIX)
     assert s.partial == pytest.approx(partial) and s.correct is correct
 
 
