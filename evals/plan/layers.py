@@ -182,7 +182,7 @@ def _config_slots(cfg: ModelConfig) -> tuple[list[Slot], str]:
         return [Slot.sliding if i % 2 == 0 else Slot.global_attention for i in range(count)], "gemma2 alternation"
     if cfg.has("sliding_window") and cfg.raw("use_sliding_window") is not False:
         return [Slot.sliding] * count, "sliding_window on every layer"
-    return [Slot.global_attention] * count, "no layout keys: every layer the same"
+    return [Slot.global_attention] * count, "every layer the same (no hybrid layout keys)"
 
 
 def _kimi_slots(cfg: ModelConfig, section: dict[str, object]) -> list[Slot]:
