@@ -1,0 +1,64 @@
+"""probe_engine recognises each engine from the calls of ENGINES.md."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from fake_engine import FakeEngine
+
+from runners.probe import probe_engine
+from tasks.errors import UserError
+
+
+@pytest.mark.parametrize(("flavor", "version", "source"), [
+    ("vllm", "0.33.0", "GET /v1/models max_model_len"),
+    ("sglang", "0.5.23", "GET /v1/models max_model_len"),
+    ("llama-server", "b7000-abc1234", "GET /props default_generation_settings.n_ctx (per slot)"),
+])
+def test_engines_that_state_their_context(flavor: str, version: str, source: str) -> None:
+    with FakeEngine(flavor, model="org/m", context_length=32768) as engine:  # type: ignore[arg-type]
+        info = probe_engine(engine.url + "/v1")
+    assert info.engine == flavor
+    assert info.version == version
+    assert info.context_length == 32768
+    assert info.context_source == source
+    assert info.model == "org/m"
+    assert info.base_url == engine.url
+
+
+def test_llama_server_reports_slot_context_not_training_context() -> None:
+    with FakeEngine("llama-server", context_length=4096, n_ctx_train=131072) as engine:
+        assert probe_engine(engine.url).context_length == 4096
+
+
+def test_llama_cpp_python_takes_what_the_launcher_knows() -> None:
+    with FakeEngine("llama-cpp-python", model="gemma-3-270m") as engine:
+        bare = probe_engine(engine.url)
+        told = probe_engine(engine.url, n_ctx=8192, version="0.3.36")
+    assert (bare.engine, bare.context_length, bare.context_source, bare.version) == ("llama-cpp-python", None, None, None)
+    assert (told.context_length, told.context_source, told.version) == (8192, "launcher n_ctx", "0.3.36")
+    assert told.model == "gemma-3-270m"
+
+
+def test_the_owned_by_hint_is_confirmed_by_the_engines_own_call() -> None:
+    with FakeEngine("vllm") as engine:
+        probe_engine(engine.url)
+        paths = [r.path for r in engine.requests]
+    assert paths == ["/v1/models", "/version"]
+
+
+def test_info_is_a_frozen_serialisable_record() -> None:
+    with FakeEngine("sglang") as engine:
+        info = probe_engine(engine.url)
+    assert info.model_dump()["engine"] == "sglang"
+    with pytest.raises(ValueError):
+        info.engine = "vllm"  # type: ignore[misc]
+
+
+def test_unreachable_endpoint_is_one_user_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(UserError, match=rf"endpoint http://127.0.0.1:{port} is unreachable: "):
+        probe_engine(f"http://127.0.0.1:{port}", timeout_s=2)

@@ -1,0 +1,83 @@
+"""ServerTokenizer uses each engine's tokenize call of ENGINES.md and counts text without BOS."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
+
+from runners.tokenize import ServerTokenizer, server_token_counter
+from tasks.errors import UserError
+
+TEXTS = ["one", "one two", "one two three four five", "", "a b c d e f g h i j"]
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
+def test_counts_are_text_only_in_order(flavor: str) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        tok = ServerTokenizer(engine.url, flavor)
+        assert tok.count_many(TEXTS) == [1, 2, 5, 0, 10]
+        assert tok.count("x y z") == 3
+        assert tok.bos_tokens == 1
+        assert tok.adds_bos == (flavor == "llama-cpp-python")
+        assert tok.approximate is False and tok.spec == f"server:{engine.url}"
+
+
+@pytest.mark.parametrize(("flavor", "path", "body"), [
+    ("vllm", "/tokenize", {"prompt": "a b", "add_special_tokens": False}),
+    ("sglang", "/v1/tokenize", {"prompt": "a b", "add_special_tokens": False}),
+    ("llama-server", "/tokenize", {"content": "a b", "add_special": False}),
+    ("llama-cpp-python", "/extras/tokenize/count", {"input": "a b"}),
+])
+def test_each_engines_call(flavor: str, path: str, body: dict[str, object]) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        ServerTokenizer(engine.url, flavor)._raw_count("a b", special=False)
+        assert (engine.requests[-1].path, engine.requests[-1].body) == (path, body)
+
+
+@pytest.mark.parametrize("flavor", ["vllm", "sglang", "llama-server"])
+def test_chat_overhead_where_the_engine_applies_its_template(flavor: str) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        assert ServerTokenizer(engine.url, flavor).chat_overhead("a b c") == CHAT_TEMPLATE_TOKENS
+
+
+def test_chat_overhead_is_none_for_llama_cpp_python() -> None:
+    with FakeEngine("llama-cpp-python") as engine:
+        assert ServerTokenizer(engine.url, "llama-cpp-python").chat_overhead() is None
+
+
+def test_requests_run_concurrently_but_bounded() -> None:
+    with FakeEngine("vllm") as engine:
+        tok = ServerTokenizer(engine.url, "vllm", concurrency=3)
+        live, peak, lock = [0], [0], threading.Lock()
+        raw = tok._raw_count
+
+        def slow(text: str, *, special: bool) -> int:
+            with lock:
+                live[0] += 1
+                peak[0] = max(peak[0], live[0])
+            time.sleep(0.05)
+            with lock:
+                live[0] -= 1
+            return raw(text, special=special)
+
+        tok._raw_count = slow  # type: ignore[method-assign]
+        assert tok.count_many(["w"] * 12) == [1] * 12
+    assert peak[0] == 3
+
+
+def test_server_token_counter_probes_the_engine() -> None:
+    with FakeEngine("sglang", model="org/m") as engine:
+        tok = server_token_counter(engine.url)
+        assert (tok.engine, tok.model) == ("sglang", "org/m")
+        assert tok.count("a b") == 2
+
+
+def test_unknown_engine_and_missing_route_are_user_errors() -> None:
+    with pytest.raises(UserError, match="no tokenize call"):
+        ServerTokenizer("http://127.0.0.1:1", "tgi")
+    with FakeEngine("vllm") as engine:
+        with pytest.raises(UserError, match="HTTP 404"):
+            ServerTokenizer(engine.url, "sglang").count("a")
