@@ -199,15 +199,16 @@ def plan_budget(model: ModelLayers, options: BudgetOptions, gpu: GpuBudget | Non
     ]
     alternatives: list[LayoutBudget] = []
     seen: set[LayerSpec] = set()
-    for name, spec in candidates:
-        if spec is None or spec in seen or all(layer == spec for layer in model.layers):
+    for name, candidate in candidates:
+        if candidate is None or candidate in seen or all(layer == candidate for layer in model.layers):
             continue
-        seen.add(spec)
-        label = describe(spec, options)
-        alternatives.append(layout_budget(f"{name}", [(label, [spec] * count)], options, model.conv_dtype_bytes))
+        seen.add(candidate)
+        label = describe(candidate, options)
+        alternatives.append(layout_budget(name, [(label, [candidate] * count)], options, model.conv_dtype_bytes))
 
     ratio = None
-    mla = next((s for s in model.layers if isinstance(s, MlaSpec)), model.mla)
+    in_use = [layer for layer in model.layers if isinstance(layer, MlaSpec)]
+    mla = in_use[0] if in_use else model.mla
     if mla is not None:
         ratio = mla.expanded_width / mla.absorbed_width
     return ModelBudget(model, options, this, tuple(alternatives), ratio, mtp, gpu)

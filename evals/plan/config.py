@@ -90,10 +90,10 @@ class ModelConfig:
             raise self.missing(what, missing)
         return heads, head_dim or (hidden or 0) // heads
 
-    def missing(self, what: str, keys: list[str]) -> UserError:
+    def missing(self, what: str, keys: list[str], hint: str = "") -> UserError:
         """`what` is a verb phrase: "size MLA layers" -> "cannot size MLA layers: missing ..."."""
         named = ", ".join(f"{self.prefix}{key}" for key in keys)
-        return UserError(f"{self.name}: cannot {what}: missing {named}")
+        return UserError(f"{self.name}: cannot {what}: missing {named}" + (f"; {hint}" if hint else ""))
 
     def activation_bytes(self) -> tuple[str, int]:
         """The model dtype (for the short-convolution state); bf16 when the config names none."""

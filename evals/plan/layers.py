@@ -53,7 +53,9 @@ PATTERN_LETTERS = {
     "S": Slot.sliding,
     "-": Slot.none,
 }
-PATTERN_HELP = "K linear attention (KDA/GatedDeltaNet/Mamba), M MLA, A full attention (MHA/GQA), S sliding window, - no cache"
+PATTERN_HELP = (
+    "K linear attention (KDA/GatedDeltaNet/Mamba), M MLA, A full attention (MHA/GQA), S sliding window, - no cache"
+)
 
 _TYPE_NAMES = {
     "full_attention": Slot.global_attention,
@@ -177,12 +179,31 @@ def _config_slots(cfg: ModelConfig) -> tuple[list[Slot], str]:
             count = _num_layers(cfg)
             slots = [Slot.global_attention if (i + 1) % period == 0 else other for i in range(count)]
             return slots, f"{key} = {period}"
+    expected = _layout_keys_expected(cfg)
+    if expected:
+        raise cfg.missing("classify layers", expected, hint="or give --layer-pattern")
     count = _num_layers(cfg)
     if cfg.has("sliding_window") and cfg.model_type.startswith("gemma2"):
         return [Slot.sliding if i % 2 == 0 else Slot.global_attention for i in range(count)], "gemma2 alternation"
     if cfg.has("sliding_window") and cfg.raw("use_sliding_window") is not False:
         return [Slot.sliding] * count, "sliding_window on every layer"
     return [Slot.global_attention] * count, "every layer the same (no hybrid layout keys)"
+
+
+def _layout_keys_expected(cfg: ModelConfig) -> list[str]:
+    """The layout keys a hybrid config should have had, when its layer dims say it is hybrid."""
+    section = cfg.raw("linear_attn_config")
+    if isinstance(section, dict) and ("num_heads" in section or "head_dim" in section):
+        return ["linear_attn_config.full_attn_layers (or kda_layers)"]
+    if cfg.has("linear_num_value_heads") or cfg.has("linear_key_head_dim"):
+        return ["layer_types (or full_attention_interval)"]
+    if cfg.has("mamba_num_heads") or cfg.has("ssm_state_size"):
+        return ["hybrid_override_pattern (or layers_block_type)"]
+    if cfg.model_type.startswith("bailing_hybrid"):
+        return ["layer_group_size (or layer_types)"]
+    if cfg.has("sliding_window") and cfg.model_type.startswith("gemma3"):
+        return ["sliding_window_pattern (or layer_types)"]
+    return []
 
 
 def _kimi_slots(cfg: ModelConfig, section: dict[str, object]) -> list[Slot]:

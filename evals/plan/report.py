@@ -238,10 +238,8 @@ def _what_if(report: PlanReport, contexts: list[str]) -> list[str]:
 
 
 def _fits(report: PlanReport, gpu: GpuRow, contexts: list[str]) -> list[str]:
-    lines = [
-        f"GPU: {gpu.gpus} x {gb(gpu.gpu_mem_bytes)} GB x {gpu.util:g} - weights {gb(gpu.weights_bytes)} GB"
-        f" = {gb(gpu.free_bytes)} GB for caches"
-    ]
+    budget = f"{gpu.gpus} x {gb(gpu.gpu_mem_bytes)} GB x {gpu.util:g} - weights {gb(gpu.weights_bytes)} GB"
+    lines = [f"GPU: {budget} = {gb(gpu.free_bytes)} GB for caches"]
     rows = [["sequences that fit", *contexts]]
     for row in [report.total, *report.alternatives]:
         rows.append([row.name, *[str(f.sequences) for f in row.fits or []]])

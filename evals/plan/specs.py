@@ -42,9 +42,7 @@ class AttentionSpec:
 
     def describe(self) -> str:
         dims = (
-            f"{self.k_head_dim}"
-            if self.k_head_dim == self.v_head_dim
-            else f"K {self.k_head_dim} + V {self.v_head_dim}"
+            f"{self.k_head_dim}" if self.k_head_dim == self.v_head_dim else f"K {self.k_head_dim} + V {self.v_head_dim}"
         )
         heads = f"{self.kv_heads} kv heads x {dims}"
         if self.window:

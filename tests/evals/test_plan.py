@@ -328,9 +328,45 @@ def test_bad_json_and_unknown_layer_type(capsys: pytest.CaptureFixture[str], tmp
     assert code == 2 and "layer_types[1] = 'chunked_attention'" in err and "--layer-pattern" in err
 
 
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            {"model_type": "qwen3_next", "num_hidden_layers": 48, "linear_num_value_heads": 32},
+            "missing layer_types (or full_attention_interval); or give --layer-pattern",
+        ),
+        (
+            {"model_type": "bailing_hybrid", "num_hidden_layers": 72, "kv_lora_rank": 512},
+            "missing layer_group_size (or layer_types)",
+        ),
+        (
+            {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "sliding_window": 1024}},
+            "missing text_config.sliding_window_pattern (or layer_types)",
+        ),
+        (
+            {"num_hidden_layers": 4, "linear_attn_config": {"num_heads": 32, "head_dim": 128}},
+            "missing linear_attn_config.full_attn_layers (or kda_layers)",
+        ),
+    ],
+)
+def test_hybrid_without_a_layout_is_not_guessed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, config: dict[str, Any], message: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code, out, err = plan(capsys, str(path))
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and message in err, err
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "evals.cli", "plan", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "evals.cli", "plan", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
