@@ -1,0 +1,195 @@
+"""The search behind `ctxprobe limit`: the longest context length at which accuracy stays above a threshold.
+
+Pure logic, no HTTP: the caller supplies `measure(length, n_more)`, which runs `n_more` more samples at
+a length and returns how many were correct and how many were scored.
+
+- A length is judged by sampling in batches until its Wilson interval lies wholly above the threshold
+  (pass) or wholly below it (fail). At the per-length cap it is decided by the point estimate and
+  marked unsettled.
+- The search starts at the shortest length and climbs geometrically (x `growth`) until a length fails
+  or the maximum passes; then it bisects in log space between the longest passing and the shortest
+  failing length until their ratio is at most `ratio` (or the length granularity allows no midpoint).
+- Relative criterion: the shortest length is the reference, sampled to the cap; a length passes when
+  its accuracy clears `relative` x the reference accuracy.
+- The equivalent full grid is the fixed grid that resolves the same `ratio` everywhere without
+  adapting: min_length, min_length x ratio, min_length x ratio^2, ... (snapped to the granularity)
+  up to and including max_length, every length sampled to the cap. Its request count is what the
+  search is measured against."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from evals.stats import wilson, z_for
+
+
+class Measure(Protocol):
+    def __call__(self, length: int, n_more: int) -> tuple[int, int]:
+        """Run `n_more` more samples at `length`; return (successes, scored trials) among them.
+        Trials may fall short of `n_more` when samples error (timeouts, rejected prompts)."""
+        ...
+
+
+class LimitConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_length: int = Field(gt=0, description="shortest context length tried, in tokens")
+    max_length: int = Field(gt=0, description="longest context length tried, in tokens")
+    threshold: float = Field(0.856, gt=0.0, le=1.0, description="absolute accuracy a length must reach")
+    relative: float | None = Field(None, gt=0.0, le=1.0, description="instead of `threshold`: the fraction of "
+                                   "the accuracy at the shortest length that a length must keep, e.g. 0.85")
+    confidence: float = Field(0.95, gt=0.5, lt=1.0, description="confidence of each length's verdict")
+    max_samples: int = Field(50, ge=1, description="sample cap per length; at the cap the point estimate decides")
+    batch_size: int = Field(10, ge=1, description="samples requested at a time before the interval is checked")
+    ratio: float = Field(1.25, gt=1.0, description="stop when shortest failing / longest passing <= this")
+    growth: float = Field(2.0, gt=1.0, description="step of the geometric climb from the shortest length")
+    granularity: int = Field(256, ge=1, description="lengths between min and max are multiples of this")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LimitConfig:
+        if self.max_length < self.min_length:
+            raise ValueError(f"max_length {self.max_length} is below min_length {self.min_length}")
+        return self
+
+
+class LengthResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    length: int
+    successes: int
+    n: int = Field(description="scored samples")
+    requests: int = Field(description="samples requested, scored or not")
+    accuracy: float | None
+    lo: float
+    hi: float
+    verdict: Literal["pass", "fail", "no_data"]
+    settled: bool = Field(description="the interval cleared the threshold (False: decided at the cap)")
+
+
+class LimitResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    effective: int | None = Field(description="longest passing length; None when the shortest fails")
+    bracket: tuple[int, int] | None = Field(description="(longest passing, shortest failing); None if it never drops")
+    first_failing: int | None
+    threshold: float
+    criterion: Literal["absolute", "relative"]
+    confidence: float
+    lengths: list[LengthResult] = Field(description="in the order measured")
+    requests: int
+    full_grid_lengths: int
+    full_grid_requests: int
+    verdict: str
+
+
+def snap(length: float, config: LimitConfig) -> int:
+    """Round to the granularity, kept inside [min_length, max_length]."""
+    g = config.granularity
+    return min(config.max_length, max(config.min_length, max(g, round(length / g) * g)))
+
+
+def full_grid(config: LimitConfig) -> list[int]:
+    """The fixed grid with neighbours `ratio` apart from min_length to max_length (both included)."""
+    lengths, x = [config.min_length], float(config.min_length)
+    while lengths[-1] < config.max_length:
+        x *= config.ratio
+        nxt = snap(x, config)
+        if nxt > lengths[-1]:
+            lengths.append(nxt)
+    return lengths
+
+
+def judge_length(measure: Measure, length: int, threshold: float, config: LimitConfig,
+                 early_stop: bool = True) -> LengthResult:
+    """Sample `length` in batches until the Wilson interval clears `threshold` or the cap is reached."""
+    z = z_for(config.confidence)
+    successes = n = requests = 0
+    lo, hi = 0.0, 1.0
+    while requests < config.max_samples:
+        ask = min(config.batch_size, config.max_samples - requests)
+        got, trials = measure(length, ask)
+        if not 0 <= got <= trials <= ask:
+            raise ValueError(f"measure({length}, {ask}) returned {got} successes of {trials} trials")
+        successes, n, requests = successes + got, n + trials, requests + ask
+        lo, hi = wilson(successes, n, z)
+        if trials == 0:
+            break  # a whole batch errored (prompts rejected, endpoint down): nothing more to learn here
+        if early_stop and (lo > threshold or hi < threshold):
+            return LengthResult(length=length, successes=successes, n=n, requests=requests, accuracy=successes / n,
+                                lo=lo, hi=hi, verdict="pass" if lo > threshold else "fail", settled=True)
+    if n == 0:
+        return LengthResult(length=length, successes=0, n=0, requests=requests, accuracy=None, lo=lo, hi=hi,
+                            verdict="no_data", settled=False)
+    acc = successes / n
+    return LengthResult(length=length, successes=successes, n=n, requests=requests, accuracy=acc, lo=lo, hi=hi,
+                        verdict="pass" if acc >= threshold else "fail", settled=not early_stop)
+
+
+def find_effective_length(measure: Measure, config: LimitConfig) -> LimitResult:
+    """Climb, then bisect, to the longest length that passes. See the module docstring."""
+    measured: list[LengthResult] = []
+    threshold = config.threshold
+    if config.relative is None:
+        first = judge_length(measure, config.min_length, threshold, config)
+    else:  # the reference: sampled to the cap, and passes unless it scored nothing
+        reference = judge_length(measure, config.min_length, 1.0, config, early_stop=False)
+        threshold = config.relative * (reference.accuracy or 0.0)
+        verdict = "no_data" if reference.n == 0 else "pass" if reference.accuracy else "fail"
+        first = reference.model_copy(update={"verdict": verdict})
+    measured.append(first)
+    passing = config.min_length if first.verdict == "pass" else None
+    failing = None if passing else config.min_length
+
+    def step(length: int) -> None:
+        nonlocal passing, failing
+        result = judge_length(measure, length, threshold, config)
+        measured.append(result)
+        if result.verdict == "pass":
+            passing = length
+        else:
+            failing = length
+
+    while passing is not None and failing is None and passing < config.max_length:
+        step(max(snap(passing * config.growth, config), min(passing + config.granularity, config.max_length)))
+    while passing is not None and failing is not None and failing / passing > config.ratio:
+        mid = snap(math.sqrt(passing * failing), config)
+        if not passing < mid < failing:
+            break  # the granularity leaves no length in between
+        step(mid)
+
+    grid = full_grid(config)
+    return LimitResult(
+        effective=passing, bracket=(passing, failing) if passing and failing else None, first_failing=failing,
+        threshold=threshold, criterion="absolute" if config.relative is None else "relative",
+        confidence=config.confidence, lengths=measured, requests=sum(r.requests for r in measured),
+        full_grid_lengths=len(grid), full_grid_requests=len(grid) * config.max_samples,
+        verdict=_verdict(measured, passing, failing, threshold, config),
+    )
+
+
+def _verdict(measured: list[LengthResult], passing: int | None, failing: int | None, threshold: float,
+             config: LimitConfig) -> str:
+    conf = f"{config.confidence:.0%}"
+    if config.relative is None:
+        bar = f"{threshold:.3g}"
+    else:
+        bar = f"{threshold:.3g} ({config.relative:.0%} of {measured[0].accuracy or 0:.2f} at {config.min_length:,})"
+    if passing is None:
+        first = measured[0]
+        acc = "no scored samples" if first.accuracy is None else f"accuracy {first.accuracy:.2f}"
+        text = f"fails at the shortest length {config.min_length:,}: {acc}, below {bar}"
+    elif failing is None:
+        text = f"effective ≥ {passing:,} ({conf}): stays above {bar} up to the longest length tried"
+    else:
+        text = f"effective ≥ {passing:,} ({conf}); drops below {bar} between {passing:,} and {failing:,}"
+    unsettled = [r.length for r in measured if not r.settled and r.verdict != "no_data"]
+    if unsettled:
+        text += (f"; decided on the point estimate at the {config.max_samples}-sample cap: "
+                 + ", ".join(f"{x:,}" for x in unsettled))
+    no_data = [r.length for r in measured if r.verdict == "no_data"]
+    if no_data:
+        text += "; no scored samples at " + ", ".join(f"{x:,}" for x in no_data)
+    return text

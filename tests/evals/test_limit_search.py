@@ -1,0 +1,150 @@
+import math
+import random
+from typing import Callable
+
+import pytest
+from pydantic import ValidationError
+
+from evals.limit_search import LimitConfig, find_effective_length, full_grid, judge_length
+
+K = 1024
+
+
+class ScriptedCurve:
+    """A deterministic endpoint: each sample at a length is a Bernoulli draw with the curve's true
+    accuracy there, from a random stream of its own per length (so results don't depend on order)."""
+
+    def __init__(self, curve: Callable[[int], float], seed: int = 0, scored: float = 1.0) -> None:
+        self.curve, self.seed, self.scored = curve, seed, scored
+        self.streams: dict[int, random.Random] = {}
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, length: int, n_more: int) -> tuple[int, int]:
+        self.calls.append((length, n_more))
+        rng = self.streams.setdefault(length, random.Random(f"{self.seed}:{length}"))
+        trials = round(n_more * self.scored)
+        return sum(rng.random() < self.curve(length) for _ in range(trials)), trials
+
+
+def step_at(edge: int, high: float = 0.97, low: float = 0.3) -> Callable[[int], float]:
+    return lambda length: high if length < edge else low
+
+
+def logistic(mid: int, top: float = 0.99, bottom: float = 0.05, steep: float = 3.0) -> Callable[[int], float]:
+    """Accuracy falling smoothly in log-length around `mid`."""
+    return lambda length: bottom + (top - bottom) / (1 + math.exp(steep * (math.log2(length) - math.log2(mid))))
+
+
+def config(**kw) -> LimitConfig:
+    return LimitConfig(**{"min_length": 4 * K, "max_length": 1024 * K, **kw})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_step_curve_is_bracketed_within_ratio(seed):
+    edge = 100_000
+    result = find_effective_length(ScriptedCurve(step_at(edge), seed), config())
+    passing, failing = result.bracket
+    assert passing < edge <= failing and failing / passing <= 1.25
+    assert result.effective == passing and result.first_failing == failing
+    assert all(x % 256 == 0 for x in (passing, failing))
+    assert result.verdict.startswith(f"effective ≥ {passing:,} (95%); drops below 0.856 between {passing:,} and {failing:,}")
+
+
+def test_search_order_climbs_then_bisects():
+    curve = ScriptedCurve(step_at(100_000))
+    result = find_effective_length(curve, config())
+    order = [r.length for r in result.lengths]
+    assert order[:6] == [4 * K, 8 * K, 16 * K, 32 * K, 64 * K, 128 * K]
+    assert order[6] == round(math.sqrt(64 * K * 128 * K) / 256) * 256
+    assert result.requests == sum(n for _, n in curve.calls) == sum(r.requests for r in result.lengths)
+
+
+def test_never_drops():
+    result = find_effective_length(ScriptedCurve(lambda _: 0.99), config(max_length=300_000))
+    assert result.effective == 300_000 and result.bracket is None and result.first_failing is None
+    assert [r.verdict for r in result.lengths] == ["pass"] * len(result.lengths)
+    assert result.lengths[-1].length == 300_000  # the maximum itself, not a multiple of the granularity
+    assert "up to the longest length tried" in result.verdict
+
+
+def test_fails_at_the_shortest_length():
+    result = find_effective_length(ScriptedCurve(lambda _: 0.2), config())
+    assert result.effective is None and result.bracket is None and result.first_failing == 4 * K
+    assert len(result.lengths) == 1 and result.lengths[0].settled
+    assert result.verdict.startswith("fails at the shortest length 4,096")
+
+
+def test_relative_criterion():
+    # A weak model: 0.75 at short lengths, never near 0.856, but it keeps 85% of that below 64K.
+    curve = lambda length: 0.75 if length < 64 * K else 0.1  # noqa: E731
+    absolute = find_effective_length(ScriptedCurve(curve), config(max_samples=100))
+    assert absolute.effective is None and absolute.first_failing == 4 * K
+    result = find_effective_length(ScriptedCurve(curve), config(relative=0.85, max_samples=100))
+    reference = result.lengths[0]
+    assert reference.requests == 100 and reference.verdict == "pass" and result.criterion == "relative"
+    assert result.threshold == pytest.approx(0.85 * reference.accuracy)
+    passing, failing = result.bracket
+    assert passing < 64 * K <= failing and failing / passing <= 1.25
+    assert f"drops below {result.threshold:.3g} (85% of {reference.accuracy:.2f} at 4,096)" in result.verdict
+
+
+def test_relative_criterion_with_nothing_right_at_the_shortest_length():
+    result = find_effective_length(ScriptedCurve(lambda _: 0.0), config(relative=0.85))
+    assert result.effective is None and result.lengths[0].verdict == "fail" and len(result.lengths) == 1
+
+
+def test_typical_curve_uses_under_30_percent_of_the_full_grid():
+    for seed in range(5):
+        result = find_effective_length(ScriptedCurve(logistic(150_000), seed), config())
+        passing, failing = result.bracket
+        assert failing / passing <= 1.25
+        assert result.full_grid_lengths == 26 and result.full_grid_requests == 26 * 50
+        assert result.requests <= 0.30 * result.full_grid_requests, result.requests
+
+
+def test_full_grid_definition():
+    grid = full_grid(config(min_length=4 * K, max_length=32 * K))
+    assert grid[0] == 4 * K and grid[-1] == 32 * K
+    assert all(b / a <= 1.25 + 256 / a for a, b in zip(grid, grid[1:]))
+    assert grid == [4096, 5120, 6400, 7936, 9984, 12544, 15616, 19456, 24320, 30464, 32768]
+
+
+def test_judge_stops_when_interval_clears_threshold():
+    curve = ScriptedCurve(lambda _: 1.0)
+    r = judge_length(curve, 8 * K, 0.856, config())
+    assert r.verdict == "pass" and r.settled and r.n == 30  # 20/20 -> lo 0.839; 30/30 -> lo 0.886
+    r = judge_length(ScriptedCurve(lambda _: 0.0), 8 * K, 0.856, config())
+    assert r.verdict == "fail" and r.n == 10
+
+
+def test_undecided_length_is_decided_at_the_cap_and_marked():
+    curve = ScriptedCurve(lambda length: 0.86 if length < 20_000 else 0.0, seed=3)
+    result = find_effective_length(curve, config(max_samples=40))
+    capped = [r for r in result.lengths if not r.settled]
+    assert capped and all(r.n == 40 and r.requests == 40 for r in capped)
+    assert all(r.verdict == ("pass" if r.accuracy >= 0.856 else "fail") for r in capped)
+    assert "40-sample cap" in result.verdict
+
+
+def test_errored_samples_count_as_requests_not_trials():
+    result = judge_length(ScriptedCurve(lambda _: 1.0, scored=0.5), 8 * K, 0.856, config())
+    assert result.requests == 2 * result.n and result.verdict == "pass"
+
+
+def test_length_with_no_scored_sample_counts_as_failing():
+    class Rejecting(ScriptedCurve):  # prompts over 50,000 tokens are all rejected
+        def __call__(self, length, n_more):
+            return (0, 0) if length > 50_000 else super().__call__(length, n_more)
+
+    result = find_effective_length(Rejecting(lambda _: 1.0), config())
+    rejected = [r for r in result.lengths if r.verdict == "no_data"]
+    assert [r.length for r in rejected] == [64 * K, 55_040] and all(r.requests == 10 for r in rejected)
+    assert result.bracket == (46_336, 55_040)
+    assert result.verdict.endswith("no scored samples at 65,536, 55,040")
+
+
+def test_bad_measure_and_config():
+    with pytest.raises(ValueError):
+        judge_length(lambda length, n: (n + 1, n), 4096, 0.856, config())
+    with pytest.raises(ValidationError):
+        LimitConfig(min_length=8192, max_length=4096)
