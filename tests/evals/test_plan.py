@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 
 from evals.cli import main
+from evals.plan.budget import KindBudget, LayoutBudget
+from evals.plan.specs import LayerKind
 from evals.plan.units import parse_size
 from tasks.errors import UserError
 
@@ -228,6 +230,22 @@ def test_nemotron_h_mamba_pattern(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert mamba["state_bytes"] == 3 * 128 * 64 * 128 * 4
     assert mamba["conv_bytes"] == 3 * (128 * 64 + 2 * 8 * 128) * 3 * 2
     assert report["total"]["bytes_per_token"] == 8 * 128 * 2 * 2
+
+
+def test_break_even_crosses_sliding_windows() -> None:
+    def layout(*kinds: KindBudget) -> LayoutBudget:
+        return LayoutBudget(name="test", kinds=kinds, include_conv=False)
+
+    sliding = KindBudget("sliding", LayerKind.sliding, 1, bytes_per_token=10, window=100, state_bytes=0, conv_bytes=0)
+    full = KindBudget("full", LayerKind.full, 1, bytes_per_token=1, window=None, state_bytes=0, conv_bytes=0)
+
+    def state(num_bytes: int) -> KindBudget:
+        return KindBudget("state", LayerKind.linear, 1, 0, None, state_bytes=num_bytes, conv_bytes=7)
+
+    assert layout(sliding, full, state(550)).break_even_tokens() == 50  # 11 bytes/token inside the window
+    assert layout(sliding, full, state(2000)).break_even_tokens() == 1000  # 1,100 at 100 tokens, then 1/token
+    assert layout(sliding, state(2000)).break_even_tokens() is None  # the window caps the cache at 1,000
+    assert layout(sliding, full).break_even_tokens() is None  # no constant state
 
 
 # --- the table and the JSON carry the same numbers ----------------------------------------------
