@@ -15,6 +15,7 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
 from evals.record import SampleRecord
@@ -79,7 +80,7 @@ def _cell_label(grid: HeatmapGrid, i: int, j: int) -> str:
     return "\n".join(parts)
 
 
-def _draw_panel(ax: Axes, grid: HeatmapGrid, fontsize: float) -> object:
+def _draw_panel(ax: Axes, grid: HeatmapGrid, fontsize: float) -> AxesImage:
     image = ax.imshow(np.ma.masked_invalid(grid.accuracy), cmap=CMAP, vmin=0.0, vmax=1.0, aspect="auto")
     rows, cols = grid.accuracy.shape
     for i in range(rows):
@@ -109,10 +110,8 @@ def plot_family(grids: list[HeatmapGrid], title: str, path: Path) -> Path:
     fig = Figure(figsize=(max(6.0, 1.45 * cols + 2.6), sum(heights) + 0.6), layout="constrained")
     axes = fig.subplots(len(grids), 1, squeeze=False, height_ratios=heights)[:, 0]
     fontsize = 7.0 if max(len(g.depths) for g in grids) <= 8 and cols <= 6 else 6.0
-    image = None
-    for ax, grid in zip(axes, grids):
-        image = _draw_panel(ax, grid, fontsize)
-    fig.colorbar(image, ax=list(axes), label="accuracy", shrink=0.8)
+    images = [_draw_panel(ax, grid, fontsize) for ax, grid in zip(axes, grids)]
+    fig.colorbar(images[0], ax=list(axes), label="accuracy", shrink=0.8)
     fig.suptitle(f"{title} - {grids[0].family}" if title else grids[0].family)
     fig.savefig(path, dpi=110)
     return path
