@@ -205,11 +205,10 @@ def _kimi_kda(cfg: ModelConfig, section: Mapping[str, object]) -> LinearSpec:
 def _bailing_linear(cfg: ModelConfig) -> LinearSpec:
     """Ling `bailing_hybrid`: every linear head is `head_dim` square; with `short_conv_kernel_size`
     the layer is KDA (Ling 3), without it lightning attention (no convolution)."""
-    what = "size linear-attention layers"
-    dim = cfg.require(what, ("head_dim",))["head_dim"]
     heads = cfg.int_or_none("num_kv_heads_for_linear_attn")
-    if heads is None:
-        heads = cfg.require(what, ("num_attention_heads",))["num_attention_heads"]
+    keys = ("head_dim",) if heads else ("head_dim", "num_attention_heads")
+    k = cfg.require("size linear-attention layers", keys)
+    dim, heads = k["head_dim"], heads or k["num_attention_heads"]
     kernel = cfg.int_or_none("short_conv_kernel_size") or 0
     if kernel:
         return LinearSpec("KDA", heads, dim, dim, conv_channels=3 * heads * dim, conv_kernel=kernel)
