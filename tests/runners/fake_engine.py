@@ -75,6 +75,11 @@ def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool 
                       "code": "context_length_exceeded"}}
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 refuses bursts of concurrent connections
+
+
 class FakeEngine:
     def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
                  answer: str = "The answer is 42.", reasoning: str | None = None, version: str | None = None,
@@ -92,8 +97,7 @@ class FakeEngine:
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
 
