@@ -15,6 +15,7 @@ facts take the depths in a shuffled order that is neither the chain order nor it
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -59,22 +60,24 @@ class Multihop:
 
 def _place(facts: list[tuple[str, str]], asked: bool, depth: float, p: MultihopParams,
            rng: random.Random, shuffle: bool = False) -> list[NeedleDraft]:
-    """Needles for one chain's facts (text, the name each introduces), in chain order unless `shuffle`."""
+    """Needles for one chain's facts (text, the name each introduces); `shuffle` mixes their order in the text."""
     if asked:
         depths = spread_depths(depth, len(facts), rng, p.placement)
     else:  # in chain order at random depths, so that the chains' ends do not all pile up at 100
         depths = [round(rng.uniform(0.0, 100.0), 3) for _ in facts]
         if p.placement == "spread":
             depths.sort()
-    order = list(range(len(facts)))
+    needles = [NeedleDraft(role=("target" if i == 0 else "hop") if asked else "distractor", text=text,
+                           answer=answer, depth=d) for i, ((text, answer), d) in enumerate(zip(facts, depths))]
+    if not shuffle or len(needles) < 2:
+        return needles
+    # The depths, in text order, go to the facts in an order that is neither the chain order nor its reverse;
+    # the needles are listed in text order, so facts that land on one unit boundary stay shuffled too.
+    order = list(range(len(needles)))
     straight = [order[:], order[::-1] if len(order) > 2 else order[:]]
-    while shuffle and len(order) > 1 and order in straight:  # neither in chain order nor reversed
+    while order in straight:
         rng.shuffle(order)
-    needles = []
-    for i, (text, answer) in enumerate(facts):
-        role = ("target" if i == 0 else "hop") if asked else "distractor"
-        needles.append(NeedleDraft(role=role, text=text, answer=answer, depth=depths[order[i]]))
-    return needles
+    return [replace(needles[i], depth=d) for i, d in zip(order, sorted(depths))]
 
 
 def _var_name(rng: random.Random, taken: set[str]) -> str:
