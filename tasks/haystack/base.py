@@ -92,6 +92,19 @@ def check_range(start: int, stop: int) -> None:
         raise ValueError(f"bad unit range [{start}, {stop})")
 
 
+def partition(rng: random.Random, total: int, low: int, high: int) -> list[int]:
+    """Split `total` (>= low) into parts of low..high that add up to exactly `total` (paragraph
+    lengths, clause lengths, method sizes)."""
+    lengths: list[int] = []
+    remaining = total
+    while remaining > high:
+        n = rng.randint(low, min(high, remaining - low))
+        lengths.append(n)
+        remaining -= n
+    lengths.append(remaining)
+    return lengths
+
+
 class GeneratedHaystack:
     """An unbounded haystack generated in blocks of `block_units` units, each from its own seed.
 
@@ -102,7 +115,7 @@ class GeneratedHaystack:
     kind: ClassVar[str]
     version: ClassVar[str]
     block_units: ClassVar[int]
-    cached_blocks: ClassVar[int] = 2048
+    cached_blocks: ClassVar[int] = 1024
 
     def __init__(self) -> None:
         self.spec = self.kind
@@ -130,7 +143,9 @@ class GeneratedHaystack:
         check_range(start, stop)
         size = self.block_units
         out: list[str] = []
-        for b in range(start // size, (stop - 1) // size + 1 if stop > start else start // size):
+        if stop == start:
+            return out
+        for b in range(start // size, (stop - 1) // size + 1):
             lo = max(start - b * size, 0)
             hi = min(stop - b * size, size)
             block = self.block(b)

@@ -9,16 +9,27 @@ folded into the next line's unit because a lone "\\n" unit would merge with the 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import TypeVar
 
 from tasks.haystack import code_vocab as vocab
-from tasks.haystack.base import GeneratedHaystack, Haystack, haystack_kind, no_argument
-from tasks.haystack.prose import paragraph_lengths
+from tasks.haystack.base import (
+    GeneratedHaystack,
+    Haystack,
+    haystack_kind,
+    no_argument,
+    partition,
+)
 
 INDENT = "    "
 T = TypeVar("T")
+
+
+@cache
+def _fields(template: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\{(\w+)\}", template))
 
 
 class _ModuleWriter:
@@ -75,9 +86,16 @@ class _ModuleWriter:
         return self.pick(("None", "True", "False", "[]", "{}", '""', "()"))
 
     def phrase(self, template: str) -> str:
-        return template.format(noun=self.noun(), n1=self.noun(plural=True), n2=self.noun(plural=True),
-                               g1=self.pick(vocab.VERBS)[1], g2=self.pick(vocab.VERBS)[1],
-                               v1=self.pick(vocab.VERBS)[0])
+        """Fill {noun} (singular), {n1}/{n2} (plural nouns), {g1}/{g2} (gerunds), {v1} (a verb)."""
+        fields: dict[str, str] = {}
+        for name in _fields(template):
+            if name == "noun":
+                fields[name] = self.noun()
+            elif name[0] == "n":
+                fields[name] = self.noun(plural=True)
+            else:
+                fields[name] = self.pick(vocab.VERBS)[1 if name[0] == "g" else 0]
+        return template.format(**fields)
 
     def docstring(self) -> str:
         verb = self.pick(vocab.VERBS)[0].capitalize()
@@ -230,7 +248,7 @@ class _ModuleWriter:
         """A class of exactly n >= 5 lines: header, docstring, then methods of at least 3 lines."""
         self.emit(0, f"class {self.class_name()}:", blank=2)
         self.emit(1, f'"""Keeps {self.noun(plural=True)} and the {self.noun()} they belong to."""')
-        sizes = paragraph_lengths(self.rng, n - 2, 3, 9)
+        sizes = partition(self.rng, n - 2, 3, 9)
         attrs = list(dict.fromkeys(self.var_name() for _ in range(sizes[0] - 1)))
         self.emit(1, f"def __init__(self, {', '.join(attrs)}) -> None:", blank=1)
         for i in range(sizes[0] - 1):
@@ -280,7 +298,7 @@ class _ModuleWriter:
 
 class CodeHaystack(GeneratedHaystack):
     kind = "code"
-    version = "1"
+    version = "2"
     block_units = 320
 
     def make_block(self, rng: random.Random, index: int) -> list[str]:

@@ -14,8 +14,13 @@ from collections.abc import Callable
 from functools import cache
 
 from tasks.haystack import legal_vocab as vocab
-from tasks.haystack.base import GeneratedHaystack, Haystack, haystack_kind, no_argument
-from tasks.haystack.prose import paragraph_lengths
+from tasks.haystack.base import (
+    GeneratedHaystack,
+    Haystack,
+    haystack_kind,
+    no_argument,
+    partition,
+)
 
 TEMPLATES = (
     "{Pc} shall {V} {X} {W}.",
@@ -76,7 +81,7 @@ class LegalHaystack(GeneratedHaystack):
             number = (index * self.articles_per_block + a) % self.max_article + 1
             subject = vocab.SUBJECTS[int(rand() * len(vocab.SUBJECTS))]
             out.append(f"\n\nArticle {number}. {subject.title}")
-            for clause, length in enumerate(paragraph_lengths(rng, self.article_units - 1, 1, 4), start=1):
+            for clause, length in enumerate(partition(rng, self.article_units - 1, 1, 4), start=1):
                 for s in range(length):
                     text = self.sentence(rand, subject)
                     out.append(f"\n\n{number}.{clause} {text}" if s == 0 else " " + text)

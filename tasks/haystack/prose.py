@@ -13,7 +13,13 @@ from functools import cache
 from typing import TypeVar
 
 from tasks.haystack import prose_vocab as vocab
-from tasks.haystack.base import GeneratedHaystack, Haystack, haystack_kind, no_argument
+from tasks.haystack.base import (
+    GeneratedHaystack,
+    Haystack,
+    haystack_kind,
+    no_argument,
+    partition,
+)
 
 TEMPLATES = (
     # narrative, past tense
@@ -158,18 +164,6 @@ COMPILED = tuple(_compile_topic(topic) for topic in vocab.TOPICS)
 """For each topic: its compiled templates, padded like a word pool."""
 
 
-def paragraph_lengths(rng: random.Random, total: int, low: int, high: int) -> list[int]:
-    """Split `total` (>= low) into parts of low..high that add up to exactly `total`."""
-    lengths: list[int] = []
-    remaining = total
-    while remaining > high:
-        n = rng.randint(low, min(high, remaining - low))
-        lengths.append(n)
-        remaining -= n
-    lengths.append(remaining)
-    return lengths
-
-
 class ProseHaystack(GeneratedHaystack):
     kind = "prose"
     version = "1"
@@ -180,7 +174,7 @@ class ProseHaystack(GeneratedHaystack):
         n_topics = len(COMPILED)
         out: list[str] = []
         topic = draw(16) % n_topics
-        for length in paragraph_lengths(rng, self.block_units, 3, 8):
+        for length in partition(rng, self.block_units, 3, 8):
             topic = (topic + 1 + draw(16) % (n_topics - 1)) % n_topics  # never the same topic twice
             templates, template_bits = COMPILED[topic]
             sep = "\n\n"
