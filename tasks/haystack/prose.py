@@ -166,7 +166,7 @@ COMPILED = tuple(_compile_topic(topic) for topic in vocab.TOPICS)
 
 class ProseHaystack(GeneratedHaystack):
     kind = "prose"
-    version = "1"
+    version = "2"
     block_units = 512
 
     def make_block(self, rng: random.Random, index: int) -> list[str]:
