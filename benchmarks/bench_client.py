@@ -116,7 +116,7 @@ async def run_bare(url: str, prompts: list[str], concurrency: int, stream: bool)
             chunks = await client.completions.create(model=MODEL, prompt=prompt, max_tokens=16, temperature=0,
                                                      seed=seed, stream=True, stream_options={"include_usage": True},
                                                      timeout=3600)
-            text = []
+            text: list[str] = []
             async for chunk in chunks:
                 text.extend(c.text for c in chunk.choices)
             return "".join(text)

@@ -120,7 +120,8 @@ class EndpointClient:
                 max_retries=0,
                 timeout=self._timeout(config.timeout_base_s),
                 http_client=httpx2.AsyncClient(
-                    limits=limits, timeout=self._timeout(config.timeout_base_s), trust_env=not is_loopback(root)
+                    limits=limits, timeout=self._timeout(config.timeout_base_s), trust_env=not is_loopback(root),
+                    verify=root.startswith("https://"),  # plain http needs no TLS context (slow to build)
                 ),
             )
             for root in config.base_urls
@@ -192,8 +193,8 @@ class EndpointClient:
                 await asyncio.sleep(delay)
 
     def _backoff_s(self, attempts: int, retry_after_s: float | None) -> float:
-        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempts - 1))
-        delay = cap * self._rng.uniform(0.5, 1.0)
+        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2.0 ** (attempts - 1))
+        delay: float = cap * self._rng.uniform(0.5, 1.0)
         if retry_after_s is not None:
             delay = max(delay, min(retry_after_s, self.config.backoff_max_s))
         return delay

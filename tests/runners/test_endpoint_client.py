@@ -15,7 +15,7 @@ from runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from tasks.errors import UserError
 
 T = TypeVar("T")
-FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}
+FAST: dict[str, Any] = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
