@@ -166,7 +166,7 @@ COMPILED = tuple(_compile_topic(topic) for topic in vocab.TOPICS)
 
 class ProseHaystack(GeneratedHaystack):
     kind = "prose"
-    version = "2"
+    version = "3"
     block_units = 512
 
     def make_block(self, rng: random.Random, index: int) -> list[str]:
@@ -178,8 +178,12 @@ class ProseHaystack(GeneratedHaystack):
             topic = (topic + 1 + draw(16) % (n_topics - 1)) % n_topics  # never the same topic twice
             templates, template_bits = COMPILED[topic]
             sep = "\n\n"
+            used: set[str] = set()
             for _ in range(length):
                 fmt, pools = templates[draw(template_bits)]
+                while fmt in used:  # no template twice in one paragraph
+                    fmt, pools = templates[draw(template_bits)]
+                used.add(fmt)
                 out.append(sep + fmt.format(*[p[draw(b)] for p, b in pools]))
                 sep = " "
         return out
