@@ -1,0 +1,52 @@
+"""The terminal verdict of `ctxprobe limit`: four numbers per endpoint, side by side."""
+
+from __future__ import annotations
+
+from evals.limit_target import TargetLimits
+
+
+def _n(x: int | None) -> str:
+    return f"{x:,}" if x is not None else "?"
+
+
+def render_limits(results: list[TargetLimits]) -> str:
+    rows: list[list[str]] = [["", *[r.endpoint for r in results]],
+                             ["engine", *[f"{r.engine.get('engine')} {r.engine.get('model') or ''}".strip() for r in results]],
+                             ["advertised", *[_n(r.advertised.tokens) for r in results]],
+                             ["configured", *[_n(r.configured) for r in results]],
+                             ["accepted", *[_n(r.accepted.accepted_tokens) for r in results]],
+                             ["effective", *[_effective(r) for r in results]]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    for r in results:
+        a = r.accepted
+        out.append("")
+        out.append(f"{r.endpoint}")
+        out.append(f"  advertised: {_n(r.advertised.tokens)} ({r.advertised.source})")
+        out.append(f"  configured: {_n(r.configured)} ({r.configured_source or 'the engine does not say'})")
+        room = f"with max_tokens {a.max_tokens} of answer room"
+        if a.accepted_tokens is None:
+            out.append(f"  accepted: no prompt was accepted ({room}; {a.requests} requests)")
+        else:
+            above = f"; rejected as too long at {_n(a.rejected_tokens)}" if a.rejected_tokens else "; nothing longer was rejected"
+            out.append(f"  accepted: {_n(a.accepted_tokens)} prompt tokens {room}{above} ({a.requests} requests)")
+        if a.stopped_by_error:
+            out.append(f"    search stopped by an error: {a.stopped_by_error}")
+        if r.effective is not None:
+            e = r.effective
+            out.append(f"  effective: {e.verdict}")
+            out.append(f"    {e.requests} samples used; the equivalent full grid ({e.full_grid_lengths} lengths) "
+                       f"would use {e.full_grid_requests}")
+            for row in e.lengths:
+                acc = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
+                out.append(f"    {row.length:>9,}  acc {acc}  n {row.n:<3} CI [{row.lo:.2f}, {row.hi:.2f}]  {row.verdict}")
+    return "\n".join(out)
+
+
+def _effective(r: TargetLimits) -> str:
+    e = r.effective
+    if e is None:
+        return "not measured"
+    if e.effective is None:
+        return f"< {e.lengths[0].length:,}"
+    return f">= {e.effective:,}" + (f" (< {e.bracket[1]:,})" if e.bracket else "")

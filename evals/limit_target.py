@@ -1,0 +1,92 @@
+"""The four context lengths of one endpoint: advertised, configured, accepted, effective."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel
+
+from evals.limit_accept import AcceptedResult, Probe, find_accepted
+from evals.limit_advertised import Advertised
+from evals.limit_search import LimitConfig, LimitResult, find_effective_length
+from evals.record import ErrorKind
+from evals.run_loop import run_recipes
+from evals.store import RunStore
+from runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from runners.too_long import parse_too_long
+from tasks.build import build_sample
+from tasks.sample import Recipe
+from tasks.token_counter import TokenCounter
+
+GOLDEN = 61.803398875  # depths of successive samples: an even, deterministic spread over 0-100
+
+
+class TaskSpec(BaseModel):
+    family: str
+    params: dict[str, Any] = {}
+
+
+class TargetLimits(BaseModel):
+    endpoint: str
+    engine: dict[str, Any]
+    advertised: Advertised
+    configured: int | None
+    configured_source: str | None
+    accepted: AcceptedResult
+    effective: LimitResult | None
+    tasks: list[TaskSpec]
+
+
+def accepted_length(config: EndpointConfig, counter: TokenCounter, counter_spec: str, *, start: int,
+                    max_length: int, configured: int | None, answer_room: int) -> AcceptedResult:
+    """Find the longest prompt the endpoint takes, each probe asking for `answer_room` answer tokens."""
+
+    async def search() -> AcceptedResult:
+        async with EndpointClient(config) as client:
+
+            async def try_length(n: int) -> Probe:
+                recipe = Recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0, seed=n,
+                                mode=config.mode, token_counter=counter_spec)
+                sample = await asyncio.to_thread(build_sample, recipe, counter)
+                try:
+                    response = await client.send(sample.prompt, max_tokens=answer_room,
+                                                 planned_tokens=sample.planned_tokens, seed=0)
+                except EndpointError as err:
+                    if err.kind is ErrorKind.rejected_too_long:
+                        found = parse_too_long({}, err.detail)
+                        limit = found.limit if found else None
+                        return Probe(sample.planned_tokens, "too_long", stated_limit=limit, detail=err.detail)
+                    return Probe(sample.planned_tokens, "error", detail=f"{err.kind.value}: {err.detail}")
+                return Probe(sample.planned_tokens, "accepted", prompt_tokens=response.prompt_tokens)
+
+            return await find_accepted(try_length, start=start, max_length=max_length, max_tokens=answer_room,
+                                       configured=configured)
+
+    return asyncio.run(search())
+
+
+def effective_length(config: EndpointConfig, counter: TokenCounter, counter_spec: str, store: RunStore,
+                     tasks: list[TaskSpec], search: LimitConfig, haystack: str) -> LimitResult:
+    """Adaptive search for the longest length whose accuracy stays above the threshold; every sample
+    it sends is recorded in the run folder like any run's."""
+    taken: dict[int, int] = {}
+
+    def measure(length: int, n_more: int) -> tuple[int, int]:
+        first = taken.get(length, 0)
+        taken[length] = first + n_more
+        recipes = []
+        for i in range(first, first + n_more):
+            task = tasks[i % len(tasks)]
+            recipes.append(Recipe(family=task.family, params=task.params, haystack=haystack, context_tokens=length,
+                                  depth=round((i * GOLDEN) % 100.0, 1), seed=i, mode=config.mode,
+                                  token_counter=counter_spec))
+
+        async def go() -> tuple[int, int]:
+            async with EndpointClient(config) as client:
+                progress = await run_recipes(recipes, client, store, concurrency=config.concurrency, counter=counter)
+            return progress.correct, progress.done - progress.errors
+
+        return asyncio.run(go())
+
+    return find_effective_length(measure, search)
