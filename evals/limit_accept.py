@@ -1,10 +1,14 @@
 """The accepted context length: the longest prompt the endpoint actually takes, found with real requests.
-Grow geometrically until a too-long rejection, then bisect on token length; a limit stated in the
-rejection message is tried first. Errors other than too-long end the search and are reported."""
+
+Grow geometrically until a too-long rejection, then bisect on token length. Where a rejection states
+the limit N (every engine in ENGINES.md does), N - answer_room is tried directly, so against a known
+engine the search takes two requests: one accepted prompt and one cheap rejection. Errors other than
+too-long end the search and are reported. Every probe asks for `answer_room` answer tokens; the
+accepted length reported is the longest prompt that leaves that room."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Awaitable, Callable
 
 from pydantic import BaseModel
@@ -22,9 +26,15 @@ class Probe:
     stated_limit: int | None = None  # "maximum context length is N tokens" etc.
     detail: str = ""
 
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens or self.planned_tokens
+
 
 class AcceptedResult(BaseModel):
-    accepted_tokens: int | None  # longest accepted prompt (server's count where it gave one)
+    accepted_tokens: int | None  # longest prompt that leaves `max_tokens` of answer room
+    basis: str  # how accepted_tokens follows from the probes
+    largest_taken: int | None  # longest prompt the endpoint took (server's count where it gave one)
     rejected_tokens: int | None  # shortest prompt rejected as too long
     max_tokens: int  # the answer room every probe asked for
     stated_limit: int | None
@@ -37,47 +47,62 @@ Try = Callable[[int], Awaitable[Probe]]
 
 
 async def find_accepted(try_length: Try, *, start: int, max_length: int, max_tokens: int,
-                        configured: int | None = None, precision: float = 0.01) -> AcceptedResult:
+                        configured: int | None = None) -> AcceptedResult:
     """`try_length(n)` sends a prompt of about n tokens (asking for `max_tokens`) and says what happened."""
-    lo: Probe | None = None
-    hi: Probe | None = None
     probes: list[Probe] = []
-    stated: int | None = None
-    error: str | None = None
     tried: set[int] = set()
-    nxt = min(max_length, configured - max_tokens) if configured and configured > max_tokens else min(start, max_length)
-    while nxt not in tried and nxt > 0:
+    first = configured - max_tokens if configured and configured > max_tokens else start
+    nxt: int | None = min(first, max_length)
+    while nxt is not None and nxt > 0 and nxt not in tried:
         tried.add(nxt)
         probe = await try_length(nxt)
         probes.append(probe)
         if probe.outcome == "error":
-            error = probe.detail
             break
-        if probe.outcome == "accepted":
-            lo = probe if lo is None or probe.planned_tokens > lo.planned_tokens else lo
-        else:
-            hi = probe if hi is None or probe.planned_tokens < hi.planned_tokens else hi
-            stated = probe.stated_limit or stated
-        nxt = _next(lo, hi, stated, max_tokens, max_length, precision)
-    return AcceptedResult(
-        accepted_tokens=(lo.prompt_tokens or lo.planned_tokens) if lo else None,
-        rejected_tokens=hi.planned_tokens if hi else None,
-        max_tokens=max_tokens, stated_limit=stated, stopped_by_error=error, requests=len(probes),
-        probes=[p.__dict__ for p in probes],
-    )
+        nxt = _next(probes, max_tokens, max_length)
+    return _result(probes, max_tokens, configured)
 
 
-def _next(lo: Probe | None, hi: Probe | None, stated: int | None, max_tokens: int, max_length: int,
-          precision: float) -> int:
-    """The next length to try, or one already tried (which ends the search)."""
+def _bounds(probes: list[Probe]) -> tuple[Probe | None, Probe | None, int | None]:
+    taken = [p for p in probes if p.outcome == "accepted"]
+    rejected = [p for p in probes if p.outcome == "too_long"]
+    lo = max(taken, key=lambda p: p.planned_tokens, default=None)
+    hi = min(rejected, key=lambda p: p.planned_tokens, default=None)
+    stated = next((p.stated_limit for p in rejected if p.stated_limit), None)
+    return lo, hi, stated
+
+
+def _next(probes: list[Probe], max_tokens: int, max_length: int) -> int | None:
+    """The next length to try; None (or one already tried) ends the search."""
+    lo, hi, stated = _bounds(probes)
     low = lo.planned_tokens if lo else 0
+    if stated is not None and stated > max_tokens:
+        goal = stated - max_tokens
+        if low >= goal - tolerance(goal):
+            return None  # confirmed: a prompt leaving the answer room was taken
+        if hi is None or goal < hi.planned_tokens:
+            return goal
     if hi is None:
-        return min(max_length, max(low * 2, 1))  # still growing (returns `low` at max_length: done)
+        return min(max_length, max(2 * low, 1))  # still growing; at max_length this repeats and ends
     high = hi.planned_tokens
-    if stated is not None:
-        guess = stated - max_tokens
-        if low < guess < high:
-            return guess
-    if high - low <= max(tolerance(high), int(precision * max(low, 1))):  # prompts land within tolerance
-        return low  # bracket closed
+    if high - low <= max(tolerance(high), high // 100):  # prompts land within tolerance of their target
+        return None
     return (low + high) // 2
+
+
+def _result(probes: list[Probe], max_tokens: int, configured: int | None) -> AcceptedResult:
+    lo, hi, stated = _bounds(probes)
+    error = next((p.detail for p in probes if p.outcome == "error"), None)
+    largest = lo.tokens if lo else None
+    accepted, basis = largest, "the longest prompt taken"
+    limit, said = (stated, "the limit the rejection stated") if stated else (configured, "the configured length")
+    if largest is not None and limit is not None and largest > limit - max_tokens:
+        accepted = limit - max_tokens
+        basis = f"{said} ({limit:,}) minus the answer room ({max_tokens}); longer prompts were taken"
+    elif largest is not None and hi is None:
+        basis = "the longest prompt taken; nothing longer was tried or rejected"
+    return AcceptedResult(
+        accepted_tokens=accepted, basis=basis, largest_taken=largest,
+        rejected_tokens=hi.planned_tokens if hi else None, max_tokens=max_tokens, stated_limit=stated,
+        stopped_by_error=error, requests=len(probes), probes=[asdict(p) for p in probes],
+    )

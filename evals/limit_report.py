@@ -24,12 +24,13 @@ def render_limits(results: list[TargetLimits]) -> str:
         out.append(f"{r.endpoint}")
         out.append(f"  advertised: {_n(r.advertised.tokens)} ({r.advertised.source})")
         out.append(f"  configured: {_n(r.configured)} ({r.configured_source or 'the engine does not say'})")
-        room = f"with max_tokens {a.max_tokens} of answer room"
+        room = f"leaving max_tokens {a.max_tokens} for the answer"
         if a.accepted_tokens is None:
-            out.append(f"  accepted: no prompt was accepted ({room}; {a.requests} requests)")
+            out.append(f"  accepted: no prompt was accepted ({a.requests} requests)")
         else:
-            above = f"; rejected as too long at {_n(a.rejected_tokens)}" if a.rejected_tokens else "; nothing longer was rejected"
-            out.append(f"  accepted: {_n(a.accepted_tokens)} prompt tokens {room}{above} ({a.requests} requests)")
+            out.append(f"  accepted: {_n(a.accepted_tokens)} prompt tokens {room} ({a.basis})")
+            above = f"rejected as too long at {_n(a.rejected_tokens)}" if a.rejected_tokens else "none rejected"
+            out.append(f"    largest prompt taken {_n(a.largest_taken)}; {above}; {a.requests} requests")
         if a.stopped_by_error:
             out.append(f"    search stopped by an error: {a.stopped_by_error}")
         if r.effective is not None:

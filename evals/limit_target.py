@@ -14,7 +14,6 @@ from evals.record import ErrorKind
 from evals.run_loop import run_recipes
 from evals.store import RunStore
 from runners.endpoint import EndpointClient, EndpointConfig, EndpointError
-from runners.too_long import parse_too_long
 from tasks.build import build_sample
 from tasks.sample import Recipe
 from tasks.token_counter import TokenCounter
@@ -54,9 +53,7 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, counter_spec:
                                                  planned_tokens=sample.planned_tokens, seed=0)
                 except EndpointError as err:
                     if err.kind is ErrorKind.rejected_too_long:
-                        found = parse_too_long({}, err.detail)
-                        limit = found.limit if found else None
-                        return Probe(sample.planned_tokens, "too_long", stated_limit=limit, detail=err.detail)
+                        return Probe(sample.planned_tokens, "too_long", stated_limit=err.limit, detail=err.detail)
                     return Probe(sample.planned_tokens, "error", detail=f"{err.kind.value}: {err.detail}")
                 return Probe(sample.planned_tokens, "accepted", prompt_tokens=response.prompt_tokens)
 

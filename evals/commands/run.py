@@ -152,7 +152,7 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
     n_ctx = opts["n_ctx"] or _default_n_ctx(suite)
     with EmbeddedEngine(model_file=opts["model_file"], n_ctx=n_ctx, kv_cache_type=opts["kv_cache_type"],
                         threads=opts["threads"]) as engine:
-        info = probe_engine(engine.base_url, model=engine.model_alias, n_ctx=engine.n_ctx)
+        info = engine.info()
         counter = opts["token_counter"] or (f"local:{opts['model_file']}" if opts["model_file"] else f"local:{PACKAGED_MODEL}")
         yield _config(opts, (engine.base_url,), opts["mode"] or "completions", model=engine.model_alias), \
             info.model_dump(), counter

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tasks.token_counter import packaged_gguf
 from runners import launcher
 from runners.launcher import KV_CACHE_TYPES, EmbeddedEngine, EngineStartError
 from tasks.errors import UserError
@@ -90,8 +91,8 @@ def test_packaged_model_is_assembled_once_into_the_cache(tmp_path: Path, monkeyp
 
     monkeypatch.setenv("CTXPROBE_CACHE", str(tmp_path))
     monkeypatch.setattr(packaged, "assemble", assemble)
-    first = launcher.packaged_model_path()
-    second = launcher.packaged_model_path()
+    first = packaged_gguf()
+    second = packaged_gguf()
     assert first == second == tmp_path / "models" / packaged.MODEL_NAME
     assert len(calls) == 1 and calls[0] != first  # written beside the target, then renamed
     assert sorted(p.name for p in first.parent.iterdir()) == [packaged.MODEL_NAME]

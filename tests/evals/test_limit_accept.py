@@ -1,0 +1,67 @@
+"""The accepted-length search against scripted endpoints (no HTTP): how many requests, which bound."""
+
+from __future__ import annotations
+
+import asyncio
+
+from evals.limit_accept import AcceptedResult, Probe, find_accepted
+
+
+def scripted(limit: int, *, states_limit: bool, counts_answer: bool, land: int = 3):
+    """An endpoint that rejects prompts over `limit` (or prompt + answer over it when `counts_answer`);
+    prompts land `land` tokens below the asked length, as the builder's do."""
+    sent: list[int] = []
+
+    async def try_length(n: int, max_tokens: int = 64) -> Probe:
+        planned = n - land
+        sent.append(planned)
+        over = planned + (max_tokens if counts_answer else 0) > limit
+        if over:
+            return Probe(planned, "too_long", stated_limit=limit if states_limit else None, detail="too long")
+        return Probe(planned, "accepted", prompt_tokens=planned)
+
+    return try_length, sent
+
+
+def run(try_length, **kw) -> AcceptedResult:  # type: ignore[no-untyped-def]
+    return asyncio.run(find_accepted(try_length, max_tokens=64, **kw))
+
+
+def test_known_configured_length_takes_two_requests() -> None:
+    try_length, sent = scripted(4096, states_limit=True, counts_answer=True)
+    result = run(try_length, start=1024, max_length=5120, configured=4096)
+    assert result.requests == 2 and len(sent) == 2
+    assert 4096 - 64 - 32 <= result.accepted_tokens <= 4096 - 64
+    assert result.rejected_tokens == 5117 and result.stated_limit == 4096
+
+
+def test_unknown_length_grows_then_jumps_to_the_stated_limit() -> None:
+    try_length, sent = scripted(8192, states_limit=True, counts_answer=False)
+    result = run(try_length, start=1024, max_length=1 << 21)
+    assert result.accepted_tokens == 8192 - 64  # the engine took longer prompts; room is arithmetic
+    assert result.requests <= 6, sent
+
+
+def test_silent_limit_is_bisected_within_one_percent() -> None:
+    try_length, sent = scripted(100_000, states_limit=False, counts_answer=True)
+    result = run(try_length, start=4096, max_length=1 << 21)
+    assert result.rejected_tokens is not None and result.largest_taken is not None
+    assert result.rejected_tokens - result.largest_taken <= max(500, result.rejected_tokens // 100)
+    assert 99_000 - 64 <= result.accepted_tokens <= 100_000 - 64
+    assert result.requests <= 20
+
+
+def test_other_errors_stop_the_search_and_are_reported() -> None:
+    async def failing(n: int) -> Probe:
+        return Probe(n, "error", detail="timeout: prefill took too long") if n > 4096 else Probe(n, "accepted", n)
+
+    result = run(failing, start=4096, max_length=1 << 20)
+    assert result.stopped_by_error == "timeout: prefill took too long"
+    assert result.accepted_tokens == 4096 and result.rejected_tokens is None
+
+
+def test_never_rejected_stops_at_the_ceiling() -> None:
+    try_length, sent = scripted(1 << 30, states_limit=False, counts_answer=False)
+    result = run(try_length, start=1000, max_length=16_000)
+    assert max(sent) == 16_000 - 3 and result.rejected_tokens is None
+    assert "nothing longer" in result.basis
