@@ -102,6 +102,20 @@ class Suite(BaseModel):
         return out
 
 
+    def check(self) -> None:
+        """Fail fast, before any engine starts: every family, parameter and haystack must be known, and
+        each task's shortest length must hold its question and needles (checked with the estimate counter)."""
+        from tasks.build import build_sample, haystack
+
+        for task in self.tasks:
+            validate_params(get_family(task.family), task.params)
+            haystack(task.haystack or self.haystack)
+            shortest = min(task.lengths or self.lengths)
+            build_sample(Recipe(family=task.family, params=task.params, haystack=task.haystack or self.haystack,
+                                context_tokens=shortest, depth=50.0, seed=self.seed, mode=self.mode,
+                                token_counter="estimate"))
+
+
 def builtin_suites() -> list[str]:
     return sorted(p.name.removesuffix(".yaml") for p in files("tasks.suites").iterdir() if p.name.endswith(".yaml"))
 

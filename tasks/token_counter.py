@@ -133,6 +133,15 @@ class HFTokenizerCounter:
         return [len(e.ids) for e in encs]
 
 
+def check_counter_spec(spec: str | None) -> None:
+    """Reject an unknown counter kind before anything is started (None: the default is chosen later)."""
+    if spec is not None and spec.partition(":")[0] not in ("estimate", "local", "server"):
+        raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")
+
+
+_KNOWN = "estimate[:CHARS], local:PATH_OR_ID (local:gemma3-270m), server[:URL]"
+
+
 def make_token_counter(spec: str, *, server_url: str | None = None) -> TokenCounter:
     """Build a counter from its spec string (see the module docstring)."""
     kind, _, arg = spec.partition(":")
@@ -158,4 +167,4 @@ def make_token_counter(spec: str, *, server_url: str | None = None) -> TokenCoun
         from runners.tokenize import server_token_counter
 
         return server_token_counter(url)
-    raise UserError(f"unknown token counter {spec!r}; known: estimate[:CHARS], local:PATH_OR_ID, server[:URL]")
+    raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")

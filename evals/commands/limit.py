@@ -15,11 +15,13 @@ from evals.limit_search import LimitConfig
 from evals.limit_target import TargetLimits, TaskSpec, accepted_length, effective_length
 from evals.run_manifest import endpoint_options, new_manifest, public_url, run_folder
 from evals.store import RunStore
+from pydantic import ValidationError
 from tasks.build import token_counter
 from tasks.errors import UserError
 from tasks.lengths import parse_length
 from tasks.registry import get_family, validate_params
 from tasks.suite import Suite
+from tasks.token_counter import check_counter_spec
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 
@@ -66,12 +68,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--answer-room must be at least 1")
     search_args = dict(threshold=args.threshold, relative=args.relative, confidence=args.confidence,
                        max_samples=args.max_samples, batch_size=args.batch, ratio=args.ratio)
-    LimitConfig(min_length=1, max_length=1, **search_args)  # reject bad search options before any request
+    try:  # reject bad search options before any request
+        LimitConfig(min_length=1, max_length=1, **search_args)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UserError(f"invalid --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+    check_counter_spec(args.token_counter)
     opts = endpoint_options(args, None)
     store = RunStore(run_folder(Path(args.results_dir), f"limit-{args.label}" if args.label else "limit"))
     targets = [[u] for u in opts["endpoints"]] or [[]]  # each --endpoint is its own target here
     suite = Suite(name="limit", lengths=[min_length], depths=[50.0], tasks=[t.model_dump() for t in tasks],
                   haystack=args.haystack)
+    suite.check()
     results: list[TargetLimits] = []
     for urls in targets:
         with serving({**opts, "endpoints": urls}, suite) as (config, engine, counter_spec):

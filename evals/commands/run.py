@@ -20,7 +20,7 @@ from evals.store import RunStore
 from runners.endpoint import EndpointClient, EndpointConfig
 from tasks.errors import UserError
 from tasks.suite import Suite
-from tasks.token_counter import PACKAGED_MODEL
+from tasks.token_counter import PACKAGED_MODEL, check_counter_spec
 
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         suite = suite_from_args(args.suite, args.family, args.params, args.lengths, args.depths,
                                 args.samples, args.haystack, args.seed)
         opts = endpoint_options(args, None)
-        suite.recipes("estimate")  # validates every family and parameter before anything starts
+        suite.check()
+        check_counter_spec(opts["token_counter"])
         store = RunStore(run_folder(Path(args.results_dir), args.label))
         manifest = None
     with serving(opts, suite) as (config, engine_info, counter_spec):

@@ -1,0 +1,47 @@
+"""`ctxprobe limit` on the real embedded engine: configured, accepted, and rejections never scored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxprobe_cli import ctxprobe, only_run_dir
+
+pytestmark = pytest.mark.engine
+
+ROOM = 64
+
+
+def limit_json(results: Path) -> dict:
+    return json.loads((only_run_dir(results) / "limit.json").read_text())["targets"][0]
+
+
+def test_limit_4096_with_effective_search_past_the_limit(tmp_path: Path) -> None:
+    done = ctxprobe("limit", "--n-ctx", "4096", "--min-length", "1k", "--max-length", "6k",
+                    "--task", "niah:variant=single", "--max-samples", "4", "--batch", "4", "--ratio", "2",
+                    "--answer-room", str(ROOM), "--results-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    t = limit_json(tmp_path)
+    assert t["configured"] == 4096
+    accepted = t["accepted"]["accepted_tokens"]
+    assert 0.98 * (4096 - ROOM) <= accepted <= 4096 - ROOM
+    assert t["accepted"]["requests"] <= 3
+    # lengths past the limit were rejected: no scored sample there, and no wrong answer counted
+    past = [row for row in t["effective"]["lengths"] if row["length"] > 4096 - ROOM]
+    assert past and all(row["n"] == 0 and row["verdict"] == "no_data" for row in past)
+    recs = [json.loads(x) for x in (only_run_dir(tmp_path) / "samples.jsonl").read_text().splitlines()]
+    rejected = [r for r in recs if r["error"] == "rejected_too_long"]
+    assert rejected and all(r["score"] is None for r in rejected)
+    assert "configured" in done.stdout and "4,096" in done.stdout
+
+
+def test_limit_8192_configured_and_accepted(tmp_path: Path) -> None:
+    done = ctxprobe("limit", "--n-ctx", "8192", "--skip-effective", "--advertised", "32k",
+                    "--answer-room", str(ROOM), "--results-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    t = limit_json(tmp_path)
+    assert t["configured"] == 8192 and t["advertised"]["tokens"] == 32768
+    assert 0.98 * (8192 - ROOM) <= t["accepted"]["accepted_tokens"] <= 8192 - ROOM
+    assert t["effective"] is None

@@ -1,0 +1,103 @@
+"""`ctxprobe run` end to end on the real embedded engine (llama.cpp serving Gemma 3 270M)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ctxprobe_cli import ctxprobe, only_run_dir, popen
+
+pytestmark = pytest.mark.engine
+
+SECRET = "sk-ctxprobe-test-7f3a9c2e41d8b6"
+
+
+def records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+
+
+def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
+    done = ctxprobe("run", "--suite", "quick", "--lengths", "1k,2k,4k", "--depths", "0,50,100", "--samples", "2",
+                    "--label", "e2e quick", "--results-dir", str(tmp_path), env={"OPENAI_API_KEY": SECRET})
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_dir = only_run_dir(tmp_path)
+    recs = records(run_dir)
+    ids = [r["sample"]["sample_id"] for r in recs]
+    assert len(ids) == len(set(ids))
+    single = [r for r in recs if r["sample"]["recipe"]["family"] == "niah"
+              and r["sample"]["recipe"]["params"].get("variant") == "single"]
+    assert len(single) == 3 * 3 * 2
+    assert all(r["error"] is None for r in single)
+    accuracy = sum(r["score"]["correct"] for r in single) / len(single)
+    assert accuracy >= 0.8, accuracy
+    # planned lengths are what the server counted
+    assert all(r["response"]["prompt_tokens"] == r["sample"]["planned_tokens"] for r in single)
+
+    table = pd.read_csv(run_dir / "summary.csv")
+    cells = table[(table.family == "niah") & table.variant.str.contains("single")]
+    assert sorted(cells.context_tokens.unique()) == [1024, 2048, 4096]
+    assert sorted(cells.depth.unique()) == [0.0, 50.0, 100.0]
+    assert (cells.n == 2).all()
+    assert (run_dir / "heatmap_niah.png").stat().st_size > 10_000
+    assert "niah" in done.stdout and "4K" in done.stdout
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["label"] == "e2e quick"
+    assert manifest["engine"]["engine"] == "llama-cpp-python" and manifest["engine"]["context_length"] >= 4096
+    assert manifest["token_counter"] == "local:gemma3-270m"
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def _unreachable(url: str) -> bool:
+    try:
+        urllib.request.urlopen(f"{url}/v1/models", timeout=2)
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return True
+    return False
+
+
+def test_kill_9_mid_run_then_resume_keeps_every_sample_once(tmp_path: Path) -> None:
+    args = ("run", "--family", "niah", "--lengths", "1k", "--depths", "0:100:10", "--results-dir", str(tmp_path))
+    proc = popen(*args)
+    deadline = time.monotonic() + 300
+    samples = None
+    while time.monotonic() < deadline:
+        dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
+        samples = dirs[0] / "samples.jsonl" if dirs else None
+        if samples and samples.exists() and samples.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    run_dir = only_run_dir(tmp_path)
+    before = records(run_dir)
+    assert 3 <= len(before) < 11
+
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "running"
+    engine_url = manifest["endpoints"][0]
+    for _ in range(50):  # the embedded engine dies with its parent
+        if _unreachable(engine_url):
+            break
+        time.sleep(0.2)
+    assert _unreachable(engine_url)
+
+    done = ctxprobe("run", "--resume", str(run_dir))
+    assert done.returncode == 0, done.stderr[-2000:]
+    after = records(run_dir)
+    ids = [r["sample"]["sample_id"] for r in after]
+    assert len(ids) == 11 and len(set(ids)) == 11
+    kept = {r["sample"]["sample_id"]: r for r in after}
+    for r in before:  # finished samples were kept as they were, not sent again
+        assert kept[r["sample"]["sample_id"]] == r
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "finished"

@@ -1,0 +1,65 @@
+"""Bad input ends in one line on stderr and exit code 2 — never a traceback — for every command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write(tmp: Path, name: str, text: str) -> str:
+    path = tmp / name
+    path.write_text(text)
+    return str(path)
+
+
+CASES = {
+    "unknown family": lambda t: ["run", "--family", "nope", "--lengths", "1k"],
+    "unknown parameter": lambda t: ["run", "--family", "niah", "--params", "colour=red"],
+    "invalid parameter value": lambda t: ["run", "--family", "niah", "--params", "variant=triple"],
+    "unknown haystack": lambda t: ["run", "--family", "niah", "--haystack", "poetry"],
+    "missing haystack file": lambda t: ["prompt", write(t, "r.json", '{"family": "niah", "haystack": "file:/no/such/file.txt", "context_tokens": 2048}')],
+    "invalid length": lambda t: ["run", "--family", "niah", "--lengths", "12q"],
+    "length too small": lambda t: ["prompt", write(t, "r.json", '{"family": "niah", "haystack": "noise", "context_tokens": 60}')],
+    "depth outside 0-100": lambda t: ["run", "--family", "niah", "--depths", "0,50,120"],
+    "unknown suite": lambda t: ["run", "--suite", "weekly"],
+    "malformed suite yaml": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k\n")],
+    "suite missing tasks": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\n")],
+    "suite with unknown family": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\ntasks: [{family: nope}]\n")],
+    "unreachable endpoint": lambda t: ["run", "--family", "niah", "--endpoint", f"http://127.0.0.1:{closed_port()}"],
+    "invalid endpoint url": lambda t: ["run", "--family", "niah", "--endpoint", "not a url"],
+    "missing model file": lambda t: ["run", "--family", "niah", "--model-file", "/no/such/model.gguf"],
+    "unknown flag": lambda t: ["run", "--frobnicate"],
+    "show on a non-run folder": lambda t: ["show", str(t)],
+    "prompt for an unknown sample": lambda t: ["prompt", str(t), "abc"],
+    "limit with bad threshold": lambda t: ["limit", "--threshold", "1.5"],
+    "limit with unknown task": lambda t: ["limit", "--task", "nope"],
+    "limit with missing config": lambda t: ["limit", "--config", "/no/config.json"],
+    "unknown token counter": lambda t: ["run", "--family", "niah", "--token-counter", "magic"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
+    if case == "show on a non-run folder" or case == "prompt for an unknown sample":
+        (tmp_path / "empty").mkdir()
+        tmp_path = tmp_path / "empty"
+    args = CASES[case](tmp_path)
+    done = subprocess.run([sys.executable, "-m", "evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, (done.returncode, done.stderr[-1500:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr and "error" in lines[0]
