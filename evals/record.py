@@ -18,6 +18,7 @@ class ErrorKind(str, Enum):
     http_error = "http_error"
     connection_error = "connection_error"
     empty = "empty"
+    no_answer_room = "no_answer_room"  # the engine stopped for length before max_tokens: context exhausted
 
 
 class Response(BaseModel):

@@ -53,10 +53,22 @@ class Progress:
                 f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
 
 
+def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None, str | None]:
+    """A response that cannot be scored fairly: no text at all, or an answer the engine cut short
+    because the context was full (vLLM and llama-cpp-python clamp max_tokens silently)."""
+    if not (response.text.strip() or response.reasoning):
+        return ErrorKind.empty, "the endpoint returned no text"
+    done = response.completion_tokens
+    if response.finish_reason == "length" and done is not None and done < max_tokens:
+        return ErrorKind.no_answer_room, (f"stopped for length after {done} of {max_tokens} answer tokens "
+                                          f"(prompt {response.prompt_tokens} tokens): no room left in the context")
+    return None, None
+
+
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
               attempts: int) -> SampleRecord:
-    if response is not None and error is None and not (response.text.strip() or response.reasoning):
-        error, detail = ErrorKind.empty, "the endpoint returned no text"
+    if response is not None and error is None:
+        error, detail = answer_error(response, sample.max_tokens)
     score = score_sample(sample, response.text) if response is not None and error is None else None
     return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
                         attempts=attempts, finished_at=time.time())

@@ -89,13 +89,13 @@ class Suite(BaseModel):
         """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another."""
         out: list[Recipe] = []
         for task in self.tasks:
-            family = get_family(task.family)
-            validate_params(family, task.params)
+            # Recipes carry every parameter, defaults included: the record says exactly what ran.
+            params = validate_params(get_family(task.family), task.params).model_dump(mode="json")
             for length in task.lengths or self.lengths:
                 for index in range(task.samples or self.samples):
                     for depth in task.depths or self.depths:
                         out.append(Recipe(
-                            family=task.family, params=task.params, haystack=task.haystack or self.haystack,
+                            family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
                             mode=mode or self.mode, token_counter=token_counter,
                         ))

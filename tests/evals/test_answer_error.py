@@ -1,0 +1,25 @@
+"""Responses that cannot be scored fairly are typed errors, not wrong answers."""
+
+from __future__ import annotations
+
+from evals.record import ErrorKind, Response
+from evals.run_loop import answer_error
+
+
+def response(text: str, finish: str | None, done: int | None) -> Response:
+    return Response(endpoint="http://x", text=text, finish_reason=finish, prompt_tokens=4090,
+                    completion_tokens=done, latency_s=1.0)
+
+
+def test_answer_cut_short_by_a_full_context_is_no_answer_room() -> None:
+    kind, detail = answer_error(response(": 12", "length", 3), max_tokens=20)
+    assert kind is ErrorKind.no_answer_room and "3 of 20" in (detail or "")
+
+
+def test_full_length_answer_and_stopped_answer_are_scored() -> None:
+    assert answer_error(response(": 1234567. And then", "length", 20), max_tokens=20) == (None, None)
+    assert answer_error(response(": 1234567.", "stop", 5), max_tokens=20) == (None, None)
+
+
+def test_empty_answer_is_empty() -> None:
+    assert answer_error(response("  ", "stop", 0), max_tokens=20)[0] is ErrorKind.empty
