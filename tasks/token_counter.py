@@ -89,6 +89,25 @@ class EstimateCounter:
         return [math.ceil(len(t) / self.chars_per_token) for t in texts]
 
 
+_QUIET: list[object] = []  # keeps the C callback alive
+
+
+def _quiet_llama_logs() -> None:
+    """llama.cpp logs to stderr even for a vocab-only load; a token counter should print nothing."""
+    if _QUIET:
+        return
+    import ctypes
+
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def quiet(level: int, text: bytes, user_data: object) -> None:
+        return None
+
+    llama_cpp.llama_log_set(quiet, ctypes.c_void_p(0))
+    _QUIET.append(quiet)
+
+
 class GGUFCounter:
     """The tokenizer inside a GGUF file, loaded vocab-only (no weights) through llama-cpp-python.
 
@@ -104,6 +123,7 @@ class GGUFCounter:
     def __init__(self, path: Path) -> None:
         import llama_cpp
 
+        _quiet_llama_logs()
         self.spec = f"local:{path}"
         self._lib = llama_cpp
         self._llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
