@@ -7,7 +7,8 @@ With the real local tokenizer (`local:gemma3-270m`), one `niah` sample of `--tok
   build_sample counts every haystack unit it needs once.
 - warm: a fresh process on the same cache folder (counts read from disk), then a second build of another
   depth and seed in that same process.
-- tokenizer pass: the same ~N tokens of haystack text tokenized once, as one string.
+- tokenizer pass: the same ~N tokens of haystack text tokenized once, as one string (in each cold process
+  right after its build, so that a busy machine slows both alike).
 - RULER-style: RULER's binary search over the number of haystack units, tokenizing the whole prompt
   (units, needle at the depth, question) at every probe, until the bounds meet.
 
@@ -83,7 +84,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     sample = build_sample(recipe(args), counter)
     result: dict[str, Any] = {"load_s": load_s, "build_s": time.perf_counter() - started, "count_s": counting[0],
-                              "sha256": sample.prompt_sha256, "planned": sample.planned_tokens}
+                              "sha256": sample.prompt_sha256}
     counts = unit_counts(args.haystack, counter)
     result.update(units_counted=len(counts.counts), tokens_counted=int(counts.cumsum[-1]))
     if args.worker == "warm":
@@ -91,7 +92,18 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         build_sample(recipe(args, SECOND_DEPTH, SECOND_SEED), counter)
         result["second_build_s"] = time.perf_counter() - started
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+    if args.worker == "cold":  # the one-pass baseline, right after the build: under the same machine load
+        text, result["pass_units"] = haystack_text(args, counts)
+        started = time.perf_counter()
+        result["pass_tokens"] = count_many([text])[0]
+        result["pass_s"] = time.perf_counter() - started
     return result
+
+
+def haystack_text(args: argparse.Namespace, counts: UnitCounts) -> tuple[str, int]:
+    """The first haystack units that reach the target, as one string, and how many they are."""
+    n = int(counts.cumsum.searchsorted(args.tokens))
+    return "".join(make_haystack(args.haystack).units(0, n)), n
 
 
 def run_worker(mode: str, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -226,7 +238,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=1_000_000, help="prompt length (default 1,000,000)")
     parser.add_argument("--haystack", default="prose", help="haystack spec (default prose)")
-    parser.add_argument("--rounds", type=int, default=3, help="fresh-process runs of cold, warm and the pass")
+    parser.add_argument("--rounds", type=int, default=3, help="fresh-process runs of cold and of warm")
     parser.add_argument("--ruler-probes-cap", type=int, default=None,
                         help="measure only this many RULER-style probes and extrapolate (default: all)")
     parser.add_argument("--worker", choices=["cold", "warm"], help=argparse.SUPPRESS)
@@ -237,7 +249,8 @@ def main() -> int:
         print("RESULT " + json.dumps(worker(args)), flush=True)
         return 0
 
-    print(f"niah sample of {args.tokens:,} tokens on haystack {args.haystack!r}, counter {COUNTER}; "
+    one_m = " (1M taken as 1,000,000, not 1,048,576)" if args.tokens == 1_000_000 else ""
+    print(f"niah sample of {args.tokens:,} tokens{one_m} on haystack {args.haystack!r}, counter {COUNTER}; "
           f"medians of {args.rounds} rounds; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     gguf = packaged_gguf()
     with tempfile.TemporaryDirectory(prefix="ctxprobe-bench-") as root:
@@ -247,19 +260,12 @@ def main() -> int:
 
         os.environ["CTXPROBE_CACHE"] = str(caches[-1])
         counter = make_token_counter(COUNTER)
-        counts = unit_counts(args.haystack, counter)
-        n_units = int(counts.cumsum.searchsorted(args.tokens))
-        text = "".join(make_haystack(args.haystack).units(0, n_units))
-        pass_runs = []
-        for _ in range(args.rounds):
-            started = time.perf_counter()
-            pass_tokens = count(counter, text)
-            pass_runs.append(time.perf_counter() - started)
-        twice_s = llama_tokenize_seconds(gguf, text)
+        twice_s = llama_tokenize_seconds(gguf, haystack_text(args, unit_counts(args.haystack, counter))[0])
         ruler = ruler_style(args, counter)
         sample = build_sample(recipe(args), counter)  # from the cache: the prompt the workers built
         real = counter.bos_tokens + count(counter, sample.prompt)
     same_bytes = {r["sha256"] for r in cold + warm} == {sample.prompt_sha256}
+    pass_runs = [r["pass_s"] for r in cold]
     pass_s = statistics.median(pass_runs)
 
     cold_s, warm_s, second_s = med(cold, "build_s"), med(warm, "build_s"), med(warm, "second_build_s")
@@ -267,12 +273,14 @@ def main() -> int:
     print(f"cold  fresh process, empty count cache   build {cold_s:6.2f} s  (counting units {med(cold, 'count_s'):.2f} s: "
           f"{cold[-1]['units_counted']:,} units, {cold[-1]['tokens_counted']:,} tokens)  "
           f"tokenizer load {med(cold, 'load_s'):.2f} s  peak RSS {cold_rss:.0f} MB")
+    print(f"      cold build runs: {', '.join(f'{s:.2f}' for s in (r['build_s'] for r in cold))} s")
     print(f"warm  fresh process, counts on disk      build {warm_s:6.2f} s  tokenizer load {med(warm, 'load_s'):.2f} s  "
           f"peak RSS {warm_rss:.0f} MB")
     print(f"warm  same process, depth {SECOND_DEPTH:g} seed {SECOND_SEED}      build {second_s:6.2f} s")
-    print(f"tokenizer pass: {n_units:,} units as one string, {pass_tokens:,} tokens   {pass_s:6.2f} s  "
-          f"(runs: {', '.join(f'{s:.2f}' for s in pass_runs)}; llama-cpp-python's Llama.tokenize, which "
-          f"tokenizes twice on a vocab-only model: {twice_s:.2f} s)")
+    print(f"tokenizer pass: {cold[-1]['pass_units']:,} units as one string, {cold[-1]['pass_tokens']:,} tokens, "
+          f"in each cold process after its build  {pass_s:6.2f} s  (runs: {', '.join(f'{s:.2f}' for s in pass_runs)})")
+    print(f"  for reference, llama-cpp-python's Llama.tokenize on that string: {twice_s:.2f} s "
+          "(it runs the tokenizer twice on a vocab-only model)")
     label = "EXTRAPOLATED" if ruler.extrapolated else "measured"
     per_probe = statistics.median(p.seconds for p in ruler.probes)
     print(f"RULER-style: units in [{ruler.bounds[0]:,}, {ruler.bounds[1]:,}], {ruler.probes_needed} probes until the "

@@ -54,9 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def parse_task(text: str) -> TaskSpec:
     family, _, params = text.partition(":")
-    spec = TaskSpec(family=family.strip(), params=parse_params(params))
-    validate_params(get_family(spec.family), spec.params)
-    return spec
+    name = family.strip()
+    full = validate_params(get_family(name), parse_params(params)).model_dump(mode="json")
+    return TaskSpec(family=name, params=full)  # every parameter, defaults included
 
 
 def run(args: argparse.Namespace) -> int:
