@@ -33,7 +33,8 @@ def advertised_length(given: str | None, config_path: str | None) -> Advertised:
 
 
 def _from_config(config: dict[str, Any], where: str) -> Advertised:
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    nested = config.get("text_config")
+    text: dict[str, Any] = nested if isinstance(nested, dict) else config
     max_pos = text.get("max_position_embeddings")
     if not isinstance(max_pos, int) or max_pos <= 0:
         raise UserError(f"{where} has no max_position_embeddings")

@@ -53,9 +53,16 @@ def cache_dir() -> Path:
 
 
 class TokenCounter(Protocol):
-    spec: str
-    approximate: bool
-    bos_tokens: int  # tokens the endpoint puts before a completion prompt (BOS), counted in the length
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def approximate(self) -> bool: ...
+
+    @property
+    def bos_tokens(self) -> int:
+        """Tokens the endpoint puts before a completion prompt (BOS), counted in the length."""
+        ...
 
     def count_many(self, texts: Sequence[str]) -> list[int]: ...
 

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from evals.commands.run import add_endpoint_args, serving
 from evals.inline_suite import parse_params
 from evals.limit_advertised import advertised_length
@@ -15,7 +17,6 @@ from evals.limit_search import LimitConfig
 from evals.limit_target import TargetLimits, TaskSpec, accepted_length, effective_length
 from evals.run_manifest import endpoint_options, new_manifest, public_url, run_folder
 from evals.store import RunStore
-from pydantic import ValidationError
 from tasks.build import token_counter
 from tasks.errors import UserError
 from tasks.lengths import parse_length
@@ -77,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     opts = endpoint_options(args, None)
     store = RunStore(run_folder(Path(args.results_dir), f"limit-{args.label}" if args.label else "limit"))
     targets = [[u] for u in opts["endpoints"]] or [[]]  # each --endpoint is its own target here
-    suite = Suite(name="limit", lengths=[min_length], depths=[50.0], tasks=[t.model_dump() for t in tasks],
-                  haystack=args.haystack)
+    suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
+                                  "tasks": [t.model_dump() for t in tasks], "haystack": args.haystack})
     suite.check()
     results: list[TargetLimits] = []
     for urls in targets:

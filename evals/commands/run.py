@@ -18,7 +18,6 @@ from evals.run_loop import Progress, run_recipes
 from evals.run_manifest import endpoint_options, new_manifest, run_folder
 from evals.store import RunStore
 from runners.endpoint import EndpointClient, EndpointConfig
-from tasks.errors import UserError
 from tasks.suite import Suite
 from tasks.token_counter import PACKAGED_MODEL, check_counter_spec
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.engine

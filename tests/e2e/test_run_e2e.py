@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from ctxprobe_cli import ctxprobe, only_run_dir, popen
 
 pytestmark = pytest.mark.engine
