@@ -8,13 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasks.count_cache import UnitCounts
+from tasks.count_cache import LOOKAHEAD, UnitCounts
 from tasks.errors import UserError
 from tasks.haystack import Haystack
 from tasks.registry import Draft
 from tasks.sample import NeedleSpot
 
-_LOOKAHEAD = 512
 MIN_HAYSTACK_TOKENS = 64  # units searched past the first one that overflows, to fill the last gap
 
 
@@ -94,7 +93,7 @@ def _select_units(counts: UnitCounts, budget: int, tol: int) -> list[int]:
     chosen = list(range(n))
     gap = budget - int(counts.cumsum[n])
     i = n
-    limit = min(len(counts.counts), n + _LOOKAHEAD)
+    limit = min(len(counts.counts), n + LOOKAHEAD)
     while gap > tol // 4 and i < limit:
         c = int(counts.counts[i])
         if c <= gap:

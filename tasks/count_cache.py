@@ -14,7 +14,7 @@ import numpy as np
 from tasks.haystack import Haystack
 from tasks.token_counter import TokenCounter, cache_dir, fingerprint
 
-_CHUNK = 4096
+LOOKAHEAD = 512  # units counted past the budget, for the assembler's last-gap fill
 
 
 class UnitCounts:
@@ -34,14 +34,19 @@ class UnitCounts:
         """cumsum[i] = tokens in units [0, i)."""
         return self._cumsum
 
-    def ensure_tokens(self, tokens: int) -> None:
-        """Count units until their total reaches `tokens` (plus a chunk of lookahead)."""
+    def ensure_tokens(self, tokens: int, lookahead: int = LOOKAHEAD) -> None:
+        """Count units until their total reaches `tokens`, plus `lookahead` units past that point
+        (the assembler may use a few of them to fill the last gap)."""
         grown = False
-        while self._cumsum[-1] < tokens or len(self.counts) < _CHUNK:
-            start = len(self.counts)
+        while True:
             have = int(self._cumsum[-1])
+            within = int(np.searchsorted(self._cumsum, tokens, side="right"))
+            if have >= tokens and len(self.counts) - within >= lookahead:
+                break
+            start = len(self.counts)
             per_unit = have / start if start else 20.0
-            n = max(_CHUNK, int((tokens - have) / max(per_unit, 1.0) * 1.05) + _CHUNK)
+            missing = max(0, tokens - have) / max(per_unit, 1.0)
+            n = int(missing * 1.02) + lookahead
             new = np.asarray(self.counter.count_many(self.haystack.units(start, start + n)), dtype=np.int32)
             self.counts = np.concatenate((self.counts, new))
             self._cumsum = np.concatenate((self._cumsum, self._cumsum[-1] + np.cumsum(new, dtype=np.int64)))
