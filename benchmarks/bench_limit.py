@@ -5,7 +5,7 @@ The full grid is the fixed grid with the same resolution (lengths spaced by --ra
 snapped to 256) with every length sampled to the same cap: what a non-adaptive sweep must send to
 place the drop within the same ratio at the same confidence. Target: adaptive <= 30% of the grid.
 
-    python benchmarks/bench_limit.py --min 512 --max 4096 --task recall:kind=hex
+    python benchmarks/bench_limit.py --min 1k --max 4k --task niah:variant=single
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from tasks.token_counter import PACKAGED_MODEL  # noqa: E402
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--min", default="512")
+    ap.add_argument("--min", default="1k")
     ap.add_argument("--max", default="4k")
-    ap.add_argument("--task", action="append", help="FAMILY[:k=v,...]; repeat (default recall:kind=hex)")
+    ap.add_argument("--task", action="append", help="FAMILY[:k=v,...]; repeat (default niah:variant=single)")
     ap.add_argument("--haystack", default="prose")
     ap.add_argument("--threshold", type=float, default=0.856)
     ap.add_argument("--max-samples", type=int, default=30)
@@ -41,7 +41,7 @@ def main() -> int:
     args = ap.parse_args()
 
     lo, hi = parse_length(args.min), parse_length(args.max)
-    tasks = [parse_task(t) for t in (args.task or ["recall:kind=hex"])]
+    tasks = [parse_task(t) for t in (args.task or ["niah:variant=single"])]
     search = LimitConfig(min_length=lo, max_length=hi, threshold=args.threshold, max_samples=args.max_samples,
                          batch_size=args.batch, ratio=args.ratio)
     spec = f"local:{PACKAGED_MODEL}"

@@ -14,7 +14,7 @@ from tasks.haystack import Haystack
 from tasks.registry import Draft
 from tasks.sample import NeedleSpot
 
-MIN_HAYSTACK_TOKENS = 64  # units searched past the first one that overflows, to fill the last gap
+MIN_HAYSTACK_TOKENS = 64  # the least haystack a prompt may have around its needles
 
 
 def tolerance(target: int) -> int:
