@@ -34,12 +34,15 @@ class Assembled:
     needles: list[NeedleSpot]
 
 
-def assemble(draft: Draft, counts: UnitCounts, target: int) -> Assembled:
-    """Fill `target` tokens: head + haystack with needles + tail, never above the target."""
+def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = None) -> Assembled:
+    """Fill `target` tokens: head + haystack with needles + tail, never above the target. `lead` is what
+    the endpoint adds around the text (BOS, or the chat template's tokens; default: the counter's BOS);
+    token offsets count it as coming first."""
     haystack, counter = counts.haystack, counts.counter
     needle_units = [n.text if n.unit else haystack.wrap_needle(n.text) for n in draft.needles]
     head_n, tail_n, *needle_n = counter.count_many([draft.head, draft.tail, *needle_units])
-    frame = counter.bos_tokens + head_n + tail_n + sum(needle_n)
+    lead = counter.bos_tokens if lead is None else lead
+    frame = lead + head_n + tail_n + sum(needle_n)
     budget = target - frame - safety_margin(target)
     if budget < MIN_HAYSTACK_TOKENS:
         raise UserError(
@@ -56,7 +59,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int) -> Assembled:
     order = sorted(range(len(slots)), key=lambda i: (slots[i], i))
     parts: list[str] = [draft.head]
     char_pos = len(draft.head)
-    tok_pos = counter.bos_tokens + head_n
+    tok_pos = lead + head_n
     spots: list[NeedleSpot | None] = [None] * len(slots)
     total_hay = hay_tokens + sum(needle_n)
     unit_texts = _unit_texts(haystack, units)

@@ -30,7 +30,7 @@ def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
     for attempt in range(MAX_ATTEMPTS):
         rng = random.Random(hashlib.sha256(f"{recipe.canonical_json()}#{attempt}".encode()).digest())
         draft = family.draft(params, recipe.depth, recipe.mode, rng)
-        built = assemble(draft, counts, recipe.context_tokens)
+        built = assemble(draft, counts, recipe.context_tokens, lead_tokens(counts.counter, recipe.mode))
         if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
             break
     else:
@@ -62,6 +62,18 @@ def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> b
         if len(pattern.findall(prompt)) != len(pattern.findall(placed)):
             return False
     return True
+
+
+@lru_cache(maxsize=32)
+def lead_tokens(counter: TokenCounter, mode: str) -> int:
+    """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
+    counter can measure it (vLLM, SGLang, llama-server); otherwise BOS."""
+    if mode == "chat":
+        measure = getattr(counter, "chat_overhead", None)
+        overhead = measure() if callable(measure) else None
+        if isinstance(overhead, int):
+            return overhead
+    return counter.bos_tokens
 
 
 @lru_cache(maxsize=256)

@@ -12,7 +12,7 @@ import pytest
 from tasks.assemble import tolerance
 from tasks.build import build_sample, token_counter
 from tasks.sample import Recipe
-from tasks.token_counter import count
+from tasks.token_counter import EstimateCounter, count
 
 pytest.importorskip("llama_cpp")
 
@@ -84,3 +84,26 @@ def test_estimate_counter_marks_sample_approximate() -> None:
     sample = build_sample(recipe(token_counter="estimate"))
     assert sample.approximate and sample.planned_tokens <= 4096
     assert not build_sample(recipe()).approximate
+
+
+class TemplatedCounter(EstimateCounter):
+    """One token per character (exactly additive), and an endpoint that wraps chat prompts in a
+    23-token template (as vLLM's tokenize call reports it)."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+
+    def chat_overhead(self) -> int:
+        return 23
+
+
+def test_chat_mode_budgets_the_chat_template() -> None:
+    counter = TemplatedCounter()
+    chat = build_sample(recipe(mode="chat", token_counter="estimate:1"), counter)
+    plain = build_sample(recipe(mode="completions", token_counter="estimate:1"), counter)
+    assert 4096 - tolerance(4096) <= chat.planned_tokens <= 4096
+    assert 4096 - tolerance(4096) <= plain.planned_tokens <= 4096
+    body = count(counter, chat.prompt)
+    assert chat.planned_tokens == body + 23  # the template is part of the planned length
+    assert plain.planned_tokens == count(counter, plain.prompt)  # estimate: no BOS
+    assert chat.answer_prefix == "" and plain.answer_prefix
