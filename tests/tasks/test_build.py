@@ -99,8 +99,8 @@ class TemplatedCounter(EstimateCounter):
 
 def test_chat_mode_budgets_the_chat_template() -> None:
     counter = TemplatedCounter()
-    chat = build_sample(recipe(mode="chat", token_counter="estimate:1"), counter)
-    plain = build_sample(recipe(mode="completions", token_counter="estimate:1"), counter)
+    chat = build_sample(recipe(mode="chat", haystack="noise", token_counter="estimate:1"), counter)
+    plain = build_sample(recipe(mode="completions", haystack="noise", token_counter="estimate:1"), counter)
     assert 4096 - tolerance(4096) <= chat.planned_tokens <= 4096
     assert 4096 - tolerance(4096) <= plain.planned_tokens <= 4096
     body = count(counter, chat.prompt)
