@@ -48,11 +48,11 @@ class EngineStartError(UserError):
 
 
 def _die_with_parent() -> None:
-    """Runs in the server's process before exec: on Linux, ask for SIGTERM when ctxprobe dies, so a
+    """Runs in the server's process before exec: on Linux, ask for SIGKILL when ctxprobe dies (an orphan has no one to serve), so a
     ctxprobe killed with SIGKILL leaves no server behind. Elsewhere the launcher's own stop() must do."""
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _check_gguf(path: Path) -> Path:

@@ -24,8 +24,9 @@ def records(run_dir: Path) -> list[dict]:
 
 
 def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
-    done = ctxprobe("run", "--suite", "quick", "--lengths", "1k,2k,4k", "--depths", "0,50,100", "--samples", "2",
-                    "--label", "e2e quick", "--results-dir", str(tmp_path), env={"OPENAI_API_KEY": SECRET})
+    # the README's first command, as a user runs it (quick: 1K-4K, every family)
+    done = ctxprobe("run", "--suite", "quick", "--label", "e2e quick", "--results-dir", str(tmp_path),
+                    env={"OPENAI_API_KEY": SECRET})
     assert done.returncode == 0, done.stderr[-2000:]
     run_dir = only_run_dir(tmp_path)
     recs = records(run_dir)
@@ -33,7 +34,8 @@ def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
     assert len(ids) == len(set(ids))
     single = [r for r in recs if r["sample"]["recipe"]["family"] == "niah"
               and r["sample"]["recipe"]["params"].get("variant") == "single"]
-    assert len(single) == 3 * 3 * 2
+    assert len(single) == 3 * 3
+    assert {r["sample"]["recipe"]["family"] for r in recs} == {"niah", "recall", "multihop"}
     assert all(r["error"] is None for r in single)
     accuracy = sum(r["score"]["correct"] for r in single) / len(single)
     assert accuracy >= 0.8, accuracy
@@ -44,7 +46,7 @@ def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
     cells = table[(table.family == "niah") & table.variant.str.contains("single")]
     assert sorted(cells.context_tokens.unique()) == [1024, 2048, 4096]
     assert sorted(cells.depth.unique()) == [0.0, 50.0, 100.0]
-    assert (cells.n == 2).all()
+    assert (cells.n == 1).all()
     assert (run_dir / "heatmap_niah.png").stat().st_size > 10_000
     assert "niah" in done.stdout and "4K" in done.stdout
 
