@@ -22,11 +22,23 @@ ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
 _FIRST_PARAMS = ("variant", "kind", "value_kind")
 
 
-def variant_label(params: dict[str, Any]) -> str:
+def variant_label(params: dict[str, Any], family: str | None = None) -> str:
     """A display label for a family's parameters: `variant=multikey, value_kind=uuid, distractors=3`
-    (variant and kind first, the rest sorted); `-` when there are none. Built for display, never parsed."""
+    (variant and kind first, the rest sorted); `-` when there are none. Built for display, never parsed.
+    With the family named, parameters at their defaults are left out (variant and kind always shown),
+    so a recipe that spells out its defaults and one that doesn't share a label."""
+    if family is not None:
+        params = _non_default(family, params)
     keys = [k for k in _FIRST_PARAMS if k in params] + sorted(k for k in params if k not in _FIRST_PARAMS)
     return ", ".join(f"{k}={params[k]}" for k in keys) or "-"
+
+
+def _non_default(family: str, params: dict[str, Any]) -> dict[str, Any]:
+    from tasks.registry import get_family, validate_params
+
+    full = validate_params(get_family(family), params).model_dump(mode="json")
+    defaults = get_family(family).Params().model_dump(mode="json")
+    return {k: v for k, v in full.items() if k in ("variant", "kind") or v != defaults.get(k)}
 
 
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
@@ -37,7 +49,7 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
         if rec.score is None and rec.error is None:
             raise ValueError(f"record {rec.sample.sample_id} has neither a score nor an error")
         row: dict[str, Any] = {
-            "family": recipe.family, "variant": variant_label(recipe.params), "haystack": recipe.haystack,
+            "family": recipe.family, "variant": variant_label(recipe.params, recipe.family), "haystack": recipe.haystack,
             "context_tokens": recipe.context_tokens, "depth": float(recipe.depth),
             "scored": rec.error is None,
             "correct": float(rec.score.correct) if rec.error is None and rec.score else math.nan,

@@ -45,7 +45,7 @@ def test_variant_label_orders_variant_first():
 
 def test_cells_count_errors_apart():
     table = accuracy_table(grid_records())
-    single = "variant=single, value_kind=number"
+    single = "variant=single"
     c = cell(table, family="niah", variant=single, context_tokens=32768, depth=50.0)
     assert (c["n"], c["correct"], c["errors"], c["err_timeout"]) == (10, 5, 2, 2)
     assert c["accuracy"] == 0.5
@@ -55,14 +55,14 @@ def test_cells_count_errors_apart():
     c = cell(table, family="niah", variant=single, context_tokens=1_000_000, depth=0.0)
     assert c["n"] == 0 and math.isnan(c["accuracy"]) and c["err_rejected_too_long"] == 1
     assert (c["ci_lo"], c["ci_hi"]) == (0.0, 1.0)
-    mv = cell(table, variant="variant=multivalue, value_kind=number")
+    mv = cell(table, variant="variant=multivalue")
     assert mv["accuracy"] == 0.0 and mv["partial_mean"] == 0.5
     assert len(table) == 2 * 3 + 2  # niah single: 3 lengths x 2 depths; multivalue; recall
 
 
 def test_context_summary_pools_depths():
     summary = context_summary(grid_records())
-    c = cell(summary, family="niah", variant="variant=single, value_kind=number", context_tokens=32768)
+    c = cell(summary, family="niah", variant="variant=single", context_tokens=32768)
     assert (c["n"], c["correct"], c["errors"]) == (20, 13, 2)
     assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(wilson(13, 20))
 
@@ -70,7 +70,7 @@ def test_context_summary_pools_depths():
 def test_render_text_grid():
     text = render_text(grid_records())
     lines = text.splitlines()
-    start = lines.index("niah  variant=single, value_kind=number  [prose]")
+    start = lines.index("niah  variant=single  [prose]")
     header, row0, ci_row = lines[start + 1 : start + 4]
     assert header.split() == ["depth", "4K", "32K", "1m"]
     assert row0.split() == ["0%", "100%", "(10)", "80%", "(10)", "-", "(0)"]
@@ -95,3 +95,9 @@ def test_write_summary(tmp_path):
     assert len(csv) == 8 and csv["n"].sum() == 45
     md = paths[2].read_text()
     assert "| depth | 4K | 32K | 1m |" in md and "80% (10) [49-94]" in md
+
+
+def test_label_leaves_out_defaults_so_spelled_out_and_implicit_defaults_group_together():
+    assert variant_label({"variant": "single", "value_kind": "number", "distractors": 3}, "niah") == "variant=single"
+    assert variant_label({}, "niah") == "variant=single"
+    assert variant_label({"variant": "multikey", "distractors": 8}, "niah") == "variant=multikey, distractors=8"
