@@ -64,16 +64,21 @@ def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> b
     return True
 
 
-@lru_cache(maxsize=32)
+_LEAD: dict[tuple[int, str], tuple[TokenCounter, int]] = {}  # holds the counter, so its id stays its own
+
+
 def lead_tokens(counter: TokenCounter, mode: str) -> int:
     """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
-    counter can measure it (vLLM, SGLang, llama-server); otherwise BOS."""
-    if mode == "chat":
-        measure = getattr(counter, "chat_overhead", None)
-        overhead = measure() if callable(measure) else None
-        if isinstance(overhead, int):
-            return overhead
-    return counter.bos_tokens
+    counter can measure it (vLLM, SGLang, llama-server); otherwise BOS. Measured once per counter."""
+    key = (id(counter), mode)
+    if key not in _LEAD:
+        lead = counter.bos_tokens
+        if mode == "chat":
+            measure = getattr(counter, "chat_overhead", None)
+            overhead = measure() if callable(measure) else None
+            lead = overhead if isinstance(overhead, int) else lead
+        _LEAD[key] = (counter, lead)
+    return _LEAD[key][1]
 
 
 @lru_cache(maxsize=256)
