@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 
 from tasks.errors import UserError
-from tasks.suite import Suite, load_suite
+from tasks.suite import Suite, load_suite, parse_suite
 
 
 def parse_params(text: str | None) -> dict[str, Any]:
@@ -50,10 +50,4 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["haystack"] = haystack
     if seed is not None:
         data["seed"] = seed
-    from pydantic import ValidationError
-
-    try:
-        return Suite.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise UserError(f"invalid suite options: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    return parse_suite(data, "invalid suite options")

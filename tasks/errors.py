@@ -1,5 +1,18 @@
 """The one exception type for bad user input: the CLI prints it as one line and exits 2."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class UserError(Exception):
     """Bad input from the user (unknown name, invalid length, missing file, malformed suite...)."""
+
+
+def first_problem(exc: ValidationError) -> tuple[str, str, str]:
+    """Where, what and which kind the first problem of a pydantic validation error is: one line's worth."""
+    err = exc.errors()[0]
+    return ".".join(str(p) for p in err["loc"]), err["msg"], err["type"]

@@ -8,7 +8,7 @@ from typing import Callable, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tasks.errors import UserError
+from tasks.errors import UserError, first_problem
 from tasks.sample import Expected, Mode
 
 
@@ -78,12 +78,12 @@ def validate_params(family: TaskFamily, params: dict[str, object]) -> BaseModel:
     try:
         return family.Params.model_validate(params)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "params"
-        if err["type"] == "extra_forbidden":
+        where, msg, kind = first_problem(exc)
+        where = where or "params"
+        if kind == "extra_forbidden":
             known = ", ".join(family.Params.model_fields)
             raise UserError(f"unknown parameter {where!r} for task family {family.name!r}; known: {known}") from None
-        raise UserError(f"invalid parameter {where!r} for task family {family.name!r}: {err['msg']}") from None
+        raise UserError(f"invalid parameter {where!r} for task family {family.name!r}: {msg}") from None
 
 
 def _load_builtin() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tasks.errors import UserError
+from tasks.errors import UserError, first_problem
 from tasks.lengths import check_depth, parse_depths, parse_length
 from tasks.registry import get_family, validate_params
 from tasks.sample import Mode, Recipe
@@ -139,9 +139,13 @@ def load_suite(name_or_path: str) -> Suite:
         raise UserError(f"malformed suite {name_or_path}: invalid YAML{where}") from None
     if not isinstance(data, dict):
         raise UserError(f"malformed suite {name_or_path}: expected a mapping with name, lengths, depths, tasks")
+    return parse_suite(data, f"malformed suite {name_or_path}")
+
+
+def parse_suite(data: dict[str, Any], problem: str) -> Suite:
+    """Validate suite data; a problem is one line: `<problem>: <where>: <what>`."""
     try:
         return Suite.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise UserError(f"malformed suite {name_or_path}: {where}: {err['msg']}") from None
+        where, msg, _ = first_problem(exc)
+        raise UserError(f"{problem}: {where}: {msg}") from None

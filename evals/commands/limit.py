@@ -18,7 +18,7 @@ from evals.limit_target import TargetLimits, TaskSpec, accepted_length, effectiv
 from evals.run_manifest import endpoint_options, new_manifest, public_url, run_folder
 from evals.store import RunStore
 from tasks.build import token_counter
-from tasks.errors import UserError
+from tasks.errors import UserError, first_problem
 from tasks.lengths import parse_length
 from tasks.registry import get_family, validate_params
 from tasks.suite import Suite
@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     try:  # reject bad search options before any request
         LimitConfig(min_length=1, max_length=1, **search_args)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise UserError(f"invalid --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+        where, msg, _ = first_problem(exc)
+        raise UserError(f"invalid --{where.replace('_', '-')}: {msg}") from None
     check_counter_spec(args.token_counter)
     opts = endpoint_options(args, None)
     store = RunStore(run_folder(Path(args.results_dir), f"limit-{args.label}" if args.label else "limit"))
