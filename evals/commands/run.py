@@ -145,7 +145,9 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
     if endpoints:
         info = probe_engine(endpoints[0])
         counter = opts["token_counter"] or f"server:{endpoints[0]}"
-        yield _config(opts, tuple(endpoints), opts["mode"] or "chat"), info.model_dump(), counter
+        config = EndpointConfig(base_urls=tuple(endpoints), mode=opts["mode"] or "chat",
+                                concurrency=opts["concurrency"] or 4, **_given(opts))
+        yield config, info.model_dump(), counter
         return
     from runners.launcher import EmbeddedEngine
 
@@ -154,8 +156,9 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
                         threads=opts["threads"]) as engine:
         info = engine.info()
         counter = opts["token_counter"] or (f"local:{opts['model_file']}" if opts["model_file"] else f"local:{PACKAGED_MODEL}")
-        yield _config(opts, (engine.base_url,), opts["mode"] or "completions", model=engine.model_alias), \
-            info.model_dump(), counter
+        # The launcher knows what suits its server (one request at a time, no streaming); user flags win.
+        overrides = {k: opts[k] for k in ("mode", "concurrency") if opts[k]}
+        yield engine.endpoint_config(**overrides, **_given(opts)), info.model_dump(), counter
 
 
 def _default_n_ctx(suite: Suite) -> int:
@@ -163,10 +166,10 @@ def _default_n_ctx(suite: Suite) -> int:
     return -(-(longest + 512) // 256) * 256
 
 
-def _config(opts: dict[str, Any], urls: tuple[str, ...], mode: str, model: str | None = None) -> EndpointConfig:
-    embedded = model is not None
-    return EndpointConfig(
-        base_urls=urls, model=opts["model"] or model, api_key_env=opts["api_key_env"], mode=mode,  # type: ignore[arg-type]
-        concurrency=opts["concurrency"] or (1 if embedded else 4), timeout_base_s=opts["timeout"],
-        timeout_per_1k_tokens_s=opts["timeout_per_1k"], max_retries=opts["retries"], stream=not embedded,
-    )
+def _given(opts: dict[str, Any]) -> dict[str, Any]:
+    """Client settings from the command line that apply to any endpoint."""
+    given: dict[str, Any] = {"api_key_env": opts["api_key_env"], "timeout_base_s": opts["timeout"],
+                             "timeout_per_1k_tokens_s": opts["timeout_per_1k"], "max_retries": opts["retries"]}
+    if opts["model"]:
+        given["model"] = opts["model"]
+    return given
