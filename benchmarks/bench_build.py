@@ -35,15 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tasks.assemble import tolerance  # noqa: E402
-from tasks.build import build_sample, unit_counts  # noqa: E402
-from tasks.count_cache import UnitCounts  # noqa: E402
-from tasks.haystack import make_haystack  # noqa: E402
-from tasks.registry import get_family, validate_params  # noqa: E402
-from tasks.sample import Recipe  # noqa: E402
-from tasks.token_counter import (  # noqa: E402
+from ctxprobe.tasks.assemble import tolerance
+from ctxprobe.tasks.build import build_sample, unit_counts
+from ctxprobe.tasks.count_cache import UnitCounts
+from ctxprobe.tasks.haystack import make_haystack
+from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.token_counter import (
     PACKAGED_MODEL,
     TokenCounter,
     count,

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import openai  # noqa: E402
+import openai
 
-from runners.endpoint import EndpointClient, EndpointConfig  # noqa: E402
+from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 
 MODEL = "bench-model"
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")

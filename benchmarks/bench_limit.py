@@ -16,16 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evals.commands.limit import parse_task  # noqa: E402
-from evals.limit_search import LimitConfig  # noqa: E402
-from evals.limit_target import effective_length  # noqa: E402
-from evals.store import RunStore  # noqa: E402
-from runners.launcher import EmbeddedEngine  # noqa: E402
-from tasks.build import token_counter  # noqa: E402
-from tasks.lengths import parse_length  # noqa: E402
-from tasks.token_counter import PACKAGED_MODEL  # noqa: E402
+from ctxprobe.evals.commands.limit import parse_task
+from ctxprobe.evals.limit.search import LimitConfig
+from ctxprobe.evals.limit.target import effective_length
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe.tasks.build import token_counter
+from ctxprobe.tasks.lengths import parse_length
+from ctxprobe.tasks.token_counter import PACKAGED_MODEL
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ import importlib
 import sys
 from typing import NoReturn, Sequence
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
 COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan")
@@ -26,9 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"evals.commands.{name}")
+            module = importlib.import_module(f"ctxprobe.evals.commands.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"evals.commands.{name}":
+            if exc.name != f"ctxprobe.evals.commands.{name}":
                 raise
             continue
         module.register(sub)

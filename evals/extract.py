@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tasks.sample import Sample
+from ctxprobe.tasks.sample import Sample
 
 Shape = Literal["number", "uuid", "text"]
 

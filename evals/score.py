@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from evals.extract import (
+from ctxprobe.evals.extract import (
     AnswerRegion,
     answer_region,
     answer_sentence,
@@ -22,8 +22,8 @@ from evals.extract import (
     norm_tokens,
     shape,
 )
-from evals.record import Score
-from tasks.sample import Sample
+from ctxprobe.evals.run.record import Score
+from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
              ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("*", "*"), ("_", "_"))

@@ -23,13 +23,13 @@ from typing import Any
 import httpx2
 import openai
 
-from evals.record import ErrorKind, Response
-from runners.http_json import DEFAULT_API_KEY_ENV, api_key, api_root, is_loopback
-from runners.replicas import LeastInFlight
-from runners.reply import ReplyParts
-from runners.too_long import parse_too_long
-from tasks.errors import UserError
-from tasks.sample import Mode
+from ctxprobe.evals.run.record import ErrorKind, Response
+from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, api_key, api_root, is_loopback
+from ctxprobe.runners.replicas import LeastInFlight
+from ctxprobe.runners.reply import ReplyParts
+from ctxprobe.runners.too_long import parse_too_long
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Mode
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DUMMY_API_KEY = "EMPTY"  # what OpenAI-compatible servers without auth accept

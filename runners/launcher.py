@@ -27,11 +27,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
-from runners.endpoint import EndpointConfig
-from runners.http_json import Unreachable, request_json
-from runners.probe import EngineInfo, probe_engine
-from tasks.errors import UserError
-from tasks.token_counter import packaged_gguf
+from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.runners.http_json import Unreachable, request_json
+from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.token_counter import packaged_gguf
 
 KvCacheType = Literal["f16", "q8_0", "q4_0"]
 # ggml type ids, as llama_cpp.GGML_TYPE_F16 / GGML_TYPE_Q8_0 / GGML_TYPE_Q4_0 (the server's --type_k/--type_v)

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from runners.http_json import DEFAULT_API_KEY_ENV, Unreachable, api_root, request_json
-from tasks.errors import UserError
+from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, Unreachable, api_root, request_json
+from ctxprobe.tasks.errors import UserError
 
 EngineName = Literal["vllm", "sglang", "llama-server", "llama-cpp-python", "unknown"]
 KNOWN_ENGINES: tuple[EngineName, ...] = ("vllm", "sglang", "llama-server", "llama-cpp-python")

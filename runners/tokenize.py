@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from typing import Any
 
-from runners.http_json import DEFAULT_API_KEY_ENV, Unreachable, api_root, request_json
-from runners.probe import KNOWN_ENGINES, probe_engine
-from tasks.errors import UserError
+from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, Unreachable, api_root, request_json
+from ctxprobe.runners.probe import KNOWN_ENGINES, probe_engine
+from ctxprobe.tasks.errors import UserError
 
 _PATHS = {"vllm": "/tokenize", "sglang": "/v1/tokenize", "llama-server": "/tokenize",
           "llama-cpp-python": "/extras/tokenize/count"}

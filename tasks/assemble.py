@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasks.count_cache import LOOKAHEAD, UnitCounts
-from tasks.errors import UserError
-from tasks.haystack import Haystack
-from tasks.registry import Draft
-from tasks.sample import NeedleSpot
+from ctxprobe.tasks.count_cache import LOOKAHEAD, UnitCounts
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.haystack import Haystack
+from ctxprobe.tasks.registry import Draft
+from ctxprobe.tasks.sample import NeedleSpot
 
 MIN_HAYSTACK_TOKENS = 64  # the least haystack a prompt may have around its needles
 

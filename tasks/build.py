@@ -8,14 +8,14 @@ import random
 import re
 from functools import lru_cache
 
-from tasks.assemble import assemble
-from tasks.count_cache import UnitCounts
-from tasks.errors import UserError
-from tasks.haystack import Haystack, make_haystack
-from tasks.lengths import check_depth
-from tasks.registry import Draft, get_family, validate_params
-from tasks.sample import Recipe, Sample, sha256_text
-from tasks.token_counter import TokenCounter, make_token_counter
+from ctxprobe.tasks.assemble import assemble
+from ctxprobe.tasks.count_cache import UnitCounts
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.haystack import Haystack, make_haystack
+from ctxprobe.tasks.lengths import check_depth
+from ctxprobe.tasks.registry import Draft, get_family, validate_params
+from ctxprobe.tasks.sample import Recipe, Sample, sha256_text
+from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
 MAX_ATTEMPTS = 32
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.haystack import Haystack
-from tasks.token_counter import TokenCounter, cache_dir, fingerprint
+from ctxprobe.tasks.haystack import Haystack
+from ctxprobe.tasks.token_counter import TokenCounter, cache_dir, fingerprint
 
 LOOKAHEAD = 512  # units counted past the budget, for the assembler's last-gap fill
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 # k and K are 1024 (a "32k context" is 32,768 tokens); m is 1,000,000 as model cards say "1M",

@@ -8,8 +8,8 @@ from typing import Callable, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tasks.errors import UserError, first_problem
-from tasks.sample import Expected, Mode
+from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.sample import Expected, Mode
 
 
 @dataclass(frozen=True)
@@ -88,4 +88,4 @@ def validate_params(family: TaskFamily, params: dict[str, object]) -> BaseModel:
 
 def _load_builtin() -> None:
     # Importing the family modules registers them.
-    import tasks.families  # noqa: F401
+    import ctxprobe.tasks.families  # noqa: F401

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks import GENERATOR_VERSION
+from ctxprobe.tasks import GENERATOR_VERSION
 
 Mode = Literal["completions", "chat"]
 

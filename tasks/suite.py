@@ -24,10 +24,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tasks.errors import UserError, first_problem
-from tasks.lengths import check_depth, parse_depths, parse_length
-from tasks.registry import get_family, validate_params
-from tasks.sample import Mode, Recipe
+from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.lengths import check_depth, parse_depths, parse_length
+from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.sample import Mode, Recipe
 
 
 def _lengths(value: Any) -> list[int]:
@@ -105,7 +105,7 @@ class Suite(BaseModel):
     def check(self) -> None:
         """Fail fast, before any engine starts: every family, parameter and haystack must be known, and
         each task's shortest length must hold its question and needles (checked with the estimate counter)."""
-        from tasks.build import build_sample, haystack
+        from ctxprobe.tasks.build import build_sample, haystack
 
         for task in self.tasks:
             validate_params(get_family(task.family), task.params)
@@ -117,7 +117,7 @@ class Suite(BaseModel):
 
 
 def builtin_suites() -> list[str]:
-    return sorted(p.name.removesuffix(".yaml") for p in files("tasks.suites").iterdir() if p.name.endswith(".yaml"))
+    return sorted(p.name.removesuffix(".yaml") for p in files("ctxprobe.tasks.suites").iterdir() if p.name.endswith(".yaml"))
 
 
 def load_suite(name_or_path: str) -> Suite:
@@ -130,7 +130,7 @@ def load_suite(name_or_path: str) -> Suite:
     else:
         if name_or_path not in builtin_suites():
             raise UserError(f"unknown suite {name_or_path!r}; built-in: {', '.join(builtin_suites())} (or a .yaml path)")
-        text = files("tasks.suites").joinpath(f"{name_or_path}.yaml").read_text(encoding="utf-8")
+        text = files("ctxprobe.tasks.suites").joinpath(f"{name_or_path}.yaml").read_text(encoding="utf-8")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -17,7 +17,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 # Tokenized once per counter to fingerprint it: two counters that split this the same way share caches.
 _CANARY = (
@@ -255,7 +255,7 @@ def make_token_counter(spec: str, *, server_url: str | None = None) -> TokenCoun
         url = arg or server_url
         if not url:
             raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
-        from runners.tokenize import server_token_counter
+        from ctxprobe.runners.tokenize import server_token_counter
 
         return server_token_counter(url)
     raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")

@@ -1,10 +1,2 @@
-"""Shared test setup: the repo root on sys.path (tests run from a checkout), one cache folder per session."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+"""Shared test setup. Tests import the installed package (`pip install -e ".[test]"` or `pip install ".[test]"`):
+`ctxprobe.tasks`, `ctxprobe.runners`, `ctxprobe.evals`."""

@@ -9,20 +9,20 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evals.commands.run import add_endpoint_args, serving
-from evals.inline_suite import parse_params
-from evals.limit_advertised import advertised_length
-from evals.limit_report import render_limits
-from evals.limit_search import LimitConfig
-from evals.limit_target import TargetLimits, TaskSpec, accepted_length, effective_length
-from evals.run_manifest import endpoint_options, new_manifest, public_url, run_folder
-from evals.store import RunStore
-from tasks.build import token_counter
-from tasks.errors import UserError, first_problem
-from tasks.lengths import parse_length
-from tasks.registry import get_family, validate_params
-from tasks.suite import Suite
-from tasks.token_counter import check_counter_spec
+from ctxprobe.evals.commands.run import add_endpoint_args, serving
+from ctxprobe.evals.run.inline_suite import parse_params
+from ctxprobe.evals.limit.advertised import advertised_length
+from ctxprobe.evals.limit.report import render_limits
+from ctxprobe.evals.limit.search import LimitConfig
+from ctxprobe.evals.limit.target import TargetLimits, TaskSpec, accepted_length, effective_length
+from ctxprobe.evals.run.manifest import endpoint_options, new_manifest, public_url, run_folder
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.tasks.build import token_counter
+from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.lengths import parse_length
+from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.token_counter import check_counter_spec
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 

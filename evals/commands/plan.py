@@ -7,19 +7,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evals.plan.budget import BudgetOptions, GpuBudget, MlaCache, plan_budget
-from evals.plan.config import ModelConfig, load_config
-from evals.plan.layers import PATTERN_HELP, read_layers
-from evals.plan.report import build_report, render_table
-from evals.plan.units import (
+from ctxprobe.evals.plan.budget import BudgetOptions, GpuBudget, MlaCache, plan_budget
+from ctxprobe.evals.plan.config import ModelConfig, load_config
+from ctxprobe.evals.plan.layers import PATTERN_HELP, read_layers
+from ctxprobe.evals.plan.report import build_report, render_table
+from ctxprobe.evals.plan.units import (
     DTYPE_BYTES,
     parse_dtype,
     parse_fraction,
     parse_size,
     safetensors_bytes,
 )
-from tasks.errors import UserError
-from tasks.lengths import parse_lengths
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.lengths import parse_lengths
 
 DEFAULT_CONTEXTS = "32k,128k,262144,1m"
 DEFAULT_UTIL = "0.9"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evals.store import RunStore
-from tasks.build import build_sample
-from tasks.errors import UserError
-from tasks.sample import Recipe
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Recipe
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

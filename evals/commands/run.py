@@ -11,15 +11,15 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from evals.inline_suite import suite_from_args
-from evals.record import SampleRecord
-from evals.report import write_report
-from evals.run_loop import Progress, run_recipes
-from evals.run_manifest import endpoint_options, new_manifest, run_folder
-from evals.store import RunStore
-from runners.endpoint import EndpointClient, EndpointConfig
-from tasks.suite import Suite
-from tasks.token_counter import PACKAGED_MODEL, check_counter_spec
+from ctxprobe.evals.run.inline_suite import suite_from_args
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.report.summary import write_report
+from ctxprobe.evals.run.loop import Progress, run_recipes
+from ctxprobe.evals.run.manifest import endpoint_options, new_manifest, run_folder
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
+from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.token_counter import PACKAGED_MODEL, check_counter_spec
 
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -118,7 +118,7 @@ def resume_state(store: RunStore, wanted: set[str]) -> tuple[dict[str, SampleRec
 
 async def _send_all(recipes: list[Any], config: EndpointConfig, store: RunStore, counter_spec: str,
                     attempts: dict[str, int], quiet: bool) -> Progress:
-    from tasks.build import token_counter
+    from ctxprobe.tasks.build import token_counter
 
     counter = token_counter(counter_spec)
     show = (lambda rec, prog: _progress_line(prog)) if not quiet else None
@@ -139,7 +139,7 @@ def _progress_line(progress: Progress) -> None:
 def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig, dict[str, Any], str]]:
     """The endpoint config, the probed engine facts and the token counter spec — starting the
     embedded engine when no endpoint is given, and stopping it on the way out (errors and Ctrl-C too)."""
-    from runners.probe import probe_engine
+    from ctxprobe.runners.probe import probe_engine
 
     endpoints = opts["endpoints"]
     if endpoints:
@@ -149,7 +149,7 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
                                 concurrency=opts["concurrency"] or 4, **_given(opts))
         yield config, info.model_dump(), counter
         return
-    from runners.launcher import EmbeddedEngine
+    from ctxprobe.runners.launcher import EmbeddedEngine
 
     n_ctx = opts["n_ctx"] or _default_n_ctx(suite)
     with EmbeddedEngine(model_file=opts["model_file"], n_ctx=n_ctx, kv_cache_type=opts["kv_cache_type"],

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evals.report import write_report
-from evals.store import RunStore
+from ctxprobe.evals.report.summary import write_report
+from ctxprobe.evals.run.store import RunStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tasks.haystack import known_kinds
-from tasks.registry import get_family, known_families
-from tasks.suite import builtin_suites
+from ctxprobe.tasks.haystack import known_kinds
+from ctxprobe.tasks.registry import get_family, known_families
+from ctxprobe.tasks.suite import builtin_suites
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

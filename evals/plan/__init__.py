@@ -4,9 +4,9 @@
 `budget` does the byte arithmetic, `report` renders the table and the JSON record.
 """
 
-from evals.plan.budget import BudgetOptions, GpuBudget, ModelBudget, plan_budget
-from evals.plan.layers import ModelLayers, read_layers
-from evals.plan.report import PlanReport, build_report, render_table
+from ctxprobe.evals.plan.budget import BudgetOptions, GpuBudget, ModelBudget, plan_budget
+from ctxprobe.evals.plan.layers import ModelLayers, read_layers
+from ctxprobe.evals.plan.report import PlanReport, build_report, render_table
 
 __all__ = [
     "BudgetOptions",

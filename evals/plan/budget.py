@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from evals.plan.layers import ModelLayers
-from evals.plan.specs import AttentionSpec, LayerKind, LayerSpec, LinearSpec, MlaSpec
+from ctxprobe.evals.plan.layers import ModelLayers
+from ctxprobe.evals.plan.specs import AttentionSpec, LayerKind, LayerSpec, LinearSpec, MlaSpec
 
 MlaCache = Literal["absorbed", "expanded"]
 

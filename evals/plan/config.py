@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 # Activation dtypes as config.json spells them (`torch_dtype`, newer `dtype`), in bytes.
 _CONFIG_DTYPES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from evals.plan.config import ModelConfig
-from evals.plan.specs import (
+from ctxprobe.evals.plan.config import ModelConfig
+from ctxprobe.evals.plan.specs import (
     AttentionSpec,
     LayerSpec,
     MlaSpec,
@@ -31,7 +31,7 @@ from evals.plan.specs import (
     require_mla,
     sliding_spec,
 )
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 
 class Slot(Enum):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from evals.plan.budget import KindBudget, LayoutBudget, ModelBudget
-from evals.plan.units import gb, mb_mib
+from ctxprobe.evals.plan.budget import KindBudget, LayoutBudget, ModelBudget
+from ctxprobe.evals.plan.units import gb, mb_mib
 
 
 class ContextBytes(BaseModel):

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from evals.plan.config import ModelConfig
+from ctxprobe.evals.plan.config import ModelConfig
 
 
 class LayerKind(str, Enum):

@@ -9,7 +9,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 _DTYPE_ALIASES = {

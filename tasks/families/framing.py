@@ -3,8 +3,8 @@ chat mode asks for the answer alone."""
 
 from __future__ import annotations
 
-from tasks.registry import Draft, NeedleDraft
-from tasks.sample import Expected, Mode
+from ctxprobe.tasks.registry import Draft, NeedleDraft
+from ctxprobe.tasks.sample import Expected, Mode
 
 
 def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],

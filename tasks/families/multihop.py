@@ -20,10 +20,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tasks.families.framing import frame
-from tasks.families.vocab import GIVEN_NAMES, make_key, make_value, spread_depths
-from tasks.registry import Draft, NeedleDraft, task_family
-from tasks.sample import Expected, Mode
+from ctxprobe.tasks.families.framing import frame
+from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, spread_depths
+from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
+from ctxprobe.tasks.sample import Expected, Mode
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

@@ -14,10 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.families.framing import frame, join_names
-from tasks.families.vocab import make_key, make_value, spread_depths
-from tasks.registry import Draft, NeedleDraft, task_family
-from tasks.sample import Expected, Mode
+from ctxprobe.tasks.families.framing import frame, join_names
+from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
+from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
+from ctxprobe.tasks.sample import Expected, Mode
 
 _NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("UUID", "UUIDs")}
 _TOKENS_PER_VALUE = {"number": 12, "word": 8, "uuid": 40}

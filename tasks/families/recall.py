@@ -15,10 +15,10 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.families.framing import frame
-from tasks.families.vocab import make_key, make_value, spread_depths
-from tasks.registry import Draft, NeedleDraft, task_family
-from tasks.sample import Expected, Mode
+from ctxprobe.tasks.families.framing import frame
+from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
+from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
+from ctxprobe.tasks.sample import Expected, Mode
 
 _VERBS = ("settle", "reconcile", "audit", "rebuild", "merge", "flush", "rotate", "price", "schedule", "archive")
 _OBJECTS = ("invoice", "ledger", "shipment", "tariff", "voucher", "parcel", "payroll", "quota", "rebate", "escrow")

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import ClassVar, Protocol, runtime_checkable
 
-from tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError
 
 
 @runtime_checkable

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TypeVar
 
-from tasks.haystack import code_vocab as vocab
-from tasks.haystack.base import (
+from ctxprobe.tasks.haystack import code_vocab as vocab
+from ctxprobe.tasks.haystack.base import (
     GeneratedHaystack,
     Haystack,
     haystack_kind,

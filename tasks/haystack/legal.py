@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from tasks.haystack import legal_vocab as vocab
-from tasks.haystack.base import (
+from ctxprobe.tasks.haystack import legal_vocab as vocab
+from ctxprobe.tasks.haystack.base import (
     GeneratedHaystack,
     Haystack,
     haystack_kind,

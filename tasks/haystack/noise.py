@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from tasks.haystack.base import (
+from ctxprobe.tasks.haystack.base import (
     Haystack,
     check_range,
     fingerprint_of,

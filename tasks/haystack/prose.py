@@ -12,8 +12,8 @@ import re
 from functools import cache
 from typing import TypeVar
 
-from tasks.haystack import prose_vocab as vocab
-from tasks.haystack.base import (
+from ctxprobe.tasks.haystack import prose_vocab as vocab
+from ctxprobe.tasks.haystack.base import (
     GeneratedHaystack,
     Haystack,
     haystack_kind,

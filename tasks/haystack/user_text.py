@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import UserError
-from tasks.haystack.base import Haystack, check_range, fingerprint_of, haystack_kind
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.haystack.base import Haystack, check_range, fingerprint_of, haystack_kind
 
 SPLITTER_VERSION = "1"
 MAX_UNIT_CHARS = 2000  # longer sentences are cut at a space so that needles still find a place nearby

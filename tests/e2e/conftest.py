@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from runners.launcher import EmbeddedEngine
+from ctxprobe.runners.launcher import EmbeddedEngine
 
 
 @pytest.fixture(scope="session")

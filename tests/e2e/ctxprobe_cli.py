@@ -11,12 +11,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def ctxprobe(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "evals.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
 
 

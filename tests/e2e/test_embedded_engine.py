@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evals.record import ErrorKind, Response
-from runners.endpoint import EndpointClient, EndpointConfig, EndpointError
-from runners.launcher import EmbeddedEngine
-from runners.tokenize import ServerTokenizer
+from ctxprobe.evals.run.record import ErrorKind, Response
+from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe.runners.tokenize import ServerTokenizer
 
 pytestmark = pytest.mark.engine
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.record import ErrorKind, Response, SampleRecord, Score
-from tasks.sample import Expected, Mode, Recipe, Sample, sha256_text
+from ctxprobe.evals.run.record import ErrorKind, Response, SampleRecord, Score
+from ctxprobe.tasks.sample import Expected, Mode, Recipe, Sample, sha256_text
 
 NIAH_QUESTION = "What is the special magic number for tidy-lobster mentioned in the provided text?"
 NIAH_PREFIX = "The special magic number for tidy-lobster mentioned in the provided text is"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evals.record import ErrorKind, Response
-from evals.run_loop import answer_error
+from ctxprobe.evals.run.record import ErrorKind, Response
+from ctxprobe.evals.run.loop import answer_error
 
 
 def response(text: str, finish: str | None, done: int | None) -> Response:

@@ -57,7 +57,7 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
         (tmp_path / "empty").mkdir()
         tmp_path = tmp_path / "empty"
     args = CASES[case](tmp_path)
-    done = subprocess.run([sys.executable, "-m", "evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2, (done.returncode, done.stderr[-1500:])
     lines = done.stderr.strip().splitlines()

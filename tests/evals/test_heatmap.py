@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from evals.heatmap import heatmap_grids, write_heatmaps
-from evals.record import ErrorKind
-from evals.stats import wilson
+from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
+from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.stats import wilson
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}

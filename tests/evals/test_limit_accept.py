@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from evals.limit_accept import AcceptedResult, Probe, find_accepted
+from ctxprobe.evals.limit.accept import AcceptedResult, Probe, find_accepted
 
 
 def scripted(limit: int, *, states_limit: bool, counts_answer: bool, land: int = 3):

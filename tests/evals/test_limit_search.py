@@ -5,7 +5,7 @@ from typing import Callable
 import pytest
 from pydantic import ValidationError
 
-from evals.limit_search import LimitConfig, find_effective_length, full_grid, judge_length
+from ctxprobe.evals.limit.search import LimitConfig, find_effective_length, full_grid, judge_length
 
 K = 1024
 

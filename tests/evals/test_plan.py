@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from evals.cli import main
-from evals.plan.budget import KindBudget, LayoutBudget
-from evals.plan.specs import LayerKind
-from evals.plan.units import parse_size
-from tasks.errors import UserError
+from ctxprobe.evals.cli import main
+from ctxprobe.evals.plan.budget import KindBudget, LayoutBudget
+from ctxprobe.evals.plan.specs import LayerKind
+from ctxprobe.evals.plan.units import parse_size
+from ctxprobe.tasks.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
@@ -379,7 +379,7 @@ def test_hybrid_without_a_layout_is_not_guessed(
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "evals.cli", "plan", *args],
+        [sys.executable, "-m", "ctxprobe.evals.cli", "plan", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

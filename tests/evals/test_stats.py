@@ -1,6 +1,6 @@
 import pytest
 
-from evals.stats import wilson, z_for
+from ctxprobe.evals.stats import wilson, z_for
 
 
 @pytest.mark.parametrize("k,n,lo,hi", [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.record import ErrorKind
-from evals.store import RunStore
+from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.run.store import RunStore
 from tests.evals.factories import make_record
 
 

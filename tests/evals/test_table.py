@@ -3,9 +3,9 @@ import math
 import pandas as pd
 import pytest
 
-from evals.record import ErrorKind
-from evals.stats import wilson
-from evals.table import accuracy_table, context_summary, render_text, variant_label, write_summary
+from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.stats import wilson
+from ctxprobe.evals.report.table import accuracy_table, context_summary, render_text, variant_label, write_summary
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine, Reply
 
-from evals.record import ErrorKind, Response
-from runners.endpoint import EndpointClient, EndpointConfig, EndpointError
-from tasks.errors import UserError
+from ctxprobe.evals.run.record import ErrorKind, Response
+from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from ctxprobe.tasks.errors import UserError
 
 T = TypeVar("T")
 FAST: dict[str, Any] = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}

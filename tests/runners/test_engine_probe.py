@@ -7,8 +7,8 @@ import socket
 import pytest
 from fake_engine import FakeEngine
 
-from runners.probe import probe_engine
-from tasks.errors import UserError
+from ctxprobe.runners.probe import probe_engine
+from ctxprobe.tasks.errors import UserError
 
 
 @pytest.mark.parametrize(("flavor", "version", "source"), [

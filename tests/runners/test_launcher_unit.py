@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runners import launcher
-from runners.launcher import KV_CACHE_TYPES, EmbeddedEngine, EngineStartError
-from tasks.errors import UserError
-from tasks.token_counter import packaged_gguf
+from ctxprobe.runners import launcher
+from ctxprobe.runners.launcher import KV_CACHE_TYPES, EmbeddedEngine, EngineStartError
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.token_counter import packaged_gguf
 
 
 def flag(cmd: list[str], name: str) -> str:

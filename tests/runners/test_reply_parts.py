@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runners.reply import ReplyParts, split_think
+from ctxprobe.runners.reply import ReplyParts, split_think
 
 
 @pytest.mark.parametrize(("text", "answer", "reasoning"), [

@@ -8,8 +8,8 @@ import time
 import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
 
-from runners.tokenize import ServerTokenizer, server_token_counter
-from tasks.errors import UserError
+from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
+from ctxprobe.tasks.errors import UserError
 
 TEXTS = ["one", "one two", "one two three four five", "", "a b c d e f g h i j"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fake_engine import FLAVORS, too_long_body
 
-from runners.too_long import parse_too_long
+from ctxprobe.runners.too_long import parse_too_long
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from tasks.assemble import tolerance
-from tasks.build import build_sample, token_counter
-from tasks.sample import Recipe
-from tasks.token_counter import EstimateCounter, count
+from ctxprobe.tasks.assemble import tolerance
+from ctxprobe.tasks.build import build_sample, token_counter
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.token_counter import EstimateCounter, count
 
 pytest.importorskip("llama_cpp")
 
@@ -34,8 +34,8 @@ def real_tokens(prompt: str) -> int:
 
 def test_same_recipe_same_sha256_in_two_processes() -> None:
     r = recipe(params={"variant": "multikey"}, context_tokens=8192, depth=30.0)
-    code = ("import sys,json; sys.path.insert(0, sys.argv[1]); from tasks.build import build_sample; "
-            "from tasks.sample import Recipe; print(build_sample(Recipe.model_validate_json(sys.argv[2])).prompt_sha256)")
+    code = ("import sys; from ctxprobe.tasks.build import build_sample; from ctxprobe.tasks.sample import Recipe; "
+            "print(build_sample(Recipe.model_validate_json(sys.argv[2])).prompt_sha256)")
     shas = {subprocess.run([sys.executable, "-c", code, str(ROOT), r.model_dump_json()], check=True,
                            capture_output=True, text=True).stdout.strip() for _ in range(2)}
     assert len(shas) == 1

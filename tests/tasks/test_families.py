@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tasks.build import build_sample
-from tasks.sample import Recipe, Sample
+from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.sample import Recipe, Sample
 
 COUNTER = "local:gemma3-270m"
 HAYSTACKS = ("noise", "prose")
@@ -207,7 +207,7 @@ def test_chat_mode_has_no_answer_prefix() -> None:
 
 
 def test_kinship_needs_enough_names() -> None:
-    from tasks.errors import UserError
+    from ctxprobe.tasks.errors import UserError
 
     with pytest.raises(UserError, match="distinct names"):
         build("multihop", {"kind": "kinship", "hops": 16, "chains": 8}, "prose")

@@ -12,20 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import UserError
-from tasks.haystack import Haystack, known_kinds, make_haystack
-from tasks.haystack.code import CodeHaystack
-from tasks.haystack.legal import LegalHaystack
-from tasks.haystack.noise import SENTENCES
-from tasks.haystack.prose import ProseHaystack
-from tasks.haystack.user_text import MAX_UNIT_CHARS, parse_hf, split_units
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.haystack import Haystack, known_kinds, make_haystack
+from ctxprobe.tasks.haystack.code import CodeHaystack
+from ctxprobe.tasks.haystack.legal import LegalHaystack
+from ctxprobe.tasks.haystack.noise import SENTENCES
+from ctxprobe.tasks.haystack.prose import ProseHaystack
+from ctxprobe.tasks.haystack.user_text import MAX_UNIT_CHARS, parse_hf, split_units
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ("prose", "code", "legal", "noise")
 
 _HASHES = """
 import hashlib
-from tasks.haystack import make_haystack
+from ctxprobe.tasks.haystack import make_haystack
 for kind in ("prose", "code", "legal", "noise"):
     print(kind, hashlib.sha256("".join(make_haystack(kind).units(0, 5000)).encode()).hexdigest())
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evals.limit_target import TargetLimits
+from ctxprobe.evals.limit.target import TargetLimits
 
 
 def _n(x: int | None) -> str:

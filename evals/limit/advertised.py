@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tasks.errors import UserError
-from tasks.lengths import parse_length
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.lengths import parse_length
 
 
 class Advertised(BaseModel):

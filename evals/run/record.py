@@ -7,7 +7,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.sample import Sample
+from ctxprobe.tasks.sample import Sample
 
 
 class ErrorKind(str, Enum):

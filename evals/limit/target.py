@@ -7,16 +7,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evals.limit_accept import AcceptedResult, Probe, find_accepted
-from evals.limit_advertised import Advertised
-from evals.limit_search import LimitConfig, LimitResult, find_effective_length
-from evals.record import ErrorKind
-from evals.run_loop import run_recipes
-from evals.store import RunStore
-from runners.endpoint import EndpointClient, EndpointConfig, EndpointError
-from tasks.build import build_sample
-from tasks.sample import Recipe
-from tasks.token_counter import TokenCounter
+from ctxprobe.evals.limit.accept import AcceptedResult, Probe, find_accepted
+from ctxprobe.evals.limit.advertised import Advertised
+from ctxprobe.evals.limit.search import LimitConfig, LimitResult, find_effective_length
+from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.run.loop import run_recipes
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.token_counter import TokenCounter
 
 GOLDEN = 61.803398875  # depths of successive samples: an even, deterministic spread over 0-100
 

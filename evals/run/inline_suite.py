@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
-from tasks.errors import UserError
-from tasks.suite import Suite, load_suite, parse_suite
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 
 def parse_params(text: str | None) -> dict[str, Any]:

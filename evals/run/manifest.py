@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from runners.endpoint import EndpointConfig
-from tasks.suite import Suite
+from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.tasks.suite import Suite
 
 # Options a resumed run takes from the manifest unless given again on the command line.
 _ENDPOINT_KEYS = ("endpoints", "model", "api_key_env", "mode", "concurrency", "timeout", "timeout_per_1k",

@@ -10,8 +10,8 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from evals.record import SampleRecord
-from tasks.errors import UserError
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.tasks.errors import UserError
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"

@@ -13,7 +13,7 @@ from typing import Awaitable, Callable
 
 from pydantic import BaseModel
 
-from tasks.assemble import tolerance
+from ctxprobe.tasks.assemble import tolerance
 
 
 @dataclass(frozen=True)

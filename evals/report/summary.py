@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evals.record import SampleRecord
-from evals.table import render_text, write_summary
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.report.table import render_text, write_summary
 
 
 def run_title(manifest: dict[str, Any]) -> str:
@@ -21,7 +21,7 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: dict[str,
     return the terminal table."""
     if not records:
         return "no finished samples yet\n"
-    from evals.heatmap import write_heatmaps
+    from ctxprobe.evals.report.heatmap import write_heatmaps
 
     write_summary(records, run_dir)
     write_heatmaps(records, run_dir, run_title(manifest))

@@ -9,13 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from evals.record import ErrorKind, Response, SampleRecord
-from evals.score import score_sample
-from evals.store import RunStore
-from runners.endpoint import EndpointError
-from tasks.build import build_sample
-from tasks.sample import Recipe, Sample
-from tasks.token_counter import TokenCounter
+from ctxprobe.evals.run.record import ErrorKind, Response, SampleRecord
+from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.runners.endpoint import EndpointError
+from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.sample import Recipe, Sample
+from ctxprobe.tasks.token_counter import TokenCounter
 
 
 class Sender(Protocol):

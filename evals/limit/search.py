@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evals.stats import wilson, z_for
+from ctxprobe.evals.stats import wilson, z_for
 
 
 class Measure(Protocol):

@@ -18,10 +18,10 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
-from evals.record import SampleRecord
-from evals.stats import Z95
-from evals.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
-from tasks.lengths import format_length
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.stats import Z95
+from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
+from ctxprobe.tasks.lengths import format_length
 
 CMAP = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d9d9d9")
 

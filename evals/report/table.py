@@ -12,9 +12,9 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from evals.record import ErrorKind, SampleRecord
-from evals.stats import Z95, wilson
-from tasks.lengths import format_length
+from ctxprobe.evals.run.record import ErrorKind, SampleRecord
+from ctxprobe.evals.stats import Z95, wilson
+from ctxprobe.tasks.lengths import format_length
 
 CONDITION = ["family", "variant", "haystack"]
 CELL = [*CONDITION, "context_tokens", "depth"]
@@ -34,7 +34,7 @@ def variant_label(params: dict[str, Any], family: str | None = None) -> str:
 
 
 def _non_default(family: str, params: dict[str, Any]) -> dict[str, Any]:
-    from tasks.registry import get_family, validate_params
+    from ctxprobe.tasks.registry import get_family, validate_params
 
     full = validate_params(get_family(family), params).model_dump(mode="json")
     defaults = get_family(family).Params().model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""`ctxprobe limit`: the advertised, configured, accepted and effective context lengths of an endpoint."""

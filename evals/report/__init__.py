@@ -1,0 +1,1 @@
+"""Tables, heatmaps and the summary files of a run folder."""
