@@ -1,7 +1,13 @@
 """ctxprobe: long-context recall evaluation for OpenAI-compatible endpoints.
 
-The library API that nightly jobs and the `ctxprobe` command line both call. Heavy modules load on first
-use, so `import ctxprobe` stays cheap.
+The library API that nightly jobs and the `ctxprobe` command line both call:
+
+    import ctxprobe
+    result = ctxprobe.run(suite="quick", label="q4km")          # or ctxprobe.run(ctxprobe.RunOptions(...))
+    run = ctxprobe.load_run(result.run_dir)
+    run.frame()                                                  # one row per sample (pandas)
+
+Heavy modules load on first use, so `import ctxprobe` stays cheap.
 """
 
 from __future__ import annotations
@@ -10,7 +16,20 @@ import importlib
 from typing import Any
 
 # name -> module that defines it (imported on first attribute access)
-_API: dict[str, str] = {}
+_API: dict[str, str] = {
+    "run": "ctxprobe.evals.run.api",
+    "RunOptions": "ctxprobe.evals.run.options",
+    "RunResult": "ctxprobe.evals.run.api",
+    "ExitCode": "ctxprobe.evals.run.api",
+    "load_run": "ctxprobe.evals.run.load",
+    "Run": "ctxprobe.evals.run.load",
+    "RunManifest": "ctxprobe.evals.run.manifest",
+    "SampleRecord": "ctxprobe.evals.run.record",
+    "limit": "ctxprobe.evals.limit.api",
+    "LimitOptions": "ctxprobe.evals.limit.options",
+    "plan": "ctxprobe.evals.plan.api",
+    "UserError": "ctxprobe.tasks.errors",
+}
 
 __all__ = sorted(_API)
 
@@ -20,3 +39,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'ctxprobe' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

@@ -1,3 +1,3 @@
 """Deterministic long-context tasks at exact token lengths."""
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"  # bump whenever any generator's output changes (the golden-prompt test pins it)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import weakref
 from functools import lru_cache
+from typing import Any
 
 from ctxprobe.tasks.assemble import assemble
 from ctxprobe.tasks.count_cache import UnitCounts
@@ -15,42 +17,107 @@ from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, sha256_text
-from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
+from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
 MAX_ATTEMPTS = 32
 
 
-def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
-    """Build the sample a recipe defines. `counter` overrides the recipe's token counter spec
-    (pass the same tokenizer; the prompt is then byte-identical)."""
-    family = get_family(recipe.family)
-    params = validate_params(family, recipe.params)
-    check_depth(recipe.depth)
-    counts = unit_counts(recipe.haystack, counter or token_counter(recipe.token_counter))
-    for attempt in range(MAX_ATTEMPTS):
-        rng = random.Random(hashlib.sha256(f"{recipe.canonical_json()}#{attempt}".encode()).digest())
-        draft = family.draft(params, recipe.depth, recipe.mode, rng)
-        built = assemble(draft, counts, recipe.context_tokens, lead_tokens(counts.counter, recipe.mode))
-        if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
-            break
-    else:
-        raise UserError(
-            f"could not place unique answers in haystack {recipe.haystack!r} after {MAX_ATTEMPTS} tries "
-            "(the haystack already contains the task's values)"
+class PromptBuilder:
+    """Builds samples with one token counter, and owns what it learns about that counter: its tokenizer
+    identity, the tokens the endpoint adds around a prompt, and the haystack units' counts."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.tokenizer = tokenizer_id(counter)
+        self._lead: dict[str, int] = {}
+        self._counts: dict[str, UnitCounts] = {}
+
+    def recipe_tokenizer(self, mode: str) -> str:
+        """The `tokenizer` field of this builder's recipes in `mode`. In chat mode the chat template's
+        tokens are part of the prompt's budget, so a template of another size is another identity."""
+        if mode == "chat" and self.lead_tokens("chat") != self.counter.bos_tokens:
+            return f"{self.tokenizer}+chat{self.lead_tokens('chat')}"
+        return self.tokenizer
+
+    def recipe(self, **fields: Any) -> Recipe:
+        """A recipe counted with this builder's tokenizer (`fields` are the task fields)."""
+        return Recipe(**fields, tokenizer=self.recipe_tokenizer(fields.get("mode", "completions")))
+
+    def lead_tokens(self, mode: str) -> int:
+        """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
+        counter can measure it (vLLM, SGLang, llama-server); otherwise BOS. Measured once."""
+        if mode not in self._lead:
+            lead = self.counter.bos_tokens
+            if mode == "chat":
+                measure = getattr(self.counter, "chat_overhead", None)
+                overhead = measure() if callable(measure) else None
+                lead = overhead if isinstance(overhead, int) else lead
+            self._lead[mode] = lead
+        return self._lead[mode]
+
+    def unit_counts(self, haystack_spec: str) -> UnitCounts:
+        """One UnitCounts per haystack, so a suite counts each unit once."""
+        if haystack_spec not in self._counts:
+            self._counts[haystack_spec] = UnitCounts(haystack(haystack_spec), self.counter)
+        return self._counts[haystack_spec]
+
+    def build(self, recipe: Recipe) -> Sample:
+        """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
+        expected = self.recipe_tokenizer(recipe.mode)
+        if recipe.tokenizer != expected:
+            raise UserError(f"the token counter {self.counter.spec} is tokenizer {expected}, but sample "
+                            f"{recipe.sample_id()} was counted with {recipe.tokenizer}: give the same tokenizer")
+        family = get_family(recipe.family)
+        params = validate_params(family, recipe.params)
+        check_depth(recipe.depth)
+        counts = self.unit_counts(recipe.haystack)
+        key = recipe.task_key()  # the needles and values depend on what is asked, never on the tokenizer
+        for attempt in range(MAX_ATTEMPTS):
+            rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
+            draft = family.draft(params, recipe.depth, recipe.mode, rng)
+            built = assemble(draft, counts, recipe.context_tokens, self.lead_tokens(recipe.mode))
+            if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
+                break
+        else:
+            raise UserError(
+                f"could not place unique answers in haystack {recipe.haystack!r} after {MAX_ATTEMPTS} tries "
+                "(the haystack already contains the task's values)"
+            )
+        return Sample(
+            sample_id=recipe.sample_id(),
+            recipe=recipe,
+            prompt=built.prompt,
+            prompt_sha256=sha256_text(built.prompt),
+            planned_tokens=built.planned_tokens,
+            approximate=self.counter.approximate,
+            question=draft.question,
+            answer_prefix=draft.answer_prefix,
+            max_tokens=draft.max_tokens,
+            expected=draft.expected,
+            needles=built.needles,
         )
-    return Sample(
-        sample_id=recipe.sample_id(),
-        recipe=recipe,
-        prompt=built.prompt,
-        prompt_sha256=sha256_text(built.prompt),
-        planned_tokens=built.planned_tokens,
-        approximate=counts.counter.approximate,
-        question=draft.question,
-        answer_prefix=draft.answer_prefix,
-        max_tokens=draft.max_tokens,
-        expected=draft.expected,
-        needles=built.needles,
-    )
+
+
+_BUILDERS: weakref.WeakKeyDictionary[object, PromptBuilder] = weakref.WeakKeyDictionary()
+
+
+def builder_for(counter: TokenCounter) -> PromptBuilder:
+    """The one PromptBuilder of a counter object (kept while the counter lives)."""
+    builder = _BUILDERS.get(counter)
+    if builder is None:
+        builder = _BUILDERS[counter] = PromptBuilder(counter)
+    return builder
+
+
+def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
+    """Build the sample a recipe defines with `counter` (which must be the recipe's tokenizer, reached
+    anywhere). Without one, only recipes counted with the estimate can be built."""
+    if counter is None:
+        if not recipe.tokenizer.startswith("estimate"):
+            raise UserError(f"sample {recipe.sample_id()} was counted with tokenizer {recipe.tokenizer}: "
+                            "give its token counter (e.g. --token-counter local:PATH or server:URL)")
+        counter = token_counter(recipe.tokenizer)
+    return builder_for(counter).build(recipe)
 
 
 def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> bool:
@@ -66,23 +133,6 @@ def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> b
     return True
 
 
-_LEAD: dict[tuple[int, str], tuple[TokenCounter, int]] = {}  # holds the counter, so its id stays its own
-
-
-def lead_tokens(counter: TokenCounter, mode: str) -> int:
-    """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
-    counter can measure it (vLLM, SGLang, llama-server); otherwise BOS. Measured once per counter."""
-    key = (id(counter), mode)
-    if key not in _LEAD:
-        lead = counter.bos_tokens
-        if mode == "chat":
-            measure = getattr(counter, "chat_overhead", None)
-            overhead = measure() if callable(measure) else None
-            lead = overhead if isinstance(overhead, int) else lead
-        _LEAD[key] = (counter, lead)
-    return _LEAD[key][1]
-
-
 @lru_cache(maxsize=256)
 def _whole(text: str) -> re.Pattern[str]:
     return re.compile(r"(?<![0-9A-Za-z])" + re.escape(text) + r"(?![0-9A-Za-z])")
@@ -96,14 +146,3 @@ def haystack(spec: str) -> Haystack:
 @lru_cache(maxsize=8)
 def token_counter(spec: str) -> TokenCounter:
     return make_token_counter(spec)
-
-
-_COUNTS: dict[tuple[str, int], UnitCounts] = {}
-
-
-def unit_counts(haystack_spec: str, counter: TokenCounter) -> UnitCounts:
-    """One UnitCounts per (haystack, counter) per process, so a suite counts each unit once."""
-    key = (haystack_spec, id(counter))
-    if key not in _COUNTS:
-        _COUNTS[key] = UnitCounts(haystack(haystack_spec), counter)
-    return _COUNTS[key]

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks import GENERATOR_VERSION
 
@@ -14,7 +14,10 @@ Mode = Literal["completions", "chat"]
 
 
 class Recipe(BaseModel):
-    """Everything that defines one prompt. The same recipe rebuilds a byte-identical prompt."""
+    """Everything that defines one prompt: what it asks (the task fields) and which tokenizer counts it.
+    The same recipe rebuilds a byte-identical prompt. `tokenizer` is the tokenizer's identity (a
+    fingerprint of how it splits a fixed text, see `tasks.token_counter.tokenizer_id`), never where it is
+    reached: the same model served at two addresses gives the same recipes, ids and prompts."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -25,14 +28,33 @@ class Recipe(BaseModel):
     depth: float = 50.0
     seed: int = 0
     mode: Mode = "completions"
-    token_counter: str = "estimate"
+    tokenizer: str = "estimate:4"
     generator_version: str = GENERATOR_VERSION
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_records(cls, data: Any) -> Any:
+        """Records of generator version 1 named the counter by its spec (`token_counter`)."""
+        if isinstance(data, dict) and "token_counter" in data and "tokenizer" not in data:
+            data = {**data, "tokenizer": data["token_counter"]}
+            del data["token_counter"]
+        return data
 
     def canonical_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
 
+    def task_fields(self) -> dict[str, Any]:
+        """What the sample asks, without the tokenizer: the needles and values are drawn from these alone,
+        and runs counted with different tokenizers pair on them."""
+        return self.model_dump(mode="json", exclude={"tokenizer"})
+
+    def task_key(self) -> str:
+        """A stable key of `task_fields()` (the generator's seed; the pairing key across tokenizers)."""
+        text = json.dumps(self.task_fields(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
     def sample_id(self) -> str:
-        """A short stable id derived from the recipe (an identifier, never parsed)."""
+        """A short stable id of the whole recipe, tokenizer identity included (an identifier, never parsed)."""
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 
 

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from importlib.resources import files
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ class SuiteTask(BaseModel):
     depths: list[float] | None = None
     samples: int | None = Field(None, ge=1)
     haystack: str | None = None
+    mode: Mode | None = None
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -70,7 +72,7 @@ class Suite(BaseModel):
     seed: int = 0
     samples: int = Field(1, ge=1, description="samples per (task, length, depth) cell")
     haystack: str = "prose"
-    mode: Mode = "completions"
+    mode: Mode | None = Field(None, description="completions or chat; unset: the endpoint's default")
     lengths: list[int]
     depths: list[float]
     tasks: list[SuiteTask] = Field(min_length=1)
@@ -85,10 +87,14 @@ class Suite(BaseModel):
     def _parse_depths(cls, v: Any) -> list[float]:
         return _depths(v)
 
-    def recipes(self, token_counter: str, mode: Mode | None = None) -> list[Recipe]:
-        """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another."""
+    def recipes(self, tokenizer: Callable[[Mode], str], mode: Mode | None = None,
+                default_mode: Mode = "completions") -> list[Recipe]:
+        """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another.
+        `tokenizer(mode)` names the tokenizer identity of recipes in that mode. The mode is `mode` when
+        given (the command line), else the task's, else the suite's, else `default_mode` (the endpoint's)."""
         out: list[Recipe] = []
         for task in self.tasks:
+            task_mode: Mode = mode or task.mode or self.mode or default_mode
             # Recipes carry every parameter, defaults included: the record says exactly what ran.
             params = validate_params(get_family(task.family), task.params).model_dump(mode="json")
             for length in task.lengths or self.lengths:
@@ -97,7 +103,7 @@ class Suite(BaseModel):
                         out.append(Recipe(
                             family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
-                            mode=mode or self.mode, token_counter=token_counter,
+                            mode=task_mode, tokenizer=tokenizer(task_mode),
                         ))
         return out
 
@@ -112,8 +118,8 @@ class Suite(BaseModel):
             haystack(task.haystack or self.haystack)
             shortest = min(task.lengths or self.lengths)
             build_sample(Recipe(family=task.family, params=task.params, haystack=task.haystack or self.haystack,
-                                context_tokens=shortest, depth=50.0, seed=self.seed, mode=self.mode,
-                                token_counter="estimate"))
+                                context_tokens=shortest, depth=50.0, seed=self.seed,
+                                mode=task.mode or self.mode or "completions"))
 
 
 def builtin_suites() -> list[str]:

@@ -68,12 +68,24 @@ def count(counter: TokenCounter, text: str) -> int:
     return counter.count_many([text])[0]
 
 
+def tokenizer_id(counter: TokenCounter) -> str:
+    """The tokenizer's identity, not where it was loaded from: `estimate:R` for the estimate, else
+    `tok-` and a hash of the BOS count and the token ids (or, for a counter that gives no ids, the counts)
+    of a fixed text. A GGUF on disk, the same model's tokenizer.json and a server serving it get the
+    same id, so their samples share ids and prompts; two tokenizers that split the text differently don't."""
+    if counter.approximate and isinstance(counter, EstimateCounter):
+        return counter.spec
+    ids = getattr(counter, "token_ids", None)
+    if callable(ids):
+        split = f"ids={ids(_CANARY)}"
+    else:
+        split = f"counts={counter.count_many([_CANARY[i : i + 40] for i in range(0, len(_CANARY), 40)])}"
+    return "tok-" + hashlib.sha256(f"bos={counter.bos_tokens}|{split}".encode()).hexdigest()[:16]
+
+
 def fingerprint(counter: TokenCounter) -> str:
-    """A stable id of the tokenizer's behaviour (not of where it was loaded from)."""
-    probe = [_CANARY[i : i + 40] for i in range(0, len(_CANARY), 40)]
-    counts = counter.count_many(probe)
-    key = f"{type(counter).__name__}|{counter.bos_tokens}|{counts}|{getattr(counter, 'identity', '')}"
-    return hashlib.sha256(key.encode()).hexdigest()[:24]
+    """The count cache's key for a counter: its tokenizer identity, as a file-name-safe string."""
+    return tokenizer_id(counter).replace(":", "_")
 
 
 class EstimateCounter:
@@ -106,8 +118,12 @@ class HFTokenizerCounter:
             path = path / "tokenizer.json"
         if path.is_file():
             self._tok = Tokenizer.from_file(str(path))
-        elif source.count("/") == 1 and not Path(source).exists():
-            self._tok = Tokenizer.from_pretrained(source)
+        elif _looks_like_hub_id(source):
+            try:
+                self._tok = Tokenizer.from_pretrained(source)
+            except Exception as exc:  # the hub client raises many kinds (offline, not found, auth, …)
+                raise UserError(f"tokenizer {source!r} could not be loaded from the hub: "
+                                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
         else:
             raise UserError(f"tokenizer not found: {source} (give a .gguf, a tokenizer.json, or a folder with one)")
         self.spec = f"local:{source}"
@@ -115,10 +131,18 @@ class HFTokenizerCounter:
         self.bos_tokens = max(0, specials)
         self.identity = "tokenizers"
 
+    def token_ids(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
     def count_many(self, texts: Sequence[str]) -> list[int]:
         encs = self._tok.encode_batch_fast(list(texts), add_special_tokens=False) if hasattr(
             self._tok, "encode_batch_fast") else self._tok.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encs]
+
+
+def _looks_like_hub_id(source: str) -> bool:
+    """`org/name` (no leading `/`, `.` or `~`, one slash, not on disk) is a hub id; anything else is a path."""
+    return (source.count("/") == 1 and not source.startswith((".", "/", "~")) and not Path(source).exists())
 
 
 def check_counter_spec(spec: str | None) -> None:
@@ -130,8 +154,8 @@ def check_counter_spec(spec: str | None) -> None:
 _KNOWN = "estimate[:CHARS], local:PATH_OR_ID (local:gemma3-270m), server[:URL]"
 
 
-def make_token_counter(spec: str, *, server_url: str | None = None) -> TokenCounter:
-    """Build a counter from its spec string (see the module docstring)."""
+def make_token_counter(spec: str) -> TokenCounter:
+    """Build an `estimate` or `local` counter from its spec string (see the module docstring)."""
     kind, _, arg = spec.partition(":")
     if kind == "estimate":
         try:
@@ -152,11 +176,6 @@ def make_token_counter(spec: str, *, server_url: str | None = None) -> TokenCoun
 
             return GGUFCounter(Path(arg))
         return HFTokenizerCounter(arg)
-    if kind == "server":
-        url = arg or server_url
-        if not url:
-            raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
-        from ctxprobe.runners.tokenize import server_token_counter
-
-        return server_token_counter(url)
+    if kind == "server":  # reached through an endpoint: runners make these (ctxprobe.runners.tokenize)
+        raise UserError(f"token counter {spec!r} needs an endpoint")
     raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")

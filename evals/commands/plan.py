@@ -7,24 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.plan.budget import BudgetOptions, GpuBudget, MlaCache, plan_budget
-from ctxprobe.evals.plan.config import ModelConfig, load_config
-from ctxprobe.evals.plan.layers import PATTERN_HELP, read_layers
-from ctxprobe.evals.plan.report import build_report, render_table
-from ctxprobe.evals.plan.units import (
-    DTYPE_BYTES,
-    parse_dtype,
-    parse_fraction,
-    parse_size,
-    safetensors_bytes,
-)
-from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.lengths import parse_lengths
-
-DEFAULT_CONTEXTS = "32k,128k,262144,1m"
-DEFAULT_UTIL = "0.9"
-CACHE_DTYPES = ("bf16", "fp16", "fp8")
-STATE_DTYPES = ("fp32", "bf16", "fp16")
+from ctxprobe.evals.plan.api import CACHE_DTYPES, DEFAULT_CONTEXTS, DEFAULT_UTIL, STATE_DTYPES
+from ctxprobe.evals.plan.layers import PATTERN_HELP
 
 
 def register(subparsers: Any) -> None:
@@ -61,48 +45,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _gpu_budget(args: argparse.Namespace) -> GpuBudget | None:
-    given = [args.gpus is not None, args.gpu_mem is not None, args.weights is not None or args.weights_from is not None]
-    if not any(given):
-        return None
-    if not all(given):
-        raise UserError("GPU fit needs --gpus N, --gpu-mem SIZE and --weights SIZE (or --weights-from DIR)")
-    if args.gpus < 1:
-        raise UserError(f"--gpus {args.gpus}: must be at least 1")
-    weights = safetensors_bytes(args.weights_from) if args.weights_from else parse_size(args.weights, "--weights")
-    return GpuBudget(
-        gpus=args.gpus,
-        gpu_mem_bytes=parse_size(args.gpu_mem, "--gpu-mem"),
-        util=parse_fraction(args.util, "--util"),
-        weights_bytes=weights,
-    )
-
-
-def _mla_cache(text: str) -> MlaCache:
-    if text == "absorbed":
-        return "absorbed"
-    if text == "expanded":
-        return "expanded"
-    raise UserError(f"--mla-cache {text!r} is not one of absorbed, expanded")
-
-
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.config)
-    model = read_layers(ModelConfig(load_config(path), name=str(path)), args.layer_pattern)
-    cache_dtype = parse_dtype(args.cache_dtype, CACHE_DTYPES, "--cache-dtype")
-    state_dtype = parse_dtype(args.state_dtype, STATE_DTYPES, "--state-dtype")
-    contexts = tuple(dict.fromkeys(parse_lengths(args.contexts)))
-    if not contexts:
-        raise UserError(f"--contexts {args.contexts!r}: give at least one length")
-    options = BudgetOptions(
-        contexts=contexts,
-        cache_bytes=DTYPE_BYTES[cache_dtype],
-        state_bytes=DTYPE_BYTES[state_dtype],
-        mla_cache=_mla_cache(args.mla_cache),
-        include_mtp=args.include_mtp,
-        include_conv=args.include_conv,
-    )
-    report = build_report(plan_budget(model, options, _gpu_budget(args)), cache_dtype, state_dtype)
+    import ctxprobe
+    from ctxprobe.evals.plan.report import render_table
+
+    report = ctxprobe.plan(args.config, contexts=args.contexts, cache_dtype=args.cache_dtype,
+                           state_dtype=args.state_dtype, mla_cache=args.mla_cache, layer_pattern=args.layer_pattern,
+                           include_mtp=args.include_mtp, include_conv=args.include_conv, gpus=args.gpus,
+                           gpu_mem=args.gpu_mem, util=args.util, weights=args.weights, weights_from=args.weights_from)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:

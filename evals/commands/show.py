@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ctxprobe.evals.report.summary import write_report
-from ctxprobe.evals.run.store import RunStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -16,9 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    store = RunStore(Path(args.run_dir))
-    manifest = store.read_manifest()
-    records = list(store.latest_records().values())
-    print(f"{Path(args.run_dir)}  [{manifest.get('status', '?')}]  {len(records)} samples")
-    print(write_report(records, store.dir, manifest), end="")
+    from ctxprobe.evals.report.summary import write_report
+    from ctxprobe.evals.run.load import load_run
+
+    run = load_run(args.run_dir)
+    print(f"{run.dir}  [{run.manifest.status}]  {len(run.records)} samples")
+    print(write_report(run.records, run.dir, run.manifest), end="")
     return 0

@@ -14,7 +14,7 @@ from ctxprobe.evals.run.record import ErrorKind
 from ctxprobe.evals.run.loop import run_recipes
 from ctxprobe.evals.run.store import RunStore
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
-from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.token_counter import TokenCounter
 
@@ -37,7 +37,7 @@ class TargetLimits(BaseModel):
     tasks: list[TaskSpec]
 
 
-def accepted_length(config: EndpointConfig, counter: TokenCounter, counter_spec: str, *, start: int,
+def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int,
                     max_length: int, configured: int | None, answer_room: int) -> AcceptedResult:
     """Find the longest prompt the endpoint takes, each probe asking for `answer_room` answer tokens."""
 
@@ -46,7 +46,7 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, counter_spec:
 
             async def try_length(n: int) -> Probe:
                 recipe = Recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0, seed=n,
-                                mode=config.mode, token_counter=counter_spec)
+                                mode=config.mode, tokenizer=builder_for(counter).recipe_tokenizer(config.mode))
                 sample = await asyncio.to_thread(build_sample, recipe, counter)
                 try:
                     response = await client.send(sample.prompt, max_tokens=answer_room,
@@ -63,7 +63,7 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, counter_spec:
     return asyncio.run(search())
 
 
-def effective_length(config: EndpointConfig, counter: TokenCounter, counter_spec: str, store: RunStore,
+def effective_length(config: EndpointConfig, counter: TokenCounter, store: RunStore,
                      tasks: list[TaskSpec], search: LimitConfig, haystack: str) -> LimitResult:
     """Adaptive search for the longest length whose accuracy stays above the threshold; every sample
     it sends is recorded in the run folder like any run's."""
@@ -77,7 +77,7 @@ def effective_length(config: EndpointConfig, counter: TokenCounter, counter_spec
             task = tasks[i % len(tasks)]
             recipes.append(Recipe(family=task.family, params=task.params, haystack=haystack, context_tokens=length,
                                   depth=round((i * GOLDEN) % 100.0, 1), seed=i, mode=config.mode,
-                                  token_counter=counter_spec))
+                                  tokenizer=builder_for(counter).recipe_tokenizer(config.mode)))
 
         async def go() -> tuple[int, int]:
             async with EndpointClient(config) as client:

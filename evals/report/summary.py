@@ -4,19 +4,18 @@ and the text table printed in the terminal."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from ctxprobe.evals.run.manifest import RunManifest
 from ctxprobe.evals.run.record import SampleRecord
 from ctxprobe.evals.report.table import render_text, write_summary
 
 
-def run_title(manifest: dict[str, Any]) -> str:
-    engine = manifest.get("engine") or {}
-    parts = [manifest.get("label") or "", manifest.get("model") or "", engine.get("engine") or ""]
+def run_title(manifest: RunManifest) -> str:
+    parts = [manifest.label, manifest.model or "", str(manifest.engine.get("engine") or "")]
     return " · ".join(p for p in parts if p)
 
 
-def write_report(records: list[SampleRecord], run_dir: Path, manifest: dict[str, Any]) -> str:
+def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManifest) -> str:
     """Write summary.csv / summary_by_context.csv / summary.md and one heatmap PNG per family;
     return the terminal table."""
     if not records:

@@ -22,6 +22,14 @@ class Sender(Protocol):
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int) -> Response: ...
 
 
+class EndpointLost(Exception):
+    """Requests fail to connect and the endpoint no longer answers: the run stops sending."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
 @dataclass
 class Progress:
     total: int
@@ -83,8 +91,11 @@ async def run_recipes(
     counter: TokenCounter | None = None,
     on_record: Callable[[SampleRecord, Progress], None] | None = None,
     attempts_before: dict[str, int] | None = None,
+    still_there: Callable[[], bool] | None = None,
 ) -> Progress:
-    """Send every recipe once; each finished sample is appended to the store before the next one counts."""
+    """Send every recipe once; each finished sample is appended to the store before the next one counts.
+    After a connection error, `still_there()` asks whether the endpoint answers at all; when it doesn't,
+    the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised."""
     progress = Progress(total=len(recipes))
     ahead = asyncio.Semaphore(concurrency + 1)  # prompts built but not yet sent, bounding memory
     builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
@@ -102,6 +113,9 @@ async def run_recipes(
                                              planned_tokens=sample.planned_tokens, seed=recipe.seed)
             except EndpointError as exc:
                 error, detail = exc.kind, exc.detail
+            if error is ErrorKind.connection_error and still_there is not None:
+                if not await loop.run_in_executor(None, still_there):
+                    raise EndpointLost(detail or "connection refused")
             record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1)
             store.append(record)
             progress.add(record)
@@ -109,8 +123,13 @@ async def run_recipes(
                 on_record(record, progress)
 
     try:
-        # Tasks start in recipe order, so prompts that share a prefix reach the engine together.
-        await asyncio.gather(*(one(r) for r in recipes))
+        # Tasks start in recipe order, so prompts that share a prefix reach the engine together. A task
+        # group: one that raises (a lost endpoint) cancels the others.
+        async with asyncio.TaskGroup() as group:
+            for recipe in recipes:
+                group.create_task(one(recipe))
+    except* EndpointLost as lost:
+        raise lost.exceptions[0] from None
     finally:
         builder.shutdown(wait=False, cancel_futures=True)
     return progress

@@ -1,21 +1,58 @@
-"""The run manifest: what was run, against what, with which tokenizer — never a secret."""
+"""The run manifest (`manifest.json`): what was run, against what, with which tokenizer, and how it
+ended. Typed and versioned; older manifests stay readable. Never holds a secret."""
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from ctxprobe.runners.endpoint import EndpointConfig
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ctxprobe.evals.run.options import RunOptions
+from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite
 
-# Options a resumed run takes from the manifest unless given again on the command line.
-_ENDPOINT_KEYS = ("endpoints", "model", "api_key_env", "mode", "concurrency", "timeout", "timeout_per_1k",
-                  "retries", "token_counter", "model_file", "n_ctx", "kv_cache_type", "threads")
+SCHEMA_VERSION = 2  # of manifest.json and of every line of samples.jsonl
+
+RunStatus = Literal["running", "finished", "interrupted", "endpoint_lost", "failed"]
+
+
+class RunManifest(BaseModel):
+    """One per run folder. `status` is `running` while samples are sent, then how the run ended."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: int = SCHEMA_VERSION
+    command: str = "run"
+    ctxprobe_version: str = "0+unknown"
+    created: float = Field(default_factory=time.time)
+    updated: float = Field(default_factory=time.time)
+    status: RunStatus = "running"
+    label: str = ""
+    endpoints: list[str] = Field(default_factory=list, description="public URLs (no credentials, no query)")
+    model: str | None = None
+    engine: dict[str, Any] = Field(default_factory=dict, description="the engine probe's facts")
+    mode: str | None = None
+    suite: Suite
+    seeds: list[int] = Field(default_factory=list)
+    tokenizer: str = Field("", description="the tokenizer identity every recipe names")
+    token_counter: str = Field("", description="where the tokenizer was reached (a run option, not identity)")
+    api_key_env: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    samples_planned: int | None = None
+    samples_done: int | None = None
+    samples_errored: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_manifests(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "schema_version" not in data:
+            data = {**data, "schema_version": 1}
+        return data
 
 
 def ctxprobe_version() -> str:
@@ -33,21 +70,20 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def endpoint_options(args: argparse.Namespace, manifest: dict[str, Any] | None) -> dict[str, Any]:
-    given = {
-        "endpoints": args.endpoint or [], "model": args.model, "api_key_env": args.api_key_env, "mode": args.mode,
-        "concurrency": args.concurrency, "timeout": args.timeout, "timeout_per_1k": args.timeout_per_1k,
-        "retries": args.retries, "token_counter": args.token_counter, "model_file": args.model_file,
-        "n_ctx": args.n_ctx, "kv_cache_type": args.kv_cache_type, "threads": args.threads,
-    }
-    if manifest is None:
-        return given
-    saved = manifest.get("options", {})
-    return {k: (given[k] if given[k] not in (None, [], "") and k != "api_key_env" else saved.get(k, given[k]))
-            for k in _ENDPOINT_KEYS}
+def saved_options(options: RunOptions) -> dict[str, Any]:
+    """The options as the manifest keeps them: public URLs only."""
+    saved = options.model_dump(mode="json")
+    saved["endpoints"] = [public_url(u) for u in options.endpoints]
+    return saved
 
 
 def run_folder(results_dir: Path, label: str) -> Path:
+    """A new, not yet existing folder `results_dir/<time>-<label>`; `results_dir` must be usable."""
+    for parent in (results_dir, *results_dir.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"results folder {results_dir} cannot be made: {parent} is a file")
+            break
     stamp = time.strftime("%Y%m%d-%H%M%S")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-")
     base = results_dir / (f"{stamp}-{safe}" if safe else stamp)
@@ -56,23 +92,3 @@ def run_folder(results_dir: Path, label: str) -> Path:
         n += 1
         path = base.with_name(f"{base.name}-{n}")
     return path
-
-
-def new_manifest(args: argparse.Namespace, suite: Suite, config: EndpointConfig, engine: dict[str, Any],
-                 counter_spec: str, opts: dict[str, Any]) -> dict[str, Any]:
-    saved = dict(opts)
-    saved["endpoints"] = [public_url(u) for u in opts["endpoints"]]
-    return {
-        "ctxprobe_version": ctxprobe_version(),
-        "created": time.time(),
-        "label": args.label,
-        "endpoints": [public_url(u) for u in config.base_urls],
-        "model": config.model,
-        "engine": engine,
-        "mode": config.mode,
-        "suite": suite.model_dump(mode="json"),
-        "seeds": sorted({suite.seed + i for i in range(max(t.samples or suite.samples for t in suite.tasks))}),
-        "token_counter": counter_spec,
-        "api_key_env": config.api_key_env,
-        "options": saved,
-    }

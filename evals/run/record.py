@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.sample import Sample
 
@@ -49,8 +51,9 @@ class Score(BaseModel):
 
 
 class SampleRecord(BaseModel):
-    """One finished (scored or errored) sample."""
+    """One finished (scored or errored) sample: one line of samples.jsonl."""
 
+    schema_version: int = 2  # evals.run.manifest.SCHEMA_VERSION
     sample: Sample
     response: Response | None = None
     score: Score | None = None
@@ -58,3 +61,10 @@ class SampleRecord(BaseModel):
     error_detail: str | None = None
     attempts: int = 1
     finished_at: float = Field(default=0.0, description="unix time the record was written")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_records(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "schema_version" not in data:
+            data = {**data, "schema_version": 1}
+        return data

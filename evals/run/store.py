@@ -1,5 +1,8 @@
 """A run folder on disk: manifest.json, samples.jsonl (one SampleRecord per line, flushed and fsynced
-as each sample finishes, so a run killed at any moment loses no finished sample)."""
+as each sample finishes, so a run killed at any moment loses no finished sample).
+
+samples.jsonl is append-only: nothing ever rewrites or deletes a line. A sample sent again (after an
+error, on resume) gets a new line, and the last line of an id is the one that counts."""
 
 from __future__ import annotations
 
@@ -8,10 +11,11 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from ctxprobe.evals.run.manifest import RunManifest
 from ctxprobe.evals.run.record import SampleRecord
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError, first_problem
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -26,10 +30,11 @@ class RunStore:
     def samples_path(self) -> Path:
         return self.dir / SAMPLES
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: BaseModel | dict[str, Any]) -> None:
+        data = manifest.model_dump(mode="json") if isinstance(manifest, BaseModel) else manifest
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.dir / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, self.dir / MANIFEST)
 
     def read_manifest(self) -> dict[str, Any]:
@@ -43,6 +48,15 @@ class RunStore:
         if not isinstance(data, dict):
             raise UserError(f"corrupt {MANIFEST} in {self.dir}")
         return data
+
+    def load_manifest(self) -> RunManifest:
+        """The typed manifest; one line naming the problem when it is not one."""
+        data = self.read_manifest()
+        try:
+            return RunManifest.model_validate(data)
+        except ValidationError as exc:
+            where, msg, _ = first_problem(exc)
+            raise UserError(f"corrupt {MANIFEST} in {self.dir}: {where or 'top level'}: {msg}") from None
 
     def records(self) -> Iterator[SampleRecord]:
         """Every complete record; a torn last line (a kill during a write) is skipped."""
@@ -61,24 +75,25 @@ class RunStore:
         """One record per sample id: the last one written."""
         return {r.sample.sample_id: r for r in self.records()}
 
-    def keep_only(self, records: list[SampleRecord]) -> None:
-        """Rewrite samples.jsonl with exactly these records (atomically), before resuming."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.dir / f".{SAMPLES}.tmp"
-        with tmp.open("w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(record.model_dump_json() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.samples_path)
-
     def append(self, record: SampleRecord) -> None:
         if self._fh is None:
             self.dir.mkdir(parents=True, exist_ok=True)
+            self._cut_torn_tail()
             self._fh = self.samples_path.open("a", encoding="utf-8")
         self._fh.write(record.model_dump_json() + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
+
+    def _cut_torn_tail(self) -> None:
+        """A line without its newline was being written when a run was killed: that sample never finished.
+        Cut it off, so the next record starts on a line of its own (the finished lines stay as they are)."""
+        if not self.samples_path.exists():
+            return
+        with self.samples_path.open("rb+") as fh:
+            data = fh.read()
+            end = data.rfind(b"\n") + 1
+            if end < len(data):
+                fh.truncate(end)
 
     def close(self) -> None:
         if self._fh is not None:

@@ -10,9 +10,10 @@ import sys
 import pytest
 
 from ctxprobe.tasks.assemble import tolerance
-from ctxprobe.tasks.build import build_sample, token_counter
-from ctxprobe.tasks.sample import Recipe
-from ctxprobe.tasks.token_counter import EstimateCounter, count
+from ctxprobe.tasks.build import PromptBuilder, build_sample, builder_for, token_counter
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Recipe, Sample
+from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, count
 
 pytest.importorskip("llama_cpp")
 
@@ -20,11 +21,19 @@ GEMMA = "local:gemma3-270m"
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
-def recipe(**kw: object) -> Recipe:
+def builder(counter: str | TokenCounter = GEMMA) -> PromptBuilder:
+    return builder_for(token_counter(counter) if isinstance(counter, str) else counter)
+
+
+def recipe(counter: str | TokenCounter = GEMMA, **kw: object) -> Recipe:
     base: dict[str, object] = dict(family="niah", params={"variant": "single"}, haystack="prose",
-                                   context_tokens=4096, depth=50.0, seed=3, token_counter=GEMMA)
+                                   context_tokens=4096, depth=50.0, seed=3)
     base.update(kw)
-    return Recipe(**base)  # type: ignore[arg-type]
+    return builder(counter).recipe(**base)
+
+
+def build(r: Recipe, counter: str | TokenCounter = GEMMA) -> Sample:
+    return builder(counter).build(r)
 
 
 def real_tokens(prompt: str) -> int:
@@ -34,23 +43,24 @@ def real_tokens(prompt: str) -> int:
 
 def test_same_recipe_same_sha256_in_two_processes() -> None:
     r = recipe(params={"variant": "multikey"}, context_tokens=8192, depth=30.0)
-    code = ("import sys; from ctxprobe.tasks.build import build_sample; from ctxprobe.tasks.sample import Recipe; "
-            "print(build_sample(Recipe.model_validate_json(sys.argv[2])).prompt_sha256)")
-    shas = {subprocess.run([sys.executable, "-c", code, str(ROOT), r.model_dump_json()], check=True,
+    code = ("import sys; from ctxprobe.tasks.build import build_sample, token_counter; "
+            "from ctxprobe.tasks.sample import Recipe; "
+            "print(build_sample(Recipe.model_validate_json(sys.argv[2]), token_counter(sys.argv[3])).prompt_sha256)")
+    shas = {subprocess.run([sys.executable, "-c", code, str(ROOT), r.model_dump_json(), GEMMA], check=True,
                            capture_output=True, text=True).stdout.strip() for _ in range(2)}
     assert len(shas) == 1
-    assert shas == {build_sample(r).prompt_sha256}
+    assert shas == {build(r).prompt_sha256}
 
 
 def test_different_seed_or_depth_changes_the_prompt() -> None:
-    a, b, c = build_sample(recipe()), build_sample(recipe(seed=4)), build_sample(recipe(depth=10.0))
+    a, b, c = build(recipe()), build(recipe(seed=4)), build(recipe(depth=10.0))
     assert len({a.prompt_sha256, b.prompt_sha256, c.prompt_sha256}) == 3
 
 
 @pytest.mark.parametrize("haystack", ["prose", "code", "legal", "noise"])
 @pytest.mark.parametrize("target", [1000, 4096, 16384])
 def test_length_within_tolerance_and_never_above(haystack: str, target: int) -> None:
-    sample = build_sample(recipe(haystack=haystack, context_tokens=target))
+    sample = build(recipe(haystack=haystack, context_tokens=target))
     real = real_tokens(sample.prompt)
     assert target - tolerance(target) <= real <= target, (real, sample.planned_tokens)
     assert abs(real - sample.planned_tokens) <= max(2, target // 2000)
@@ -60,7 +70,7 @@ def test_length_within_tolerance_and_never_above(haystack: str, target: int) -> 
                                     {"variant": "multivalue"}, {"variant": "multiquery", "queries": 3}])
 @pytest.mark.parametrize("depth", [0.0, 37.0, 100.0])
 def test_needles_at_recorded_token_offsets_and_unique(params: dict[str, object], depth: float) -> None:
-    sample = build_sample(recipe(params=params, depth=depth))
+    sample = build(recipe(params=params, depth=depth))
     counter = token_counter(GEMMA)
     for spot in sample.needles:
         assert sample.prompt[spot.char_offset:].startswith(spot.text)
@@ -73,17 +83,17 @@ def test_needles_at_recorded_token_offsets_and_unique(params: dict[str, object],
 
 
 def test_sample_serializes_without_prompt_and_recipe_rebuilds_it() -> None:
-    sample = build_sample(recipe())
+    sample = build(recipe())
     line = sample.model_dump_json()
     assert sample.prompt[:200] not in line and "prompt_sha256" in line
-    rebuilt = build_sample(Recipe.model_validate(json.loads(line)["recipe"]))
+    rebuilt = build(Recipe.model_validate(json.loads(line)["recipe"]))
     assert rebuilt.prompt == sample.prompt
 
 
 def test_estimate_counter_marks_sample_approximate() -> None:
-    sample = build_sample(recipe(token_counter="estimate"))
+    sample = build(recipe("estimate"), "estimate")
     assert sample.approximate and sample.planned_tokens <= 4096
-    assert not build_sample(recipe()).approximate
+    assert not build(recipe()).approximate
 
 
 class TemplatedCounter(EstimateCounter):
@@ -99,11 +109,27 @@ class TemplatedCounter(EstimateCounter):
 
 def test_chat_mode_budgets_the_chat_template() -> None:
     counter = TemplatedCounter()
-    chat = build_sample(recipe(mode="chat", haystack="noise", token_counter="estimate:1"), counter)
-    plain = build_sample(recipe(mode="completions", haystack="noise", token_counter="estimate:1"), counter)
+    chat = build(recipe(counter, mode="chat", haystack="noise"), counter)
+    plain = build(recipe(counter, mode="completions", haystack="noise"), counter)
+    assert chat.recipe.tokenizer == "estimate:1+chat23" and plain.recipe.tokenizer == "estimate:1"
     assert 4096 - tolerance(4096) <= chat.planned_tokens <= 4096
     assert 4096 - tolerance(4096) <= plain.planned_tokens <= 4096
     body = count(counter, chat.prompt)
     assert chat.planned_tokens == body + 23  # the template is part of the planned length
     assert plain.planned_tokens == count(counter, plain.prompt)  # estimate: no BOS
     assert chat.answer_prefix == "" and plain.answer_prefix
+
+
+def test_needles_come_from_the_task_fields_alone_never_from_the_tokenizer() -> None:
+    gemma, estimate = build(recipe()), build(recipe("estimate"), "estimate")
+    assert gemma.recipe.task_key() == estimate.recipe.task_key()
+    assert gemma.sample_id != estimate.sample_id  # which tokenizer counts it is part of the identity
+    assert gemma.expected == estimate.expected
+    assert [n.answer for n in gemma.needles] == [n.answer for n in estimate.needles]
+
+
+def test_a_recipe_is_built_only_with_its_own_tokenizer() -> None:
+    with pytest.raises(UserError, match="counted with"):
+        build(recipe(), "estimate")
+    with pytest.raises(UserError, match="give its token counter"):
+        build_sample(recipe())  # no counter given, and the recipe's is not the estimate

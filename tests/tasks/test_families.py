@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.build import build_sample, builder_for, token_counter
 from ctxprobe.tasks.sample import Recipe, Sample
 
 COUNTER = "local:gemma3-270m"
@@ -16,9 +16,10 @@ HAYSTACKS = ("noise", "prose")
 
 def build(family: str, params: dict[str, object], haystack: str, tokens: int = 3072, depth: float = 30.0,
           mode: str = "completions", seed: int = 0) -> Sample:
-    recipe = Recipe(family=family, params=params, haystack=haystack, context_tokens=tokens, depth=depth,
-                    mode=mode, seed=seed, token_counter=COUNTER)  # type: ignore[arg-type]
-    sample = build_sample(recipe)
+    builder = builder_for(token_counter(COUNTER))
+    recipe = builder.recipe(family=family, params=params, haystack=haystack, context_tokens=tokens, depth=depth,
+                            mode=mode, seed=seed)
+    sample = builder.build(recipe)
     assert sample.planned_tokens <= tokens
     for spot in sample.needles:
         assert sample.prompt[spot.char_offset:].startswith(spot.text), spot

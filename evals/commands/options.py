@@ -1,0 +1,64 @@
+"""Command-line flags made from the pydantic fields that declare each option once (name, default,
+help), and the parsed values handed back as a dict for the same model to validate."""
+
+from __future__ import annotations
+
+import argparse
+import typing
+from typing import Any
+
+_UNSET = None
+_METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
+             "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
+             "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
+             "max_samples": "N", "batch": "N"}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str] | None = None) -> None:
+    """One flag per field: booleans are switches, lists repeat (`--endpoint A --endpoint B`), Literal
+    fields get choices. Defaults stay the model's: an unset flag is left out of the values."""
+    repeat = repeat or {}
+    for name, field in fields.items():
+        help_text = field.description or ""
+        default = field.get_default(call_default_factory=True)
+        if default not in (None, "", [], False):
+            help_text += f" (default: {default})"
+        kwargs: dict[str, Any] = {"dest": name, "help": help_text, "default": _UNSET}
+        annotation = field.annotation
+        if annotation is bool:
+            kwargs.update(action="store_true", default=_UNSET)
+        elif name in repeat:
+            group.add_argument(repeat[name], action="append", metavar=name.rstrip("s").upper(), **kwargs)
+            continue
+        else:
+            choices = _literal_choices(annotation)
+            if choices:
+                kwargs["choices"] = choices
+            kind = _scalar(annotation)
+            if kind is not None:
+                kwargs["type"] = kind
+            kwargs["metavar"] = None if choices else _METAVARS.get(name, name.upper())
+        group.add_argument(_flag(name), **kwargs)
+
+
+def model_values(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
+    """The flags the user gave, by field name (unset flags are left to the model's defaults)."""
+    return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+
+
+def _literal_choices(annotation: Any) -> list[str] | None:
+    for arg in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(arg) is typing.Literal:
+            return list(typing.get_args(arg))
+    return None
+
+
+def _scalar(annotation: Any) -> type | None:
+    for kind in (int, float):
+        if annotation is kind or kind in typing.get_args(annotation):
+            return kind
+    return None

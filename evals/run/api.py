@@ -1,0 +1,257 @@
+"""`ctxprobe.run(...)`: plan a suite's samples, send them, record every one, and say how the run ended.
+
+The command line and nightly jobs call this same function. Its exit codes (`RunResult.exit_code`):
+0 every sample scored (or errors allowed); 1 samples ended in errors; 2 bad input (raised as
+`UserError`); 3 the endpoint went away mid-run (resume later); 130 interrupted (Ctrl-C or SIGTERM).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.evals.run.inline_suite import suite_from_args
+from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
+from ctxprobe.evals.run.manifest import (
+    RunManifest,
+    ctxprobe_version,
+    public_url,
+    run_folder,
+    saved_options,
+)
+from ctxprobe.evals.run.options import RunOptions, validated
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.run.serving import Served, serving
+from ctxprobe.evals.run.store import RunStore
+from ctxprobe.tasks.build import builder_for
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.suite import Suite
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    SAMPLE_ERRORS = 1
+    BAD_INPUT = 2
+    ENDPOINT_LOST = 3
+    INTERRUPTED = 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the run stops, keeps what finished and is marked interrupted."""
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    manifest: RunManifest
+    progress: Progress
+    exit_code: ExitCode
+    message: str  # how the run ended, one line for a person
+
+    def records(self) -> list[SampleRecord]:
+        return list(RunStore(self.run_dir).latest_records().values())
+
+
+def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], None] | None = None,
+        **kwargs: Any) -> RunResult:
+    """Run a suite (see `RunOptions`; keyword arguments are its fields) and return how it ended.
+    Bad input raises `UserError` before anything is sent or any folder is made."""
+    opts = options if options is not None else validated(RunOptions, kwargs)
+    if opts.resume:
+        store = RunStore(Path(opts.resume))
+        previous: RunManifest | None = store.load_manifest()
+        assert previous is not None
+        suite = previous.suite
+        opts = _resumed_options(opts, previous)
+    else:
+        suite = suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
+                                opts.haystack, opts.seed)
+        suite.check()
+        store = RunStore(run_folder(Path(opts.results_dir), opts.label))
+        previous = None
+    with _sigterm_as_interrupt(), serving(opts, suite) as served:
+        builder = builder_for(served.counter)
+        recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
+        done = check_resumable(store, recipes) if previous else {}
+        todo = [r for r in recipes if r.sample_id() not in done]
+        manifest = _manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
+        fresh = previous is None
+        store.write_manifest(manifest)
+        print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
+        progress = Progress(total=len(todo))
+        lost_detail: str | None = None
+        try:
+            progress = asyncio.run(_send(todo, served, store, progress, on_progress))
+            manifest.status = "finished"
+        except EndpointLost as lost:
+            manifest.status = "endpoint_lost"
+            lost_detail = lost.detail
+        except KeyboardInterrupt:
+            manifest.status = "interrupted"
+        except BaseException:
+            manifest.status = "failed"
+            raise
+        finally:
+            store.close()
+            latest = store.latest_records()
+            manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
+            manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
+            manifest.updated = time.time()
+            if fresh and not latest and manifest.status != "finished":
+                _remove_unused(store)  # nothing was sent: leave no empty run folder behind
+            else:
+                store.write_manifest(manifest)
+    return _ending(store, manifest, progress, opts, lost_detail)
+
+
+def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: RunOptions,
+            lost_detail: str | None) -> RunResult:
+    planned = manifest.samples_planned or 0
+    done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
+    left = planned - done - errored
+    resume = f"ctxprobe run --resume {store.dir}"
+    if manifest.status == "endpoint_lost":
+        msg = (f"the endpoint stopped answering ({lost_detail}); {done} samples done, {errored} errored, {left} "
+               f"not sent. When it is back: {resume}" + (" --endpoint URL if it moved" if opts.endpoints else ""))
+        return RunResult(store.dir, manifest, progress, ExitCode.ENDPOINT_LOST, msg)
+    if manifest.status == "interrupted":
+        where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
+        msg = f"interrupted: {done} samples done, {errored} errored, {left} not sent{where}"
+        return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg)
+    if errored and not opts.allow_errors:
+        msg = (f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); "
+               f"`{resume}` sends them again")
+        return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg)
+    return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored")
+
+
+def check_resumable(store: RunStore, recipes: list[Recipe]) -> dict[str, SampleRecord]:
+    """The finished samples to keep. Every finished sample must still be in the plan: if it isn't, the
+    plan changed (another tokenizer, generator or suite), and resuming is refused with one line naming
+    the first difference. Nothing is ever dropped from samples.jsonl."""
+    planned = {r.sample_id(): r for r in recipes}
+    by_task = {r.task_key(): r for r in recipes}
+    latest = store.latest_records()
+    for sid, record in latest.items():
+        if sid not in planned:
+            old = record.sample.recipe
+            now = by_task.get(old.task_key())
+            if now is not None:
+                diff = first_difference(old.model_dump(mode="json"), now.model_dump(mode="json"))
+            else:
+                diff = "it is no longer in the suite (suite, lengths, depths or generator version changed)"
+            raise UserError(f"cannot resume {store.dir}: sample {sid} was planned differently: {diff}; "
+                            "start a new run (finished samples are kept as they are)")
+    return {sid: r for sid, r in latest.items() if r.error is None}
+
+
+def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            return f"{key} {old.get(key)!r} then, {new.get(key)!r} now"
+    return "no field differs"
+
+
+def _resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
+    """The saved options, with the endpoint options given again on the command line taking over
+    (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
+    saved = dict(previous.options)
+    for key in ("endpoints", "model", "api_key_env", "concurrency", "timeout", "timeout_per_1k", "retries",
+                "token_counter", "model_file", "n_ctx", "kv_cache_type", "threads", "quiet", "allow_errors"):
+        value = getattr(given, key)
+        if key in given.model_fields_set and value not in (None, []):
+            saved[key] = value
+    saved["resume"] = given.resume
+    return validated(RunOptions, {k: v for k, v in saved.items() if k in RunOptions.model_fields})
+
+
+def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, previous: RunManifest | None,
+              planned: int) -> RunManifest:
+    base = previous.model_dump() if previous is not None else {"created": time.time()}
+    base.update(
+        schema_version=RunManifest.model_fields["schema_version"].default, command="run",
+        ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=opts.label,
+        endpoints=[public_url(u) for u in served.config.base_urls], model=served.config.model,
+        engine=served.engine, mode=opts.mode or served.config.mode, suite=suite,
+        seeds=sorted({suite.seed + i for i in range(max(t.samples or suite.samples for t in suite.tasks))}),
+        tokenizer=tokenizer, token_counter=served.counter_spec, api_key_env=opts.api_key_env,
+        options=saved_options(opts), samples_planned=planned,
+    )
+    return RunManifest.model_validate(base)
+
+
+async def _send(recipes: list[Recipe], served: Served, store: RunStore, progress: Progress,
+                on_progress: Callable[[Progress], None] | None) -> Progress:
+    """Send the recipes, one client per mode (a suite may mix chat and completions tasks)."""
+    from ctxprobe.runners.endpoint import EndpointClient
+    from ctxprobe.runners.http_json import Unreachable, request_json
+
+    def still_there() -> bool:
+        for url in served.config.base_urls:
+            try:
+                request_json("GET", f"{url}/v1/models", timeout_s=5.0, api_key_env=served.config.api_key_env)
+                return True
+            except Unreachable:
+                continue
+        return False
+
+    total = Progress(total=len(recipes))
+    for mode in dict.fromkeys(r.mode for r in recipes):
+        group = [r for r in recipes if r.mode == mode]
+        config = replace(served.config, mode=mode)
+        async with EndpointClient(config) as client:
+            part = await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
+                                     on_record=(lambda rec, prog: on_progress(_merged(total, prog)))
+                                     if on_progress else None, still_there=still_there)
+        _absorb(total, part)
+    return total
+
+
+def _merged(total: Progress, part: Progress) -> Progress:
+    view = replace(total)
+    _absorb(view, part)
+    return view
+
+
+def _absorb(total: Progress, part: Progress) -> None:
+    total.done += part.done
+    total.errors += part.errors
+    total.correct += part.correct
+    total.prompt_tokens += part.prompt_tokens
+
+
+def _remove_unused(store: RunStore) -> None:
+    """Remove a run folder this run made and wrote nothing but its manifest into."""
+    for name in ("manifest.json", "samples.jsonl"):
+        path = store.dir / name
+        if path.exists() and (name == "manifest.json" or path.stat().st_size == 0):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        store.dir.rmdir()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While a run is under way, SIGTERM (what schedulers and CI runners send) stops it like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

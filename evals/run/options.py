@@ -1,0 +1,69 @@
+"""The options of a run, declared once: the library API takes them as `RunOptions`, the command line
+builds the same object from its arguments, and the manifest records them (never a secret: only the NAME
+of the variable that holds the API key)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.sample import Mode
+
+KvCacheType = Literal["f16", "q8_0", "q4_0"]
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+class EndpointOptions(BaseModel):
+    """Where prompts go and how: a remote endpoint, or the embedded engine when `endpoints` is empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
+    model: str | None = Field(None, description="model name (default: the first one GET /v1/models lists)")
+    api_key_env: str = Field(DEFAULT_API_KEY_ENV, description="environment variable holding the API key (its value is never written anywhere)")
+    mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
+    concurrency: int | None = Field(None, ge=1, description="requests in flight (default: the server's slots for llama-server, else 4)")
+    timeout: float = Field(120.0, gt=0, description="request timeout base, seconds")
+    timeout_per_1k: float = Field(2.0, ge=0, description="extra timeout per 1K prompt tokens (long prefills take minutes)")
+    retries: int = Field(4, ge=0, description="retries on 429, 5xx and connection errors")
+    token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
+    model_file: str | None = Field(None, description="embedded engine: serve this local GGUF instead of Gemma 3 270M")
+    n_ctx: int | None = Field(None, ge=16, description="embedded engine: context size to allocate (default: longest prompt + answer room)")
+    kv_cache_type: KvCacheType = Field("f16", description="embedded engine: KV cache type")
+    threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
+
+
+class SuiteOptions(BaseModel):
+    """What to run: a suite by name or file, or one family inline; the other fields override it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str | None = Field(None, description="built-in suite name (quick, nightly) or a YAML file (default: quick)")
+    family: str | None = Field(None, description="an inline suite of one family instead of a suite")
+    params: str | None = Field(None, description="family parameters, e.g. variant=multikey,distractors=8")
+    lengths: str | None = Field(None, description="context lengths, e.g. 1k,2k,4k or 32k,128k,1m")
+    depths: str | None = Field(None, description="depths in percent, e.g. 0,50,100 or 0:100:10")
+    samples: int | None = Field(None, ge=1, description="samples per (task, length, depth) cell")
+    haystack: str | None = Field(None, description="prose | code | legal | noise | file:PATH | dir:PATH | hf:NAME[:split[:column]]")
+    seed: int | None = Field(None, description="base seed")
+
+
+class RunOptions(SuiteOptions, EndpointOptions):
+    """Everything `ctxprobe.run` takes."""
+
+    label: str = Field("", description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
+    results_dir: str = Field("results", description="where run folders are made")
+    resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
+    allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
+    quiet: bool = Field(False, description="no live progress line")
+
+
+def validated(model: type[BaseModel], values: dict[str, Any], problem: str = "invalid option") -> Any:
+    """`model(**values)`, or one line naming the first bad option (`--concurrency: ...`)."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        where, msg, _ = first_problem(exc)
+        raise UserError(f"{problem} --{where.replace('_', '-')}: {msg}") from None
