@@ -14,12 +14,20 @@ from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.run.store import RunStore
 from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import TokenCounter
 
 
 class Sender(Protocol):
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int) -> Response: ...
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
 
 
 class EndpointLost(Exception):
@@ -104,7 +112,12 @@ async def run_recipes(
 
     async def one(recipe: Recipe) -> None:
         async with ahead:
-            sample = await loop.run_in_executor(builder, build_sample, recipe, counter)
+            try:
+                sample = await loop.run_in_executor(builder, build_sample, recipe, counter)
+            except UserError as exc:  # a server token counter that stopped answering is a lost endpoint
+                if still_there is not None and not await loop.run_in_executor(None, still_there):
+                    raise EndpointLost(str(exc)) from None
+                raise
             response: Response | None = None
             error: ErrorKind | None = None
             detail: str | None = None
@@ -128,8 +141,9 @@ async def run_recipes(
         async with asyncio.TaskGroup() as group:
             for recipe in recipes:
                 group.create_task(one(recipe))
-    except* EndpointLost as lost:
-        raise lost.exceptions[0] from None
+    except BaseExceptionGroup as group:  # report one error, as a plain exception: a lost endpoint first
+        flat = _leaves(group)
+        raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
     finally:
         builder.shutdown(wait=False, cancel_futures=True)
     return progress

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,7 +49,27 @@ CASES = {
     "limit with unknown task": lambda t: ["limit", "--task", "nope"],
     "limit with missing config": lambda t: ["limit", "--config", "/no/config.json"],
     "unknown token counter": lambda t: ["run", "--family", "niah", "--token-counter", "magic"],
+    "resume of an empty manifest": lambda t: ["run", "--resume", _run_dir(t, "{}")],
+    "resume of a manifest that is not an object": lambda t: ["run", "--resume", _run_dir(t, "[1, 2]")],
+    "missing local tokenizer path": lambda t: ["run", "--family", "niah", "--token-counter", "local:/nonexistent",
+                                               "--results-dir", str(t / "r")],
+    "hub tokenizer while offline": lambda t: ["run", "--family", "niah", "--token-counter", "local:no-org/no-model",
+                                              "--results-dir", str(t / "r")],
+    "results dir under a file": lambda t: ["run", "--family", "niah", "--results-dir",
+                                           write(t, "plain-file", "x") + "/runs"],
+    "concurrency 0": lambda t: ["run", "--family", "niah", "--concurrency", "0"],
+    "negative retries": lambda t: ["run", "--family", "niah", "--retries", "-1"],
+    "unreachable endpoint with the estimate counter": lambda t: [
+        "run", "--family", "niah", "--token-counter", "estimate", "--results-dir", str(t / "r"),
+        "--endpoint", f"http://127.0.0.1:{closed_port()}"],
 }
+
+
+def _run_dir(tmp: Path, manifest: str) -> str:
+    run = tmp / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(manifest)
+    return str(run)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -57,9 +78,12 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
         (tmp_path / "empty").mkdir()
         tmp_path = tmp_path / "empty"
     args = CASES[case](tmp_path)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=env)
     assert done.returncode == 2, (done.returncode, done.stderr[-1500:])
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr and "error" in lines[0]
+    results = tmp_path / "r"
+    assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
