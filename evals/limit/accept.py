@@ -2,8 +2,9 @@
 
 Grow geometrically until a too-long rejection, then bisect on token length. Where a rejection states
 the limit N (every engine in ENGINES.md does), N - answer_room is tried directly, so against a known
-engine the search takes two requests: one accepted prompt and one cheap rejection. Errors other than
-too-long end the search and are reported. Every probe asks for `answer_room` answer tokens; the
+engine the search takes two requests: one accepted prompt and one cheap rejection. A server error (5xx)
+is an upper bound like a rejection (an engine may state a larger limit than it holds, and fail between the
+two), so it narrows the search instead of ending it; other errors end the search and are reported. Every probe asks for `answer_room` answer tokens; the
 accepted length reported is the longest prompt that leaves that room."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class Probe:
     """One request: the planned prompt length, and whether the endpoint took it."""
 
     planned_tokens: int
-    outcome: str  # "accepted" | "too_long" | "error"
+    outcome: str  # "accepted" | "too_long" | "failed" (a 5xx: an upper bound) | "error" (ends the search)
     prompt_tokens: int | None = None  # as the server counted an accepted prompt
     stated_limit: int | None = None  # "maximum context length is N tokens" etc.
     detail: str = ""
@@ -66,8 +67,9 @@ async def find_accepted(try_length: Try, *, start: int, max_length: int, max_tok
 def _bounds(probes: list[Probe]) -> tuple[Probe | None, Probe | None, int | None]:
     taken = [p for p in probes if p.outcome == "accepted"]
     rejected = [p for p in probes if p.outcome == "too_long"]
+    bounds = [p for p in probes if p.outcome in ("too_long", "failed")]
     lo = max(taken, key=lambda p: p.planned_tokens, default=None)
-    hi = min(rejected, key=lambda p: p.planned_tokens, default=None)
+    hi = min(bounds, key=lambda p: p.planned_tokens, default=None)
     stated = next((p.stated_limit for p in rejected if p.stated_limit), None)
     return lo, hi, stated
 
@@ -101,6 +103,10 @@ def _result(probes: list[Probe], max_tokens: int, configured: int | None) -> Acc
         basis = f"{said} ({limit:,}) minus the answer room ({max_tokens}); longer prompts were taken"
     elif largest is not None and hi is None:
         basis = "the longest prompt taken; nothing longer was tried or rejected"
+    elif hi is not None and hi.outcome == "failed":
+        basis = f"the longest prompt taken; a prompt of {hi.planned_tokens:,} tokens failed ({hi.detail[:80]})"
+    if stated and configured and stated != configured:
+        basis += f"; the engine states {stated:,} tokens but was configured with {configured:,}"
     return AcceptedResult(
         accepted_tokens=accepted, basis=basis, largest_taken=largest,
         rejected_tokens=hi.planned_tokens if hi else None, max_tokens=max_tokens, stated_limit=stated,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,6 +19,7 @@ from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.token_counter import TokenCounter
 
+_SERVER_ERROR = re.compile(r"HTTP 5\d\d\b")  # the client's http_error detail starts "HTTP <status> from <url>"
 GOLDEN = 61.803398875  # depths of successive samples: an even, deterministic spread over 0-100
 
 
@@ -54,6 +56,8 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int
                 except EndpointError as err:
                     if err.kind is ErrorKind.rejected_too_long:
                         return Probe(sample.planned_tokens, "too_long", stated_limit=err.limit, detail=err.detail)
+                    if err.kind is ErrorKind.http_error and _SERVER_ERROR.match(err.detail):
+                        return Probe(sample.planned_tokens, "failed", detail=err.detail)
                     return Probe(sample.planned_tokens, "error", detail=f"{err.kind.value}: {err.detail}")
                 return Probe(sample.planned_tokens, "accepted", prompt_tokens=response.prompt_tokens)
 

@@ -65,3 +65,23 @@ def test_never_rejected_stops_at_the_ceiling() -> None:
     result = run(try_length, start=1000, max_length=16_000)
     assert max(sent) == 16_000 - 3 and result.rejected_tokens is None
     assert "nothing longer" in result.basis
+
+
+def test_a_padded_limit_with_server_errors_below_it_narrows_the_search() -> None:
+    """llama-cpp-python pads n_ctx 3000 to a stated 3072, then answers 500 between 3000 and 3072: the 5xx
+    is an upper bound, the search goes on below it, and the stated/configured mismatch is said."""
+
+    async def try_length(n: int) -> Probe:
+        planned = n - 5
+        if planned > 3072:
+            return Probe(planned, "too_long", stated_limit=3072, detail="too long")
+        if planned + 64 > 3000:
+            return Probe(planned, "failed", detail="HTTP 500 from http://x: llama_decode returned -3")
+        return Probe(planned, "accepted", prompt_tokens=planned)
+
+    result = asyncio.run(find_accepted(try_length, start=1024, max_length=8192, max_tokens=64, configured=3000))
+    assert result.stopped_by_error is None
+    assert result.accepted_tokens is not None and 3000 - 64 - 32 <= result.accepted_tokens <= 3000 - 64
+    assert result.stated_limit == 3072
+    assert "states 3,072 tokens but was configured with 3,000" in result.basis
+    assert any(p["outcome"] == "failed" for p in result.probes)
