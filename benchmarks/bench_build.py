@@ -37,7 +37,7 @@ from typing import Any
 
 
 from ctxprobe.tasks.assemble import tolerance
-from ctxprobe.tasks.build import build_sample, unit_counts
+from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.registry import get_family, validate_params
@@ -57,9 +57,13 @@ RULER_INCREMENTAL = 500  # RULER's step for its essay haystack: its tokens-per-u
 TARGETS = {"warm_s": 1.0, "cold_over_pass_s": 1.0, "ruler_over_cold": 10.0, "ruler_over_warm": 100.0, "rss_mb": 500.0}
 
 
-def recipe(args: argparse.Namespace, depth: float = DEPTH, seed: int = SEED) -> Recipe:
-    return Recipe(family="niah", haystack=args.haystack, context_tokens=args.tokens, depth=depth, seed=seed,
-                  token_counter=COUNTER)
+def recipe(args: argparse.Namespace, counter: TokenCounter, depth: float = DEPTH, seed: int = SEED) -> Recipe:
+    return builder_for(counter).recipe(family="niah", haystack=args.haystack, context_tokens=args.tokens,
+                                       depth=depth, seed=seed)
+
+
+def unit_counts(haystack: str, counter: TokenCounter) -> UnitCounts:
+    return builder_for(counter).unit_counts(haystack)
 
 
 # --- cold and warm builds (each in a fresh process) ------------------------------------------------------
@@ -81,14 +85,14 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     # On the instance: the counter's type, hence its fingerprint and cache key, stay the same.
     counter.count_many = timed  # type: ignore[method-assign]
     started = time.perf_counter()
-    sample = build_sample(recipe(args), counter)
+    sample = build_sample(recipe(args, counter), counter)
     result: dict[str, Any] = {"load_s": load_s, "build_s": time.perf_counter() - started, "count_s": counting[0],
                               "sha256": sample.prompt_sha256}
     counts = unit_counts(args.haystack, counter)
     result.update(units_counted=len(counts.counts), tokens_counted=int(counts.cumsum[-1]))
     if args.worker == "warm":
         started = time.perf_counter()
-        build_sample(recipe(args, SECOND_DEPTH, SECOND_SEED), counter)
+        build_sample(recipe(args, counter, SECOND_DEPTH, SECOND_SEED), counter)
         result["second_build_s"] = time.perf_counter() - started
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
     if args.worker == "cold":  # the one-pass baseline, right after the build: under the same machine load
@@ -261,7 +265,7 @@ def main() -> int:
         counter = make_token_counter(COUNTER)
         twice_s = llama_tokenize_seconds(gguf, haystack_text(args, unit_counts(args.haystack, counter))[0])
         ruler = ruler_style(args, counter)
-        sample = build_sample(recipe(args), counter)  # from the cache: the prompt the workers built
+        sample = build_sample(recipe(args, counter), counter)  # from the cache: the prompt the workers built
         real = counter.bos_tokens + count(counter, sample.prompt)
     same_bytes = {r["sha256"] for r in cold + warm} == {sample.prompt_sha256}
     pass_runs = [r["pass_s"] for r in cold]

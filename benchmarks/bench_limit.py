@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 
-from ctxprobe.evals.commands.limit import parse_task
+from ctxprobe.evals.limit.api import parse_task
 from ctxprobe.evals.limit.search import LimitConfig
 from ctxprobe.evals.limit.target import effective_length
 from ctxprobe.evals.run.store import RunStore
@@ -47,7 +47,7 @@ def main() -> int:
     counter = token_counter(spec)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=hi + 512) as engine:
-        result = effective_length(engine.endpoint_config(), counter, spec, RunStore(Path(tmp)), tasks, search,
+        result = effective_length(engine.endpoint_config(), counter, RunStore(Path(tmp)), tasks, search,
                                   args.haystack)
     elapsed = time.monotonic() - started
     print(f"tasks: {', '.join(f'{t.family} {t.params}' for t in tasks)}; haystack {args.haystack}")
