@@ -46,10 +46,6 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: the run stops, keeps what finished and is marked interrupted."""
-
-
 @dataclass
 class RunResult:
     run_dir: Path
@@ -242,13 +238,19 @@ def _remove_unused(store: RunStore) -> None:
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """While a run is under way, SIGTERM (what schedulers and CI runners send) stops it like Ctrl-C."""
+    """While a run is under way, SIGTERM (what schedulers and CI runners send) stops it exactly as Ctrl-C
+    does: the SIGINT handler in force runs (asyncio's cancels the sends cleanly, Python's raises
+    KeyboardInterrupt), or KeyboardInterrupt is raised where SIGINT is ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def stop(signum: int, frame: object) -> None:
-        raise Terminated()
+    def stop(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
 
     before = signal.signal(signal.SIGTERM, stop)
     try:

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.evals.run.options import RunOptions
+from ctxprobe.evals.run.schema import SCHEMA_VERSION
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite
 
-SCHEMA_VERSION = 2  # of manifest.json and of every line of samples.jsonl
 
 RunStatus = Literal["running", "finished", "interrupted", "endpoint_lost", "failed"]
 
@@ -47,12 +47,6 @@ class RunManifest(BaseModel):
     samples_done: int | None = None
     samples_errored: int | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _older_manifests(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "schema_version" not in data:
-            data = {**data, "schema_version": 1}
-        return data
 
 
 def ctxprobe_version() -> str:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-from typing import Any
+from pydantic import BaseModel, ConfigDict, Field
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
+from ctxprobe.evals.run.schema import SCHEMA_VERSION
 from ctxprobe.tasks.sample import Sample
 
 
@@ -53,7 +52,7 @@ class Score(BaseModel):
 class SampleRecord(BaseModel):
     """One finished (scored or errored) sample: one line of samples.jsonl."""
 
-    schema_version: int = 2  # evals.run.manifest.SCHEMA_VERSION
+    schema_version: int = SCHEMA_VERSION
     sample: Sample
     response: Response | None = None
     score: Score | None = None
@@ -62,9 +61,3 @@ class SampleRecord(BaseModel):
     attempts: int = 1
     finished_at: float = Field(default=0.0, description="unix time the record was written")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _older_records(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "schema_version" not in data:
-            data = {**data, "schema_version": 1}
-        return data

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from ctxprobe.evals.run.manifest import RunManifest
 from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.run.schema import versioned
 from ctxprobe.tasks.errors import UserError, first_problem
 
 MANIFEST = "manifest.json"
@@ -53,7 +54,7 @@ class RunStore:
         """The typed manifest; one line naming the problem when it is not one."""
         data = self.read_manifest()
         try:
-            return RunManifest.model_validate(data)
+            return RunManifest.model_validate(versioned(data))
         except ValidationError as exc:
             where, msg, _ = first_problem(exc)
             raise UserError(f"corrupt {MANIFEST} in {self.dir}: {where or 'top level'}: {msg}") from None
@@ -67,8 +68,11 @@ class RunStore:
                 if not line.endswith("\n"):
                     break  # torn write: the sample was not finished
                 try:
-                    yield SampleRecord.model_validate_json(line)
-                except ValidationError:
+                    if '"schema_version"' in line:
+                        yield SampleRecord.model_validate_json(line)
+                    else:  # written before records carried a version
+                        yield SampleRecord.model_validate(versioned(json.loads(line)))
+                except (ValidationError, json.JSONDecodeError):
                     raise UserError(f"corrupt line in {self.samples_path}") from None
 
     def latest_records(self) -> dict[str, SampleRecord]:

@@ -128,7 +128,7 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"
     assert len(lines(run_dir)) >= 2 and manifest["samples_done"] == len(lines(run_dir))
-    assert "Traceback" not in err and "--resume" in err
+    assert "Traceback" not in err and "--resume" in err, err
 
 
 def test_a_suite_tasks_mode_is_used(tmp_path: Path) -> None:
