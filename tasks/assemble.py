@@ -34,10 +34,10 @@ class Assembled:
     needles: list[NeedleSpot]
 
 
-def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = None) -> Assembled:
+def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = None, window: int = 0) -> Assembled:
     """Fill `target` tokens: head + haystack with needles + tail, never above the target. `lead` is what
     the endpoint adds around the text (BOS, or the chat template's tokens; default: the counter's BOS);
-    token offsets count it as coming first."""
+    token offsets count it as coming first. The haystack text starts at unit `window`."""
     haystack, counter = counts.haystack, counts.counter
     needle_units = [n.text if n.unit else haystack.wrap_needle(n.text) for n in draft.needles]
     head_n, tail_n, *needle_n = counter.count_many([draft.head, draft.tail, *needle_units])
@@ -49,8 +49,8 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
             f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
             f"(at least {frame + MIN_HAYSTACK_TOKENS + safety_margin(target)} needed)"
         )
-    counts.ensure_tokens(budget)
-    units = _select_units(counts, budget, tolerance(target))
+    counts.ensure_tokens(budget, start=window)
+    units = _select_units(counts, budget, tolerance(target), window)
     cum = np.concatenate(([0], np.cumsum(counts.counts[units], dtype=np.int64)))
     hay_tokens = int(cum[-1])
 
@@ -89,12 +89,13 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     return Assembled(prompt=prompt, planned_tokens=planned, needles=[s for s in spots if s is not None])
 
 
-def _select_units(counts: UnitCounts, budget: int, tol: int) -> list[int]:
-    """The longest prefix of units within budget; if that leaves more than the tolerance unused,
+def _select_units(counts: UnitCounts, budget: int, tol: int, start: int = 0) -> list[int]:
+    """The longest run of units from `start` within budget; if that leaves more than the tolerance unused,
     add later units that still fit (skipping ones too long for the gap)."""
-    n = bisect.bisect_right(counts.cumsum, budget) - 1
-    chosen = list(range(n))
-    gap = budget - int(counts.cumsum[n])
+    goal = int(counts.cumsum[start]) + budget
+    n = bisect.bisect_right(counts.cumsum, goal) - 1
+    chosen = list(range(start, n))
+    gap = goal - int(counts.cumsum[n])
     i = n
     limit = min(len(counts.counts), n + LOOKAHEAD)
     while gap > tol // 4 and i < limit:

@@ -16,7 +16,7 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
-from ctxprobe.tasks.sample import Recipe, Sample, sha256_text
+from ctxprobe.tasks.sample import Recipe, Sample, seed_window, sha256_text
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
 MAX_ATTEMPTS = 32
@@ -40,7 +40,10 @@ class PromptBuilder:
         return self.tokenizer
 
     def recipe(self, **fields: Any) -> Recipe:
-        """A recipe counted with this builder's tokenizer (`fields` are the task fields)."""
+        """A recipe counted with this builder's tokenizer (`fields` are the task fields; the haystack window
+        defaults to the seed's own, as in suites)."""
+        if "window" not in fields:
+            fields["window"] = seed_window(fields.get("seed", 0), fields["context_tokens"])
         return Recipe(**fields, tokenizer=self.recipe_tokenizer(fields.get("mode", "completions")))
 
     def lead_tokens(self, mode: str) -> int:
@@ -75,7 +78,7 @@ class PromptBuilder:
         for attempt in range(MAX_ATTEMPTS):
             rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
             draft = family.draft(params, recipe.depth, recipe.mode, rng)
-            built = assemble(draft, counts, recipe.context_tokens, self.lead_tokens(recipe.mode))
+            built = assemble(draft, counts, recipe.context_tokens, self.lead_tokens(recipe.mode), recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
                 break
         else:

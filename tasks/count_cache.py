@@ -34,20 +34,24 @@ class UnitCounts:
         """cumsum[i] = tokens in units [0, i)."""
         return self._cumsum
 
-    def ensure_tokens(self, tokens: int, lookahead: int = LOOKAHEAD) -> None:
-        """Count units until their total reaches `tokens`, plus `lookahead` units past that point
-        (the assembler may use a few of them to fill the last gap)."""
+    def ensure_tokens(self, tokens: int, lookahead: int = LOOKAHEAD, start: int = 0) -> None:
+        """Count units until those from unit `start` on total `tokens`, plus `lookahead` units past that
+        point (the assembler may use a few of them to fill the last gap)."""
         grown = False
         while True:
+            have_units = len(self.counts)
             have = int(self._cumsum[-1])
-            within = int(np.searchsorted(self._cumsum, tokens, side="right"))
-            if have >= tokens and len(self.counts) - within >= lookahead:
-                break
-            start = len(self.counts)
-            per_unit = have / start if start else 20.0
-            missing = max(0, tokens - have) / max(per_unit, 1.0)
+            per_unit = max(have / have_units if have_units else 20.0, 1.0)
+            if have_units >= start:
+                goal = int(self._cumsum[start]) + tokens
+                within = int(np.searchsorted(self._cumsum, goal, side="right"))
+                if have >= goal and have_units - within >= lookahead:
+                    break
+                missing = max(0, goal - have) / per_unit
+            else:
+                missing = start - have_units + tokens / per_unit
             n = int(missing * 1.02) + lookahead
-            new = np.asarray(self.counter.count_many(self.haystack.units(start, start + n)), dtype=np.int32)
+            new = np.asarray(self.counter.count_many(self.haystack.units(have_units, have_units + n)), dtype=np.int32)
             self.counts = np.concatenate((self.counts, new))
             self._cumsum = np.concatenate((self._cumsum, self._cumsum[-1] + np.cumsum(new, dtype=np.int64)))
             grown = True

@@ -27,6 +27,8 @@ class Recipe(BaseModel):
     context_tokens: int
     depth: float = 50.0
     seed: int = 0
+    window: int = Field(0, ge=0, description="the haystack unit the prompt's haystack starts at: each seed "
+                        "reads its own part of the haystack (see `seed_window`)")
     mode: Mode = "completions"
     tokenizer: str = "estimate:4"
     generator_version: str = GENERATOR_VERSION
@@ -98,6 +100,17 @@ class Sample(BaseModel):
     max_tokens: int
     expected: Expected
     needles: list[NeedleSpot]
+
+
+WINDOW_STEP_MAX = 4096  # units between two seeds' windows at most: bounds what a cold count cache counts
+
+
+def seed_window(seed: int, context_tokens: int) -> int:
+    """Where seed `seed`'s haystack starts, in units. Seeds start a whole prompt's worth of units apart
+    (units are about 8 or more tokens) up to `WINDOW_STEP_MAX` units, so the samples of one cell read
+    different text (wholly different up to ~32K tokens, shifted by tens of thousands of tokens beyond),
+    while a depth sweep of one seed shares its prefix, which a prefix cache can reuse."""
+    return seed * min(-(-context_tokens // 8), WINDOW_STEP_MAX)
 
 
 def sha256_text(text: str) -> str:

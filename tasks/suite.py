@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.lengths import check_depth, parse_depths, parse_length
 from ctxprobe.tasks.registry import get_family, validate_params
-from ctxprobe.tasks.sample import Mode, Recipe
+from ctxprobe.tasks.sample import Mode, Recipe, seed_window
 
 
 def _lengths(value: Any) -> list[int]:
@@ -103,6 +103,7 @@ class Suite(BaseModel):
                         out.append(Recipe(
                             family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
+                            window=seed_window(self.seed + index, length),
                             mode=task_mode, tokenizer=tokenizer(task_mode),
                         ))
         return out

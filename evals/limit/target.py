@@ -47,8 +47,8 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int
         async with EndpointClient(config) as client:
 
             async def try_length(n: int) -> Probe:
-                recipe = Recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0, seed=n,
-                                mode=config.mode, tokenizer=builder_for(counter).recipe_tokenizer(config.mode))
+                recipe = builder_for(counter).recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0,
+                                                     seed=n, window=0, mode=config.mode)
                 sample = await asyncio.to_thread(build_sample, recipe, counter)
                 try:
                     response = await client.send(sample.prompt, max_tokens=answer_room,
@@ -79,9 +79,9 @@ def effective_length(config: EndpointConfig, counter: TokenCounter, store: RunSt
         recipes = []
         for i in range(first, first + n_more):
             task = tasks[i % len(tasks)]
-            recipes.append(Recipe(family=task.family, params=task.params, haystack=haystack, context_tokens=length,
-                                  depth=round((i * GOLDEN) % 100.0, 1), seed=i, mode=config.mode,
-                                  tokenizer=builder_for(counter).recipe_tokenizer(config.mode)))
+            recipes.append(builder_for(counter).recipe(
+                family=task.family, params=task.params, haystack=haystack, context_tokens=length,
+                depth=round((i * GOLDEN) % 100.0, 1), seed=i, mode=config.mode))
 
         async def go() -> tuple[int, int]:
             async with EndpointClient(config) as client:
