@@ -29,6 +29,7 @@ from ctxprobe.evals.run.manifest import (
     saved_options,
 )
 from ctxprobe.evals.run.options import RunOptions, validated
+from ctxprobe.evals.run.order import Order
 from ctxprobe.evals.run.record import SampleRecord
 from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.evals.run.store import RunStore
@@ -87,7 +88,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         progress = Progress(total=len(todo))
         lost_detail: str | None = None
         try:
-            progress = asyncio.run(_send(todo, served, store, progress, on_progress))
+            progress = asyncio.run(_send(todo, served, store, opts.order, on_progress))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -100,6 +101,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         finally:
             store.close()
             latest = store.latest_records()
+            manifest.cache = cache_use(list(latest.values()))
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
             manifest.updated = time.time()
@@ -129,6 +131,24 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
                f"`{resume}` sends them again")
         return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg)
     return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored")
+
+
+def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:
+    """How much of the prompt tokens the server said came from its prefix cache, and the prefill seconds that
+    saved at the run's own prefill rate (uncached tokens per second of time to first token)."""
+    seen = [r.response for r in records if r.response is not None and r.response.cached_tokens is not None
+            and r.response.prompt_tokens]
+    if not seen:
+        return None
+    prompt = sum(r.prompt_tokens or 0 for r in seen)
+    cached = sum(r.cached_tokens or 0 for r in seen)
+    timed = [r for r in seen if r.ttft_s or r.latency_s]  # time to first token; the whole latency unstreamed
+    fresh_s = sum(r.ttft_s or r.latency_s for r in timed)
+    rate = sum((r.prompt_tokens or 0) - (r.cached_tokens or 0) for r in timed) / fresh_s if fresh_s else None
+    use: dict[str, float] = {"prompt_tokens": prompt, "cached_tokens": cached, "cached_share": cached / prompt}
+    if rate:
+        use.update(prefill_tokens_per_s=rate, prefill_s_saved=cached / rate)
+    return use
 
 
 def check_resumable(store: RunStore, recipes: list[Recipe]) -> dict[str, SampleRecord]:
@@ -186,7 +206,7 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
     return RunManifest.model_validate(base)
 
 
-async def _send(recipes: list[Recipe], served: Served, store: RunStore, progress: Progress,
+async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order,
                 on_progress: Callable[[Progress], None] | None) -> Progress:
     """Send the recipes, one client per mode (a suite may mix chat and completions tasks)."""
     from ctxprobe.runners.endpoint import EndpointClient
@@ -207,6 +227,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, progress
         config = replace(served.config, mode=mode)
         async with EndpointClient(config) as client:
             part = await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
+                                     order=order,
                                      on_record=(lambda rec, prog: on_progress(_merged(total, prog)))
                                      if on_progress else None, still_there=still_there)
         _absorb(total, part)

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.run.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.run.store import RunStore
@@ -100,47 +101,62 @@ async def run_recipes(
     on_record: Callable[[SampleRecord, Progress], None] | None = None,
     attempts_before: dict[str, int] | None = None,
     still_there: Callable[[], bool] | None = None,
+    order: Order = "as-listed",
 ) -> Progress:
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
+    `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
+    building the next prompt while the current one is in flight.
     After a connection error, `still_there()` asks whether the endpoint answers at all; when it doesn't,
     the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised."""
     progress = Progress(total=len(recipes))
-    ahead = asyncio.Semaphore(concurrency + 1)  # prompts built but not yet sent, bounding memory
     builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
     loop = asyncio.get_running_loop()
     prior = attempts_before or {}
+    pending = iter(send_groups(recipes, order))
 
-    async def one(recipe: Recipe) -> None:
-        async with ahead:
+    async def build(recipe: Recipe) -> Sample:
+        try:
+            return await loop.run_in_executor(builder, build_sample, recipe, counter)
+        except UserError as exc:  # a server token counter that stopped answering is a lost endpoint
+            if still_there is not None and not await loop.run_in_executor(None, still_there):
+                raise EndpointLost(str(exc)) from None
+            raise
+
+    async def lane() -> None:
+        for group in pending:  # one shared iterator: each group goes to the first free lane
+            nxt = asyncio.ensure_future(build(group[0]))
             try:
-                sample = await loop.run_in_executor(builder, build_sample, recipe, counter)
-            except UserError as exc:  # a server token counter that stopped answering is a lost endpoint
-                if still_there is not None and not await loop.run_in_executor(None, still_there):
-                    raise EndpointLost(str(exc)) from None
-                raise
-            response: Response | None = None
-            error: ErrorKind | None = None
-            detail: str | None = None
-            try:
-                response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
-                                             planned_tokens=sample.planned_tokens, seed=recipe.seed)
-            except EndpointError as exc:
-                error, detail = exc.kind, exc.detail
-            if error is ErrorKind.connection_error and still_there is not None:
-                if not await loop.run_in_executor(None, still_there):
-                    raise EndpointLost(detail or "connection refused")
-            record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1)
-            store.append(record)
-            progress.add(record)
-            if on_record is not None:
-                on_record(record, progress)
+                for i, recipe in enumerate(group):
+                    sample = await nxt
+                    if i + 1 < len(group):
+                        nxt = asyncio.ensure_future(build(group[i + 1]))
+                    await one(recipe, sample)
+            finally:
+                nxt.cancel()  # a lane stopped mid-group leaves no build behind
+
+    async def one(recipe: Recipe, sample: Sample) -> None:
+        response: Response | None = None
+        error: ErrorKind | None = None
+        detail: str | None = None
+        try:
+            response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
+                                         planned_tokens=sample.planned_tokens, seed=recipe.seed)
+        except EndpointError as exc:
+            error, detail = exc.kind, exc.detail
+        if error is ErrorKind.connection_error and still_there is not None:
+            if not await loop.run_in_executor(None, still_there):
+                raise EndpointLost(detail or "connection refused")
+        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1)
+        store.append(record)
+        progress.add(record)
+        if on_record is not None:
+            on_record(record, progress)
 
     try:
-        # Tasks start in recipe order, so prompts that share a prefix reach the engine together. A task
-        # group: one that raises (a lost endpoint) cancels the others.
+        # A task group: one lane that raises (a lost endpoint) cancels the others.
         async with asyncio.TaskGroup() as group:
-            for recipe in recipes:
-                group.create_task(one(recipe))
+            for _ in range(max(1, concurrency)):
+                group.create_task(lane())
     except BaseExceptionGroup as group:  # report one error, as a plain exception: a lost endpoint first
         flat = _leaves(group)
         raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None

@@ -46,6 +46,8 @@ class RunManifest(BaseModel):
     samples_planned: int | None = None
     samples_done: int | None = None
     samples_errored: int | None = None
+    cache: dict[str, float] | None = Field(None, description="prompt tokens the server served from its prefix "
+                                           "cache, their share, and the prefill seconds that saved")
 
 
 

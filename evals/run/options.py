@@ -53,6 +53,9 @@ class SuiteOptions(BaseModel):
 class RunOptions(SuiteOptions, EndpointOptions):
     """Everything `ctxprobe.run` takes."""
 
+    order: Literal["cache-aware", "as-listed"] = Field(
+        "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
+        "(fewer prefill tokens with a prefix cache); as-listed: the suite's order")
     label: str = Field("", description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
     results_dir: str = Field("results", description="where run folders are made")
     resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
