@@ -21,6 +21,8 @@ _API: dict[str, str] = {
     "RunOptions": "ctxprobe.evals.run.options",
     "RunResult": "ctxprobe.evals.run.api",
     "ExitCode": "ctxprobe.evals.run.api",
+    "estimate": "ctxprobe.evals.run.estimate",
+    "Estimate": "ctxprobe.evals.run.estimate",
     "load_run": "ctxprobe.evals.run.load",
     "Run": "ctxprobe.evals.run.load",
     "RunManifest": "ctxprobe.evals.run.manifest",

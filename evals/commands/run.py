@@ -22,7 +22,7 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ctxprobe.evals.run.options import RunOptions, SuiteOptions
+    from ctxprobe.evals.run.options import DryRunOptions, RunOptions, SuiteOptions
 
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
@@ -31,8 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()
-              if k not in SuiteOptions.model_fields and k not in _endpoint_fields()}
+              if k not in SuiteOptions.model_fields and k not in _endpoint_fields() and k not in DryRunOptions.model_fields}
     add_model_args(p.add_argument_group("output"), output)
+    add_model_args(p.add_argument_group("cost before a run (--dry-run)"), DryRunOptions.model_fields)
     p.set_defaults(func=run)
 
 
@@ -48,6 +49,11 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.run.options import RunOptions, validated
 
     options = validated(RunOptions, model_values(args, RunOptions.model_fields))
+    if options.dry_run:
+        from ctxprobe.evals.run.estimate import render_estimate
+
+        print(render_estimate(ctxprobe.estimate(options)))
+        return 0
     show = None if options.quiet else _progress_line
     result = ctxprobe.run(options, on_progress=show)
     if not options.quiet:

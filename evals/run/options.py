@@ -50,8 +50,7 @@ class SuiteOptions(BaseModel):
     seed: int | None = Field(None, description="base seed")
 
 
-class RunOptions(SuiteOptions, EndpointOptions):
-    """Everything `ctxprobe.run` takes."""
+class _RunOptions(SuiteOptions, EndpointOptions):
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
@@ -61,6 +60,26 @@ class RunOptions(SuiteOptions, EndpointOptions):
     resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
     allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
     quiet: bool = Field(False, description="no live progress line")
+
+
+class DryRunOptions(BaseModel):
+    """`--dry-run`: what the run would cost, without running it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = Field(False, description="print samples, prompt tokens, prefix-cache share, prefill time and "
+                          "memory fit, and send nothing (at most one short probe to measure the prefill rate)")
+    prefill_rate: float | None = Field(None, gt=0, description="prefill tokens per second (default: measured with "
+                                       "one short request)")
+    config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence")
+    gpus: int | None = Field(None, ge=1, description="GPUs serving the model (with --config)")
+    gpu_mem: str | None = Field(None, description="memory per GPU, e.g. 141GB (with --config)")
+    weights: str | None = Field(None, description="total weight memory, e.g. 573.8GB (with --config)")
+    util: str = Field("0.9", description="fraction of GPU memory usable (with --config)")
+
+
+class RunOptions(_RunOptions, DryRunOptions):
+    """Everything `ctxprobe.run` (and `ctxprobe.estimate`) take."""
 
 
 def validated(model: type[BaseModel], values: dict[str, Any], problem: str = "invalid option") -> Any:

@@ -1,0 +1,42 @@
+"""`--dry-run` / `ctxprobe.estimate`: the cost of a run before it runs, and nothing sent but one probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ctxprobe
+from ctxprobe.evals.cli import main
+from tests.runners.fake_engine import FakeEngine
+
+LING = str(Path(__file__).parent / "fixtures" / "ling_3_1_flash.json")
+
+
+def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
+    est = ctxprobe.estimate(suite="nightly", prefill_rate=50_000.0, concurrency=64, config=LING, gpus=8,
+                            gpu_mem="141GB", weights="573.8GB", util="0.85")
+    assert est.samples == 7 * 6 * 11 * 4
+    assert est.prompt_tokens == sum(n * 7 * 11 * 4 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    assert est.longest_prompt == 1_000_000
+    assert est.cached_tokens / est.prompt_tokens == pytest.approx(45 / 110, abs=1e-3)  # 11-depth one-slot bound
+    assert est.cached_tokens_as_listed < est.cached_tokens  # 64 lanes scatter a listed depth sweep
+    assert est.prefill_s == pytest.approx((est.prompt_tokens - est.cached_tokens) / 50_000.0)
+    fit = {row.context_tokens: row.sequences_that_fit for row in est.lengths}
+    assert fit[1_000_000] == 36 and fit[131072] == 237  # ctxprobe plan's figures for this config
+    assert any("64 does not fit at 1,000,000" in w for w in est.warnings)
+    assert not any("32,768" in w for w in est.warnings)
+
+
+def test_dry_run_sends_only_one_short_probe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", context_length=8192) as engine:
+        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,4k", "--depths", "0:100:25",
+                     "--dry-run", "--results-dir", str(tmp_path)])
+        calls = engine.completion_calls()
+    assert code == 0 and len(calls) == 1  # the prefill-rate probe
+    out = capsys.readouterr().out
+    assert "10 samples" in out and "tok/s (measured" in out
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())  # no run folder
+    with FakeEngine("vllm", context_length=8192) as engine:
+        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--dry-run", "--prefill-rate", "1000"]) == 0
+        assert engine.completion_calls() == []
