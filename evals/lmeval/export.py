@@ -83,7 +83,7 @@ def doc_row(sample: Sample) -> dict[str, object]:
     }
 
 
-def export_lm_eval(source: ExportSource, out_dir: str | Path) -> LmEvalExport:
+def write_lm_eval_tasks(source: ExportSource, out_dir: str | Path) -> LmEvalExport:
     """Write the task directory for `source`'s samples into `out_dir` (new or empty)."""
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.lmeval.export import LmEvalExport, export_lm_eval
+from ctxprobe.evals.lmeval.export import LmEvalExport, write_lm_eval_tasks
 from ctxprobe.evals.lmeval.source import export_samples
 from ctxprobe.evals.score import score_sample
 from ctxprobe.tasks.sample import Sample
@@ -50,7 +50,7 @@ class ScriptedLM(LM):  # type: ignore[misc]
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[LmEvalExport, list[Sample]]:
     source = export_samples("quick", token_counter="estimate", lengths="1k", depths="0,50,100")
-    return export_lm_eval(source, tmp_path_factory.mktemp("export") / "tasks"), source.samples
+    return write_lm_eval_tasks(source, tmp_path_factory.mktemp("export") / "tasks"), source.samples
 
 
 def test_lm_eval_scores_equal_ctxprobe_scores(exported: tuple[LmEvalExport, list[Sample]]) -> None:
@@ -83,4 +83,4 @@ def test_export_refuses_a_folder_in_use(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x")
     source = export_samples("quick", token_counter="estimate", lengths="1k", depths="50")
     with pytest.raises(UserError, match="not empty"):
-        export_lm_eval(source, tmp_path)
+        write_lm_eval_tasks(source, tmp_path)
