@@ -106,7 +106,7 @@ def write_lm_eval_tasks(source: ExportSource, out_dir: str | Path) -> LmEvalExpo
                                   for m in ("exact", "partial")],
         "metadata": {"version": 1.0},
     })
-    modes = sorted({s.recipe.mode for s in source.samples})
+    modes: list[str] = sorted({str(s.recipe.mode) for s in source.samples})
     return LmEvalExport(dir=out, group=group, tasks=sorted(by_task), samples=len(source.samples), modes=modes)
 
 

@@ -23,7 +23,7 @@ from ctxprobe.evals.run.record import Response, SampleRecord
 from ctxprobe.evals.run.store import RunStore
 from ctxprobe.evals.score import score_sample
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.sample import Sample, sha256_text
+from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 
 
@@ -93,7 +93,7 @@ def _record(logged: LoggedDoc, run: LogRun) -> SampleRecord:
     elif is_ruler_doc(logged.doc):
         tokenizer = str(run.model_args.get("tokenizer") or "unknown")
         generator = f"lm-eval-{run.lm_eval_version or 'unknown'}"
-        sample = ruler_sample(logged, mode="chat" if chat else "completions", tokenizer=f"ruler:{tokenizer}",
+        sample = ruler_sample(logged, prompt, mode="chat" if chat else "completions", tokenizer=f"ruler:{tokenizer}",
                               generator=generator)
         logged_score = logged.metrics.get(str(logged.doc["max_length"]))
         references[SUBSTRING] = (float(logged_score) if isinstance(logged_score, (int, float)) and logged_score >= 0
@@ -101,7 +101,7 @@ def _record(logged: LoggedDoc, run: LogRun) -> SampleRecord:
     else:
         raise UserError(f"{logged.path}: task {logged.task!r} is neither a ctxprobe export nor a RULER niah task")
     endpoint = public_url(str(run.model_args.get("base_url") or "lm-eval"))
-    response = Response(endpoint=endpoint, text=logged.output)
+    response = Response(endpoint=endpoint, text=logged.output, latency_s=None)  # lm-eval logs no timings
     return SampleRecord(sample=sample, response=response, score=score_sample(sample, logged.output),
                         reference_scores=references, finished_at=time.time())
 
@@ -128,7 +128,7 @@ def _manifest(records: list[SampleRecord], runs: list[LogRun], logs: list[Path],
         conditions.setdefault(key, SuiteTask(family=recipe.family, params=recipe.params,
                                              lengths=sorted({r.context_tokens for r in recipes if r.family == recipe.family
                                                              and r.params == recipe.params})))
-    models = sorted({r.model_args.get("model") or r.model for r in runs if r.model_args.get("model") or r.model})
+    models = sorted({str(r.model_args.get("model") or r.model) for r in runs if r.model_args.get("model") or r.model})
     endpoints = sorted({public_url(str(r.model_args["base_url"])) for r in runs if r.model_args.get("base_url")})
     suite = Suite(name="lm-eval", description="imported from lm-eval sample logs",
                   lengths=sorted({r.context_tokens for r in recipes}), depths=sorted({r.depth for r in recipes}),

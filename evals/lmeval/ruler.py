@@ -31,8 +31,8 @@ def ruler_substring(output: str, answers: list[str]) -> float:
     return sum(a.lower() in output.lower() for a in answers) / len(answers)
 
 
-def ruler_sample(logged: LoggedDoc, *, mode: str, tokenizer: str, generator: str) -> Sample:
-    """The ctxprobe sample of one RULER doc (`prompt` is what lm-eval sent)."""
+def ruler_sample(logged: LoggedDoc, prompt: str, *, mode: str, tokenizer: str, generator: str) -> Sample:
+    """The ctxprobe sample of one RULER doc; `prompt` is the text lm-eval sent (a chat model's user message)."""
     doc = logged.doc
     text, answers = doc["input"], [str(a) for a in doc["outputs"]]
     start, end = _haystack_span(text)
@@ -43,7 +43,7 @@ def ruler_sample(logged: LoggedDoc, *, mode: str, tokenizer: str, generator: str
                     context_tokens=int(doc["max_length"]), depth=round(needles[0].depth_pct / 10) * 10,
                     seed=logged.doc_id, mode=mode, tokenizer=tokenizer, generator_version=generator)  # type: ignore[arg-type]
     return Sample(
-        sample_id=recipe.sample_id(), recipe=recipe, prompt=logged.sent, prompt_sha256=sha256_text(logged.sent),
+        sample_id=recipe.sample_id(), recipe=recipe, prompt=prompt, prompt_sha256=sha256_text(prompt),
         planned_tokens=int(doc.get("length") or doc["max_length"]), approximate=False,
         question=text[end:].strip(), answer_prefix=str(doc.get("gen_prefix") or "").strip(),
         max_tokens=int(logged.gen_kwargs.get("max_gen_toks") or 128),

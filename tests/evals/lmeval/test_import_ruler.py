@@ -37,6 +37,7 @@ def test_ruler_log_becomes_a_run(tmp_path: Path) -> None:
         assert record.sample.recipe.context_tokens == row["doc"]["max_length"] == 1024
         assert record.reference_scores[SUBSTRING] == row["1024"] == ruler_substring(output, answers)
         assert record.score == score_sample(record.sample, output)
+        assert record.sample.prompt_sha256 == row["prompt_hash"]  # lm-eval hashes what it sent
         needle = record.sample.needles[0]
         assert row["doc"]["input"][needle.char_offset:].startswith(answers[0])
         assert answers[0] in needle.text and 0.0 <= needle.depth_pct <= 100.0
