@@ -16,7 +16,7 @@ from ctxprobe.evals.lmeval.source import export_samples
 from ctxprobe.evals.run.load import load_run
 from ctxprobe.evals.score import score_sample
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.sample import Sample
+from ctxprobe.tasks.sample import Sample, sha256_text
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.api.model import LM  # noqa: E402
@@ -133,3 +133,23 @@ def test_export_refuses_a_folder_in_use(tmp_path: Path) -> None:
     source = export_samples("quick", token_counter="estimate", lengths="1k", depths="50")
     with pytest.raises(UserError, match="not empty"):
         write_lm_eval_tasks(source, tmp_path)
+
+
+def test_import_reads_a_chat_model_log(evaluated: tuple[ScriptedLM, dict[str, Any], Path], tmp_path: Path) -> None:
+    """`local-chat-completions --apply_chat_template` logs the JSON messages as `arg_0` and hashes them:
+    the prompt checked against the sample is the user message."""
+    _, _, out = evaluated
+    log = next(out.rglob("samples_ctxprobe_niah_single_1024_*.jsonl"))
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    for row in rows:
+        args = row["arguments"]["gen_args_0"]
+        args["arg_0"] = json.dumps([{"role": "user", "content": args["arg_0"]}])
+        row["prompt_hash"] = sha256_text(args["arg_0"])
+    chat_log = tmp_path / log.name
+    chat_log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    imported = import_lm_eval([chat_log], results_dir=tmp_path / "results")
+    assert sorted(r.sample.sample_id for r in imported.records) == sorted(r["doc"]["sample_id"] for r in rows)
+    rows[0]["arguments"]["gen_args_0"]["arg_0"] = json.dumps([{"role": "user", "content": "another prompt"}])
+    chat_log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(UserError, match="is not the exported prompt"):
+        import_lm_eval([chat_log], results_dir=tmp_path / "results")
