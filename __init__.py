@@ -31,6 +31,9 @@ _API: dict[str, str] = {
     "LimitOptions": "ctxprobe.evals.limit.options",
     "plan": "ctxprobe.evals.plan.api",
     "UserError": "ctxprobe.tasks.errors",
+    "export_lm_eval": "ctxprobe.evals.lmeval.api",
+    "export_hf": "ctxprobe.evals.lmeval.api",
+    "import_lm_eval": "ctxprobe.evals.lmeval.api",
 }
 
 __all__ = sorted(_API)

@@ -34,8 +34,13 @@ def variant_label(params: dict[str, Any], family: str | None = None) -> str:
 
 
 def _non_default(family: str, params: dict[str, Any]) -> dict[str, Any]:
+    from ctxprobe.tasks.errors import UserError
     from ctxprobe.tasks.registry import get_family, validate_params
 
+    try:
+        get_family(family)
+    except UserError:
+        return params  # not a ctxprobe family (an imported RULER task): its parameters as recorded
     full = validate_params(get_family(family), params).model_dump(mode="json")
     defaults = get_family(family).Params().model_dump(mode="json")
     return {k: v for k, v in full.items() if k in ("variant", "kind") or v != defaults.get(k)}

@@ -34,7 +34,7 @@ class Response(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None
-    latency_s: float
+    latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
 
 
@@ -59,5 +59,7 @@ class SampleRecord(BaseModel):
     error: ErrorKind | None = None
     error_detail: str | None = None
     attempts: int = 1
+    reference_scores: dict[str, float] = Field(
+        default_factory=dict, description="other harnesses' scores of the same output, e.g. RULER's substring match")
     finished_at: float = Field(default=0.0, description="unix time the record was written")
 

@@ -1,4 +1,5 @@
-"""Haystacks from the user's own text: `file:PATH`, `dir:PATH` and `hf:NAME[:split[:column]]`.
+"""Haystacks from the user's own text: `file:PATH`, `dir:PATH` and `hf:NAME[:split[:column]]` (NAME a hub
+dataset, or a local .parquet file or folder of them).
 
 Text is cut into sentence units so that needles land at sentence boundaries: a paragraph's first unit
 starts with "\\n\\n", a later line of the paragraph with "\\n" (plus its indentation), a later sentence of
@@ -196,21 +197,41 @@ def _column_texts(dataset: Any, column: str, spec: str) -> Iterator[str]:
             yield value
 
 
+def _local_parquet(name: str) -> list[Path]:
+    """The parquet files of `hf:PATH` when PATH is a local .parquet file or a folder holding some (read
+    with no hub access, e.g. a dataset written by `ctxprobe export --format hf`); [] for a hub name."""
+    path = Path(name).expanduser()
+    if path.is_file() and path.suffix == ".parquet":
+        return [path]
+    if path.is_dir():
+        files = sorted(path.rglob("*.parquet"))
+        if not files:
+            raise UserError(f"haystack 'hf:{name}': the folder holds no .parquet files")
+        return files
+    return []
+
+
 @haystack_kind("hf")
 def make_hf(arg: str | None) -> Haystack:
     name, split, column = parse_hf(arg)
     spec = f"hf:{name}:{split}:{column}"
     import datasets  # type: ignore[import-untyped]  # imported here: slow to load, only this kind needs it
 
+    local = _local_parquet(name)
     try:
-        dataset = datasets.load_dataset(name, split=split)
+        if local:
+            dataset = datasets.load_dataset("parquet", data_files={split: [str(p) for p in local]}, split=split)
+        else:
+            dataset = datasets.load_dataset(name, split=split)
     except (datasets.exceptions.DatasetsError, OSError, ValueError) as error:
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise UserError(f"haystack {spec!r}: cannot load dataset: {first_line}") from None
     if column not in dataset.column_names:
         known = ", ".join(dataset.column_names)
         raise UserError(f"haystack {spec!r}: no column {column!r}; the columns are {known}")
-    dataset_fingerprint = str(getattr(dataset, "_fingerprint", ""))
+    # local files are known by their bytes (the datasets cache fingerprint of a path says nothing of its content)
+    dataset_fingerprint = (fingerprint_of(*(p.read_bytes() for p in local)) if local
+                           else str(getattr(dataset, "_fingerprint", "")))
     fingerprint = fingerprint_of("ctxprobe-haystack", "hf", SPLITTER_VERSION, name, split, column,
                                  dataset_fingerprint)
     return TextHaystack(spec, fingerprint, [], _column_texts(dataset, column, spec))
