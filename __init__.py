@@ -28,6 +28,10 @@ _API: dict[str, str] = {
     "limit": "ctxprobe.evals.limit.api",
     "LimitOptions": "ctxprobe.evals.limit.options",
     "plan": "ctxprobe.evals.plan.api",
+    "compare": "ctxprobe.evals.compare.api",
+    "CompareResult": "ctxprobe.evals.compare.api",
+    "history": "ctxprobe.evals.compare.history",
+    "HistoryResult": "ctxprobe.evals.compare.history",
     "UserError": "ctxprobe.tasks.errors",
 }
 
