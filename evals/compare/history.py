@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ctxprobe.evals.compare.api import RunInput, compare_runs, labels_for, run_input
+from ctxprobe.evals.compare.api import RunInput, compare_runs, run_input
 from ctxprobe.evals.compare.rows import CompareRow
 from ctxprobe.evals.report.table import context_summary
 from ctxprobe.evals.run.load import Run, load_run
@@ -94,7 +94,7 @@ def history(results_dir: str | Path, label: str | None = None, suite: str | None
     if len(suites) > 1:
         raise UserError(f"runs of several suites in {results_dir} ({', '.join(suites)}): choose one with --suite")
     runs = [load_run(folder) for folder, _ in found]
-    labels = [f"{lab} {r.dir.name}" for lab, r in zip(labels_for(runs), runs)]
+    labels = [r.dir.name for r in runs]  # `<time>-<label>`: unique, and names the night
     result = HistoryResult(suite=suites[0], alpha=alpha, runs=[run_input(r, lab) for r, lab in zip(runs, labels)],
                            points=[p for r, lab in zip(runs, labels) for p in _points(r, lab)],
                            steps=[_step(a, b, alpha) for a, b in zip(runs, runs[1:])], skipped=skipped)
