@@ -68,3 +68,15 @@ def test_runs_with_no_overlap_are_refused_naming_the_first_difference(tmp_path: 
         ctxprobe.compare(base, other_lengths, write=False)
     with pytest.raises(ctxprobe.UserError, match="suite 'quick' vs 'nightly'"):
         ctxprobe.compare(base, other_suite, write=False)
+
+
+def test_each_candidate_is_its_own_family_of_tests(tmp_path: Path):
+    lost = [k for k in grid() if k[0] == 2048][:8]
+    base = write_run(tmp_path / "a", "base", all_right())
+    worse = write_run(tmp_path / "b", "worse", {**all_right(), **{k: False for k in lost}})
+    same = write_run(tmp_path / "c", "same", all_right())
+    alone = ctxprobe.compare(base, worse, write=False)
+    both = ctxprobe.compare(base, worse, same, fail_if_drop=0.1, write=False)
+    assert [c.label for c in both.candidates] == ["worse", "same"]
+    assert [r.p_holm for r in both.family_rows("worse")] == [r.p_holm for r in alone.family_rows("worse")]
+    assert [(r.candidate, r.context_tokens) for r in both.failed] == [("worse", 2048)] and both.exit_code == 1
