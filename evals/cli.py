@@ -11,7 +11,7 @@ from typing import NoReturn, Sequence
 from ctxprobe.tasks.errors import UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
-COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "export", "import_lm_eval")
+COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "compare", "history", "export", "import_lm_eval")
 
 
 class OneLineParser(argparse.ArgumentParser):

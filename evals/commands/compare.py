@@ -1,0 +1,37 @@
+"""`ctxprobe compare BASELINE CANDIDATE [CANDIDATE...]`: parse, call `ctxprobe.compare`, print the table.
+Exit codes: 0, 1 when `--fail-if-drop` fails a row, 2 for bad input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("compare", help="pair two or more runs of one suite sample by sample and test the differences",
+                       description="Pair candidate runs with a baseline run sample by sample: accuracy difference "
+                                   "per cell and per family x length, exact McNemar p-values (Holm-adjusted), "
+                                   "partial-credit bootstrap. Exit codes: 0 ok, 1 the --fail-if-drop gate "
+                                   "failed, 2 bad input.")
+    p.add_argument("baseline", help="the baseline run folder")
+    p.add_argument("candidates", nargs="+", metavar="candidate", help="candidate run folders")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default: 0.05)")
+    p.add_argument("--fail-if-drop", type=float, default=None, metavar="MARGIN",
+                   help="exit 1 when a family x length row of a candidate is worse by more than MARGIN "
+                        "(e.g. 0.05) with Holm-adjusted p < alpha")
+    p.add_argument("--results-dir", default="results", metavar="DIR",
+                   help="where the compare folder is made (default: results)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import ctxprobe
+    from ctxprobe.evals.compare.outputs import render_text
+
+    result = ctxprobe.compare(args.baseline, *args.candidates, alpha=args.alpha, fail_if_drop=args.fail_if_drop,
+                              results_dir=args.results_dir)
+    for warning in result.warnings:
+        print(f"ctxprobe: warning: {warning}", file=sys.stderr)
+    print(render_text(result), end="")
+    print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)
+    return result.exit_code

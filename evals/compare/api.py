@@ -1,0 +1,131 @@
+"""`ctxprobe.compare(baseline, *candidates)`: pair each candidate run with the baseline sample by sample,
+table the paired differences, Holm-adjust, apply the `fail_if_drop` gate, and (unless `write=False`) write
+compare.md / .csv / .json and diff heatmaps to a new `results/<time>-compare-<labels>/` folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxprobe.evals.compare.paired_stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
+from ctxprobe.evals.compare.pairing import pair_runs
+from ctxprobe.evals.compare.rows import CompareRow, compare_rows
+from ctxprobe.evals.compare.verdict import Example, adjust, examples, failing_rows
+from ctxprobe.evals.run.load import Run, load_run
+from ctxprobe.tasks.errors import UserError
+
+PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
+P_METHOD = "exact McNemar (two-sided binomial on discordant pairs); Holm over each candidate's family x length rows"
+
+
+class RunInput(BaseModel):
+    """What the comparison read: a run folder and its manifest's key facts."""
+
+    path: str
+    label: str
+    suite: str
+    status: str
+    created: float
+    tokenizer: str
+    token_counter: str
+    model: str | None = None
+    engine: dict[str, Any] = Field(default_factory=dict)
+    samples: int
+
+
+class CandidatePairing(BaseModel):
+    """How one candidate paired with the baseline, and what was left out (errors by kind per side)."""
+
+    candidate: str
+    pairs: int
+    by_prompt: int
+    by_task: int
+    errored_base: dict[str, int]
+    errored_cand: dict[str, int]
+    unpaired_base: int
+    unpaired_cand: int
+
+
+class CompareResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    baseline: RunInput
+    candidates: list[RunInput]
+    alpha: float
+    fail_if_drop: float | None
+    interval_method: str = INTERVAL_METHOD
+    p_method: str = P_METHOD
+    partial_method: str = PARTIAL_METHOD
+    pairings: list[CandidatePairing]
+    rows: list[CompareRow]
+    examples: list[Example]
+    failed: list[CompareRow] = Field(description="family x length rows the gate fails")
+    warnings: list[str] = Field(default_factory=list)
+    out_dir: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the gate fails a row, else 0."""
+        return 1 if self.failed else 0
+
+    def family_rows(self, candidate: str | None = None) -> list[CompareRow]:
+        return [r for r in self.rows if r.level == "family_length" and candidate in (None, r.candidate)]
+
+
+def run_input(run: Run, label: str) -> RunInput:
+    m = run.manifest
+    return RunInput(path=str(run.dir), label=label, suite=m.suite.name, status=m.status, created=m.created,
+                    tokenizer=m.tokenizer, token_counter=m.token_counter, model=m.model, engine=m.engine,
+                    samples=len(run.records))
+
+
+def labels_for(runs: list[Run]) -> list[str]:
+    """Each run's label, or its folder name where the label is empty or shared with another run."""
+    labels = [r.manifest.label or r.dir.name for r in runs]
+    return [lab if labels.count(lab) == 1 else r.dir.name for lab, r in zip(labels, runs)]
+
+
+def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop: float | None = None) -> CompareResult:
+    """The comparison of loaded runs, written nowhere (history calls this for each night)."""
+    if not cands:
+        raise UserError("compare needs a baseline and at least one candidate run")
+    if not 0.0 < alpha < 1.0:
+        raise UserError(f"--alpha must be between 0 and 1, got {alpha}")
+    if fail_if_drop is not None and not 0.0 <= fail_if_drop < 1.0:
+        raise UserError(f"--fail-if-drop must be between 0 and 1, got {fail_if_drop}")
+    labels = labels_for([base, *cands])
+    pairings, rows, found, warnings = [], [], [], []
+    for label, cand in zip(labels[1:], cands):
+        pairing = pair_runs(base, cand)
+        if pairing.prompts_differ:
+            warnings.append(f"PROMPTS DIFFER: {pairing.by_task} of {len(pairing.pairs)} pairs of {label} matched by "
+                            f"task fields only (another tokenizer: {base.manifest.tokenizer or '?'} vs "
+                            f"{cand.manifest.tokenizer or '?'}); the builds did not read the same text")
+        pooled = adjust(compare_rows(label, pairing.pairs, "family_length"), alpha)
+        rows += compare_rows(label, pairing.pairs, "cell") + pooled
+        found += examples(label, pairing.pairs, pooled)
+        pairings.append(CandidatePairing(
+            candidate=label, pairs=len(pairing.pairs), by_prompt=pairing.by_prompt, by_task=pairing.by_task,
+            errored_base=pairing.errored_base, errored_cand=pairing.errored_cand,
+            unpaired_base=pairing.unpaired_base, unpaired_cand=pairing.unpaired_cand))
+    failed = failing_rows(rows, fail_if_drop, alpha) if fail_if_drop is not None else []
+    return CompareResult(baseline=run_input(base, labels[0]),
+                         candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
+                         fail_if_drop=fail_if_drop, pairings=pairings, rows=rows, examples=found, failed=failed,
+                         warnings=warnings)
+
+
+def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
+            results_dir: str | Path = "results", write: bool = True) -> CompareResult:
+    """Compare candidate run folders with a baseline run folder; write the outputs unless `write=False`.
+    `result.exit_code` is the gate's: 1 when a candidate drops by more than `fail_if_drop` significantly."""
+    runs = [load_run(p) for p in (baseline, *candidates)]
+    result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop)
+    if not write:
+        return result
+    from ctxprobe.evals.compare.outputs import write_outputs
+
+    return write_outputs(result, Path(results_dir))

@@ -1,0 +1,76 @@
+"""Diff heatmaps: one PNG per candidate and family, one panel per variant and haystack, needle depth down and
+context length across, coloured by candidate minus baseline accuracy on a diverging scale fixed at -1..+1
+(so two comparisons read alike by eye). Each cell carries both accuracies and the number of pairs; a cell
+whose exact McNemar p-value (unadjusted) is below alpha gets a heavy border and a star. Drawn like the run
+heatmaps (`evals.report.heatmap`): a bare Figure, no pyplot state."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
+
+from ctxprobe.evals.compare.api import CompareResult
+from ctxprobe.evals.compare.rows import CompareRow
+from ctxprobe.tasks.lengths import format_length
+
+DIFF_CMAP = matplotlib.colormaps["RdBu"].with_extremes(bad="#d9d9d9")
+
+
+def _panel(ax: Axes, cells: list[CompareRow], alpha: float) -> AxesImage:
+    depths = sorted({float(c.depth or 0.0) for c in cells})
+    contexts = sorted({c.context_tokens for c in cells})
+    diff = np.full((len(depths), len(contexts)), np.nan)
+    for cell in cells:
+        diff[depths.index(float(cell.depth or 0.0)), contexts.index(cell.context_tokens)] = cell.diff
+    image = ax.imshow(np.ma.masked_invalid(diff), cmap=DIFF_CMAP, vmin=-1.0, vmax=1.0, aspect="auto")
+    for cell in cells:
+        i, j = depths.index(float(cell.depth or 0.0)), contexts.index(cell.context_tokens)
+        marked = cell.p_value < alpha
+        text = f"{cell.diff:+.2f}{' *' if marked else ''}\n{cell.base_accuracy:.2f} -> {cell.cand_accuracy:.2f}\nn={cell.n}"
+        colour = "white" if abs(cell.diff) > 0.6 else "black"
+        ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour, linespacing=1.1)
+        if marked:
+            ax.add_patch(Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, edgecolor="black", linewidth=2.2))
+    ax.set_xticks(range(len(contexts)), [format_length(c) for c in contexts])
+    ax.set_yticks(range(len(depths)), [f"{d:g}%" for d in depths])
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel("needle depth (% of haystack)")
+    ax.set_title(f"{cells[0].variant}  [{cells[0].haystack}]", fontsize=9)
+    return image
+
+
+def plot_family(result: CompareResult, candidate: str, family: str, path: Path) -> Path:
+    """One family's diff panels for one candidate, stacked, into a PNG at `path`."""
+    panels: dict[tuple[str, str], list[CompareRow]] = {}
+    for row in result.rows:
+        if row.level == "cell" and row.candidate == candidate and row.family == family:
+            panels.setdefault((row.variant, row.haystack), []).append(row)
+    grids = list(panels.values())
+    cols = max(len({c.context_tokens for c in g}) for g in grids)
+    heights = [0.62 * len({c.depth for c in g}) + 1.4 for g in grids]
+    fig = Figure(figsize=(max(6.0, 1.45 * cols + 2.6), sum(heights) + 0.8), layout="constrained")
+    axes = fig.subplots(len(grids), 1, squeeze=False, height_ratios=heights)[:, 0]
+    images = [_panel(ax, grid, result.alpha) for ax, grid in zip(axes, grids)]
+    fig.colorbar(images[0], ax=list(axes), label=f"accuracy: {candidate} - {result.baseline.label}", shrink=0.8)
+    fig.suptitle(f"{family}: {candidate} - {result.baseline.label}\n"
+                 f"cell: diff, baseline -> candidate accuracy, pairs; * boxed: McNemar p < {result.alpha} (unadjusted)",
+                 fontsize=9)
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def write_diff_heatmaps(result: CompareResult, out_dir: Path) -> list[Path]:
+    """`diff_heatmap_<candidate>_<family>.png` for each candidate and family; returns the paths written."""
+    paths = []
+    for cand in result.candidates:
+        for family in sorted({r.family for r in result.rows if r.candidate == cand.label and r.level == "cell"}):
+            name = re.sub(r"[^\w.-]+", "_", f"diff_heatmap_{cand.label}_{family}")
+            paths.append(plot_family(result, cand.label, family, out_dir / f"{name}.png"))
+    return paths

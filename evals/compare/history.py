@@ -1,0 +1,127 @@
+"""`ctxprobe.history(results_dir)`: every finished run of one suite over time (by manifest `created`),
+accuracy per family x length with Wilson intervals and errors, and each night compared with the one before
+by the paired test of `compare`, its significant drops flagged.
+
+It reads the run folders as they are, every time: a folder counts when its manifest.json says it is a
+finished run (compare and history folders have none), so there is no index to go stale or rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ctxprobe.evals.compare.api import RunInput, compare_runs, run_input
+from ctxprobe.evals.compare.rows import CompareRow
+from ctxprobe.evals.report.table import context_summary
+from ctxprobe.evals.run.load import Run, load_run
+from ctxprobe.evals.run.manifest import RunManifest
+from ctxprobe.evals.run.store import MANIFEST, RunStore
+from ctxprobe.tasks.errors import UserError
+
+
+class HistoryPoint(BaseModel):
+    """One run's accuracy in one family x length row (depths pooled)."""
+
+    run: str
+    label: str
+    created: float
+    family: str
+    variant: str
+    haystack: str
+    context_tokens: int
+    n: int
+    correct: int
+    accuracy: float | None
+    ci_lo: float
+    ci_hi: float
+    errors: int
+
+
+class NightStep(BaseModel):
+    """One run against the run before it: the paired family x length rows, and the flagged drops."""
+
+    previous: str
+    current: str
+    pairs: int = 0
+    rows: list[CompareRow] = Field(default_factory=list)
+    drops: list[CompareRow] = Field(default_factory=list)
+    note: str | None = None
+
+
+class HistoryResult(BaseModel):
+    suite: str
+    alpha: float
+    runs: list[RunInput]
+    points: list[HistoryPoint]
+    steps: list[NightStep]
+    skipped: list[str] = Field(default_factory=list, description="folders with a manifest that could not be read")
+    out_dir: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[NightStep]:
+        return [s for s in self.steps if s.drops]
+
+
+def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tuple[list[tuple[Path, RunManifest]], list[str]]:
+    """Finished run folders under `results_dir` (matching label and suite), oldest first, and the folders
+    whose manifest was unreadable."""
+    if not results_dir.is_dir():
+        raise UserError(f"not a folder: {results_dir}")
+    found, skipped = [], []
+    for folder in sorted(p for p in results_dir.iterdir() if (p / MANIFEST).is_file()):
+        try:
+            manifest = RunStore(folder).load_manifest()
+        except UserError as exc:
+            skipped.append(f"{folder.name}: {exc}")
+            continue
+        if manifest.command == "run" and manifest.status == "finished" and label in (None, manifest.label) \
+                and suite in (None, manifest.suite.name):
+            found.append((folder, manifest))
+    return sorted(found, key=lambda fm: fm[1].created), skipped
+
+
+def history(results_dir: str | Path, label: str | None = None, suite: str | None = None, alpha: float = 0.05,
+            write: bool = True) -> HistoryResult:
+    """The history of one suite's finished runs in `results_dir`; with `write`, history.md / history.json
+    and a trend PNG in `results_dir/history-<suite>/` (replaced each time)."""
+    found, skipped = finished_runs(Path(results_dir), label, suite)
+    suites = sorted({m.suite.name for _, m in found})
+    if not suites:
+        raise UserError(f"no finished run in {results_dir}" + (f" with label {label!r}" if label else "")
+                        + (f" of suite {suite!r}" if suite else ""))
+    if len(suites) > 1:
+        raise UserError(f"runs of several suites in {results_dir} ({', '.join(suites)}): choose one with --suite")
+    runs = [load_run(folder) for folder, _ in found]
+    labels = [r.dir.name for r in runs]  # `<time>-<label>`: unique, and names the night
+    result = HistoryResult(suite=suites[0], alpha=alpha, runs=[run_input(r, lab) for r, lab in zip(runs, labels)],
+                           points=[p for r, lab in zip(runs, labels) for p in _points(r, lab)],
+                           steps=[_step(a, b, alpha) for a, b in zip(runs, runs[1:])], skipped=skipped)
+    if not write:
+        return result
+    from ctxprobe.evals.compare.history_outputs import write_history
+
+    return write_history(result, Path(results_dir))
+
+
+def _points(run: Run, label: str) -> list[HistoryPoint]:
+    if not run.records:
+        return []
+    table = context_summary(run.records)
+    return [HistoryPoint(run=str(run.dir), label=label, created=run.manifest.created, family=r.family,
+                         variant=r.variant, haystack=r.haystack, context_tokens=int(r.context_tokens), n=int(r.n),
+                         correct=int(r.correct), accuracy=None if r.n == 0 else float(r.accuracy),
+                         ci_lo=float(r.ci_lo), ci_hi=float(r.ci_hi), errors=int(r.errors))
+            for r in table.itertuples(index=False)]
+
+
+def _step(previous: Run, current: Run, alpha: float) -> NightStep:
+    """The paired test of `compare`, gate margin 0: any drop significant after Holm is flagged."""
+    step = NightStep(previous=str(previous.dir), current=str(current.dir))
+    try:
+        compared = compare_runs(previous, [current], alpha=alpha, fail_if_drop=0.0)
+    except UserError as exc:
+        return step.model_copy(update={"note": str(exc)})
+    return step.model_copy(update={"pairs": compared.pairings[0].pairs, "rows": compared.family_rows(),
+                                   "drops": compared.failed, "note": "; ".join(compared.warnings) or None})

@@ -1,0 +1,108 @@
+"""What `history` shows: a terminal table (one row per run, one column per family x length), the
+night-to-night drops, history.md / history.json and a trend PNG, in `results/history-<suite>/` (replaced
+each time, so a nightly job links one stable place)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from ctxprobe.evals.compare.history import HistoryPoint, HistoryResult
+from ctxprobe.tasks.lengths import format_length
+
+Column = tuple[str, str, str, int]
+
+
+def _column(p: HistoryPoint) -> Column:
+    return (p.family, p.variant, p.haystack, p.context_tokens)
+
+
+def _when(created: float) -> str:
+    return dt.datetime.fromtimestamp(created, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _cell(p: HistoryPoint | None) -> str:
+    if p is None or p.accuracy is None:
+        return "-"
+    text = f"{100 * p.accuracy:.0f}% [{100 * p.ci_lo:.0f}-{100 * p.ci_hi:.0f}] ({p.n})"
+    return text + (f" +{p.errors}err" if p.errors else "")
+
+
+def table_rows(result: HistoryResult) -> list[list[str]]:
+    columns = sorted({_column(p) for p in result.points})
+    header = ["run", "created (UTC)"] + [f"{c[0]} {c[1]} {format_length(c[3])}" for c in columns]
+    rows = [header]
+    for run in result.runs:
+        cells = {_column(p): p for p in result.points if p.run == run.path}
+        rows.append([run.label, _when(run.created)] + [_cell(cells.get(c)) for c in columns])
+    return rows
+
+
+def step_lines(result: HistoryResult) -> list[str]:
+    names = {r.path: r.label for r in result.runs}
+    lines = []
+    for step in result.steps:
+        head = f"{names[step.previous]} -> {names[step.current]}: {step.pairs} pairs"
+        if step.note:
+            head += f" ({step.note})"
+        drops = "; ".join(f"{r.where()} {100 * r.diff:+.0f} points (p_holm {r.p_holm:.3g})" for r in step.drops)
+        lines.append(f"{head}: " + (f"DROP {drops}" if drops else "no significant drop"))
+    return lines
+
+
+def render_text(result: HistoryResult) -> str:
+    rows = table_rows(result)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = [f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Wilson] (n), errors apart", ""]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out += ["", f"night to night (exact McNemar on paired samples, Holm, alpha {result.alpha}):", *step_lines(result)]
+    out += [f"skipped {s}" for s in result.skipped]
+    return "\n".join(out) + "\n"
+
+
+def plot_trend(result: HistoryResult, path: Path) -> Path:
+    """One panel per family/variant/haystack: accuracy by run, a line per length with Wilson bars;
+    a flagged drop is a red ring on the night it happened."""
+    panels = sorted({_column(p)[:3] for p in result.points})
+    order = {run.path: i for i, run in enumerate(result.runs)}
+    dropped = {(s.current, (r.family, r.variant, r.haystack, r.context_tokens)) for s in result.steps for r in s.drops}
+    fig = Figure(figsize=(max(6.0, 0.9 * len(result.runs) + 3), 3.2 * len(panels)), layout="constrained")
+    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+    for ax, panel in zip(axes, panels):
+        for length in sorted({p.context_tokens for p in result.points if _column(p)[:3] == panel}):
+            pts = [p for p in result.points if _column(p) == (*panel, length) and p.accuracy is not None]
+            xs = [order[p.run] for p in pts]
+            ys = [p.accuracy or 0.0 for p in pts]
+            err = [[y - p.ci_lo for y, p in zip(ys, pts)], [p.ci_hi - y for y, p in zip(ys, pts)]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=format_length(length))
+            for x, y, p in zip(xs, ys, pts):
+                if (p.run, _column(p)) in dropped:
+                    ax.scatter([x], [y], s=220, facecolors="none", edgecolors="red", linewidths=2, zorder=5)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xticks(range(len(result.runs)), [_when(r.created) for r in result.runs], rotation=30, fontsize=7)
+        ax.set_ylabel("accuracy")
+        ax.set_title(f"{panel[0]}  {panel[1]}  [{panel[2]}]   (red ring: significant drop from the run before)",
+                     fontsize=9)
+        ax.legend(title="length", fontsize=7)
+    fig.suptitle(f"suite {result.suite}: accuracy over time")
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def write_history(result: HistoryResult, results_dir: Path) -> HistoryResult:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", result.suite).strip("-") or "suite"
+    out_dir = results_dir / f"history-{safe}"
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    md = out_dir / "history.md"
+    md.write_text(f"# History of suite {result.suite}\n\n```\n{render_text(result)}```\n", encoding="utf-8")
+    paths = [md, plot_trend(result, out_dir / "trend.png"), out_dir / "history.json"]
+    done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})
+    paths[-1].write_text(json.dumps(done.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    return done

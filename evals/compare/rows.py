@@ -1,0 +1,97 @@
+"""Comparison rows: per cell (family x parameters x haystack x length x depth) and per family x length
+with depths pooled, each build's accuracy over the same pairs, the paired difference with its interval,
+the exact McNemar p-value, and partial credit's mean difference with a seeded paired bootstrap interval.
+Grouping and labels are the run table's (`evals.report.table`), so a row here names what a row there does."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ctxprobe.evals.compare.paired_stats import (
+    counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
+)
+from ctxprobe.evals.compare.pairing import Pair
+from ctxprobe.evals.report.table import variant_label
+
+Level = Literal["cell", "family_length"]
+
+
+class CompareRow(BaseModel):
+    """One group of pairs. `diff` is candidate minus baseline; `p_holm` and `significant` are set on
+    family x length rows (the gate's family of tests), cells keep their unadjusted `p_value`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    level: Level
+    family: str
+    variant: str
+    haystack: str
+    context_tokens: int
+    depth: float | None
+    n: int
+    base_correct: int
+    cand_correct: int
+    base_accuracy: float
+    cand_accuracy: float
+    diff: float
+    diff_lo: float
+    diff_hi: float
+    base_only: int
+    cand_only: int
+    p_value: float
+    p_holm: float | None = None
+    significant: bool = False
+    partial_base: float
+    partial_cand: float
+    partial_diff: float
+    partial_lo: float
+    partial_hi: float
+
+    def where(self) -> str:
+        """`niah variant=single [prose] 2K` (and `@ 50%` for a cell): for messages, never parsed."""
+        from ctxprobe.tasks.lengths import format_length
+
+        text = f"{self.family} {self.variant} [{self.haystack}] {format_length(self.context_tokens)}"
+        return text if self.depth is None else f"{text} @ {self.depth:g}%"
+
+
+GroupKey = tuple[str, str, str, int, float | None]
+
+
+def group_key(pair: Pair, level: Level) -> GroupKey:
+    recipe = pair.base.sample.recipe
+    depth = float(recipe.depth) if level == "cell" else None
+    return (recipe.family, variant_label(recipe.params, recipe.family), recipe.haystack, recipe.context_tokens, depth)
+
+
+def grouped(pairs: list[Pair], level: Level) -> dict[GroupKey, list[Pair]]:
+    groups: dict[GroupKey, list[Pair]] = {}
+    for pair in pairs:
+        groups.setdefault(group_key(pair, level), []).append(pair)
+    return dict(sorted(groups.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0.0)))
+
+
+def compare_rows(candidate: str, pairs: list[Pair], level: Level) -> list[CompareRow]:
+    """One row per group of `pairs` at `level`, sorted by family, variant, haystack, length, depth."""
+    rows = []
+    for (family, variant, haystack, length, depth), group in grouped(pairs, level).items():
+        base = [bool(p.base.score and p.base.score.correct) for p in group]
+        cand = [bool(p.cand.score and p.cand.score.correct) for p in group]
+        counts = counts_from(base, cand)
+        lo, hi = newcombe_paired_interval(counts)
+        base_partial = [p.base.score.partial if p.base.score else 0.0 for p in group]
+        cand_partial = [p.cand.score.partial if p.cand.score else 0.0 for p in group]
+        mean, plo, phi = paired_bootstrap(base_partial, cand_partial)
+        rows.append(CompareRow(
+            candidate=candidate, level=level, family=family, variant=variant, haystack=haystack,
+            context_tokens=length, depth=depth, n=counts.n, base_correct=sum(base), cand_correct=sum(cand),
+            base_accuracy=counts.base_accuracy, cand_accuracy=counts.cand_accuracy, diff=counts.difference,
+            diff_lo=lo, diff_hi=hi, base_only=counts.base_only, cand_only=counts.cand_only,
+            p_value=mcnemar_exact(counts.base_only, counts.cand_only),
+            partial_base=sum(base_partial) / len(group), partial_cand=sum(cand_partial) / len(group),
+            partial_diff=mean, partial_lo=plo, partial_hi=phi,
+        ))
+    return rows
