@@ -31,6 +31,8 @@ def test_wheel_top_level_is_ctxprobe_only_and_its_api_imports(tmp_path: Path) ->
     assert top == {"ctxprobe"}
     assert "ctxprobe/tasks/suites/quick.yaml" in names and "ctxprobe/evals/run/api.py" in names
     assert not any(n.startswith("ctxprobe/tests/") or n.startswith("ctxprobe/benchmarks/") for n in names)
+    for init in [p for top in ("tasks", "runners", "evals") for p in (ROOT / top).rglob("__init__.py")]:
+        assert f"ctxprobe/{init.relative_to(ROOT).as_posix()}" in names, f"{init.parent} is not packaged"
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
                    check=True, capture_output=True, text=True, timeout=300)
