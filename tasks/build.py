@@ -4,6 +4,7 @@ once and nowhere else, hash the prompt. The same recipe gives the same bytes in 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 import weakref
@@ -15,7 +16,7 @@ from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
-from ctxprobe.tasks.registry import Draft, get_family, validate_params
+from ctxprobe.tasks.registry import LAYOUT_PARAMS, Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, seed_window, sha256_text
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
@@ -74,11 +75,12 @@ class PromptBuilder:
         params = validate_params(family, recipe.params)
         check_depth(recipe.depth)
         counts = self.unit_counts(recipe.haystack)
-        key = recipe.task_key()  # the needles and values depend on what is asked, never on the tokenizer
+        key = needle_key(recipe)  # the needles and values depend on what is asked, never on the tokenizer
         for attempt in range(MAX_ATTEMPTS):
             rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
             draft = family.draft(params, recipe.depth, recipe.mode, rng)
-            built = assemble(draft, counts, recipe.context_tokens, self.lead_tokens(recipe.mode), recipe.window)
+            target = recipe.context_tokens - draft.reserve_tokens
+            built = assemble(draft, counts, target, self.lead_tokens(recipe.mode), recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
                 break
         else:
@@ -99,6 +101,13 @@ class PromptBuilder:
             expected=draft.expected,
             needles=built.needles,
         )
+
+
+def needle_key(recipe: Recipe) -> str:
+    """The generator's seed: the task fields without the tokenizer and without layout parameters."""
+    fields = recipe.task_fields()
+    fields["params"] = {k: v for k, v in fields["params"].items() if k not in LAYOUT_PARAMS}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
 _BUILDERS: weakref.WeakKeyDictionary[object, PromptBuilder] = weakref.WeakKeyDictionary()

@@ -39,6 +39,13 @@ class Draft:
     max_tokens: int
     # Strings that must occur in the prompt only where the needles, head and tail put them.
     unique: tuple[str, ...] = field(default=())
+    # Tokens of the nominal length kept for the answer (RULER's length convention counts 128).
+    reserve_tokens: int = 0
+
+
+# Parameters that change how a task is laid out, not what it asks: the needles and values are drawn
+# without them, so one cell under two layouts has identical needles (template sensitivity).
+LAYOUT_PARAMS = frozenset({"template", "length_convention"})
 
 
 class TaskFamily(Protocol):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from importlib.resources import files
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -76,6 +76,9 @@ class Suite(BaseModel):
     lengths: list[int]
     depths: list[float]
     tasks: list[SuiteTask] = Field(min_length=1)
+    templates: list[Literal["ctxprobe", "ruler"]] | None = Field(
+        None, description="run every task that has a `template` parameter under each of these layouts, with "
+        "identical needles (template sensitivity)")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -93,10 +96,8 @@ class Suite(BaseModel):
         `tokenizer(mode)` names the tokenizer identity of recipes in that mode. The mode is `mode` when
         given (the command line), else the task's, else the suite's, else `default_mode` (the endpoint's)."""
         out: list[Recipe] = []
-        for task in self.tasks:
+        for task, params in self._task_layouts():
             task_mode: Mode = mode or task.mode or self.mode or default_mode
-            # Recipes carry every parameter, defaults included: the record says exactly what ran.
-            params = validate_params(get_family(task.family), task.params).model_dump(mode="json")
             for length in task.lengths or self.lengths:
                 for index in range(task.samples or self.samples):
                     for depth in task.depths or self.depths:
@@ -108,6 +109,17 @@ class Suite(BaseModel):
                         ))
         return out
 
+
+    def _task_layouts(self) -> list[tuple[SuiteTask, dict[str, Any]]]:
+        """Each task with its full parameters (defaults included: the record says exactly what ran), once
+        per template in `templates` where the family has a `template` parameter."""
+        out = []
+        for task in self.tasks:
+            family = get_family(task.family)
+            layouts = [{"template": t} for t in self.templates or []] if "template" in family.Params.model_fields else []
+            for extra in layouts or [{}]:
+                out.append((task, validate_params(family, {**task.params, **extra}).model_dump(mode="json")))
+        return out
 
     def check(self) -> None:
         """Fail fast, before any engine starts: every family, parameter and haystack must be known, and

@@ -37,7 +37,7 @@ def row_cells(row: CompareRow) -> list[str]:
     ]
 
 
-def _aligned(rows: list[list[str]]) -> list[str]:
+def aligned(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -70,7 +70,7 @@ def render_text(result: CompareResult) -> str:
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
             pooled = [r for r in rows if r.level == "family_length"]
             cells = [r for r in rows if r.level == "cell" and r.diff != 0]
-            out += ["", f"{family}  {variant}  [{haystack}]", *_aligned([COLUMNS] + [row_cells(r) for r in pooled + cells])]
+            out += ["", f"{family}  {variant}  [{haystack}]", *aligned([COLUMNS] + [row_cells(r) for r in pooled + cells])]
         out.append("")
     out += _footer(result)
     return "\n".join(out) + "\n"

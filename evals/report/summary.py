@@ -22,6 +22,11 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
         return "no finished samples yet\n"
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
+    from ctxprobe.evals.compare.templates import render_template_sensitivity
+
     write_summary(records, run_dir)
     write_heatmaps(records, run_dir, run_title(manifest))
-    return render_text(records)
+    layouts = render_template_sensitivity(records)
+    if layouts:
+        (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
+    return render_text(records) + layouts

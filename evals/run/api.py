@@ -19,7 +19,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.run.inline_suite import suite_from_args
+from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
 from ctxprobe.evals.run.manifest import (
     RunManifest,
@@ -71,8 +71,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         suite = previous.suite
         opts = _resumed_options(opts, previous)
     else:
-        suite = suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                                opts.haystack, opts.seed)
+        suite = suite_for(opts)
         suite.check()
         store = RunStore(run_folder(Path(opts.results_dir), opts.label))
         previous = None

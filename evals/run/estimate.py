@@ -11,7 +11,7 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from ctxprobe.evals.run.inline_suite import suite_from_args
+from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.options import RunOptions, validated
 from ctxprobe.evals.run.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.tasks.sample import Recipe
@@ -49,8 +49,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     """The cost of the run `options` describe; sends at most one short probe request (to measure the prefill
     rate when `prefill_rate` is not given)."""
     opts = options if options is not None else validated(RunOptions, dict(kwargs))
-    suite = suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                            opts.haystack, opts.seed)
+    suite = suite_for(opts)
     suite.check()
     default_mode = "chat" if opts.endpoints else "completions"
     recipes = suite.recipes(lambda mode: "estimate", mode=opts.mode, default_mode=default_mode)

@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.evals.run.options import SuiteOptions
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 
@@ -23,9 +24,16 @@ def parse_params(text: str | None) -> dict[str, Any]:
     return out
 
 
+def suite_for(opts: SuiteOptions) -> Suite:
+    """The suite a run's options describe."""
+    return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
+                           opts.haystack, opts.seed, templates=opts.templates)
+
+
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
-                    depths: str | None, samples: int | None, haystack: str | None, seed: int | None) -> Suite:
-    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed override either."""
+                    depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
+                    templates: str | None = None) -> Suite:
+    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates override either."""
     if suite and family:
         raise UserError("give either --suite or --family, not both")
     if family:
@@ -50,4 +58,6 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["haystack"] = haystack
     if seed is not None:
         data["seed"] = seed
+    if templates:
+        data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
     return parse_suite(data, "invalid suite options")

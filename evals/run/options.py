@@ -48,6 +48,8 @@ class SuiteOptions(BaseModel):
     samples: int | None = Field(None, ge=1, description="samples per (task, length, depth) cell")
     haystack: str | None = Field(None, description="prose | code | legal | noise | file:PATH | dir:PATH | hf:NAME_OR_PARQUET[:split[:column]]")
     seed: int | None = Field(None, description="base seed")
+    templates: str | None = Field(None, description="run each task under these prompt layouts with identical "
+                                  "needles, e.g. ctxprobe,ruler (template sensitivity)")
 
 
 class _RunOptions(SuiteOptions, EndpointOptions):

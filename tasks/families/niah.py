@@ -5,7 +5,12 @@
 - `multivalue`: one key with `values` values; all are required.
 - `multiquery`: `queries` keys, each with a value; all are asked at once.
 Value kinds: `number` (7 digits), `word`, `uuid`. The target needle goes at the recipe's depth;
-the others are spread or placed at random (`placement`)."""
+the others are spread or placed at random (`placement`).
+
+`template: ruler` writes RULER's strings as lm-eval's `ruler` tasks do (its instruction, needle, question,
+answer prefix and separators), for numbers comparable with published RULER tables; with the `noise:ruler`
+haystack, `variant: single` is RULER's `niah_single_1`. `length_convention: ruler` counts 128 generated
+tokens in the nominal length, as RULER does."""
 
 from __future__ import annotations
 
@@ -14,12 +19,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.tasks.families.framing import frame, join_names
+from ctxprobe.tasks.families.framing import Template, frame, join_names
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 
 _NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("UUID", "UUIDs")}
+_RULER_NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("uuid", "uuids")}
 _TOKENS_PER_VALUE = {"number": 12, "word": 8, "uuid": 40}
 
 
@@ -34,6 +40,9 @@ class NiahParams(BaseModel):
     values: int = Field(4, ge=2, le=32, description="multivalue: values for the one key")
     queries: int = Field(4, ge=2, le=32, description="multiquery: keys asked at once")
     placement: Literal["random", "spread"] = Field("random", description="where needles other than the target go")
+    template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
+    length_convention: Literal["prompt", "ruler"] = Field(
+        "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
 
 
 @task_family("niah")
@@ -42,7 +51,7 @@ class Niah:
 
     def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
         p = NiahParams.model_validate(params)
-        one, many = _NOUN[p.value_kind]
+        one, many = (_RULER_NOUN if p.template == "ruler" else _NOUN)[p.value_kind]
         keys: set[str] = set()
         values: set[str] = set()
         target = make_key(rng, keys)
@@ -73,6 +82,8 @@ class Niah:
 
         plural = len(expected.answers) > 1
         noun = many if plural else one
+        if p.template == "ruler":
+            return self._ruler(p, asked, plural, mode, tuple(needles), expected, tuple(keys))
         keys_text = join_names(asked)
         head = (
             f"Some special magic {many} are hidden within the following text. "
@@ -84,6 +95,30 @@ class Niah:
         else:
             question = f"What is the special magic {one} for {keys_text} mentioned in the provided text?"
             prefix = f"The special magic {one} for {keys_text} mentioned in the provided text is"
-        return frame(head, question, prefix, mode, tuple(needles), expected,
-                      max_tokens=8 + _TOKENS_PER_VALUE[p.value_kind] * len(expected.answers), unique=tuple(keys))
+        return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=_max_tokens(p, expected),
+                     unique=tuple(keys), length_convention=p.length_convention)
+
+    @staticmethod
+    def _ruler(p: NiahParams, asked: list[str], plural: bool, mode: Mode, needles: tuple[NeedleDraft, ...],
+               expected: Expected, keys: tuple[str, ...]) -> Draft:
+        """RULER's strings (lm-eval `tasks/ruler/niah_utils.py` TEMPLATE and `prepare_niah.py`): singular
+        wording when one value is asked, `a, b, and c` for several keys."""
+        one, many = _RULER_NOUN[p.value_kind]
+        query = asked[0] if len(asked) == 1 else ", ".join(asked[:-1]) + ", and " + asked[-1]
+        if plural:
+            head = (f"Some special magic {many} are hidden within the following text. Make sure to memorize it. "
+                    f"I will quiz you about the {many} afterwards.")
+            question = f"What are all the special magic {many} for {query} mentioned in the provided text?"
+            prefix = f"The special magic {many} for {query} mentioned in the provided text are"
+        else:
+            head = (f"A special magic {one} is hidden within the following text. Make sure to memorize it. "
+                    f"I will quiz you about the {one} afterwards.")
+            question = f"What is the special magic {one} for {query} mentioned in the provided text?"
+            prefix = f"The special magic {one} for {query} mentioned in the provided text is"
+        return frame(head, question, prefix, mode, needles, expected, max_tokens=_max_tokens(p, expected),
+                     unique=keys, template="ruler", length_convention=p.length_convention)
+
+
+def _max_tokens(p: NiahParams, expected: Expected) -> int:
+    return 8 + _TOKENS_PER_VALUE[p.value_kind] * len(expected.answers)
 

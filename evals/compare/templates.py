@@ -1,0 +1,60 @@
+"""Template sensitivity: one run whose tasks ran under two prompt layouts (`templates: [ctxprobe, ruler]`)
+with identical needles. Each pair is the same cell, seed and needles under both layouts; the rows are
+compare's (paired difference, interval, exact McNemar, Holm), so a user sees how much of a score is the
+prompt's layout and how much is the model."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ctxprobe.evals.compare.outputs import COLUMNS, aligned, row_cells
+from ctxprobe.evals.compare.pairing import Pair
+from ctxprobe.evals.compare.rows import CompareRow, compare_rows
+from ctxprobe.evals.compare.verdict import adjust
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.tasks.build import needle_key
+
+
+
+def template_pairs(records: list[SampleRecord], base: str = "ctxprobe") -> dict[str, list[Pair]]:
+    """Pairs of scored samples that differ only in their template: the base layout against each other one."""
+    by_key: dict[str, dict[str, SampleRecord]] = defaultdict(dict)
+    for record in records:
+        template = record.sample.recipe.params.get("template")
+        if template is not None and record.error is None:
+            by_key[needle_key(record.sample.recipe)][str(template)] = record
+    pairs: dict[str, list[Pair]] = defaultdict(list)
+    for layouts in by_key.values():
+        if base in layouts:
+            for name, record in layouts.items():
+                if name != base:
+                    pairs[name].append(Pair(layouts[base], record, same_prompt=False))
+    return dict(pairs)
+
+
+def template_rows(records: list[SampleRecord], alpha: float = 0.05) -> list[CompareRow]:
+    """Per family x length (depths pooled, Holm-adjusted) rows of each other layout against ctxprobe's."""
+    rows: list[CompareRow] = []
+    for name, pairs in sorted(template_pairs(records).items()):
+        rows += adjust(compare_rows(name, pairs, "family_length"), alpha)
+    return rows
+
+
+def render_template_sensitivity(records: list[SampleRecord], alpha: float = 0.05) -> str:
+    """The terminal/markdown block; empty when the run has one layout."""
+    rows = template_rows(records, alpha)
+    if not rows:
+        return ""
+    out = ["", "template sensitivity (same needles, paired; diff = other layout - ctxprobe's):"]
+    for (family, variant, haystack, name), group in _blocks(rows).items():
+        out.append(f"{family}  {variant}  [{haystack}]  ctxprobe vs {name}")
+        header = [{"base": "ctxprobe", "cand": name}.get(h, h) for h in COLUMNS]
+        out += ["  " + line for line in aligned([header, *[row_cells(r) for r in group]])]
+    return "\n".join(out) + "\n"
+
+
+def _blocks(rows: list[CompareRow]) -> dict[tuple[str, str, str, str], list[CompareRow]]:
+    blocks: dict[tuple[str, str, str, str], list[CompareRow]] = {}
+    for row in rows:
+        blocks.setdefault((row.family, row.variant, row.haystack, row.candidate), []).append(row)
+    return blocks
