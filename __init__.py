@@ -28,6 +28,7 @@ _API: dict[str, str] = {
     "limit": "ctxprobe.evals.limit.api",
     "LimitOptions": "ctxprobe.evals.limit.options",
     "plan": "ctxprobe.evals.plan.api",
+    "report": "ctxprobe.evals.report.html.render",
     "UserError": "ctxprobe.tasks.errors",
 }
 

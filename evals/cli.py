@@ -11,7 +11,7 @@ from typing import NoReturn, Sequence
 from ctxprobe.tasks.errors import UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
-COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan")
+COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "report")
 
 
 class OneLineParser(argparse.ArgumentParser):
