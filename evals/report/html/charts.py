@@ -42,7 +42,7 @@ def svg_data_uri(fig: Figure) -> str:
     buf = io.BytesIO()
     # text kept as <text>; a fixed hash salt makes the same report the same bytes
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "ctxprobe"}):
-        fig.savefig(buf, format="svg")
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 

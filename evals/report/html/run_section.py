@@ -111,14 +111,14 @@ def heatmap_panels(records: list[SampleRecord]) -> dict[str, list[Panel]]:
 def accuracy_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
     """The family x variant x haystack x length table, depths pooled, with Wilson intervals."""
     rows = []
-    for r in context_summary(records).itertuples(index=False):
-        scored = r.n > 0
-        rows.append({"family": r.family, "variant": r.variant, "haystack": r.haystack,
-                     "length": format_length(int(r.context_tokens)), "n": int(r.n), "correct": int(r.correct),
-                     "accuracy": f"{r.accuracy:.1%}" if scored else "–",
-                     "interval": f"[{r.ci_lo:.1%}, {r.ci_hi:.1%}]" if scored else "–",
-                     "partial": f"{r.partial_mean:.2f}" if scored else "–", "errors": int(r.errors),
-                     "background": accuracy_colour(float(r.accuracy) if scored else math.nan)[0]})
+    for r in context_summary(records).to_dict("records"):
+        n = int(r["n"])
+        acc, lo, hi, partial = (float(r[k]) for k in ("accuracy", "ci_lo", "ci_hi", "partial_mean"))
+        rows.append({"family": r["family"], "variant": r["variant"], "haystack": r["haystack"],
+                     "length": format_length(int(r["context_tokens"])), "n": n, "correct": int(r["correct"]),
+                     "accuracy": f"{acc:.1%}" if n else "–", "interval": f"[{lo:.1%}, {hi:.1%}]" if n else "–",
+                     "partial": f"{partial:.2f}" if n else "–", "errors": int(r["errors"]),
+                     "background": accuracy_colour(acc if n else math.nan)[0]})
     return rows
 
 
