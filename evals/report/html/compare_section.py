@@ -119,6 +119,18 @@ def disagreements(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def pairing_text(p: dict[str, Any]) -> str:
+    """How one candidate paired with the baseline, and what was left out, in a line."""
+    if not p:
+        return ""
+    text = (f"{p.get('pairs', 0)} pairs ({p.get('by_prompt', 0)} same prompt, {p.get('by_task', 0)} same task "
+            f"fields only); unpaired: {p.get('unpaired_base', 0)} baseline, {p.get('unpaired_cand', 0)} candidate")
+    for side, key in (("baseline", "errored_base"), ("candidate", "errored_cand")):
+        if p.get(key):
+            text += f"; left out, errored in {side}: " + ", ".join(f"{v} {k}" for k, v in sorted(p[key].items()))
+    return text
+
+
 def compare_section(folder: Path) -> dict[str, Any]:
     """Everything the compare template shows."""
     data = json.loads((folder / COMPARE_JSON).read_text(encoding="utf-8"))
@@ -127,7 +139,7 @@ def compare_section(folder: Path) -> dict[str, Any]:
     if data.get("baseline"):
         inputs.insert(0, dict(data["baseline"], role="baseline"))
     pairings = {p.get("candidate"): p for p in data.get("pairings", [])}
-    candidates = [{"label": c.get("label"), "pairing": pairings.get(c.get("label"), {}),
+    candidates = [{"label": c.get("label"), "pairing": pairing_text(pairings.get(c.get("label"), {})),
                    "verdicts": verdict_rows(rows, c.get("label")), "diffs": diff_tables(rows, c.get("label"))}
                   for c in data.get("candidates", [])]
     images = [(p.name, png_data_uri(p)) for p in sorted(folder.glob("diff_heatmap_*.png"))]

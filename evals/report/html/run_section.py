@@ -230,9 +230,10 @@ def failures(run: Run, per_condition: int = FAILURES_PER_CONDITION) -> list[Fail
 
 
 def _spread(recs: list[SampleRecord], k: int) -> list[SampleRecord]:
-    """k records spread over the lengths, the longest length first."""
+    """k records spread over the lengths, the longest length first; within a length in sample-id order
+    (a hash: a deterministic mix of depths and seeds)."""
     by_length: dict[int, list[SampleRecord]] = {}
-    for r in sorted(recs, key=lambda r: (r.sample.recipe.depth, r.sample.sample_id)):
+    for r in sorted(recs, key=lambda r: r.sample.sample_id):
         by_length.setdefault(r.sample.recipe.context_tokens, []).append(r)
     chosen: list[SampleRecord] = []
     while len(chosen) < k and any(by_length.values()):

@@ -87,7 +87,7 @@ def test_compare_and_history_pages(tmp_path: Path) -> None:
     html = _page(tmp_path, write_compare(tmp_path / "cmp", base, cand),
                  write_history(tmp_path / "results" / "history-nightly", [base, cand]))
     assert "DROP" in html and "0.0078" in html and "[-50, -30]" in html  # verdict, Holm p, interval
-    assert "FAIL" in html and "diff_heatmap_q4km_niah.png" in html
+    assert "FAIL" in html and "diff_heatmap_q4km_niah.png" in html and "errored in candidate: 1 timeout" in html
     assert "candidate output" in html and "&lt;script&gt;document.title=&#39;pwned&#39;" in html
     assert "1 flagged night" in html and 'class="flag"' in html and "-30 points" in html
     assert RAW_MARKUP.search(html) is None
