@@ -106,3 +106,19 @@ def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["report", str(run), "-o", str(tmp_path / "page.html")]) == 0
     assert "page.html" in capsys.readouterr().out and (tmp_path / "page.html").stat().st_size > 10_000
 
+
+
+def test_pages_from_what_compare_and_history_write(tmp_path: Path) -> None:
+    """Against the real `compare` and `history` (skips on a branch without them): their folders, and a
+    results folder of runs (its history computed on the spot), render without a gap."""
+    api = pytest.importorskip("ctxprobe.evals.compare.api", reason="the compare command is not on this branch")
+    history = pytest.importorskip("ctxprobe.evals.compare.history").history
+    results = tmp_path / "results"
+    runs = [write_run(results / f"2026110{i}-000000-{label}", small_suite(), label=label, seed=i, drop=drop, built=True)
+            for i, (label, drop) in enumerate((("fp16", 0.0), ("q4km", 0.6)), start=1)]
+    compared = api.compare(runs[0], runs[1], fail_if_drop=0.05, results_dir=tmp_path / "cmp")
+    nights = history(results, write=True)
+    html = _page(tmp_path, Path(str(compared.out_dir)), Path(str(nights.out_dir)), results)
+    assert "Verdicts by family and length" in html and "Holm p" in html and "candidate output" in html
+    assert html.count("data:image/png;base64,") >= 3  # the diff heatmaps and history's trend
+    assert html.count("<h2>History: history of suite small</h2>") == 2  # from history.json, and computed now
