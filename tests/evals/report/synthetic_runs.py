@@ -53,9 +53,10 @@ def _record(recipe: Recipe, rng: random.Random, p_correct: float, inject: bool, 
 def write_run(folder: Path, suite: Suite | None = None, *, label: str = "q4km", seed: int = 0,
               drop: float = 0.0, built: bool = False) -> Path:
     """A finished run folder of `suite` (default: nightly, 7 tasks x 6 lengths x 11 depths x 4 samples);
-    accuracy falls with length (and by `drop` more), and the first wrong answer at the longest length is an
-    injected <script>. `built`: real samples (prompts built with the estimate counter, so the report
-    rebuilds them byte for byte); otherwise stand-ins with a made-up needle."""
+    accuracy falls with length (and by `drop` more), and the first task answers every prompt of the longest
+    length with an injected <script> (wrong, so among the failure examples whichever is chosen). `built`:
+    real samples (built with the estimate counter, so the report rebuilds them byte for byte); otherwise
+    stand-ins with a made-up needle."""
     suite = suite or load_suite("nightly")
     rng = random.Random(seed)
     recipes = suite.recipes(lambda mode: "estimate:4", default_mode="chat")
@@ -68,13 +69,12 @@ def write_run(folder: Path, suite: Suite | None = None, *, label: str = "q4km", 
                                     "endpoints": []},
                            created=time.time() - 3725, status="finished", samples_planned=len(recipes))
     store.write_manifest(manifest)
-    injected = False
+    first = (recipes[0].family, recipes[0].params)
     records = []
     for recipe in recipes:
         p = max(0.05, 1.0 - 0.6 * recipe.context_tokens / longest - drop - 0.1 * (recipe.depth == 50.0))
-        inject = not injected and recipe.context_tokens == longest
+        inject = (recipe.family, recipe.params) == first and recipe.context_tokens == longest
         record = _record(recipe, rng, 0.0 if inject else p, inject, built)
-        injected |= inject and record.error is None
         records.append(record)
         store.append(record)
     store.close()

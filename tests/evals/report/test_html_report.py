@@ -56,12 +56,15 @@ def test_nightly_sized_run_stays_small(tmp_path: Path) -> None:
 
 
 def test_run_page_shows_header_cells_errors_timing_and_failures(tmp_path: Path) -> None:
-    html = _page(tmp_path, write_run(tmp_path / "run", small_suite()))
+    run = write_run(tmp_path / "run", small_suite())
+    html = _page(tmp_path, run)
     for text in ("gemma-3-270m-it", "llama.cpp b6000", "gemma-3-270m-Q4_K_M.gguf", "q8_0", "small", "estimate:4",
                  "1h 02m", "95% Wilson"):
         assert text in html
     assert re.search(r'<span class="s">n=2 \[[0-9.]+, [0-9.]+\]', html)  # n and interval in a heatmap cell
-    assert "latency p50" in html and "cached share" in html and "50.0%" in html
+    at_4k = [r.response for r in ctxprobe.load_run(run).records if r.response and r.sample.recipe.context_tokens == 4096]
+    share = sum(x.cached_tokens or 0 for x in at_4k) / sum(x.prompt_tokens or 0 for x in at_4k)
+    assert "latency p50" in html and f"<td>{share:.1%}</td></tr>" in html  # cached share of the 4K row
     assert "Failure examples" in html and "needle depth" in html and "the prompt around the needle" in html
 
 
