@@ -34,6 +34,7 @@ _API: dict[str, str] = {
     "CompareResult": "ctxprobe.evals.compare.api",
     "history": "ctxprobe.evals.compare.history",
     "HistoryResult": "ctxprobe.evals.compare.history",
+    "report": "ctxprobe.evals.report.html.render",
     "UserError": "ctxprobe.tasks.errors",
     "export_lm_eval": "ctxprobe.evals.lmeval.api",
     "export_hf": "ctxprobe.evals.lmeval.api",

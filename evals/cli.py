@@ -12,7 +12,8 @@ from typing import NoReturn, Sequence
 from ctxprobe.tasks.errors import UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
-COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "compare", "history", "export", "import_lm_eval")
+COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
+            "import_lm_eval")
 
 
 class OneLineParser(argparse.ArgumentParser):

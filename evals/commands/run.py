@@ -61,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     records = result.records()
     if records:
         print(write_report(records, result.run_dir, result.manifest))
+    page = result.run_dir / "report.html"
+    if not options.no_report and page.is_file():
+        print(f"ctxprobe: report {page}", file=sys.stderr)
     print(f"ctxprobe: {result.message}", file=sys.stderr)
     return int(result.exit_code)
 

@@ -108,6 +108,10 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
             else:
                 store.write_manifest(manifest)
+    if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
+        from ctxprobe.evals.report.html.render import write_folder_report
+
+        write_folder_report(store.dir)  # report.html: what a nightly job attaches
     return _ending(store, manifest, progress, opts, lost_detail)
 
 
@@ -182,7 +186,8 @@ def _resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
     (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
     saved = dict(previous.options)
     for key in ("endpoints", "model", "api_key_env", "concurrency", "timeout", "timeout_per_1k", "retries",
-                "token_counter", "model_file", "n_ctx", "kv_cache_type", "threads", "quiet", "allow_errors"):
+                "token_counter", "model_file", "n_ctx", "kv_cache_type", "threads", "quiet", "allow_errors",
+                "no_report"):
         value = getattr(given, key)
         if key in given.model_fields_set and value not in (None, []):
             saved[key] = value

@@ -62,6 +62,7 @@ class _RunOptions(SuiteOptions, EndpointOptions):
     resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
     allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
     quiet: bool = Field(False, description="no live progress line")
+    no_report: bool = Field(False, description="do not write report.html into the run folder at the end")
 
 
 class DryRunOptions(BaseModel):

@@ -1,0 +1,1 @@
+"""`ctxprobe report`: run, limit, compare and history folders rendered into one self-contained HTML page."""

@@ -1,0 +1,91 @@
+"""`ctxprobe.report(paths, output)`: run, limit, compare and history folders as one self-contained HTML page.
+
+Self-contained so that it can be attached to a nightly job or a release note and opened offline: CSS is
+inline, every image is a `data:` URI, and the page has no script at all. Its Content-Security-Policy
+allows nothing but inline styles and `data:` images, so even a slip in escaping could not run model
+output; the escaping itself is jinja2's autoescape, on for every template."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.tasks.errors import UserError
+
+REPORT_HTML = "report.html"
+
+
+def section(path: Path) -> dict[str, Any]:
+    """The page section of one folder, by what the folder holds."""
+    from ctxprobe.evals.report.html.compare_section import COMPARE_JSON, compare_section
+    from ctxprobe.evals.report.html.history_section import HISTORY_JSON, history_section, read_history
+    from ctxprobe.evals.run.store import MANIFEST, RunStore
+
+    if not path.is_dir():
+        raise UserError(f"not a folder: {path}")
+    if (path / COMPARE_JSON).is_file():
+        return compare_section(path)
+    if (path / HISTORY_JSON).is_file():
+        return history_section(read_history(path), path)
+    if (path / MANIFEST).is_file():
+        manifest = RunStore(path).load_manifest()
+        if manifest.command == "limit":
+            from ctxprobe.evals.report.html.limit_section import LIMIT_JSON, limit_section
+
+            if not (path / LIMIT_JSON).is_file():
+                raise UserError(f"{path} is a limit folder without {LIMIT_JSON} (still running, or it failed)")
+            return limit_section(path, manifest)
+        from ctxprobe.evals.report.html.run_section import run_section
+        from ctxprobe.evals.run.load import load_run
+
+        return run_section(load_run(path))
+    return _history_of(path)
+
+
+def _history_of(path: Path) -> dict[str, Any]:
+    """A results folder of runs: their history, computed now where the history module is installed."""
+    if not any((p / "manifest.json").is_file() for p in path.iterdir() if p.is_dir()):
+        raise UserError(f"{path} is not a run, limit, compare or history folder, nor a folder of runs")
+    try:
+        from ctxprobe.evals.compare.history import history  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise UserError(f"{path} is a folder of runs; run `ctxprobe history {path}` first and report its "
+                        "history-<suite> folder") from None
+    from ctxprobe.evals.report.html.history_section import history_section
+
+    return history_section(history(path, write=False).model_dump(mode="json"), None)
+
+
+def render_page(sections: list[dict[str, Any]], title: str) -> str:
+    """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("ctxprobe.evals.report.html", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    for i, s in enumerate(sections):
+        s["anchor"] = f"s{i + 1}"
+    return env.get_template("page.html.j2").render(title=title, sections=sections)
+
+
+def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT_HTML) -> Path:
+    """Render run, limit, compare and history folders (in the order given) into one HTML file at
+    `output`; returns its path. A path that is none of these is a `UserError`, before anything is written."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if not paths:
+        raise UserError("report needs at least one folder")
+    sections = [section(Path(p)) for p in paths]
+    title = "ctxprobe report: " + "; ".join(str(s["title"]) for s in sections)
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(render_page(sections, title), encoding="utf-8")
+    os.replace(tmp, out)
+    return out
+
+
+def write_folder_report(folder: str | Path) -> Path:
+    """`report.html` into a run (or compare) folder: what `ctxprobe run` calls at its end."""
+    return report([folder], Path(folder) / REPORT_HTML)

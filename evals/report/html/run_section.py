@@ -1,0 +1,252 @@
+"""What a run folder shows on the page: its header, per-family depth x length heatmaps, the accuracy table
+with Wilson intervals, errors by kind and length (apart from accuracy), latency / TTFT / cached share by
+length, and failure examples with the prompt around the needle. Plain values for the templates: every
+string here is escaped by jinja2 when it is written into the page."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
+from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
+from ctxprobe.evals.report.table import context_summary, variant_label
+from ctxprobe.evals.run.load import Run
+from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.tasks.lengths import format_length
+
+FAILURES_PER_CONDITION = 3
+
+
+def when(ts: float | None) -> str:
+    """A unix time as `2026-11-29 19:15 UTC` (the page is read far from where the run was)."""
+    if not ts:
+        return "?"
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
+
+
+def header(run: Run) -> list[tuple[str, str]]:
+    """(name, value) pairs from the manifest; quantisation facts only where the run knows them."""
+    m, opts = run.manifest, run.manifest.options
+    engine = " ".join(str(x) for x in (m.engine.get("engine"), m.engine.get("version")) if x) or "?"
+    rows = [("model", m.model or "?"), ("engine", engine), ("label", m.label or "-")]
+    if m.engine.get("context_length"):
+        source = m.engine.get("context_source")
+        rows.append(("engine context", f"{m.engine['context_length']:,}" + (f" ({source})" if source else "")))
+    embedded = not m.endpoints or not opts.get("endpoints")
+    if opts.get("model_file"):
+        rows.append(("model file", Path(str(opts["model_file"])).name))
+    if embedded and opts.get("kv_cache_type"):
+        rows.append(("KV cache type", str(opts["kv_cache_type"])))
+    if m.endpoints:
+        rows.append(("endpoints", ", ".join(m.endpoints)))
+    rows += [("suite", m.suite.name), ("mode", m.mode or "?"), ("tokenizer", m.tokenizer or "?"),
+             ("token counter", m.token_counter or "?"),
+             ("ran", f"{when(m.created)} → {when(m.updated)} ({duration(m.updated - m.created)})"),
+             ("status", m.status),
+             ("samples", f"{m.samples_done or 0} scored, {m.samples_errored or 0} errored, "
+                         f"{m.samples_planned or 0} planned ({len(run.records)} records read)"),
+             ("ctxprobe", m.ctxprobe_version)]
+    return rows
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    sub: str
+    background: str
+    colour: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    variant: str
+    haystack: str
+    contexts: list[str]
+    rows: list[tuple[str, list[Cell]]]
+    error_note: str
+
+
+def heatmap_panels(records: list[SampleRecord]) -> dict[str, list[Panel]]:
+    """Per family, one panel per (variant, haystack): depth rows, length columns, the cell's accuracy,
+    n and Wilson interval in it, coloured on the fixed 0-1 scale of the PNG heatmaps."""
+    from ctxprobe.evals.report.heatmap import heatmap_grids
+
+    out: dict[str, list[Panel]] = {}
+    for family, grids in heatmap_grids(records).items():
+        for g in grids:
+            rows = []
+            for i, depth in enumerate(g.depths):
+                cells = []
+                for j, ctx in enumerate(g.contexts):
+                    acc, n, errs = float(g.accuracy[i, j]), int(g.n[i, j]), int(g.errors[i, j])
+                    bg, fg = accuracy_colour(acc)
+                    text = "–" if n == 0 else f"{acc:.2f}"
+                    sub = f"n={n}" + ("" if n == 0 else f" [{g.lo[i, j]:.2f}, {g.hi[i, j]:.2f}]")
+                    sub += f" +{errs} err" if errs else ""
+                    title = f"{format_length(ctx)} at {depth:g}%: " + ("no scored sample" if n == 0 else
+                             f"{acc:.0%} of {n} scored, 95% Wilson [{g.lo[i, j]:.2f}, {g.hi[i, j]:.2f}]")
+                    cells.append(Cell(text, sub, bg, fg, title + (f"; {errs} errored (not counted)" if errs else "")))
+                rows.append((f"{depth:g}%", cells))
+            note = ", ".join(f"{v} {k}" for k, v in g.error_kinds.items())
+            out.setdefault(family, []).append(Panel(g.variant, g.haystack, [format_length(c) for c in g.contexts],
+                                                    rows, note))
+    return out
+
+
+def accuracy_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
+    """The family x variant x haystack x length table, depths pooled, with Wilson intervals."""
+    rows = []
+    for r in context_summary(records).to_dict("records"):
+        n = int(r["n"])
+        acc, lo, hi, partial = (float(r[k]) for k in ("accuracy", "ci_lo", "ci_hi", "partial_mean"))
+        rows.append({"family": r["family"], "variant": r["variant"], "haystack": r["haystack"],
+                     "length": format_length(int(r["context_tokens"])), "n": n, "correct": int(r["correct"]),
+                     "accuracy": f"{acc:.1%}" if n else "–", "interval": f"[{lo:.1%}, {hi:.1%}]" if n else "–",
+                     "partial": f"{partial:.2f}" if n else "–", "errors": int(r["errors"]),
+                     "background": accuracy_colour(acc if n else math.nan)[0]})
+    return rows
+
+
+@dataclass(frozen=True)
+class ErrorTable:
+    lengths: list[str]
+    rows: list[tuple[str, list[int], int, str]]  # kind, count per length, total, one detail
+
+
+def error_table(records: list[SampleRecord]) -> ErrorTable | None:
+    """Errored samples by kind and length, with one recorded detail per kind; None when none errored."""
+    errored = [r for r in records if r.error is not None]
+    if not errored:
+        return None
+    lengths = sorted({r.sample.recipe.context_tokens for r in errored})
+    rows = []
+    for kind in sorted({r.error.value for r in errored if r.error}):
+        mine = [r for r in errored if r.error and r.error.value == kind]
+        counts = Counter(r.sample.recipe.context_tokens for r in mine)
+        detail = next((r.error_detail for r in mine if r.error_detail), "") or ""
+        rows.append((kind, [counts.get(c, 0) for c in lengths], len(mine), detail[:300]))
+    return ErrorTable([format_length(c) for c in lengths], rows)
+
+
+def _quantile(values: list[float], q: float) -> str:
+    return f"{float(np.quantile(values, q)):.2f}" if values else "–"
+
+
+@dataclass
+class Timing:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    chart: str | None = None
+    cached_reported: bool = False
+
+
+def timing(records: list[SampleRecord]) -> Timing:
+    """Latency and time to first token (median and 90th percentile) by length, and the share of prompt
+    tokens served from cache where the engine reports it; a chart of the medians with p10-p90 bars."""
+    by_length: dict[int, list[SampleRecord]] = {}
+    for r in records:
+        if r.response is not None:
+            by_length.setdefault(r.sample.recipe.context_tokens, []).append(r)
+    out = Timing()
+    lat_series: list[tuple[int, list[float]]] = []
+    ttft_series: list[tuple[int, list[float]]] = []
+    for length in sorted(by_length):
+        group = [r.response for r in by_length[length] if r.response]
+        lat = [x.latency_s for x in group]
+        ttft = [x.ttft_s for x in group if x.ttft_s is not None]
+        cached = [(x.cached_tokens, x.prompt_tokens) for x in group if x.cached_tokens is not None and x.prompt_tokens]
+        share = f"{sum(c for c, _ in cached) / sum(p for _, p in cached):.1%}" if cached else "not reported"
+        out.cached_reported |= bool(cached)
+        prompt = [x.prompt_tokens for x in group if x.prompt_tokens]
+        out.rows.append({"length": format_length(length), "n": len(group), "lat_p50": _quantile(lat, 0.5),
+                         "lat_p90": _quantile(lat, 0.9), "ttft_p50": _quantile(ttft, 0.5),
+                         "ttft_p90": _quantile(ttft, 0.9), "cached": share,
+                         "prompt_tokens": f"{sum(prompt) / len(prompt):,.0f}" if prompt else "–"})
+        lat_series.append((length, lat))
+        if ttft:
+            ttft_series.append((length, ttft))
+    series = [_series(name, pts) for name, pts in (("latency", lat_series), ("TTFT", ttft_series)) if pts]
+    if series:
+        out.chart = length_chart(series, "seconds (median, p10–p90)")
+    return out
+
+
+def _series(name: str, points: list[tuple[int, list[float]]]) -> Series:
+    return Series(name, [p[0] for p in points], [float(np.median(v)) for _, v in points],
+                  [float(np.quantile(v, 0.1)) for _, v in points], [float(np.quantile(v, 0.9)) for _, v in points])
+
+
+@dataclass(frozen=True)
+class Failure:
+    where: str
+    question: str
+    expected: str
+    raw_output: str
+    extracted: str
+    needle_depths: str
+    partial: str
+    sample_id: str
+    prompt: PromptContext
+
+
+def failures(run: Run, per_condition: int = FAILURES_PER_CONDITION) -> list[Failure]:
+    """Up to `per_condition` wrong answers per family/variant/haystack, spread over the lengths (the
+    longest first, where failures usually are), each with the prompt around its needles."""
+    wrong: dict[tuple[str, str, str], list[SampleRecord]] = {}
+    for r in run.records:
+        if r.error is None and r.score is not None and not r.score.correct:
+            recipe = r.sample.recipe
+            key = (recipe.family, variant_label(recipe.params, recipe.family), recipe.haystack)
+            wrong.setdefault(key, []).append(r)
+    rebuilder = PromptRebuilder(run.manifest)
+    out = []
+    for (family, variant, haystack), recs in sorted(wrong.items()):
+        for r in _spread(recs, per_condition):
+            recipe, sample = r.sample.recipe, r.sample
+            targets = [n for n in sample.needles if n.role != "distractor"] or sample.needles
+            depths = ", ".join(f"{n.depth_pct:.1f}% ({n.role})" for n in targets) or f"{recipe.depth:g}% (planned)"
+            out.append(Failure(
+                where=f"{family} {variant} [{haystack}] {format_length(recipe.context_tokens)} @ {recipe.depth:g}%",
+                question=sample.question, expected=" | ".join(sample.expected.answers),
+                raw_output=r.response.text if r.response else "",
+                extracted=" | ".join(r.score.extracted) if r.score and r.score.extracted else "(nothing extracted)",
+                needle_depths=depths, partial=f"{r.score.partial:.2f}" if r.score else "–",
+                sample_id=sample.sample_id, prompt=rebuilder.context(r)))
+    return out
+
+
+def _spread(recs: list[SampleRecord], k: int) -> list[SampleRecord]:
+    """k records spread over the lengths, the longest length first; within a length in sample-id order
+    (a hash: a deterministic mix of depths and seeds)."""
+    by_length: dict[int, list[SampleRecord]] = {}
+    for r in sorted(recs, key=lambda r: r.sample.sample_id):
+        by_length.setdefault(r.sample.recipe.context_tokens, []).append(r)
+    chosen: list[SampleRecord] = []
+    while len(chosen) < k and any(by_length.values()):
+        for length in sorted(by_length, reverse=True):
+            if by_length[length] and len(chosen) < k:
+                chosen.append(by_length[length].pop(0))
+    return chosen
+
+
+def run_section(run: Run) -> dict[str, Any]:
+    """Everything the run template shows."""
+    records = run.records
+    return {"kind": "run", "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
+            "path": str(run.dir), "header": header(run), "panels": heatmap_panels(records) if records else {},
+            "accuracy": accuracy_rows(records) if records else [], "errors": error_table(records),
+            "timing": timing(records), "failures": failures(run), "n_records": len(records)}
