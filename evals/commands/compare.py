@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "(e.g. 0.05) with Holm-adjusted p < alpha")
     p.add_argument("--results-dir", default="results", metavar="DIR",
                    help="where the compare folder is made (default: results)")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html into the compare folder")
     p.set_defaults(func=run)
 
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.compare.outputs import render_text
 
     result = ctxprobe.compare(args.baseline, *args.candidates, alpha=args.alpha, fail_if_drop=args.fail_if_drop,
-                              results_dir=args.results_dir)
+                              results_dir=args.results_dir, html_report=not args.no_report)
     for warning in result.warnings:
         print(f"ctxprobe: warning: {warning}", file=sys.stderr)
     print(render_text(result), end="")

@@ -119,13 +119,20 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
-            results_dir: str | Path = "results", write: bool = True) -> CompareResult:
-    """Compare candidate run folders with a baseline run folder; write the outputs unless `write=False`.
-    `result.exit_code` is the gate's: 1 when a candidate drops by more than `fail_if_drop` significantly."""
+            results_dir: str | Path = "results", write: bool = True, html_report: bool = True) -> CompareResult:
+    """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
+    unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
+    drops by more than `fail_if_drop` significantly."""
     runs = [load_run(p) for p in (baseline, *candidates)]
     result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop)
     if not write:
         return result
     from ctxprobe.evals.compare.outputs import write_outputs
 
-    return write_outputs(result, Path(results_dir))
+    written = write_outputs(result, Path(results_dir))
+    if html_report and written.out_dir:
+        from ctxprobe.evals.report.html.render import write_folder_report
+
+        page = write_folder_report(written.out_dir)
+        written = written.model_copy(update={"files": [*written.files, str(page)]})
+    return written

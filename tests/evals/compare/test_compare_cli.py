@@ -57,3 +57,13 @@ def test_outputs_record_their_inputs(runs, tmp_path, capsys):
     assert pooled.p_holm == pytest.approx(2 * 2 / 256) and pooled.significant
     assert "| 2K | all | 20 | 100% | 60% | -40 |" in (folder / "compare.md").read_text()
     assert (folder / "diff_heatmap_q4_niah.png").stat().st_size > 10_000
+
+
+def test_compare_writes_its_report_page_unless_told_not_to(runs, tmp_path, capsys):
+    _compare(*map(str, runs), "--results-dir", str(tmp_path / "with"))
+    (folder,) = (tmp_path / "with").iterdir()
+    page = (folder / "report.html").read_text()
+    assert "q4" in page and "<script" not in page
+    _compare(*map(str, runs), "--no-report", "--results-dir", str(tmp_path / "without"))
+    (folder,) = (tmp_path / "without").iterdir()
+    assert not (folder / "report.html").exists() and (folder / "compare.json").exists()
