@@ -35,6 +35,8 @@ _API: dict[str, str] = {
     "history": "ctxprobe.evals.compare.history",
     "HistoryResult": "ctxprobe.evals.compare.history",
     "report": "ctxprobe.evals.report.html.render",
+    "doctor": "ctxprobe.evals.doctor.checks",
+    "DoctorReport": "ctxprobe.evals.doctor.checks",
     "UserError": "ctxprobe.tasks.errors",
     "export_lm_eval": "ctxprobe.evals.lmeval.api",
     "export_hf": "ctxprobe.evals.lmeval.api",

@@ -13,7 +13,7 @@ from ctxprobe.tasks.errors import UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
 COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
-            "import_lm_eval")
+            "import_lm_eval", "doctor")
 
 
 class OneLineParser(argparse.ArgumentParser):

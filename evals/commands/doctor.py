@@ -1,0 +1,27 @@
+"""`ctxprobe doctor ENDPOINT`: what the endpoint exposes (engine, version, context length, tokenize, cached
+tokens, metrics, reasoning, chat or completions) and the flag that turns on what is missing."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
+                       description="Check an endpoint with a few tiny requests: engine, version, context length, "
+                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions.")
+    p.add_argument("endpoint", help="the endpoint's base URL, e.g. http://gpu-node:8000")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (default: OPENAI_API_KEY)")
+    p.add_argument("--model", help="model name (default: the first one GET /v1/models lists)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import ctxprobe
+    from ctxprobe.evals.doctor.checks import render_doctor
+
+    report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model)
+    print(report.model_dump_json(indent=2) if args.json else render_doctor(report))
+    return 0

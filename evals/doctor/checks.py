@@ -1,0 +1,138 @@
+"""The doctor's checks: each asks the endpoint one thing, with the API key, and says what it found and,
+where something is missing, the engine flag that turns it on (docs/ENGINES.md). Nothing here sends more
+than a few tokens."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.tasks.errors import UserError
+
+Status = Literal["ok", "missing", "failed", "n/a"]
+
+# Engine flags that turn on what ctxprobe reads (docs/ENGINES.md, "Usage, caching, metrics").
+CACHED_TOKENS_FLAG = {"vllm": "start vLLM with --enable-prompt-tokens-details",
+                      "sglang": "start SGLang with --enable-cache-report",
+                      "llama-server": "llama-server always reports them (usage.prompt_tokens_details, timings.cache_n)",
+                      "llama-cpp-python": "llama-cpp-python never reports them"}
+METRICS_FLAG = {"vllm": "vLLM always serves /metrics", "sglang": "start SGLang with --enable-metrics",
+                "llama-server": "start llama-server with --metrics",
+                "llama-cpp-python": "llama-cpp-python has no /metrics"}
+PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
+
+
+class Check(BaseModel):
+    name: str
+    status: Status
+    found: str
+    advice: str = ""
+
+
+class DoctorReport(BaseModel):
+    endpoint: str
+    engine: EngineInfo
+    checks: list[Check]
+    recommended_mode: Literal["chat", "completions"] | None = None
+
+
+def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | None = None,
+           timeout_s: float = 60.0) -> DoctorReport:
+    """Ask the endpoint what it exposes. Raises `UserError` when it does not answer at all."""
+    info = probe_engine(endpoint, model=model, api_key_env=api_key_env)
+    name = info.engine
+    checks = [Check(name="engine", status="ok" if name != "unknown" else "missing",
+                    found=f"{name} {info.version or '(version not stated)'}; model {info.model or '?'}",
+                    advice="" if name != "unknown" else "not vLLM, SGLang, llama-server or llama-cpp-python: "
+                    "ctxprobe runs, but counts tokens with --token-counter local:… or estimate"),
+              Check(name="context length", status="ok" if info.context_length else "missing",
+                    found=f"{info.context_length:,} tokens ({info.context_source})" if info.context_length
+                    else "not stated", advice="" if info.context_length else "ctxprobe limit measures it"),
+              _tokenize(endpoint, name, api_key_env)]
+    config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
+                            mode="completions", concurrency=1, timeout_base_s=timeout_s, max_retries=1)
+    completions, chat = asyncio.run(_generation_checks(config, name))
+    checks += [completions, chat, _metrics(endpoint, name, api_key_env)]
+    mode: Literal["chat", "completions"] | None = None
+    if chat.status == "ok":
+        mode = "chat"
+    elif completions.status == "ok":
+        mode = "completions"
+    return DoctorReport(endpoint=endpoint, engine=info, checks=checks, recommended_mode=mode)
+
+
+def _tokenize(endpoint: str, engine: str, api_key_env: str) -> Check:
+    from ctxprobe.runners.tokenize import server_token_counter
+
+    try:
+        counter = server_token_counter(endpoint, api_key_env=api_key_env)
+        n = counter.count_many([PROBE_PROMPT])[0]
+    except UserError as exc:
+        return Check(name="tokenize", status="missing", found=str(exc),
+                     advice="count with --token-counter local:PATH (the model's GGUF or tokenizer.json) or estimate")
+    return Check(name="tokenize", status="ok", found=f"the engine's own tokenizer ({engine}): exact prompt lengths "
+                 f"({n} tokens for the probe sentence)")
+
+
+async def _generation_checks(config: EndpointConfig, engine: str) -> tuple[Check, Check]:
+    async with EndpointClient(config) as plain, EndpointClient(replace(config, mode="chat")) as chat:
+        completions = await _completions(plain, engine)
+        return completions, await _chat(chat)
+
+
+async def _completions(client: EndpointClient, engine: str) -> Check:
+    """Completions, sent twice: the second answer says whether cached prompt tokens are reported."""
+    prompt = " ".join([PROBE_PROMPT] * 8)
+    try:
+        await client.send(prompt, max_tokens=2, planned_tokens=200, seed=0)
+        again = await client.send(prompt, max_tokens=2, planned_tokens=200, seed=0)
+    except EndpointError as exc:
+        return Check(name="completions + cached tokens", status="failed", found=f"{exc.kind.value}: {exc.detail}",
+                     advice="use --mode chat")
+    if again.cached_tokens is None:
+        return Check(name="completions + cached tokens", status="missing",
+                     found="completions work; cached prompt tokens are not reported",
+                     advice=CACHED_TOKENS_FLAG.get(engine, ""))
+    return Check(name="completions + cached tokens", status="ok",
+                 found=f"completions work; a repeated {again.prompt_tokens}-token prompt: {again.cached_tokens} cached")
+
+
+async def _chat(client: EndpointClient) -> Check:
+    try:
+        reply = await client.send("Reply with the single word: ready.", max_tokens=64, planned_tokens=50, seed=0)
+    except EndpointError as exc:
+        return Check(name="chat", status="failed", found=f"{exc.kind.value}: {exc.detail}"[:300],
+                     advice="no chat template (a base model?): use --mode completions")
+    reasoning = "with a reasoning field" if reply.reasoning else "no reasoning text"
+    return Check(name="chat", status="ok", found=f"chat works ({reasoning}); answered {reply.text.strip()[:40]!r}",
+                 advice="a base model that echoes or rambles here wants --mode completions")
+
+
+def _metrics(endpoint: str, engine: str, api_key_env: str) -> Check:
+    from ctxprobe.runners.metrics import scrape_metrics
+
+    try:
+        found = scrape_metrics(endpoint, engine, api_key_env=api_key_env)
+    except UserError as exc:
+        return Check(name="metrics", status="failed", found=str(exc), advice=METRICS_FLAG.get(engine, ""))
+    if not found:
+        return Check(name="metrics", status="missing", found="no /metrics ctxprobe can read",
+                     advice=METRICS_FLAG.get(engine, ""))
+    return Check(name="metrics", status="ok", found="/metrics: " + ", ".join(sorted(found)))
+
+
+def render_doctor(report: DoctorReport) -> str:
+    width = max(len(c.name) for c in report.checks)
+    lines = [f"ctxprobe doctor {report.endpoint}"]
+    for check in report.checks:
+        lines.append(f"  {check.name:<{width}}  {check.status:<7}  {check.found}")
+        if check.advice and check.status != "ok":
+            lines.append(f"  {'':<{width}}  {'':<7}  -> {check.advice}")
+    if report.recommended_mode:
+        lines.append(f"  mode: --mode {report.recommended_mode} fits this endpoint")
+    return "\n".join(lines)
