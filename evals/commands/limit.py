@@ -17,7 +17,6 @@ from ctxprobe.evals.limit.search import LimitConfig
 from ctxprobe.evals.limit.target import TargetLimits, TaskSpec, accepted_length, effective_length
 from ctxprobe.evals.run.manifest import endpoint_options, new_manifest, public_url, run_folder
 from ctxprobe.evals.run.store import RunStore
-from ctxprobe.tasks.build import token_counter
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.registry import get_family, validate_params
@@ -84,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
     results: list[TargetLimits] = []
     for urls in targets:
         with serving({**opts, "endpoints": urls}, suite) as (config, engine, counter_spec):
-            counter = token_counter(counter_spec)
+            from ctxprobe.runners.tokenize import make_counter
+
+            counter = make_counter(counter_spec, api_key_env=config.api_key_env)
             if not results:
                 store.write_manifest({**new_manifest(args, suite, config, engine, counter_spec, opts), "command": "limit"})
             configured = engine.get("context_length")

@@ -31,7 +31,8 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     e.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (its value is never written anywhere)")
     e.add_argument("--mode", choices=("completions", "chat"), help="completions (base models, answer prefix) or chat")
-    e.add_argument("--concurrency", type=int, default=None, help="requests in flight (default 4; 1 embedded)")
+    e.add_argument("--concurrency", type=int, default=None,
+                   help="requests in flight (default: the server's slots where it states them, else 4)")
     e.add_argument("--timeout", type=float, default=120.0, metavar="S", help="request timeout base, seconds")
     e.add_argument("--timeout-per-1k", type=float, default=2.0, metavar="S",
                    help="extra timeout per 1K prompt tokens (long prefills take minutes)")
@@ -40,7 +41,9 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
                    help="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
     m = p.add_argument_group("embedded engine")
     m.add_argument("--model-file", metavar="GGUF", help="serve this local GGUF instead of Gemma 3 270M")
-    m.add_argument("--n-ctx", type=int, help="context size to allocate (default: longest prompt + answer room)")
+    m.add_argument("--n-ctx", type=int, help="context per slot, in tokens (default: longest prompt + answer room)")
+    m.add_argument("--parallel", type=int, metavar="N",
+                   help="slots: requests served at once, each with its own --n-ctx (default 1)")
     m.add_argument("--kv-cache-type", choices=("f16", "q8_0", "q4_0"), default="f16", help="KV cache type")
     m.add_argument("--threads", type=int, help="CPU threads for the embedded engine")
 
@@ -118,9 +121,9 @@ def resume_state(store: RunStore, wanted: set[str]) -> tuple[dict[str, SampleRec
 
 async def _send_all(recipes: list[Any], config: EndpointConfig, store: RunStore, counter_spec: str,
                     attempts: dict[str, int], quiet: bool) -> Progress:
-    from ctxprobe.tasks.build import token_counter
+    from ctxprobe.runners.tokenize import make_counter
 
-    counter = token_counter(counter_spec)
+    counter = make_counter(counter_spec, api_key_env=config.api_key_env)
     show = (lambda rec, prog: _progress_line(prog)) if not quiet else None
     async with EndpointClient(config) as client:
         progress = await run_recipes(recipes, client, store, concurrency=config.concurrency, counter=counter,
@@ -143,20 +146,20 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
 
     endpoints = opts["endpoints"]
     if endpoints:
-        info = probe_engine(endpoints[0])
+        info = probe_engine(endpoints[0], api_key_env=opts["api_key_env"])
         counter = opts["token_counter"] or f"server:{endpoints[0]}"
         config = EndpointConfig(base_urls=tuple(endpoints), mode=opts["mode"] or "chat",
-                                concurrency=opts["concurrency"] or 4, **_given(opts))
+                                concurrency=opts["concurrency"] or info.default_concurrency, **_given(opts))
         yield config, info.model_dump(), counter
         return
     from ctxprobe.runners.launcher import EmbeddedEngine
 
     n_ctx = opts["n_ctx"] or _default_n_ctx(suite)
     with EmbeddedEngine(model_file=opts["model_file"], n_ctx=n_ctx, kv_cache_type=opts["kv_cache_type"],
-                        threads=opts["threads"]) as engine:
+                        threads=opts["threads"], parallel=opts.get("parallel") or 1) as engine:
         info = engine.info()
         counter = opts["token_counter"] or (f"local:{opts['model_file']}" if opts["model_file"] else f"local:{PACKAGED_MODEL}")
-        # The launcher knows what suits its server (one request at a time, no streaming); user flags win.
+        # The launcher knows what suits its server (one request per slot, streaming); user flags win.
         overrides = {k: opts[k] for k in ("mode", "concurrency") if opts[k]}
         yield engine.endpoint_config(**overrides, **_given(opts)), info.model_dump(), counter
 

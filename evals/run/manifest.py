@@ -15,7 +15,7 @@ from ctxprobe.tasks.suite import Suite
 
 # Options a resumed run takes from the manifest unless given again on the command line.
 _ENDPOINT_KEYS = ("endpoints", "model", "api_key_env", "mode", "concurrency", "timeout", "timeout_per_1k",
-                  "retries", "token_counter", "model_file", "n_ctx", "kv_cache_type", "threads")
+                  "retries", "token_counter", "model_file", "n_ctx", "kv_cache_type", "threads", "parallel")
 
 
 def ctxprobe_version() -> str:
@@ -39,6 +39,7 @@ def endpoint_options(args: argparse.Namespace, manifest: dict[str, Any] | None) 
         "concurrency": args.concurrency, "timeout": args.timeout, "timeout_per_1k": args.timeout_per_1k,
         "retries": args.retries, "token_counter": args.token_counter, "model_file": args.model_file,
         "n_ctx": args.n_ctx, "kv_cache_type": args.kv_cache_type, "threads": args.threads,
+        "parallel": args.parallel,
     }
     if manifest is None:
         return given
