@@ -1,7 +1,7 @@
 """The accepted context length: the longest prompt the endpoint actually takes, found with real requests.
 
 Grow geometrically until a too-long rejection, then bisect on token length. Where a rejection states
-the limit N (every engine in ENGINES.md does), N - answer_room is tried directly, so against a known
+the limit N (every engine in docs/ENGINES.md does), N - answer_room is tried directly, so against a known
 engine the search takes two requests: one accepted prompt and one cheap rejection. Errors other than
 too-long end the search and are reported. Every probe asks for `answer_room` answer tokens; the
 accepted length reported is the longest prompt that leaves that room."""

@@ -49,7 +49,7 @@ class Recorded:
 
 def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool = False,
                   max_tokens: int = 16, sglang_variant: int = 0) -> dict[str, Any]:
-    """The HTTP 400 body each engine sends for a prompt over its context, as ENGINES.md gives them."""
+    """The HTTP 400 body each engine sends for a prompt over its context, as docs/ENGINES.md gives them."""
     if flavor == "vllm":
         return {"error": {
             "message": f"This model's maximum context length is {limit} tokens. However, your prompt contains "

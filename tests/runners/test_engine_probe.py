@@ -1,4 +1,4 @@
-"""probe_engine recognises each engine from the calls of ENGINES.md."""
+"""probe_engine recognises each engine from the calls of docs/ENGINES.md."""
 
 from __future__ import annotations
 

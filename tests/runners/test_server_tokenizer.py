@@ -1,4 +1,4 @@
-"""ServerTokenizer uses each engine's tokenize call of ENGINES.md and counts text without BOS."""
+"""ServerTokenizer uses each engine's tokenize call of docs/ENGINES.md and counts text without BOS."""
 
 from __future__ import annotations
 
