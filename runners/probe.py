@@ -73,7 +73,7 @@ def probe_engine(
     owned_by = card.get("owned_by")
     adapter, ident = detect(calls, owned_by if isinstance(owned_by, str) else None)
     context_length = adapter.context_length(card, ident) if adapter else None
-    source = adapter.context_source if context_length else None
+    source = adapter.context_source if adapter and context_length else None
     if context_length is None and n_ctx is not None:
         context_length, source = n_ctx, "launcher n_ctx"
     stated = adapter.version(ident) if adapter else None

@@ -30,14 +30,14 @@ READY_LINE = "ctxprobe-serve: ready"
 
 def engine_version() -> str:
     """The xllamacpp wheel's version: the one version this engine has (its build_info says b0-unknown)."""
-    import xllamacpp
+    import xllamacpp  # type: ignore[import-untyped]
 
     return str(xllamacpp.__version__)
 
 
 def server_params(args: argparse.Namespace) -> Any:
     """xllamacpp's CommonParams for these options."""
-    import xllamacpp
+    import xllamacpp  # type: ignore[import-untyped]
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # die at once, mid-prefill too
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    import xllamacpp
+    import xllamacpp  # type: ignore[import-untyped]
 
     try:
         server = xllamacpp.Server(server_params(args))  # returns once /health answers 200

@@ -52,10 +52,8 @@ def spm_tokenizer(vocab: GGUFVocab) -> Any:
     unk = next((vocab.tokens[i] for i in range(len(vocab.tokens)) if vocab.types[i] == UNKNOWN), None)
     tokenizer = Tokenizer(models.BPE(vocab=ids, merges=merges, byte_fallback=bool((vocab.types == BYTE).any()),
                                      unk_token=unk, fuse_unk=False))
-    steps = [normalizers.Replace(" ", "\u2581")]
-    if vocab.add_space_prefix:
-        steps.insert(0, normalizers.Prepend(" "))
-    tokenizer.normalizer = normalizers.Sequence(steps)
+    steps: list[Any] = [normalizers.Prepend(" ")] if vocab.add_space_prefix else []
+    tokenizer.normalizer = normalizers.Sequence([*steps, normalizers.Replace(" ", "\u2581")])
     special = [AddedToken(vocab.tokens[i], special=True, normalized=False)
                for i in range(len(vocab.tokens)) if vocab.types[i] in (CONTROL, USER_DEFINED, UNKNOWN)]
     tokenizer.add_special_tokens(special)
