@@ -32,6 +32,7 @@ from ctxprobe.tasks.gguf_vocab import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFIN
 from ctxprobe.tasks.token_counter import cache_dir
 
 SUPPORTED_KINDS = ("llama",)
+BUILDER_VERSION = 1  # part of the cached file's name: bump it when spm_tokenizer changes what it builds
 
 
 def spm_tokenizer(vocab: GGUFVocab) -> Any:
@@ -70,7 +71,7 @@ def load_tokenizer(vocab: GGUFVocab) -> Any:
     """The tokenizer for this vocabulary, built once and then read from the cache folder."""
     from tokenizers import Tokenizer
 
-    path = cache_dir() / "tokenizers" / f"gguf-{vocab.digest[:24]}.json"
+    path = cache_dir() / "tokenizers" / f"gguf-{vocab.digest[:24]}-v{BUILDER_VERSION}.json"
     if path.is_file():
         return Tokenizer.from_file(str(path))
     tokenizer = spm_tokenizer(vocab)
