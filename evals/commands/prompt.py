@@ -10,7 +10,6 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ctxprobe.evals.run.store import RunStore
-from ctxprobe.runners.tokenize import make_counter
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
@@ -46,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     recipe = load_recipe(args.source, args.sample_id)
     if args.token_counter:
         recipe = recipe.model_copy(update={"token_counter": args.token_counter})
+    from ctxprobe.runners.tokenize import make_counter  # the server kind needs the runners' client
+
     sample = build_sample(recipe, make_counter(recipe.token_counter))
     sys.stdout.write(sample.prompt_sha256 + "\n" if args.sha256 else sample.prompt)
     return 0
