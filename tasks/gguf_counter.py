@@ -82,6 +82,11 @@ def load_tokenizer(vocab: GGUFVocab) -> Any:
     return tokenizer
 
 
+def counts_offline(path: Path) -> bool:
+    """Whether this GGUF's vocabulary is one the GGUFCounter rebuilds (else count with the engine)."""
+    return read_vocab(path).model in SUPPORTED_KINDS
+
+
 class GGUFCounter:
     """The tokenizer inside a GGUF file (vocabulary kind `llama`). Each text is counted as if tokenized
     alone, without BOS; `bos_tokens` is the BOS the engine puts before a completion prompt. Approximate

@@ -147,7 +147,7 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
     endpoints = opts["endpoints"]
     if endpoints:
         info = probe_engine(endpoints[0], api_key_env=opts["api_key_env"])
-        counter = opts["token_counter"] or f"server:{endpoints[0]}"
+        counter = _counter_at(opts["token_counter"] or "server", endpoints[0])
         config = EndpointConfig(base_urls=tuple(endpoints), mode=opts["mode"] or "chat",
                                 concurrency=opts["concurrency"] or info.default_concurrency, **_given(opts))
         yield config, info.model_dump(), counter
@@ -158,10 +158,24 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
     with EmbeddedEngine(model_file=opts["model_file"], n_ctx=n_ctx, kv_cache_type=opts["kv_cache_type"],
                         threads=opts["threads"], parallel=opts.get("parallel") or 1) as engine:
         info = engine.info()
-        counter = opts["token_counter"] or (f"local:{opts['model_file']}" if opts["model_file"] else f"local:{PACKAGED_MODEL}")
+        counter = _counter_at(opts["token_counter"] or _embedded_counter(opts["model_file"]), engine.base_url)
         # The launcher knows what suits its server (one request per slot, streaming); user flags win.
         overrides = {k: opts[k] for k in ("mode", "concurrency") if opts[k]}
         yield engine.endpoint_config(**overrides, **_given(opts)), info.model_dump(), counter
+
+
+def _counter_at(spec: str, url: str) -> str:
+    """`server` alone means the served endpoint's own tokenizer."""
+    return f"server:{url}" if spec == "server" else spec
+
+
+def _embedded_counter(model_file: str | None) -> str:
+    """The GGUF's own vocabulary, read offline where it can be (SentencePiece-style); else the engine's."""
+    if not model_file:
+        return f"local:{PACKAGED_MODEL}"
+    from ctxprobe.tasks.gguf_counter import counts_offline
+
+    return f"local:{model_file}" if counts_offline(Path(model_file)) else "server"
 
 
 def _default_n_ctx(suite: Suite) -> int:

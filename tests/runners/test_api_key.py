@@ -79,10 +79,12 @@ def test_the_dummy_key_only_when_the_variable_is_unset(monkeypatch: pytest.Monke
 
 def test_ctxprobe_run_against_a_keyed_server(tmp_path: Path, keyed_env: str) -> None:
     with FakeEngine("sglang", api_key=KEY, context_length=8192, answer="The number is 1234567.") as engine:
-        code = main(["run", "--endpoint", engine.url, "--api-key-env", keyed_env, "--family", "niah",
+        code = main(["run", "--endpoint", engine.url, "--api-key-env", keyed_env, "--token-counter", "server",
+                     "--family", "niah",
                      "--lengths", "1k", "--depths", "50", "--samples", "2", "--quiet", "--results-dir", str(tmp_path)])
         assert sent_keys(engine) == {f"Bearer {KEY}"}
         assert len(engine.completion_calls()) == 2
     assert code == 0
     manifest = json.loads((next(tmp_path.iterdir()) / "manifest.json").read_text())
     assert manifest["api_key_env"] == keyed_env and KEY not in json.dumps(manifest)
+    assert manifest["token_counter"] == f"server:{engine.url}"  # `server` alone: the endpoint's own tokenizer

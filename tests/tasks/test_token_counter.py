@@ -129,6 +129,7 @@ def test_the_built_tokenizer_is_kept_in_the_cache(tmp_path: Path, monkeypatch: p
 
 def test_unsupported_or_broken_files_are_user_errors(tmp_path: Path) -> None:
     bpe = write_gguf(tmp_path / "bpe.gguf", ["a", "b"], [0.0, 0.0], [1, 1], model="gpt2")
+    assert not gguf_counter.counts_offline(bpe) and gguf_counter.counts_offline(toy_vocab(tmp_path))
     with pytest.raises(UserError, match="not 'gpt2'.*--token-counter server"):
         GGUFCounter(bpe)
     (tmp_path / "bad.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
