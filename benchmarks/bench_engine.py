@@ -100,7 +100,9 @@ def ctrl_c(args: argparse.Namespace, results: Path) -> tuple[float, float, int, 
            "--depths", "50", "--samples", "1", "--quiet", "--results-dir", str(results)]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default action, as in a terminal (a shell's background job inherits it ignored)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     engine_pid = port = None
     while time.monotonic() < deadline and proc.poll() is None:
