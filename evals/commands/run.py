@@ -155,8 +155,9 @@ def serving(opts: dict[str, Any], suite: Suite) -> Iterator[tuple[EndpointConfig
     from ctxprobe.runners.launcher import EmbeddedEngine
 
     n_ctx = opts["n_ctx"] or _default_n_ctx(suite)
+    parallel = 1 if opts.get("parallel") is None else opts["parallel"]  # 0 is refused, never replaced
     with EmbeddedEngine(model_file=opts["model_file"], n_ctx=n_ctx, kv_cache_type=opts["kv_cache_type"],
-                        threads=opts["threads"], parallel=opts.get("parallel") or 1) as engine:
+                        threads=opts["threads"], parallel=parallel) as engine:
         info = engine.info()
         counter = _counter_at(opts["token_counter"] or _embedded_counter(opts["model_file"]), engine.base_url)
         # The launcher knows what suits its server (one request per slot, streaming); user flags win.

@@ -63,3 +63,12 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr and "error" in lines[0]
+
+
+def test_parallel_0_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from ctxprobe.evals.cli import main
+
+    code = main(["run", "--parallel", "0", "--family", "niah", "--lengths", "1k", "--results-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == "ctxprobe: error: parallel 0 must be at least 1"
+    assert not any(tmp_path.iterdir())
