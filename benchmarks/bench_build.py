@@ -3,7 +3,8 @@
 With the real local tokenizer (`local:gemma3-270m`), one `niah` sample of `--tokens` tokens (default
 1,000,000: "1M" is taken as 1,000,000, not 1,048,576) is built on the `--haystack` haystack (default prose):
 
-- cold: a fresh process with an empty count cache (first use of that haystack with that tokenizer):
+- cold: a fresh process with an empty cache folder (first use of that haystack with that tokenizer; the
+  tokenizer load then includes building it from the GGUF's vocabulary, once per cache folder):
   build_sample counts every haystack unit it needs once.
 - warm: a fresh process on the same cache folder (counts read from disk), then a second build of another
   depth and seed in that same process.
@@ -216,17 +217,6 @@ def ruler_style(args: argparse.Namespace, counter: TokenCounter) -> RulerResult:
     return RulerResult(probes, len(dry), to_tolerance, bounds, seconds, extrapolated)
 
 
-def llama_tokenize_seconds(gguf: Path, text: str) -> float:
-    """llama-cpp-python's own Llama.tokenize on the same string, for reference: it sizes its first buffer
-    by the training context, 0 for a vocab-only model, so it runs the tokenizer twice."""
-    import llama_cpp
-
-    llama = llama_cpp.Llama(model_path=str(gguf), vocab_only=True, verbose=False)
-    started = time.perf_counter()
-    llama.tokenize(text.encode(), add_bos=False, special=False)
-    return time.perf_counter() - started
-
-
 # --- the report --------------------------------------------------------------------------------------------
 def med(runs: list[dict[str, Any]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
@@ -263,7 +253,6 @@ def main() -> int:
 
         os.environ["CTXPROBE_CACHE"] = str(caches[-1])
         counter = make_token_counter(COUNTER)
-        twice_s = llama_tokenize_seconds(gguf, haystack_text(args, unit_counts(args.haystack, counter))[0])
         ruler = ruler_style(args, counter)
         sample = build_sample(recipe(args, counter), counter)  # from the cache: the prompt the workers built
         real = counter.bos_tokens + count(counter, sample.prompt)
@@ -282,8 +271,6 @@ def main() -> int:
     print(f"warm  same process, depth {SECOND_DEPTH:g} seed {SECOND_SEED}      build {second_s:6.2f} s")
     print(f"tokenizer pass: {cold[-1]['pass_units']:,} units as one string, {cold[-1]['pass_tokens']:,} tokens, "
           f"in each cold process after its build  {pass_s:6.2f} s  (runs: {', '.join(f'{s:.2f}' for s in pass_runs)})")
-    print(f"  for reference, llama-cpp-python's Llama.tokenize on that string: {twice_s:.2f} s "
-          "(it runs the tokenizer twice on a vocab-only model)")
     label = "EXTRAPOLATED" if ruler.extrapolated else "measured"
     per_probe = statistics.median(p.seconds for p in ruler.probes)
     print(f"RULER-style: units in [{ruler.bounds[0]:,}, {ruler.bounds[1]:,}], {ruler.probes_needed} probes until the "

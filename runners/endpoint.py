@@ -23,9 +23,9 @@ from typing import Any
 import httpx2
 import openai
 
-from ctxprobe.evals.run.record import ErrorKind, Response
 from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, api_key, api_root, is_loopback
 from ctxprobe.runners.replicas import LeastInFlight
+from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError

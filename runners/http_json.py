@@ -87,3 +87,36 @@ def request_json(
         return status, json.loads(text)
     except json.JSONDecodeError:
         return status, text
+
+
+class EndpointCalls:
+    """JSON calls to one endpoint's root, each with the API key from the variable `api_key_env` names:
+    the probe, the tokenize calls and the metrics scrape all go through here. An endpoint that does not
+    answer, or refuses the key, is one user error."""
+
+    def __init__(self, base_url: str, *, timeout_s: float, api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+        self.root = api_root(base_url)
+        self.timeout_s = timeout_s
+        self.api_key_env = api_key_env
+
+    def get(self, path: str) -> Any:
+        """The JSON body of a 200 answer, else None."""
+        status, body = self.send("GET", path)
+        return body if status == 200 and isinstance(body, dict) else None
+
+    def post(self, path: str, payload: Any) -> Any:
+        """The JSON body of a 200 answer, else None."""
+        status, body = self.send("POST", path, payload)
+        return body if status == 200 and isinstance(body, dict) else None
+
+    def send(self, method: str, path: str, payload: Any = None) -> tuple[int, Any]:
+        """(status, body) of any answer but a refused key; UserError when there is no answer."""
+        try:
+            status, body = request_json(method, self.root + path, payload, timeout_s=self.timeout_s,
+                                        api_key_env=self.api_key_env)
+        except Unreachable as err:
+            raise UserError(f"endpoint {self.root} is unreachable: {err}") from None
+        if status in (401, 403):
+            raise UserError(f"endpoint {self.root} refused the API key (HTTP {status} on {path}); "
+                            f"set it in the environment variable {self.api_key_env}")
+        return status, body

@@ -1,14 +1,15 @@
-"""The embedded default engine: llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`)
-on a free loopback port, serving the packaged Gemma 3 270M GGUF or a user's GGUF. Nothing is downloaded.
+"""The embedded default engine: llama.cpp's own server (llama-server, from the prebuilt `xllamacpp` wheel)
+in a child process on a free loopback port, serving the packaged Gemma 3 270M GGUF or a user's GGUF.
+Nothing is downloaded and nothing is compiled.
 
-    with EmbeddedEngine(n_ctx=8192) as engine:
+    with EmbeddedEngine(n_ctx=8192, parallel=1) as engine:
         engine.base_url, engine.n_ctx, engine.model_path, engine.model_alias
 
-The server is stopped (terminate, then kill) when the block ends, on errors and on Ctrl-C. Its output goes to
-a log file, whose tail is quoted when it fails to start. Quirks handled (ENGINES.md): `--logits_all False`
-(else n_ctx x vocab floats are allocated), `--interrupt_requests False` (else a new request aborts the
-running one). The server answers one request at a time, and its stream carries no usage and hides a
-too-long error: `endpoint_config()` gives the matching client settings.
+The child (runners/serve.py) runs in a session of its own, is killed by the kernel if ctxprobe dies, and
+writes to a log file. It is stopped when the block ends, on errors and on Ctrl-C: SIGTERM, which ends it at
+once even mid-prefill, then SIGKILL if it lingers. A start that fails is reported with llama.cpp's own
+reason from the log, in one line; a port taken between choosing it and binding it is retried on another.
+`endpoint_config()` gives client settings that suit the server: one request in flight per slot, streamed.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
@@ -30,26 +31,27 @@ from typing import IO, Any, Literal
 from ctxprobe.runners.endpoint import EndpointConfig
 from ctxprobe.runners.http_json import Unreachable, request_json
 from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.runners.serve import KV_CACHE_TYPES, READY_LINE
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import packaged_gguf
 
 KvCacheType = Literal["f16", "q8_0", "q4_0"]
-# ggml type ids, as llama_cpp.GGML_TYPE_F16 / GGML_TYPE_Q8_0 / GGML_TYPE_Q4_0 (the server's --type_k/--type_v)
-KV_CACHE_TYPES: dict[str, int] = {"f16": 1, "q8_0": 8, "q4_0": 2}
 DEFAULT_MODEL_ALIAS = "gemma-3-270m"
+PORT_ATTEMPTS = 3
 _GGUF_MAGIC = b"GGUF"
-
-
 _PR_SET_PDEATHSIG = 1
+# llama.cpp's log lines: "0.00.003.870 E gguf_init_from_file: failed to open GGUF file ..."
+_ERROR_LINE = re.compile(r"^\s*[\d.]+\s+E\s+(?:[a-z]{3,4}\s{2,})?(.*\S)\s*$")
+_PORT_BUSY = re.compile(r"couldn't bind HTTP server socket|address already in use", re.IGNORECASE)
 
 
 class EngineStartError(UserError):
-    """The embedded engine did not come up; the message quotes the end of its log."""
+    """The embedded engine did not come up; the message gives llama.cpp's reason from its log."""
 
 
 def _die_with_parent() -> None:
-    """Runs in the server's process before exec: on Linux, ask for SIGKILL when ctxprobe dies (an orphan has no one to serve), so a
-    ctxprobe killed with SIGKILL leaves no server behind. Elsewhere the launcher's own stop() must do."""
+    """Runs in the child before exec: on Linux, ask for SIGKILL when ctxprobe dies (an orphan has no one
+    to serve), so a ctxprobe killed with SIGKILL leaves no server behind. Elsewhere stop() must do."""
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -70,22 +72,29 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _server_env() -> dict[str, str]:
-    """The environment without variables the server would read as settings (pydantic-settings reads every
-    field from the environment, and HOST/PORT/CONFIG_FILE override the command line)."""
-    from llama_cpp.server.settings import Settings
+def start_failure(log_text: str) -> str:
+    """llama.cpp's reason for a failed start, in one line: its first error line (the cause; the lines
+    after it are the layers above giving up), else the log's last line."""
+    errors = [m.group(1) for m in map(_ERROR_LINE.match, log_text.splitlines()) if m]
+    if errors:
+        return errors[0]
+    lines = [line.strip() for line in log_text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
 
-    names = {n.lower() for n in Settings.model_fields} | {"host", "port", "config_file"}
-    return {k: v for k, v in os.environ.items() if k.lower() not in names}
 
-
-def _log_tail(path: Path, lines: int = 3) -> str:
+def _read(path: Path, start: int) -> str:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as f:
+            f.seek(start)
+            return f.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    kept = [line.strip() for line in text.splitlines() if line.strip()]
-    return " | ".join(kept[-lines:])
+
+
+def engine_version() -> str:
+    from importlib import metadata
+
+    return metadata.version("xllamacpp")
 
 
 class EmbeddedEngine:
@@ -96,6 +105,7 @@ class EmbeddedEngine:
         n_ctx: int = 8192,
         kv_cache_type: KvCacheType = "f16",
         threads: int | None = None,
+        parallel: int = 1,
         model_alias: str | None = None,
         startup_timeout_s: float = 180.0,
         log_path: str | Path | None = None,
@@ -106,10 +116,13 @@ class EmbeddedEngine:
             raise UserError(f"unknown KV cache type {kv_cache_type!r}; known: {', '.join(KV_CACHE_TYPES)}")
         if threads is not None and threads < 1:
             raise UserError(f"threads {threads} must be at least 1")
+        if parallel < 1:
+            raise UserError(f"parallel {parallel} must be at least 1")
         self.model_file = Path(model_file) if model_file is not None else None
-        self.n_ctx = n_ctx
+        self.n_ctx = n_ctx  # per slot
         self.kv_cache_type = kv_cache_type
         self.threads = threads
+        self.parallel = parallel
         self.model_alias = model_alias or (DEFAULT_MODEL_ALIAS if model_file is None else Path(model_file).stem)
         self.startup_timeout_s = startup_timeout_s
         self.log_path = Path(log_path) if log_path is not None else None
@@ -134,22 +147,17 @@ class EmbeddedEngine:
 
     def command(self, port: int) -> list[str]:
         assert self.model_path is not None
-        kv = str(KV_CACHE_TYPES[self.kv_cache_type])
         cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model_path), "--model_alias", self.model_alias,
-            "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", str(self.n_ctx), "--type_k", kv, "--type_v", kv,
-            "--logits_all", "False", "--interrupt_requests", "False", "--use_mlock", "False",
+            sys.executable, "-m", "ctxprobe.runners.serve",
+            "--model", str(self.model_path), "--alias", self.model_alias, "--port", str(port),
+            "--n-ctx", str(self.n_ctx), "--parallel", str(self.parallel), "--kv-cache-type", self.kv_cache_type,
         ]
-        if self.kv_cache_type != "f16":
-            cmd += ["--flash_attn", "True"]  # llama.cpp quantizes the V cache only with flash attention
         if self.threads is not None:
-            cmd += ["--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+            cmd += ["--threads", str(self.threads)]
         return cmd
 
     def start(self) -> None:
-        """Launch and wait until the server answers `GET /v1/models`."""
+        """Launch and wait until the server answers `GET /health`; EngineStartError with the cause if not."""
         if self.process is not None:
             raise RuntimeError("the embedded engine is already running")
         self.model_path = _check_gguf(self.model_file) if self.model_file else packaged_gguf()
@@ -158,53 +166,50 @@ class EmbeddedEngine:
             os.close(fd)
             self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = _server_env()
-        code: int | None = None
         try:
-            for _ in range(3):  # the free port can be taken between choosing and binding it
-                self._spawn(env)
+            for _ in range(PORT_ATTEMPTS):  # the free port can be taken between choosing and binding it
+                offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+                self._spawn(_free_port())
                 if self._wait_ready():
                     return
-                assert self.process is not None
-                code, tail = self.process.returncode, _log_tail(self.log_path, 20)
                 self.stop()
-                if "address already in use" not in tail.lower():
+                reason = start_failure(_read(self.log_path, offset))
+                if not _PORT_BUSY.search(reason):
                     break
-            raise EngineStartError(f"the embedded engine exited with code {code} while starting: "
-                                   f"{_log_tail(self.log_path)} (log: {self.log_path})")
+            raise EngineStartError(f"the embedded engine could not start: {reason} (log: {self.log_path})")
         except BaseException:
             self.stop()
             raise
 
-    def _spawn(self, env: dict[str, str]) -> None:
+    def _spawn(self, port: int) -> None:
         assert self.log_path is not None
-        self.port = _free_port()
+        self.port = port
         self._log = self.log_path.open("ab")
         atexit.register(self.stop)
         self.process = subprocess.Popen(
-            self.command(self.port), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True, preexec_fn=_die_with_parent,
+            self.command(port), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True, preexec_fn=_die_with_parent,
         )
 
     def _wait_ready(self) -> bool:
-        """True once it answers; False if the process died; EngineStartError when out of time."""
-        assert self.process is not None
+        """True once it answers; False if the process ended; EngineStartError when out of time."""
+        assert self.process is not None and self.log_path is not None
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 return False
             try:
-                status, _ = request_json("GET", f"{self.base_url}/v1/models", timeout_s=5.0)
+                status, _ = request_json("GET", f"{self.base_url}/health", timeout_s=2.0)
                 if status == 200:
                     return True
             except Unreachable:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.05)
         raise EngineStartError(f"the embedded engine did not answer within {self.startup_timeout_s:.0f} s: "
-                               f"{_log_tail(self.log_path) if self.log_path else ''} (log: {self.log_path})")
+                               f"{start_failure(_read(self.log_path, 0))} (log: {self.log_path})")
 
-    def stop(self, grace_s: float = 10.0) -> None:
-        """Terminate the server (its whole process group), then kill it if it lingers."""
+    def stop(self, grace_s: float = 2.0) -> None:
+        """End the server's whole process group: SIGTERM (immediate, see runners/serve.py), then SIGKILL."""
         proc, self.process = self.process, None
         if proc is not None and proc.poll() is None:
             self._signal(proc, signal.SIGTERM)
@@ -229,15 +234,21 @@ class EmbeddedEngine:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def ready_line(self) -> str | None:
+        """The serve module's ready line from the log, which names the address and the engine version."""
+        text = _read(self.log_path, 0) if self.log_path else ""
+        return next((line for line in text.splitlines() if line.startswith(READY_LINE)), None)
+
     def info(self) -> EngineInfo:
-        """The manifest's engine facts; n_ctx and version come from here (the server states neither)."""
-        return probe_engine(self.base_url, model=self.model_alias, n_ctx=self.n_ctx,
-                            version=metadata.version("llama_cpp_python"))
+        """The manifest's engine facts: what the server states (engine, per-slot context, slots, model),
+        with xllamacpp's version (the wheel's build_info says b0-unknown)."""
+        return probe_engine(self.base_url, model=self.model_alias, n_ctx=self.n_ctx, version=engine_version())
 
     def endpoint_config(self, **overrides: Any) -> EndpointConfig:
-        """Client settings that suit this server: one request at a time (it queues the rest, and a queued
-        request's deadline would run while it waits), no streaming."""
+        """Client settings that suit this server: completions, streamed (TTFT; usage and cached tokens
+        come in the last chunk), one request in flight per slot (more would queue, and a queued request's
+        latency and deadline would count its wait)."""
         settings: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": "completions",
-                                    "concurrency": 1, "stream": False}
+                                    "concurrency": self.parallel, "stream": True}
         settings.update(overrides)
         return EndpointConfig(**settings)

@@ -1,9 +1,9 @@
-"""Which engine serves an endpoint, its version, context length and model, for the run manifest.
+"""Which engine serves an endpoint, its version, context length, slots and model, for the run manifest.
 
-Recognised from the calls of ENGINES.md: `GET /v1/models` (`owned_by`, `max_model_len`, `meta.n_ctx_train`),
-vLLM `GET /version`, SGLang `GET /server_info`, llama-server `GET /props`, llama-cpp-python's
-`POST /extras/tokenize/count`. llama-cpp-python states neither its context length nor its version: a caller
-that knows them (the embedded launcher) passes them in.
+`GET /v1/models` first (its `owned_by` hints the engine), then each engine adapter's identifying call
+(runners/engines/, facts in docs/ENGINES.md) until one answers as its engine. Every call carries the API
+key from the configured variable. llama-cpp-python states neither its context length nor its version: a
+caller that knows them passes them in.
 """
 
 from __future__ import annotations
@@ -13,18 +13,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, Unreachable, api_root, request_json
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.runners.engines import EngineAdapter, adapters
+from ctxprobe.runners.engines.base import dig
+from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls
 
 EngineName = Literal["vllm", "sglang", "llama-server", "llama-cpp-python", "unknown"]
-KNOWN_ENGINES: tuple[EngineName, ...] = ("vllm", "sglang", "llama-server", "llama-cpp-python")
-# What each engine writes into /v1/models `owned_by` (from their sources); confirmed by its own call below.
-_OWNED_BY: dict[str, EngineName] = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama-server",
-                                    "me": "llama-cpp-python"}
+DEFAULT_CONCURRENCY = 4  # requests in flight for an engine that does not say how many it serves at once
 
 
 class EngineInfo(BaseModel):
-    """What the endpoint says about itself. `context_source` names the call the length came from."""
+    """What the endpoint says about itself. `context_source` names the call the length came from;
+    `slots` is how many requests it serves at once, where it says (llama-server's `total_slots`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -34,62 +33,24 @@ class EngineInfo(BaseModel):
     context_source: str | None = None
     model: str | None = None
     base_url: str | None = None
+    slots: int | None = None
+
+    @property
+    def default_concurrency(self) -> int:
+        """Requests to keep in flight: the server's slots where it states them (more would only queue,
+        and a queued request's latency and deadline would count its wait), else 4."""
+        return self.slots or DEFAULT_CONCURRENCY
 
 
-def _dig(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
-def _positive_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-class _Prober:
-    def __init__(self, root: str, timeout_s: float, api_key_env: str) -> None:
-        self.root, self.timeout_s, self.api_key_env = root, timeout_s, api_key_env
-
-    def get(self, path: str) -> Any:
-        """The JSON body of a 200 answer, else None."""
-        return self.call("GET", path, None)
-
-    def call(self, method: str, path: str, payload: Any) -> Any:
-        try:
-            status, body = request_json(method, self.root + path, payload, timeout_s=self.timeout_s,
-                                        api_key_env=self.api_key_env)
-        except Unreachable as err:
-            raise UserError(f"endpoint {self.root} is unreachable: {err}") from None
-        if status in (401, 403):
-            raise UserError(f"endpoint {self.root} refused the API key (HTTP {status} on {path}); "
-                            f"set it in the configured environment variable")
-        return body if status == 200 and isinstance(body, Mapping) else None
-
-    def detect(self, owned_by: str | None) -> tuple[EngineName, Any]:
-        """(engine, the body of its identifying call) — the `owned_by` hint first, then each call in turn."""
-        hinted = _OWNED_BY.get(owned_by or "")
-        order = [hinted] if hinted else []
-        order += [e for e in ("llama-server", "sglang", "vllm", "llama-cpp-python") if e != hinted]
-        for engine in order:
-            body = self.identify(engine)
-            if body is not None:
-                return engine, body
-        return "unknown", None
-
-    def identify(self, engine: EngineName) -> Any:
-        if engine == "llama-server":
-            body = self.get("/props")
-            return body if _dig(body, "default_generation_settings") is not None else None
-        if engine == "sglang":
-            body = self.get("/server_info")
-            return body if _dig(body, "version") is not None else None
-        if engine == "vllm":
-            body = self.get("/version")
-            return body if _dig(body, "version") is not None else None
-        body = self.call("POST", "/extras/tokenize/count", {"input": ""})
-        return body if _dig(body, "count") is not None else None
+def detect(calls: EndpointCalls, owned_by: str | None) -> tuple[EngineAdapter | None, Mapping[str, Any]]:
+    """(the adapter, the body of its identifying call): the `owned_by` hint first, then each in turn."""
+    order = adapters()
+    order.sort(key=lambda a: a.owned_by != owned_by)  # stable: the hinted engine first
+    for adapter in order:
+        body = adapter.identify(calls)
+        if body is not None:
+            return adapter, body
+    return None, {}
 
 
 def probe_engine(
@@ -101,33 +62,27 @@ def probe_engine(
     timeout_s: float = 10.0,
     api_key_env: str = DEFAULT_API_KEY_ENV,
 ) -> EngineInfo:
-    """Identify the engine at `base_url`. `n_ctx`/`version` are used where the engine states none
-    (llama-cpp-python). Raises `UserError` when the endpoint does not answer."""
-    root = api_root(base_url)
-    prober = _Prober(root, timeout_s, api_key_env)
-    cards = _dig(prober.get("/v1/models"), "data")
+    """Identify the engine at `base_url`. `n_ctx` is used where the engine states no context length
+    (llama-cpp-python); `version`, from a caller that knows it better, replaces what the engine states
+    (the embedded wheel's build_info says `b0-unknown`). Raises `UserError` when the endpoint
+    does not answer or refuses the key."""
+    calls = EndpointCalls(base_url, timeout_s=timeout_s, api_key_env=api_key_env)
+    cards = dig(calls.get("/v1/models"), "data")
     cards = [c for c in cards if isinstance(c, Mapping)] if isinstance(cards, list) else []
-    card = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
-    engine, ident = prober.detect(card.get("owned_by") if isinstance(card.get("owned_by"), str) else None)
-
-    context_length: int | None = None
-    source: str | None = None
-    found_version: str | None = None
-    if engine in ("vllm", "sglang"):
-        context_length = _positive_int(card.get("max_model_len"))
-        source = "GET /v1/models max_model_len" if context_length else None
-        found_version = _dig(ident, "version")
-    elif engine == "llama-server":
-        context_length = _positive_int(_dig(ident, "default_generation_settings", "n_ctx"))
-        source = "GET /props default_generation_settings.n_ctx (per slot)" if context_length else None
-        found_version = _dig(ident, "build_info")
+    card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
+    owned_by = card.get("owned_by")
+    adapter, ident = detect(calls, owned_by if isinstance(owned_by, str) else None)
+    context_length = adapter.context_length(card, ident) if adapter else None
+    source = adapter.context_source if adapter and context_length else None
     if context_length is None and n_ctx is not None:
         context_length, source = n_ctx, "launcher n_ctx"
+    stated = adapter.version(ident) if adapter else None
     return EngineInfo(
-        engine=engine,
-        version=str(found_version) if found_version is not None else version,
+        engine=adapter.name if adapter else "unknown",  # type: ignore[arg-type]
+        version=version if version is not None else stated,
         context_length=context_length,
         context_source=source,
         model=str(card["id"]) if card.get("id") is not None else model,
-        base_url=root,
+        base_url=calls.root,
+        slots=adapter.slots(ident) if adapter else None,
     )

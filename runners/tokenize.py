@@ -1,24 +1,23 @@
-"""Exact token counts from the served model's own tokenizer, through each engine's tokenize call
-(ENGINES.md): vLLM `POST /tokenize`, SGLang `POST /v1/tokenize`, llama-server `POST /tokenize`,
-llama-cpp-python `POST /extras/tokenize/count`.
+"""Exact token counts from the served model's own tokenizer, through the engine adapter's tokenize call
+(runners/engines/; docs/ENGINES.md): vLLM `POST /tokenize`, SGLang `POST /v1/tokenize`, llama-server
+`POST /tokenize`, llama-cpp-python `POST /extras/tokenize[/count]`. Every call carries the API key.
 
 Counts are of the text alone, without BOS. llama-cpp-python's call always adds BOS (`adds_bos`), so its
-answer is reduced by the count it gives for the empty text. `bos_tokens` is what the endpoint puts before a
+answer is reduced by what it gives for the empty text. `bos_tokens` is what the endpoint puts before a
 completion prompt, for callers that plan a prompt's full length."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, Unreachable, api_root, request_json
-from ctxprobe.runners.probe import KNOWN_ENGINES, probe_engine
+from ctxprobe.runners.engines import Call, adapter, known_engines
+from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls, api_root
+from ctxprobe.runners.probe import probe_engine
 from ctxprobe.tasks.errors import UserError
-
-_PATHS = {"vllm": "/tokenize", "sglang": "/v1/tokenize", "llama-server": "/tokenize",
-          "llama-cpp-python": "/extras/tokenize/count"}
+from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
 
 class ServerTokenizer:
@@ -28,30 +27,30 @@ class ServerTokenizer:
 
     def __init__(self, base_url: str, engine: str, *, model: str | None = None, concurrency: int = 8,
                  timeout_s: float = 300.0, api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
-        if engine not in _PATHS:
-            raise UserError(f"no tokenize call known for engine {engine!r}; known: {', '.join(KNOWN_ENGINES)}")
-        self.base_url = api_root(base_url)
+        if engine not in known_engines():
+            raise UserError(f"no tokenize call known for engine {engine!r}; known: {', '.join(known_engines())}")
+        self.adapter = adapter(engine)
+        self.calls = EndpointCalls(base_url, timeout_s=timeout_s, api_key_env=api_key_env)
+        self.base_url = self.calls.root
         self.engine = engine
         self.model = model
         self.concurrency = max(1, concurrency)
-        self.timeout_s = timeout_s
-        self.api_key_env = api_key_env
         self.spec = f"server:{self.base_url}"
         self.identity = f"{engine}:{model or ''}"
 
     @property
     def adds_bos(self) -> bool:
         """Whether the engine's tokenize call counts a BOS of its own (llama-cpp-python: always)."""
-        return self.engine == "llama-cpp-python" and self._call_bos > 0
+        return self.adapter.adds_bos_always and self._call_bos > 0
 
     @cached_property
     def _call_bos(self) -> int:
-        return self._raw_count("", special=True) if self.engine == "llama-cpp-python" else 0
+        return self._raw_count("", special=True) if self.adapter.adds_bos_always else 0
 
     @cached_property
     def bos_tokens(self) -> int:
         """Special tokens the endpoint puts before a completion prompt (BOS), not part of a text count."""
-        if self.engine == "llama-cpp-python":
+        if self.adapter.adds_bos_always:
             return self._call_bos
         return max(0, self._raw_count("", special=True) - self._raw_count("", special=False))
 
@@ -66,48 +65,38 @@ class ServerTokenizer:
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
             return list(pool.map(self.count, texts))
 
+    def token_ids(self, text: str) -> list[int]:
+        """The text's token ids as the endpoint splits it, without BOS."""
+        call = self.adapter.tokenize_call(text, special=False, model=self.model)
+        tokens = self.adapter.read_tokens(self._post(call))
+        if tokens is None:
+            raise UserError(f"tokenize call {call.path} at {self.base_url} ({self.engine}) answered without tokens")
+        return tokens[self._call_bos:]
+
     def chat_overhead(self, content: str = "Hello.") -> int | None:
         """Tokens the chat template adds around one user message (with the generation prompt), or None
         where the engine cannot apply its template through a tokenize call."""
-        messages = [{"role": "user", "content": content}]
-        if self.engine in ("vllm", "sglang"):
-            body = self._post(_PATHS[self.engine], self._with_model({"messages": messages,
-                                                                      "add_generation_prompt": True}), soft=True)
-            total = body.get("count") if isinstance(body, dict) else None
-        elif self.engine == "llama-server":
-            body = self._post("/v1/chat/completions/input_tokens", self._with_model({"messages": messages}), soft=True)
-            total = body.get("input_tokens") if isinstance(body, dict) else None
-        else:
+        call = self.adapter.chat_call([{"role": "user", "content": content}], self.model)
+        if call is None:
             return None
-        return total - self.count(content) if isinstance(total, int) else None
-
-    def _with_model(self, payload: dict[str, Any]) -> dict[str, Any]:
-        return {"model": self.model, **payload} if self.model else payload
+        body = self._post(call, soft=True)
+        total = self.adapter.read_chat_count(body) if body else None
+        return total - self.count(content) if total is not None else None
 
     def _raw_count(self, text: str, *, special: bool) -> int:
-        if self.engine == "llama-cpp-python":
-            value = self._post(_PATHS[self.engine], {"input": text}).get("count")
-        elif self.engine == "llama-server":
-            tokens = self._post("/tokenize", {"content": text, "add_special": special}).get("tokens")
-            value = len(tokens) if isinstance(tokens, list) else None
-        else:
-            value = self._post(_PATHS[self.engine], self._with_model({"prompt": text,
-                                                                      "add_special_tokens": special})).get("count")
-        if not isinstance(value, int):
+        call = self.adapter.count_call(text, special=special, model=self.model)
+        value = self.adapter.read_count(self._post(call))
+        if value is None:
             raise UserError(f"tokenize call at {self.base_url} ({self.engine}) answered without a token count")
         return value
 
-    def _post(self, path: str, payload: dict[str, Any], *, soft: bool = False) -> dict[str, Any]:
-        try:
-            status, body = request_json("POST", self.base_url + path, payload, timeout_s=self.timeout_s,
-                                        api_key_env=self.api_key_env)
-        except Unreachable as err:
-            raise UserError(f"endpoint {self.base_url} is unreachable: {err}") from None
+    def _post(self, call: Call, *, soft: bool = False) -> dict[str, Any]:
+        status, body = self.calls.send("POST", call.path, call.payload)
         if status == 200 and isinstance(body, dict):
             return body
         if soft:  # the engine cannot do it (no template, no route): not an error
             return {}
-        raise UserError(f"tokenize call {path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
+        raise UserError(f"tokenize call {call.path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
                         f"{str(body)[:300]}")
 
 
@@ -118,3 +107,10 @@ def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV) ->
         raise UserError(f"endpoint {api_root(url)} is not a vLLM, SGLang, llama-server or llama-cpp-python server; "
                         "its tokenizer cannot be used: choose another token counter")
     return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env)
+
+
+@lru_cache(maxsize=8)
+def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV) -> TokenCounter:
+    """Any token counter from its spec (tasks.token_counter), the `server` kind reached with the API key
+    from `api_key_env`. One counter per (spec, key variable) per process, so counts are cached once."""
+    return make_token_counter(spec, server=lambda url: server_token_counter(url, api_key_env=api_key_env))

@@ -1,108 +1,112 @@
-"""The tokenizer inside a GGUF file, for exact token counts of the model a GGUF holds."""
+"""Exact token counts for the model a GGUF file holds, with no engine and no llama.cpp library: the GGUF's
+own vocabulary turned into a `tokenizers` tokenizer that splits text as llama.cpp does.
+
+llama.cpp's SentencePiece-style tokenizer (vocabulary kind `llama`: Gemma, Llama 2, Mistral) works so:
+1. the text is cut at every control, user-defined or unknown token's text (longest first; `/tokenize` and
+   completions parse special text), and those pieces become their tokens;
+2. in the rest, spaces become `▁` (and one `▁` is put in front when the vocabulary asks for a space prefix);
+3. starting from single characters, the adjacent pair whose joined text is a token with the highest score
+   is merged, again and again;
+4. a character that is no token is written as its UTF-8 bytes' `<0xNN>` tokens.
+
+The same tokenizer in `tokenizers` terms: added tokens for step 1, a `Replace(" ", "▁")` normalizer for 2,
+a BPE model for 3 whose merges are every split of every token into two tokens, ranked by the joined token's
+score (which is what "highest score first" means), and BPE's byte fallback for 4. On Gemma 3's vocabulary
+it gives the ids of llama-server's `/tokenize` on every built-in haystack (tests/e2e, marked `engine`).
+One case cannot be carried over: where two merged tokens have the same score, llama.cpp takes the leftmost
+pair, and a ranked merge list cannot say "leftmost". A vocabulary with such ties (Gemma's has none) gives
+a counter marked approximate.
+
+Building the merges takes a few seconds for a 262K vocabulary; the built tokenizer is kept in the cache
+folder under a hash of the vocabulary, so later loads only read it back."""
 
 from __future__ import annotations
 
-import ctypes
+import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
-import numpy as np
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.gguf_vocab import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, GGUFVocab, read_vocab
+from ctxprobe.tasks.token_counter import cache_dir
 
-_QUIET: list[object] = []  # keeps the C callback alive
+SUPPORTED_KINDS = ("llama",)
+BUILDER_VERSION = 1  # part of the cached file's name: bump it when spm_tokenizer changes what it builds
 
 
-def _quiet_llama_logs() -> None:
-    """llama.cpp logs to stderr even for a vocab-only load; a token counter should print nothing."""
-    if _QUIET:
-        return
-    import ctypes
+def spm_tokenizer(vocab: GGUFVocab) -> Any:
+    """A `tokenizers.Tokenizer` that splits text as llama.cpp does for a `llama` (SentencePiece) vocabulary."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers
 
-    import llama_cpp
+    ids: dict[str, int] = {}
+    for i, text in enumerate(vocab.tokens):
+        ids.setdefault(text, i)
+    scores = vocab.scores.tolist()
+    merges: list[tuple[str, str]] = []
+    for i in sorted(range(len(vocab.tokens)), key=lambda i: -scores[i]):  # stable: ties keep vocabulary order
+        piece = vocab.tokens[i]
+        if ids[piece] != i:
+            continue
+        merges.extend((piece[:k], piece[k:]) for k in range(1, len(piece))
+                      if piece[:k] in ids and piece[k:] in ids)
+    unk = next((vocab.tokens[i] for i in range(len(vocab.tokens)) if vocab.types[i] == UNKNOWN), None)
+    tokenizer = Tokenizer(models.BPE(vocab=ids, merges=merges, byte_fallback=bool((vocab.types == BYTE).any()),
+                                     unk_token=unk, fuse_unk=False))
+    steps: list[Any] = [normalizers.Prepend(" ")] if vocab.add_space_prefix else []
+    tokenizer.normalizer = normalizers.Sequence([*steps, normalizers.Replace(" ", "\u2581")])
+    special = [AddedToken(vocab.tokens[i], special=True, normalized=False)
+               for i in range(len(vocab.tokens)) if vocab.types[i] in (CONTROL, USER_DEFINED, UNKNOWN)]
+    tokenizer.add_special_tokens(special)
+    return tokenizer
 
-    @llama_cpp.llama_log_callback  # type: ignore[misc]
-    def quiet(level: int, text: bytes, user_data: object) -> None:
-        return None
 
-    llama_cpp.llama_log_set(quiet, ctypes.c_void_p(0))
-    _QUIET.append(quiet)
+def has_score_ties(vocab: GGUFVocab) -> bool:
+    """Whether two tokens that merging can form (normal, longer than one character) share a score."""
+    formed = [i for i, text in enumerate(vocab.tokens) if len(text) > 1 and vocab.types[i] == NORMAL]
+    return len(set(vocab.scores[formed].tolist())) < len(formed)
+
+
+def load_tokenizer(vocab: GGUFVocab) -> Any:
+    """The tokenizer for this vocabulary, built once and then read from the cache folder."""
+    from tokenizers import Tokenizer
+
+    path = cache_dir() / "tokenizers" / f"gguf-{vocab.digest[:24]}-v{BUILDER_VERSION}.json"
+    if path.is_file():
+        return Tokenizer.from_file(str(path))
+    tokenizer = spm_tokenizer(vocab)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    tokenizer.save(str(tmp))
+    os.replace(tmp, path)  # atomic: a concurrent first use reads a whole file or builds its own
+    return tokenizer
+
+
+def counts_offline(path: Path) -> bool:
+    """Whether this GGUF's vocabulary is one the GGUFCounter rebuilds (else count with the engine)."""
+    return read_vocab(path).model in SUPPORTED_KINDS
 
 
 class GGUFCounter:
-    """The tokenizer inside a GGUF file, loaded vocab-only (no weights) through llama-cpp-python.
-
-    Each text's count is its own, as if tokenized alone. For a SentencePiece vocabulary without a space
-    prefix (Gemma's), texts are tokenized joined, about 256 KB per native call, and the tokens are split
-    back at the texts' byte boundaries (a token's bytes are its piece's). Merges never cross a boundary
-    that no token spans, so each side merges as it would alone; the texts on either side of a boundary
-    that a token does span are counted alone. Other vocabularies count each text alone."""
-
-    approximate = False
-    chunk_bytes = 1 << 18
+    """The tokenizer inside a GGUF file (vocabulary kind `llama`). Each text is counted as if tokenized
+    alone, without BOS; `bos_tokens` is the BOS the engine puts before a completion prompt. Approximate
+    only for a vocabulary with score ties (see the module docstring)."""
 
     def __init__(self, path: Path) -> None:
-        import llama_cpp
-
-        _quiet_llama_logs()
+        vocab = read_vocab(Path(path))
+        if vocab.model not in SUPPORTED_KINDS:
+            raise UserError(f"{path}: token counting offline supports SentencePiece-style GGUF vocabularies "
+                            f"(tokenizer.ggml.model 'llama'), not {vocab.model!r}; use --token-counter server "
+                            "(the engine's own /tokenize)")
         self.spec = f"local:{path}"
-        self._lib = llama_cpp
-        self._llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-        self._vocab = llama_cpp.llama_model_get_vocab(self._llama.model)
-        meta = self._llama.metadata
-        add_bos = str(meta.get("tokenizer.ggml.add_bos_token", "true")).lower() == "true"
-        self.bos_tokens = 1 if add_bos else 0
-        self.identity = meta.get("tokenizer.ggml.model", "")
-        space_prefix = str(meta.get("tokenizer.ggml.add_space_prefix", "true")).lower() == "true"
-        self._joinable = self.identity == "llama" and not space_prefix
-        self._piece_bytes = np.full(llama_cpp.llama_vocab_n_tokens(self._vocab), -1, dtype=np.int64)
+        self.identity = f"gguf:{vocab.model}:{vocab.digest[:16]}"
+        self.bos_tokens = 1 if vocab.add_bos and vocab.bos_id is not None else 0
+        self.approximate = has_score_ties(vocab)
+        self._tok = load_tokenizer(vocab)
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        data = [t.encode("utf-8") for t in texts]
-        if not self._joinable:
-            return [self._tokenize(d)[0] for d in data]
-        counts: list[int] = []
-        start = 0
-        while start < len(data):
-            stop, size = start + 1, len(data[start])
-            while stop < len(data) and size + len(data[stop]) <= self.chunk_bytes:
-                size += len(data[stop])
-                stop += 1
-            counts.extend(self._count_joined(data[start:stop]))
-            start = stop
-        return counts
+        encode = getattr(self._tok, "encode_batch_fast", self._tok.encode_batch)
+        return [len(e.ids) for e in encode(list(texts), add_special_tokens=False)]
 
-    def _count_joined(self, parts: list[bytes]) -> list[int]:
-        n, tokens = self._tokenize(b"".join(parts))
-        if len(parts) == 1:
-            return [n]
-        ids = np.ctypeslib.as_array(tokens)[:n]
-        ends = np.cumsum(self._pieces(ids))  # the byte offset where each token ends
-        bounds = np.cumsum([len(p) for p in parts])
-        if n == 0 or ends[-1] != bounds[-1]:
-            return [self._tokenize(p)[0] for p in parts]
-        last = np.minimum(np.searchsorted(ends, bounds), n - 1)  # the token ending at or after each text's end
-        counts = np.diff(last, prepend=-1)
-        spanned = np.flatnonzero(ends[last] != bounds)  # a token runs on past the end of text k
-        for k in {*spanned.tolist(), *(spanned + 1).tolist()} - {len(parts)}:
-            counts[k] = self._tokenize(parts[k])[0]
-        return [int(c) for c in counts]
-
-    def _tokenize(self, data: bytes) -> tuple[int, ctypes.Array[ctypes.c_int32]]:
-        """One native pass: the token count and the tokens. (Llama.tokenize sizes its first buffer by the
-        training context, 0 for a vocab-only model, so it runs the tokenizer twice on every text.)"""
-        lib = self._lib
-        tokens = (lib.llama_token * (len(data) + 8))()
-        n = int(lib.llama_tokenize(self._vocab, data, len(data), tokens, len(tokens), False, False))
-        if n < 0:  # more tokens than bytes (+8): only through added or special tokens
-            tokens = (lib.llama_token * -n)()
-            n = int(lib.llama_tokenize(self._vocab, data, len(data), tokens, len(tokens), False, False))
-        return n, tokens
-
-    def _pieces(self, ids: np.ndarray) -> np.ndarray:
-        """Bytes of each token's piece, looked up once per token id."""
-        lib = self._lib
-        for token in np.unique(ids[self._piece_bytes[ids] < 0]).tolist():
-            n = lib.llama_token_to_piece(self._vocab, token, ctypes.create_string_buffer(64), 64, 0, False)
-            if n < 0:  # a piece longer than 64 bytes: -n is its length
-                n = lib.llama_token_to_piece(self._vocab, token, ctypes.create_string_buffer(-n), -n, 0, False)
-            self._piece_bytes[token] = n
-        return self._piece_bytes[ids]
+    def token_ids(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)

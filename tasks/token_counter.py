@@ -2,9 +2,11 @@
 
 - `estimate[:CHARS_PER_TOKEN]`: characters / 4 (or the given ratio); samples are marked approximate.
 - `local:gemma3-270m`: the tokenizer of the packaged GGUF the embedded engine serves.
-- `local:PATH_OR_ID`: a GGUF file (vocab only, through llama-cpp-python), a tokenizer.json or a folder
-  holding one (through `tokenizers`), or a hub id (users with a hub only).
-- `server[:URL]`: the endpoint's own tokenizer, through the tokenize calls of each engine.
+- `local:PATH_OR_ID`: a GGUF file (its vocabulary, through `tokenizers`: tasks/gguf_counter.py), a
+  tokenizer.json or a folder holding one (through `tokenizers`), or a hub id (users with a hub only).
+- `server[:URL]`: the endpoint's own tokenizer, through the tokenize calls of each engine. Made by the
+  runners package (it knows the endpoint and its API key); `make_token_counter` takes it as a factory, so
+  this package never imports the one above it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from ctxprobe.tasks.errors import UserError
 
@@ -63,6 +65,10 @@ class TokenCounter(Protocol):
 
     def count_many(self, texts: Sequence[str]) -> list[int]: ...
 
+    def token_ids(self, text: str) -> list[int]:
+        """The text's token ids, without BOS (what a tokenizer's identity is fingerprinted from)."""
+        ...
+
 
 def count(counter: TokenCounter, text: str) -> int:
     return counter.count_many([text])[0]
@@ -104,6 +110,11 @@ class EstimateCounter:
     def count_many(self, texts: Sequence[str]) -> list[int]:
         return [math.ceil(len(t) / self.chars_per_token) for t in texts]
 
+    def token_ids(self, text: str) -> list[int]:
+        """One pseudo-token per `chars_per_token` characters; its id is the code point of its first one."""
+        n = self.count_many([text])[0]
+        return [ord(text[math.floor(i * self.chars_per_token)]) for i in range(n)]
+
 
 class HFTokenizerCounter:
     """A `tokenizers` tokenizer from a tokenizer.json, a folder holding one, or a hub id."""
@@ -139,6 +150,9 @@ class HFTokenizerCounter:
             self._tok, "encode_batch_fast") else self._tok.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encs]
 
+    def token_ids(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
 
 def _looks_like_hub_id(source: str) -> bool:
     """`org/name` (no leading `/`, `.` or `~`, one slash, not on disk) is a hub id; anything else is a path."""
@@ -154,8 +168,13 @@ def check_counter_spec(spec: str | None) -> None:
 _KNOWN = "estimate[:CHARS], local:PATH_OR_ID (local:gemma3-270m), server[:URL]"
 
 
-def make_token_counter(spec: str) -> TokenCounter:
-    """Build an `estimate` or `local` counter from its spec string (see the module docstring)."""
+ServerCounterFactory = Callable[[str], TokenCounter]  # endpoint URL -> a counter using its tokenize call
+
+
+def make_token_counter(spec: str, *, server_url: str | None = None,
+                       server: ServerCounterFactory | None = None) -> TokenCounter:
+    """Build a counter from its spec string (see the module docstring). `server` makes the `server` kind
+    (`ctxprobe.runners.tokenize.make_counter` passes it); without it that kind is a user error."""
     kind, _, arg = spec.partition(":")
     if kind == "estimate":
         try:
@@ -176,6 +195,12 @@ def make_token_counter(spec: str) -> TokenCounter:
 
             return GGUFCounter(Path(arg))
         return HFTokenizerCounter(arg)
-    if kind == "server":  # reached through an endpoint: runners make these (ctxprobe.runners.tokenize)
-        raise UserError(f"token counter {spec!r} needs an endpoint")
+    if kind == "server":
+        url = arg or server_url
+        if not url:
+            raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
+        if server is None:
+            raise UserError(f"token counter {spec!r} needs its endpoint's client: build it through "
+                            "ctxprobe.runners.tokenize.make_counter")
+        return server(url)
     raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")

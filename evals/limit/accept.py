@@ -1,7 +1,7 @@
 """The accepted context length: the longest prompt the endpoint actually takes, found with real requests.
 
 Grow geometrically until a too-long rejection, then bisect on token length. Where a rejection states
-the limit N (every engine in ENGINES.md does), N - answer_room is tried directly, so against a known
+the limit N (every engine in docs/ENGINES.md does), N - answer_room is tried directly, so against a known
 engine the search takes two requests: one accepted prompt and one cheap rejection. A server error (5xx)
 is an upper bound like a rejection (an engine may state a larger limit than it holds, and fail between the
 two), so it narrows the search instead of ending it; other errors end the search and are reported. Every probe asks for `answer_room` answer tokens; the

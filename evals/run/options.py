@@ -30,7 +30,8 @@ class EndpointOptions(BaseModel):
     retries: int = Field(4, ge=0, description="retries on 429, 5xx and connection errors")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
     model_file: str | None = Field(None, description="embedded engine: serve this local GGUF instead of Gemma 3 270M")
-    n_ctx: int | None = Field(None, ge=16, description="embedded engine: context size to allocate (default: longest prompt + answer room)")
+    n_ctx: int | None = Field(None, ge=16, description="embedded engine: context per slot, in tokens (default: longest prompt + answer room)")
+    parallel: int | None = Field(None, ge=1, description="embedded engine: slots, requests served at once, each with its own context (default 1)")
     kv_cache_type: KvCacheType = Field("f16", description="embedded engine: KV cache type")
     threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
 

@@ -3,39 +3,13 @@ One line of `samples.jsonl` is one SampleRecord."""
 
 from __future__ import annotations
 
-from enum import Enum
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.evals.run.schema import SCHEMA_VERSION
+from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
-
-class ErrorKind(str, Enum):
-    """Why a sample has no score. Reported apart from accuracy, never counted as a wrong answer."""
-
-    rejected_too_long = "rejected_too_long"
-    timeout = "timeout"
-    http_error = "http_error"
-    connection_error = "connection_error"
-    empty = "empty"
-    no_answer_room = "no_answer_room"  # the engine stopped for length before max_tokens: context exhausted
-
-
-class Response(BaseModel):
-    """What the endpoint returned for one request."""
-
-    model_config = ConfigDict(frozen=True)
-
-    endpoint: str
-    text: str
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
-    ttft_s: float | None = None
+__all__ = ["ErrorKind", "Response", "SampleRecord", "Score"]  # the response types live with the client
 
 
 class Score(BaseModel):

@@ -6,15 +6,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.run.options import EndpointOptions
 from ctxprobe.runners.endpoint import EndpointConfig
 from ctxprobe.tasks.suite import Suite
-from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec, make_token_counter
-
-REMOTE_CONCURRENCY = 4
-
+from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec
 
 @dataclass(frozen=True)
 class Served:
@@ -25,19 +23,22 @@ class Served:
 
 
 def open_counter(spec: str, *, endpoint: str | None, api_key_env: str) -> TokenCounter:
-    """A token counter from its spec; `server` counters use the endpoint (and its key) unless they name one."""
+    """A token counter from its spec; a bare `server` means `endpoint`'s own tokenizer, reached with the key."""
+    from ctxprobe.runners.tokenize import make_counter
+
     check_counter_spec(spec)
-    kind, _, arg = spec.partition(":")
-    if kind == "server":
-        from ctxprobe.runners.tokenize import server_token_counter
+    if spec == "server" and endpoint:
+        spec = f"server:{endpoint}"
+    return make_counter(spec, api_key_env=api_key_env)
 
-        url = arg or endpoint
-        if not url:
-            from ctxprobe.tasks.errors import UserError
 
-            raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
-        return server_token_counter(url, api_key_env=api_key_env)
-    return make_token_counter(spec)
+def embedded_counter_spec(model_file: str | None) -> str:
+    """The GGUF's own vocabulary, read offline where it can be (SentencePiece-style); else the engine's."""
+    if not model_file:
+        return f"local:{PACKAGED_MODEL}"
+    from ctxprobe.tasks.gguf_counter import counts_offline
+
+    return f"local:{model_file}" if counts_offline(Path(model_file)) else "server"
 
 
 @contextlib.contextmanager
@@ -50,19 +51,23 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
         info = probe_engine(opts.endpoints[0], model=opts.model, api_key_env=opts.api_key_env)
         spec = opts.token_counter or f"server:{opts.endpoints[0]}"
         counter = open_counter(spec, endpoint=opts.endpoints[0], api_key_env=opts.api_key_env)
-        slots = getattr(info, "slots", None)
+        spec = f"server:{opts.endpoints[0]}" if spec == "server" else spec
         config = EndpointConfig(base_urls=tuple(opts.endpoints), mode="chat",
-                                concurrency=opts.concurrency or slots or REMOTE_CONCURRENCY, **given)
+                                concurrency=opts.concurrency or info.default_concurrency, **given)
         yield Served(config, info.model_dump(), spec, counter)
         return
     from ctxprobe.runners.launcher import EmbeddedEngine
 
-    spec = opts.token_counter or (f"local:{opts.model_file}" if opts.model_file else f"local:{PACKAGED_MODEL}")
-    counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env)  # before the engine: fail fast
+    spec = opts.token_counter or embedded_counter_spec(opts.model_file)
+    offline = not spec.startswith("server")
+    counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env) if offline else None  # fail fast
     n_ctx = opts.n_ctx or default_n_ctx(suite)
     with EmbeddedEngine(model_file=opts.model_file, n_ctx=n_ctx, kv_cache_type=opts.kv_cache_type,
-                        threads=opts.threads) as engine:
+                        threads=opts.threads, parallel=opts.parallel or 1) as engine:
         info = engine.info()
+        if counter is None:  # the engine's own tokenizer, now that it runs
+            spec = f"server:{engine.base_url}"
+            counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env)
         # The launcher knows what suits its server; the user's flags win.
         overrides = {"concurrency": opts.concurrency} if opts.concurrency else {}
         yield Served(engine.endpoint_config(**overrides, **given), info.model_dump(), spec, counter)

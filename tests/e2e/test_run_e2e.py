@@ -52,7 +52,8 @@ def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "finished" and manifest["label"] == "e2e quick"
-    assert manifest["engine"]["engine"] == "llama-cpp-python" and manifest["engine"]["context_length"] >= 4096
+    assert manifest["engine"]["engine"] == "llama-server" and manifest["engine"]["context_length"] >= 4096
+    assert manifest["engine"]["slots"] == 1 and manifest["options"]["parallel"] is None
     assert manifest["token_counter"] == "local:gemma3-270m"
     for path in run_dir.rglob("*"):
         if path.is_file():
@@ -102,3 +103,35 @@ def test_kill_9_mid_run_then_resume_keeps_every_sample_once(tmp_path: Path) -> N
     for r in before:  # finished samples were kept as they were, not sent again
         assert kept[r["sample"]["sample_id"]] == r
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "finished"
+
+
+def _slot_busy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/slots", timeout=2) as resp:
+            return any(slot.get("is_processing") for slot in json.load(resp))
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def test_ctrl_c_during_a_prefill_leaves_no_process_and_an_interrupted_run(tmp_path: Path) -> None:
+    proc = popen("run", "--family", "niah", "--lengths", "4k", "--depths", "50", "--samples", "1", "--quiet",
+                 "--results-dir", str(tmp_path))
+    deadline = time.monotonic() + 300
+    url = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        manifests = list(tmp_path.glob("*/manifest.json"))
+        url = json.loads(manifests[0].read_text())["endpoints"][0] if manifests else None
+        if url and _slot_busy(url):
+            break
+        time.sleep(0.05)
+    assert url and proc.poll() is None, "the run never reached its prefill"
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        engine_pids = [int(p) for p in f.read().split()]
+    assert engine_pids
+    proc.send_signal(signal.SIGINT)  # what Ctrl-C sends ctxprobe (the engine has a session of its own)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in engine_pids)
+    assert _unreachable(url)
+    assert json.loads(only_run_dir(tmp_path).joinpath("manifest.json").read_text())["status"] == "interrupted"

@@ -87,3 +87,12 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr and "error" in lines[0]
     results = tmp_path / "r"
     assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
+
+
+def test_parallel_0_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from ctxprobe.evals.cli import main
+
+    code = main(["run", "--parallel", "0", "--family", "niah", "--lengths", "1k", "--results-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--parallel" in err and "at least 1" in err
+    assert not any(tmp_path.iterdir())

@@ -1,11 +1,14 @@
 """A fake OpenAI-compatible engine (stdlib http.server in a thread on 127.0.0.1), for what the real
 embedded engine cannot show: the response shapes of vLLM, SGLang and llama-server, the four too-long 400
-bodies of ENGINES.md, injected 429/500/slow/dropped replies, reasoning fields and `<think>` text.
+bodies of docs/ENGINES.md, Prometheus metrics, an API key it requires, injected 429/500/slow/dropped replies,
+reasoning fields and `<think>` text.
 
     with FakeEngine("vllm", context_length=100) as engine:
         engine.script.append(Reply(status=429))     # the next completion call answers 429
         ... EndpointConfig(base_urls=(engine.url,)) ...
         engine.requests                             # what arrived: Recorded(path, body, headers)
+
+    FakeEngine("sglang", api_key="k-123")           # answers 401 to any request without "Bearer k-123"
 
 Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
 models that declare one. Reusable by any test: import it by path from tests/runners/.
@@ -46,7 +49,7 @@ class Recorded:
 
 def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool = False,
                   max_tokens: int = 16, sglang_variant: int = 0) -> dict[str, Any]:
-    """The HTTP 400 body each engine sends for a prompt over its context, as ENGINES.md gives them."""
+    """The HTTP 400 body each engine sends for a prompt over its context, as docs/ENGINES.md gives them."""
     if flavor == "vllm":
         return {"error": {
             "message": f"This model's maximum context length is {limit} tokens. However, your prompt contains "
@@ -83,7 +86,7 @@ class _Server(ThreadingHTTPServer):
 class FakeEngine:
     def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
                  answer: str = "The answer is 42.", reasoning: str | None = None, version: str | None = None,
-                 n_ctx_train: int = 131072) -> None:
+                 n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None) -> None:
         self.flavor = flavor
         self.model = model
         self.context_length = context_length
@@ -92,6 +95,8 @@ class FakeEngine:
         self.version = version or {"vllm": "0.33.0", "sglang": "0.5.23", "llama-server": "b7000-abc1234",
                                    "llama-cpp-python": "0.3.36"}[flavor]
         self.n_ctx_train = n_ctx_train
+        self.slots = slots
+        self.api_key = api_key
         self.cached_tokens = 0
         self.script: deque[Reply] = deque()
         self.requests: list[Recorded] = []
@@ -160,9 +165,28 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             with engine._lock:
                 engine.requests.append(Recorded(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
 
+        def _refused(self) -> bool:
+            """401 (and True) when the engine requires a key and this request lacks it."""
+            if engine.api_key is None or self.headers.get("Authorization") == f"Bearer {engine.api_key}":
+                return False
+            self._json(401, {"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}})
+            return True
+
+        def _text(self, status: int, text: str) -> None:
+            raw = text.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
         def do_GET(self) -> None:  # noqa: N802
             self._record(None)
+            if self._refused():
+                return
             flavor = engine.flavor
+            if self.path == "/metrics" and flavor != "llama-cpp-python":
+                return self._text(200, _metrics(engine))
             if self.path == "/v1/models":
                 card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000}
                 if flavor in ("vllm", "sglang"):
@@ -179,13 +203,15 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                                         "context_length": engine.context_length})
             if self.path == "/props" and flavor == "llama-server":
                 return self._json(200, {"default_generation_settings": {"n_ctx": engine.context_length},
-                                        "total_slots": 1, "build_info": engine.version})
+                                        "total_slots": engine.slots, "build_info": engine.version})
             self._json(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"null")
             self._record(body)
+            if self._refused():
+                return
             flavor, path = engine.flavor, self.path
             if path in ("/v1/completions", "/v1/chat/completions"):
                 return self._complete(body, chat=path.endswith("chat/completions"))
@@ -280,6 +306,26 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
     return Handler
+
+
+# Prometheus names from docs/ENGINES.md, two label sets each where engines label by model.
+_METRICS = {
+    "vllm": ["vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total",
+             "vllm:kv_cache_usage_perc"],
+    "sglang": ["sglang:cached_tokens_total", "sglang:prompt_tokens_total", "sglang:cache_hit_rate"],
+    "llama-server": ["llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens_cached_total"],
+}
+
+
+def _metrics(engine: FakeEngine) -> str:
+    """Counters that grow with the completions served: prompt tokens 100 per call, cached 40."""
+    calls = len(engine.completion_calls())
+    lines = []
+    for name in _METRICS[engine.flavor]:
+        value = calls * (40 if "cache" in name else 100)
+        lines += [f"# TYPE {name} counter", f'{name}{{model_name="{engine.model}",replica="a"}} {value / 2}',
+                  f'{name}{{model_name="{engine.model}",replica="b"}} {value / 2}']
+    return "\n".join(lines) + "\n"
 
 
 def wait_until(predicate: Any, timeout_s: float = 5.0) -> bool:

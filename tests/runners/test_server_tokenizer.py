@@ -1,4 +1,4 @@
-"""ServerTokenizer uses each engine's tokenize call of ENGINES.md and counts text without BOS."""
+"""ServerTokenizer uses each engine's tokenize call of docs/ENGINES.md and counts text without BOS."""
 
 from __future__ import annotations
 
@@ -81,3 +81,23 @@ def test_unknown_engine_and_missing_route_are_user_errors() -> None:
     with FakeEngine("vllm") as engine:
         with pytest.raises(UserError, match="HTTP 404"):
             ServerTokenizer(engine.url, "sglang").count("a")
+
+
+def test_make_counter_builds_server_counters_with_the_key_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.runners.tokenize import make_counter
+    from ctxprobe.tasks.token_counter import make_token_counter
+
+    monkeypatch.setenv("SERVER_KEY", "k-1")
+    with FakeEngine("llama-server", api_key="k-1") as engine:
+        tok = make_counter(f"server:{engine.url}", api_key_env="SERVER_KEY")
+        assert isinstance(tok, ServerTokenizer) and tok.count("a b c") == 3
+        assert make_counter(f"server:{engine.url}", api_key_env="SERVER_KEY") is tok  # one per process
+        with pytest.raises(UserError, match="needs its endpoint's client"):
+            make_token_counter(f"server:{engine.url}")  # the tasks package alone never reaches an endpoint
+    assert make_counter("estimate:3").count_many(["abcdef"]) == [2]
+
+
+def test_token_ids_leave_out_the_bos_llama_cpp_python_adds() -> None:
+    with FakeEngine("llama-cpp-python") as engine:
+        tok = ServerTokenizer(engine.url, "llama-cpp-python")
+        assert len(tok.token_ids("a b c")) == tok.count("a b c") == 3

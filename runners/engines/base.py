@@ -1,0 +1,157 @@
+"""What every engine adapter says about its engine, and the registry that finds an adapter by name.
+
+An adapter holds one engine's facts from docs/ENGINES.md: how it is recognised (its `/v1/models`
+`owned_by` and its own identifying call), where it states its context length, version and slots, its
+tokenize call, how it measures a chat template, the shape of its too-long rejection and its Prometheus
+metric names. It never sends anything itself: callers pass an `EndpointCalls` (runners.http_json), which
+carries the API key to every call."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+
+class Calls(Protocol):
+    """JSON calls to one endpoint; both answer the body of a 200 reply, else None."""
+
+    def get(self, path: str) -> Any: ...
+
+    def post(self, path: str, payload: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request an adapter wants sent: POST `path` with `payload`."""
+
+    path: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TooLong:
+    """A rejection for length: the endpoint's stated limit and prompt size, where it said them."""
+
+    limit: int | None
+    prompt_tokens: int | None
+    message: str
+
+    def detail(self) -> str:
+        said = f"limit {self.limit} tokens" if self.limit is not None else "limit not stated"
+        if self.prompt_tokens is not None:
+            said += f", prompt {self.prompt_tokens} tokens"
+        return f"prompt too long for the endpoint ({said}): {self.message}"
+
+
+def dig(obj: Any, *path: str) -> Any:
+    """obj[path[0]][path[1]]..., or None where a step is missing or not a mapping."""
+    for key in path:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def first_int(patterns: Sequence[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
+        match = pattern.search(text)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+class EngineAdapter(ABC):
+    """One engine's facts. Subclasses set the class attributes and the calls their engine differs in."""
+
+    name: ClassVar[str]
+    owned_by: ClassVar[str]  # what the engine writes into GET /v1/models `owned_by`
+    metrics: ClassVar[Mapping[str, str]] = {}  # ctxprobe's name -> the engine's Prometheus name
+    context_source: ClassVar[str | None] = None  # the call the context length comes from
+    # too-long rejections (HTTP 400): a marker that says "this is one", then where N and M are said
+    too_long_marker: ClassVar[re.Pattern[str] | None] = None
+    too_long_limit: ClassVar[tuple[re.Pattern[str], ...]] = ()
+    too_long_prompt: ClassVar[tuple[re.Pattern[str], ...]] = ()
+
+    # --- recognition and facts ------------------------------------------------------------------------
+    @abstractmethod
+    def identify(self, calls: Calls) -> Mapping[str, Any] | None:
+        """The body of the engine's own identifying call when the endpoint is this engine, else None."""
+
+    def context_length(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> int | None:
+        """The context length the engine states (a model card from /v1/models, the identifying body)."""
+        return None
+
+    def version(self, ident: Mapping[str, Any]) -> str | None:
+        value = dig(ident, "version")
+        return str(value) if value is not None else None
+
+    def slots(self, ident: Mapping[str, Any]) -> int | None:
+        """How many requests it serves at once, where it says (llama-server's slots)."""
+        return None
+
+    # --- tokenize -------------------------------------------------------------------------------------
+    adds_bos_always: ClassVar[bool] = False  # its tokenize call counts a BOS whatever it is asked
+
+    @abstractmethod
+    def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
+        """The call that tokenizes `text` (with the BOS the engine adds to prompts when `special`)."""
+
+    def read_tokens(self, body: Mapping[str, Any]) -> list[int] | None:
+        tokens = body.get("tokens")
+        if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
+            return tokens
+        return None
+
+    count_field: ClassVar[str | None] = None  # where the count call's answer states the count, if it does
+
+    def read_count(self, body: Mapping[str, Any]) -> int | None:
+        if self.count_field is not None:
+            count = body.get(self.count_field)
+            return count if isinstance(count, int) and not isinstance(count, bool) else None
+        tokens = self.read_tokens(body)
+        return len(tokens) if tokens is not None else None
+
+    def count_call(self, text: str, *, special: bool, model: str | None) -> Call:
+        """The cheapest call that counts `text` (defaults to the tokenize call)."""
+        return self.tokenize_call(text, special=special, model=model)
+
+    def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
+        """A call that counts a chat request's tokens with the template applied, where there is one."""
+        return None
+
+    def read_chat_count(self, body: Mapping[str, Any]) -> int | None:
+        return positive_int(body.get("count"))
+
+    # --- too long -------------------------------------------------------------------------------------
+    def parse_too_long(self, body: object, text: str, message: str) -> TooLong | None:
+        """A `TooLong` when `text` (the error's message and whole body) is this engine's rejection."""
+        if self.too_long_marker is None or not self.too_long_marker.search(text):
+            return None
+        return TooLong(limit=first_int(self.too_long_limit, text), prompt_tokens=first_int(self.too_long_prompt, text),
+                       message=message)
+
+
+def with_model(payload: dict[str, Any], model: str | None) -> dict[str, Any]:
+    return {"model": model, **payload} if model else payload
+
+
+_REGISTRY: dict[str, EngineAdapter] = {}
+
+
+def register(cls: type[EngineAdapter]) -> type[EngineAdapter]:
+    """Class decorator: one adapter instance per engine name."""
+    if cls.name in _REGISTRY:
+        raise ValueError(f"engine {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def registered() -> dict[str, EngineAdapter]:
+    return dict(_REGISTRY)

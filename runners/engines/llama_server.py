@@ -1,0 +1,65 @@
+"""llama-server, llama.cpp's own C++ server (also the embedded engine, from the xllamacpp wheel), per
+docs/ENGINES.md and the bodies captured in tests/runners/fixtures/: `/v1/models` owned_by `llamacpp`;
+`GET /props` with the per-slot context `default_generation_settings.n_ctx`, `total_slots` and
+`build_info`; `POST /tokenize` (no template) and `POST /v1/chat/completions/input_tokens` (template
+applied); the `exceed_context_size_error` 400 (also when streaming); `llamacpp:` metrics with `--metrics`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, dig, positive_int, register, with_model
+
+
+@register
+class LlamaServer(EngineAdapter):
+    name = "llama-server"
+    owned_by = "llamacpp"
+    context_source = "GET /props default_generation_settings.n_ctx (per slot)"
+    metrics = {
+        "prompt_tokens": "llamacpp:prompt_tokens_total",
+        "cached_prompt_tokens": "llamacpp:prompt_tokens_cached_total",
+        "prompt_seconds": "llamacpp:prompt_seconds_total",
+        "predicted_tokens": "llamacpp:tokens_predicted_total",
+        "requests_processing": "llamacpp:requests_processing",
+        "requests_deferred": "llamacpp:requests_deferred",
+    }
+    # {"error": {"message": "request (M tokens) exceeds the available context size (N tokens), ...",
+    #            "type": "exceed_context_size_error", "n_prompt_tokens": M, "n_ctx": N}}
+    too_long_marker = re.compile(r"exceed_context_size_error|exceeds the available context size", re.IGNORECASE)
+    too_long_limit = (re.compile(r"available context size \((\d+) tokens?\)", re.IGNORECASE),)
+    too_long_prompt = (re.compile(r"request \((\d+) tokens?\) exceeds", re.IGNORECASE),)
+
+    def identify(self, calls: Calls) -> Mapping[str, Any] | None:
+        body = calls.get("/props")
+        return body if dig(body, "default_generation_settings") is not None else None
+
+    def context_length(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> int | None:
+        return positive_int(dig(ident, "default_generation_settings", "n_ctx"))
+
+    def version(self, ident: Mapping[str, Any]) -> str | None:
+        value = dig(ident, "build_info")
+        return str(value) if value is not None else None
+
+    def slots(self, ident: Mapping[str, Any]) -> int | None:
+        return positive_int(dig(ident, "total_slots"))
+
+    def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
+        return Call("/tokenize", {"content": text, "add_special": special})
+
+    def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
+        return Call("/v1/chat/completions/input_tokens", with_model({"messages": messages}, model))
+
+    def read_chat_count(self, body: Mapping[str, Any]) -> int | None:
+        return positive_int(body.get("input_tokens"))
+
+    def parse_too_long(self, body: object, text: str, message: str) -> TooLong | None:
+        found = super().parse_too_long(body, text, message)
+        if found is None:
+            return None
+        inner = dig(body, "error") if isinstance(dig(body, "error"), Mapping) else body
+        limit = found.limit if found.limit is not None else positive_int(dig(inner, "n_ctx"))
+        prompt = found.prompt_tokens if found.prompt_tokens is not None else positive_int(dig(inner, "n_prompt_tokens"))
+        return TooLong(limit=limit, prompt_tokens=prompt, message=message)

@@ -1,0 +1,45 @@
+"""SGLang (docs/ENGINES.md): `/v1/models` owned_by `sglang` with `max_model_len`, `GET /server_info`
+(version), `POST /v1/tokenize` (also applies the chat template to `messages`), a flat error body for
+too-long prompts in two wordings, and Prometheus metrics with `--enable-metrics`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, dig, positive_int, register, with_model
+
+
+@register
+class SGLang(EngineAdapter):
+    name = "sglang"
+    owned_by = "sglang"
+    count_field = "count"
+    context_source = "GET /v1/models max_model_len"
+    metrics = {
+        "cached_prompt_tokens": "sglang:cached_tokens_total",
+        "prompt_tokens": "sglang:prompt_tokens_total",
+        "cache_hit_rate": "sglang:cache_hit_rate",
+        "spec_accept_rate": "sglang:spec_accept_rate",
+    }
+    # "The input (M tokens) is longer than the model's context length (N tokens)." or
+    # "Requested token count exceeds the model's maximum context length of N tokens. ..."
+    too_long_marker = re.compile(r"longer than the model's context length|exceeds the model's maximum context length",
+                                 re.IGNORECASE)
+    too_long_limit = (re.compile(r"longer than the model's context length \((\d+) tokens?\)", re.IGNORECASE),
+                      re.compile(r"maximum context length of (\d+)", re.IGNORECASE))
+    too_long_prompt = (re.compile(r"The input \((\d+) tokens?\)", re.IGNORECASE),)
+
+    def identify(self, calls: Calls) -> Mapping[str, Any] | None:
+        body = calls.get("/server_info")
+        return body if dig(body, "version") is not None else None
+
+    def context_length(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> int | None:
+        return positive_int(card.get("max_model_len"))  # /tokenize's max_model_len is the tokenizer's
+
+    def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
+        return Call("/v1/tokenize", with_model({"prompt": text, "add_special_tokens": special}, model))
+
+    def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
+        return Call("/v1/tokenize", with_model({"messages": messages, "add_generation_prompt": True}, model))

@@ -1,0 +1,37 @@
+"""What one request to an endpoint gives back: a typed `Response`, or an `ErrorKind` saying why there is none.
+
+These belong with the client that produces them (`runners.endpoint`); the run records in `evals` carry
+them, so the dependency points one way: evals uses runners, never the other way round."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorKind(str, Enum):
+    """Why a sample has no score. Reported apart from accuracy, never counted as a wrong answer."""
+
+    rejected_too_long = "rejected_too_long"
+    timeout = "timeout"
+    http_error = "http_error"
+    connection_error = "connection_error"
+    empty = "empty"
+    no_answer_room = "no_answer_room"  # the engine stopped for length before max_tokens: context exhausted
+
+
+class Response(BaseModel):
+    """What the endpoint returned for one request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str
+    text: str
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
+    ttft_s: float | None = None

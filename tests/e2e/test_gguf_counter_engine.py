@@ -1,0 +1,66 @@
+"""The offline GGUF token counter (tasks/gguf_counter.py) gives the running engine's own token ids: on
+every built-in haystack and on every task family's prompt templates, against llama-server's /tokenize."""
+
+from __future__ import annotations
+
+import random
+from typing import Literal, get_args, get_origin
+
+import pytest
+
+from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.tasks.haystack import make_haystack
+from ctxprobe.tasks.registry import get_family, known_families, validate_params
+from ctxprobe.tasks.token_counter import make_token_counter
+
+pytestmark = pytest.mark.engine
+
+HAYSTACKS = ("prose", "code", "legal", "noise")
+
+
+@pytest.fixture(scope="module")
+def pair(embedded_engine: EmbeddedEngine) -> tuple[object, ServerTokenizer]:
+    return make_token_counter("local:gemma3-270m"), ServerTokenizer(embedded_engine.base_url, "llama-server")
+
+
+def texts_of(kind: str) -> list[str]:
+    """Units from the start and far in, and the same units joined into long texts."""
+    haystack = make_haystack(kind)
+    units = haystack.units(0, 400) + haystack.units(50_000, 50_200)
+    joined = ["".join(units[i : i + 100]) for i in range(0, len(units), 100)]
+    return units + joined + [haystack.wrap_needle("The special magic number for the harbour is 4821937.")]
+
+
+@pytest.mark.parametrize("kind", HAYSTACKS)
+def test_haystacks_tokenize_as_the_engine_does(pair: tuple, kind: str) -> None:
+    local, server = pair
+    for text in texts_of(kind):
+        assert local.token_ids(text) == server.token_ids(text), text[:200]
+    assert local.bos_tokens == server.bos_tokens == 1
+
+
+def param_choices(family: object) -> list[dict[str, object]]:
+    """The defaults, then each choice of each Literal-typed parameter (variants, kinds) on its own."""
+    model = validate_params(family, {}).__class__  # type: ignore[arg-type]
+    choices: list[dict[str, object]] = [{}]
+    for name, field in model.model_fields.items():
+        if get_origin(field.annotation) is Literal:
+            choices += [{name: value} for value in get_args(field.annotation)]
+    return choices
+
+
+def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
+    local, server = pair
+    texts = set()
+    for name in known_families():
+        family = get_family(name)
+        for params in param_choices(family):
+            for mode in ("completions", "chat"):
+                for seed in range(2):
+                    draft = family.draft(validate_params(family, params), 50.0, mode, random.Random(seed))
+                    texts |= {draft.head, draft.tail, draft.question, draft.answer_prefix,
+                              *(n.text for n in draft.needles)}
+    assert len(texts) > 100
+    for text in texts:
+        assert local.token_ids(text) == server.token_ids(text), text[:200]

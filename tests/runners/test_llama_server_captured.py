@@ -1,0 +1,115 @@
+"""The runners read llama-server's real bodies right: each captured from the embedded engine
+(tests/runners/fixtures/llama_server/, by capture_llama_server.py) and replayed by a server that answers
+each call with its captured body."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxprobe.evals.run.loop import answer_error
+from ctxprobe.runners.probe import probe_engine
+from ctxprobe.runners.reply import ReplyParts
+from ctxprobe.runners.response import ErrorKind, Response
+from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
+from ctxprobe.runners.too_long import parse_too_long
+
+CAPTURED = Path(__file__).parent / "fixtures" / "llama_server"
+
+
+def captured(name: str) -> dict[str, Any]:
+    return json.loads((CAPTURED / f"{name}.json").read_text())  # type: ignore[no-any-return]
+
+
+class Replay(ThreadingHTTPServer):
+    """Answers GET/POST with the captured body whose request matches (method, path, body)."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.bodies = [captured(p.stem) for p in sorted(CAPTURED.glob("*.json"))]
+        replay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def answer(self, method: str, body: Any) -> None:
+                found = next((c for c in replay.bodies if c["request"]["method"] == method
+                              and c["request"]["path"] == self.path and c["request"]["body"] == body), None)
+                status, reply = (found["status"], found["body"]) if found else (404, {"error": "not captured"})
+                raw = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self.answer("GET", None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.answer("POST", json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def replay() -> Iterator[Replay]:
+    server = Replay()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_probe_reads_engine_slot_context_and_slots(replay: Replay) -> None:
+    info = probe_engine(replay.url)
+    props = captured("props")["body"]
+    assert (info.engine, info.model) == ("llama-server", "gemma-3-270m")
+    assert info.context_length == props["default_generation_settings"]["n_ctx"] == 2048  # per slot
+    assert info.slots == props["total_slots"] == 2 and info.default_concurrency == 2
+    assert info.version == "b0-unknown"  # why the launcher passes xllamacpp's version instead
+
+
+def test_tokenizer_counts_text_and_one_bos(replay: Replay) -> None:
+    tok = server_token_counter(replay.url)
+    assert isinstance(tok, ServerTokenizer) and tok.engine == "llama-server"
+    assert tok.bos_tokens == 1
+    assert tok.token_ids("The capital of France is") == captured("tokenize")["body"]["tokens"]
+    assert tok.chat_overhead("Hello.") == captured("chat_input_tokens")["body"]["input_tokens"] - tok.count("Hello.")
+
+
+def test_too_long_body_states_limit_and_prompt() -> None:
+    found = parse_too_long(captured("too_long")["body"])
+    assert found is not None and (found.limit, found.prompt_tokens) == (2048, 4003)
+
+
+def test_last_stream_chunk_carries_usage_and_cached_tokens() -> None:
+    parts = ReplyParts()
+    assert parts.add_chunk(captured("stream_last_chunk")["body"]) is False  # no text: it is the closing chunk
+    usage = captured("stream_last_chunk")["body"]["usage"]
+    assert (parts.prompt_tokens, parts.completion_tokens) == (usage["prompt_tokens"], usage["completion_tokens"])
+    assert parts.cached_tokens == usage["prompt_tokens_details"]["cached_tokens"]
+    assert parts.finish_reason == "length"
+
+
+def test_a_clamped_answer_is_no_answer_room() -> None:
+    body = captured("clamped")["body"]
+    parts = ReplyParts()
+    parts.add_whole(body)
+    text, _ = parts.answer_and_reasoning()
+    response = Response(endpoint="x", text=text, finish_reason=parts.finish_reason, prompt_tokens=parts.prompt_tokens,
+                        completion_tokens=parts.completion_tokens, latency_s=1.0)
+    kind, detail = answer_error(response, max_tokens=captured("clamped")["request"]["body"]["max_tokens"])
+    assert kind is ErrorKind.no_answer_room and "after 16 of 64" in (detail or "")
