@@ -94,5 +94,5 @@ def test_parallel_0_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], 
 
     code = main(["run", "--parallel", "0", "--family", "niah", "--lengths", "1k", "--results-dir", str(tmp_path)])
     err = capsys.readouterr().err
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "--parallel" in err and "at least 1" in err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--parallel" in err and "greater than or equal to 1" in err
     assert not any(tmp_path.iterdir())
