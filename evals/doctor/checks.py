@@ -24,6 +24,7 @@ CACHED_TOKENS_FLAG = {"vllm": "start vLLM with --enable-prompt-tokens-details",
 METRICS_FLAG = {"vllm": "vLLM always serves /metrics", "sglang": "start SGLang with --enable-metrics",
                 "llama-server": "start llama-server with --metrics",
                 "llama-cpp-python": "llama-cpp-python has no /metrics"}
+CHAT_WORD = "ready"
 PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
 
 
@@ -61,7 +62,7 @@ def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | N
     mode: Literal["chat", "completions"] | None = None
     if chat.status == "ok":
         mode = "chat"
-    elif completions.status == "ok":
+    elif completions.status != "failed":  # completions answered (cached tokens may be unreported)
         mode = "completions"
     return DoctorReport(endpoint=endpoint, engine=info, checks=checks, recommended_mode=mode)
 
@@ -104,13 +105,16 @@ async def _completions(client: EndpointClient, engine: str) -> Check:
 
 async def _chat(client: EndpointClient) -> Check:
     try:
-        reply = await client.send("Reply with the single word: ready.", max_tokens=64, planned_tokens=50, seed=0)
+        reply = await client.send(f"Reply with the single word: {CHAT_WORD}.", max_tokens=64, planned_tokens=50, seed=0)
     except EndpointError as exc:
         return Check(name="chat", status="failed", found=f"{exc.kind.value}: {exc.detail}"[:300],
                      advice="no chat template (a base model?): use --mode completions")
     reasoning = "with a reasoning field" if reply.reasoning else "no reasoning text"
-    return Check(name="chat", status="ok", found=f"chat works ({reasoning}); answered {reply.text.strip()[:40]!r}",
-                 advice="a base model that echoes or rambles here wants --mode completions")
+    answered = reply.text.strip()[:60]
+    if CHAT_WORD not in answered.lower():  # an instruction-following model says the word; a base model rambles
+        return Check(name="chat", status="missing", found=f"chat answered {answered!r}, not the word it was asked for "
+                     f"({reasoning})", advice="a base model (or no chat template): use --mode completions")
+    return Check(name="chat", status="ok", found=f"chat works ({reasoning}); answered {answered!r}")
 
 
 def _metrics(endpoint: str, engine: str, api_key_env: str) -> Check:

@@ -19,6 +19,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.run import engine_metrics
 from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
 from ctxprobe.evals.run.manifest import (
@@ -86,6 +87,8 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
         progress = Progress(total=len(todo))
         lost_detail: str | None = None
+        engine_name = str(served.engine.get("engine") or "unknown")
+        metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
             progress = asyncio.run(_send(todo, served, store, opts.order, on_progress))
             manifest.status = "finished"
@@ -101,6 +104,9 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
             store.close()
             latest = store.latest_records()
             manifest.cache = cache_use(list(latest.values()))
+            if metrics_before is not None:
+                manifest.engine_metrics = engine_metrics.deltas(metrics_before,
+                                                                engine_metrics.scrape(served.config, engine_name))
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
             manifest.updated = time.time()

@@ -48,6 +48,8 @@ class RunManifest(BaseModel):
     samples_errored: int | None = None
     cache: dict[str, float] | None = Field(None, description="prompt tokens the server served from its prefix "
                                            "cache, their share, and the prefill seconds that saved")
+    engine_metrics: dict[str, float] | None = Field(None, description="the engine's /metrics counters over the run "
+                                                    "(deltas), where it exposes them")
 
 
 

@@ -142,3 +142,18 @@ def test_a_suite_tasks_mode_is_used(tmp_path: Path) -> None:
     assert paths == ["/v1/chat/completions", "/v1/completions"]
     modes = {r["sample"]["recipe"]["family"]: r["sample"]["recipe"]["mode"] for r in lines(only_dir(tmp_path / "r"))}  # type: ignore[index]
     assert modes == {"niah": "completions", "recall": "chat"}
+
+
+def test_the_engines_metrics_over_the_run_go_into_the_manifest(tmp_path: Path) -> None:
+    with FakeEngine("vllm", context_length=8192) as a, FakeEngine("vllm", context_length=8192) as b:
+        assert main(["run", "--endpoint", a.url, "--endpoint", b.url, *SUITE, "--results-dir", str(tmp_path)]) == 0
+        sent = len(a.completion_calls()) + len(b.completion_calls())
+    metrics = json.loads((only_dir(tmp_path) / "manifest.json").read_text())["engine_metrics"]
+    assert sent == 6
+    # the fake's counters grow by 40 ("cache" metrics) or 100 per completion it served: both replicas summed
+    assert metrics["prefix_cache_hits"] == 40 * sent and metrics["cached_prompt_tokens"] == 40 * sent
+    assert metrics["ttft_seconds_count"] == 100 * sent and metrics["prefix_cache_hit_rate"] == 1.0
+    assert metrics["spec_draft_tokens"] == 100 * sent and metrics["spec_acceptance_rate"] == 0.6
+    with FakeEngine("llama-cpp-python", context_length=8192) as c:  # no /metrics: nothing recorded, no failure
+        assert main(["run", "--endpoint", c.url, *SUITE, "--results-dir", str(tmp_path / "none")]) == 0
+    assert json.loads((only_dir(tmp_path / "none") / "manifest.json").read_text())["engine_metrics"] is None

@@ -311,18 +311,21 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
 # Prometheus names from docs/ENGINES.md, two label sets each where engines label by model.
 _METRICS = {
     "vllm": ["vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total",
-             "vllm:kv_cache_usage_perc"],
+             "vllm:kv_cache_usage_perc", "vllm:time_to_first_token_seconds_sum",
+             "vllm:time_to_first_token_seconds_count", "vllm:spec_decode_num_accepted_tokens_total",
+             "vllm:spec_decode_num_draft_tokens_total"],
     "sglang": ["sglang:cached_tokens_total", "sglang:prompt_tokens_total", "sglang:cache_hit_rate"],
     "llama-server": ["llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens_cached_total"],
 }
 
 
 def _metrics(engine: FakeEngine) -> str:
-    """Counters that grow with the completions served: prompt tokens 100 per call, cached 40."""
+    """Counters that grow with the completions served: 40 per call for cache metrics, 60 accepted draft
+    tokens, 100 for the rest (prompt tokens, draft tokens, TTFT sum and count)."""
     calls = len(engine.completion_calls())
     lines = []
     for name in _METRICS[engine.flavor]:
-        value = calls * (40 if "cache" in name else 100)
+        value = calls * (40 if "cache" in name else 60 if "accepted" in name else 100)
         lines += [f"# TYPE {name} counter", f'{name}{{model_name="{engine.model}",replica="a"}} {value / 2}',
                   f'{name}{{model_name="{engine.model}",replica="b"}} {value / 2}']
     return "\n".join(lines) + "\n"
