@@ -172,15 +172,18 @@ class EndpointClient:
                 self._model = page.data[0].id
         return self._model
 
-    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int) -> Response:
-        """One prompt, one response; raises `EndpointError` for every way it can fail."""
+    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
+                   affinity: int | None = None) -> Response:
+        """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
+        replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
+        retries go to the least busy one."""
         model = await self.resolve_model()
         timeout_s = self.config.request_timeout_s(planned_tokens)
         attempts = 0
         async with self._slots:
             while True:
                 attempts += 1
-                with self._pool.use() as root:
+                with self._pool.use(affinity if attempts == 1 else None) as root:
                     try:
                         return await self._attempt(root, model, prompt, max_tokens, seed, timeout_s)
                     except _Retryable as retry:

@@ -25,12 +25,16 @@ class LeastInFlight(Generic[T]):
         return list(self._in_flight)
 
     @contextmanager
-    def use(self) -> Iterator[T]:
-        """Hold the chosen replica for the duration of one request."""
+    def use(self, prefer: int | None = None) -> Iterator[T]:
+        """Hold the chosen replica for the duration of one request: replica `prefer % n` when given (a lane of
+        prompts sharing a prefix stays on the replica that cached it), else the least busy."""
         n = len(self._replicas)
-        order = [(self._next + i) % n for i in range(n)]
-        index = min(order, key=lambda i: self._in_flight[i])
-        self._next = (index + 1) % n
+        if prefer is not None:
+            index = prefer % n
+        else:
+            order = [(self._next + i) % n for i in range(n)]
+            index = min(order, key=lambda i: self._in_flight[i])
+            self._next = (index + 1) % n
         self._in_flight[index] += 1
         try:
             yield self._replicas[index]

@@ -21,7 +21,8 @@ from ctxprobe.tasks.token_counter import TokenCounter
 
 
 class Sender(Protocol):
-    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int) -> Response: ...
+    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
+                   affinity: int | None = None) -> Response: ...
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
@@ -122,7 +123,7 @@ async def run_recipes(
                 raise EndpointLost(str(exc)) from None
             raise
 
-    async def lane() -> None:
+    async def lane(index: int) -> None:
         for group in pending:  # one shared iterator: each group goes to the first free lane
             nxt = asyncio.ensure_future(build(group[0]))
             try:
@@ -130,17 +131,17 @@ async def run_recipes(
                     sample = await nxt
                     if i + 1 < len(group):
                         nxt = asyncio.ensure_future(build(group[i + 1]))
-                    await one(recipe, sample)
+                    await one(recipe, sample, index if order == "cache-aware" else None)
             finally:
                 nxt.cancel()  # a lane stopped mid-group leaves no build behind
 
-    async def one(recipe: Recipe, sample: Sample) -> None:
+    async def one(recipe: Recipe, sample: Sample, affinity: int | None) -> None:
         response: Response | None = None
         error: ErrorKind | None = None
         detail: str | None = None
         try:
             response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
-                                         planned_tokens=sample.planned_tokens, seed=recipe.seed)
+                                         planned_tokens=sample.planned_tokens, seed=recipe.seed, affinity=affinity)
         except EndpointError as exc:
             error, detail = exc.kind, exc.detail
         if error is ErrorKind.connection_error and still_there is not None:
@@ -155,8 +156,8 @@ async def run_recipes(
     try:
         # A task group: one lane that raises (a lost endpoint) cancels the others.
         async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, concurrency)):
-                group.create_task(lane())
+            for index in range(max(1, concurrency)):
+                group.create_task(lane(index))
     except BaseExceptionGroup as group:  # report one error, as a plain exception: a lost endpoint first
         flat = _leaves(group)
         raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
