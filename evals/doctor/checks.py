@@ -111,7 +111,9 @@ async def _chat(client: EndpointClient) -> Check:
                      advice="no chat template (a base model?): use --mode completions")
     reasoning = "with a reasoning field" if reply.reasoning else "no reasoning text"
     answered = reply.text.strip()[:60]
-    if CHAT_WORD not in answered.lower():  # an instruction-following model says the word; a base model rambles
+    said = answered.lower()
+    echoed = "reply with" in said or "<|im_" in said  # a base model continues the template's text
+    if CHAT_WORD not in said or echoed:  # an instruction-following model says the word; a base model rambles
         return Check(name="chat", status="missing", found=f"chat answered {answered!r}, not the word it was asked for "
                      f"({reasoning})", advice="a base model (or no chat template): use --mode completions")
     return Check(name="chat", status="ok", found=f"chat works ({reasoning}); answered {answered!r}")

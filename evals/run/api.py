@@ -90,7 +90,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         engine_name = str(served.engine.get("engine") or "unknown")
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
-            progress = asyncio.run(_send(todo, served, store, opts.order, on_progress))
+            asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -110,7 +110,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
             manifest.updated = time.time()
-            if fresh and not latest and manifest.status != "finished":
+            if fresh and not latest and not progress.sent and manifest.status != "finished":
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
             else:
                 store.write_manifest(manifest)
@@ -216,9 +216,10 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
     return RunManifest.model_validate(base)
 
 
-async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order,
-                on_progress: Callable[[Progress], None] | None) -> Progress:
-    """Send the recipes, one client per mode (a suite may mix chat and completions tasks)."""
+async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order, progress: Progress,
+                on_progress: Callable[[Progress], None] | None) -> None:
+    """Send the recipes, one client per mode (a suite may mix chat and completions tasks); `progress`
+    counts them all."""
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.runners.http_json import Unreachable, request_json
 
@@ -231,30 +232,13 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
                 continue
         return False
 
-    total = Progress(total=len(recipes))
+    show = (lambda record, prog: on_progress(prog)) if on_progress else None
     for mode in dict.fromkeys(r.mode for r in recipes):
         group = [r for r in recipes if r.mode == mode]
         config = replace(served.config, mode=mode)
         async with EndpointClient(config) as client:
-            part = await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
-                                     order=order,
-                                     on_record=(lambda rec, prog: on_progress(_merged(total, prog)))
-                                     if on_progress else None, still_there=still_there)
-        _absorb(total, part)
-    return total
-
-
-def _merged(total: Progress, part: Progress) -> Progress:
-    view = replace(total)
-    _absorb(view, part)
-    return view
-
-
-def _absorb(total: Progress, part: Progress) -> None:
-    total.done += part.done
-    total.errors += part.errors
-    total.correct += part.correct
-    total.prompt_tokens += part.prompt_tokens
+            await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
+                              order=order, on_record=show, still_there=still_there, progress=progress)
 
 
 def _remove_unused(store: RunStore) -> None:

@@ -43,6 +43,7 @@ class EndpointLost(Exception):
 @dataclass
 class Progress:
     total: int
+    sent: int = 0  # requests sent (a sample in flight when a run stops is sent but not done)
     done: int = 0
     errors: int = 0
     correct: int = 0
@@ -103,13 +104,14 @@ async def run_recipes(
     attempts_before: dict[str, int] | None = None,
     still_there: Callable[[], bool] | None = None,
     order: Order = "as-listed",
+    progress: Progress | None = None,
 ) -> Progress:
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
     building the next prompt while the current one is in flight.
     After a connection error, `still_there()` asks whether the endpoint answers at all; when it doesn't,
     the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised."""
-    progress = Progress(total=len(recipes))
+    progress = progress if progress is not None else Progress(total=len(recipes))
     builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
     loop = asyncio.get_running_loop()
     prior = attempts_before or {}
@@ -139,6 +141,7 @@ async def run_recipes(
         response: Response | None = None
         error: ErrorKind | None = None
         detail: str | None = None
+        progress.sent += 1
         try:
             response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
                                          planned_tokens=sample.planned_tokens, seed=recipe.seed, affinity=affinity)

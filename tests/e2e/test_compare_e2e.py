@@ -28,7 +28,7 @@ def test_compare_f16_with_q4_0_kv_cache(tmp_path: Path) -> None:
     # same model, same tokenizer: every sample pairs by its prompt hash
     assert pairing["by_prompt"] + sum(pairing["errored_base"].values()) + sum(pairing["errored_cand"].values()) >= 4
     assert pairing["by_task"] == 0 and data["warnings"] == []
-    assert data["candidates"][0]["engine"]["engine"] == "llama-cpp-python"
+    assert data["candidates"][0]["engine"]["engine"] == "llama-server"
     (pooled,) = [r for r in data["rows"] if r["level"] == "family_length"]
     assert pooled["n"] == pairing["pairs"] and -1 <= pooled["diff_lo"] <= pooled["diff"] <= pooled["diff_hi"] <= 1
     assert (folder / "diff_heatmap_kvq4_niah.png").stat().st_size > 10_000
