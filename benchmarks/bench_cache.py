@@ -27,11 +27,11 @@ from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL
 
 
-def run_order(suite: Suite, order: Order, n_ctx: int) -> tuple[list[SampleRecord], float]:
+def run_order(suite: Suite, order: Order, n_ctx: int, swa_cache: str) -> tuple[list[SampleRecord], float]:
     counter = token_counter(f"local:{PACKAGED_MODEL}")
     builder = builder_for(counter)
     recipes = suite.recipes(builder.recipe_tokenizer, default_mode="completions")
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=n_ctx) as engine:
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=n_ctx, swa_cache=swa_cache) as engine:
         store = RunStore(Path(tmp))
         config = engine.endpoint_config(concurrency=1)
         started = time.monotonic()
@@ -51,6 +51,8 @@ def main() -> int:
     ap.add_argument("--lengths", default="1k,2k")
     ap.add_argument("--depths", default="0:100:10")
     ap.add_argument("--samples", type=int, default=2, help="seeds per (length, depth)")
+    ap.add_argument("--swa-cache", choices=("full", "window"), default="full",
+                    help="the engine's sliding-window KV cache (window: llama-server's default)")
     args = ap.parse_args()
     suite = Suite.model_validate({"name": "bench-cache", "lengths": args.lengths, "depths": args.depths,
                                   "samples": args.samples, "tasks": [{"family": "niah"}]})
@@ -59,11 +61,12 @@ def main() -> int:
     total, bound = expected_cached_tokens(send_groups(listed, "cache-aware"))
     bound_share = bound / total
     print(f"sweep: niah single, lengths {args.lengths}, depths {args.depths} ({len(suite.depths)}), "
-          f"{args.samples} seeds: {len(listed)} samples; engine n_ctx {n_ctx}, one slot, concurrency 1")
+          f"{args.samples} seeds: {len(listed)} samples; engine n_ctx {n_ctx}, one slot, concurrency 1, "
+          f"sliding-window cache {args.swa_cache}")
     shares: dict[str, float] = {}
     prefill: dict[str, float] = {}
     for order in ("as-listed", "cache-aware"):
-        records, wall = run_order(suite, order, n_ctx)  # type: ignore[arg-type]
+        records, wall = run_order(suite, order, n_ctx, args.swa_cache)  # type: ignore[arg-type]
         seen = [r.response for r in records if r.response is not None]
         prompt = sum(r.prompt_tokens or 0 for r in seen)
         cached = sum(r.cached_tokens or 0 for r in seen)

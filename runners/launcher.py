@@ -106,6 +106,7 @@ class EmbeddedEngine:
         kv_cache_type: KvCacheType = "f16",
         threads: int | None = None,
         parallel: int = 1,
+        swa_cache: str = "full",
         model_alias: str | None = None,
         startup_timeout_s: float = 180.0,
         log_path: str | Path | None = None,
@@ -114,6 +115,8 @@ class EmbeddedEngine:
             raise UserError(f"n_ctx {n_ctx} is too small")
         if kv_cache_type not in KV_CACHE_TYPES:
             raise UserError(f"unknown KV cache type {kv_cache_type!r}; known: {', '.join(KV_CACHE_TYPES)}")
+        if swa_cache not in ("full", "window"):
+            raise UserError(f"unknown sliding-window cache {swa_cache!r}; known: full, window")
         if threads is not None and threads < 1:
             raise UserError(f"threads {threads} must be at least 1")
         if parallel < 1:
@@ -123,6 +126,7 @@ class EmbeddedEngine:
         self.kv_cache_type = kv_cache_type
         self.threads = threads
         self.parallel = parallel
+        self.swa_cache = swa_cache
         self.model_alias = model_alias or (DEFAULT_MODEL_ALIAS if model_file is None else Path(model_file).stem)
         self.startup_timeout_s = startup_timeout_s
         self.log_path = Path(log_path) if log_path is not None else None
@@ -151,6 +155,7 @@ class EmbeddedEngine:
             sys.executable, "-m", "ctxprobe.runners.serve",
             "--model", str(self.model_path), "--alias", self.model_alias, "--port", str(port),
             "--n-ctx", str(self.n_ctx), "--parallel", str(self.parallel), "--kv-cache-type", self.kv_cache_type,
+            "--swa-cache", self.swa_cache,
         ]
         if self.threads is not None:
             cmd += ["--threads", str(self.threads)]

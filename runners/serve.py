@@ -53,6 +53,9 @@ def server_params(args: argparse.Namespace) -> Any:
     if args.threads is not None:
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
+    # Sliding-window layers (Gemma 3: 5 of 6) keep only their window by default, so the server can reuse a
+    # cached prefix only up to its last checkpoint; a full cache reuses any shared prefix (docs/ENGINES.md).
+    params.swa_full = args.swa_cache == "full"
     params.endpoint_metrics = True
     params.endpoint_slots = True
     params.verbosity = args.verbosity
@@ -68,6 +71,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--parallel", type=int, default=1, help="slots (requests served at once)")
     p.add_argument("--kv-cache-type", choices=KV_CACHE_TYPES, default="f16")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: the engine's choice)")
+    p.add_argument("--swa-cache", choices=("full", "window"), default="full",
+                   help="KV cache of sliding-window layers: full (prefix reuse at any depth) or window (less memory)")
     p.add_argument("--verbosity", type=int, default=2, help="llama.cpp log level: 1 errors, 2 + warnings, 3 + info")
     return p.parse_args(argv)
 

@@ -14,7 +14,7 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
     from ctxprobe.evals.run.options import EndpointOptions
 
-    embedded = {"model_file", "n_ctx", "parallel", "kv_cache_type", "threads"}
+    embedded = {"model_file", "n_ctx", "parallel", "kv_cache_type", "swa_cache", "threads"}
     fields = EndpointOptions.model_fields
     add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
                    {k: v for k, v in fields.items() if k not in embedded}, repeat={"endpoints": "--endpoint"})

@@ -192,7 +192,7 @@ def _resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
     (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
     saved = dict(previous.options)
     for key in ("endpoints", "model", "api_key_env", "concurrency", "timeout", "timeout_per_1k", "retries",
-                "token_counter", "model_file", "n_ctx", "parallel", "kv_cache_type", "threads", "quiet", "allow_errors",
+                "token_counter", "model_file", "n_ctx", "parallel", "kv_cache_type", "swa_cache", "threads", "quiet", "allow_errors",
                 "no_report"):
         value = getattr(given, key)
         if key in given.model_fields_set and value not in (None, []):

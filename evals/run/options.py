@@ -33,6 +33,9 @@ class EndpointOptions(BaseModel):
     n_ctx: int | None = Field(None, ge=16, description="embedded engine: context per slot, in tokens (default: longest prompt + answer room)")
     parallel: int | None = Field(None, ge=1, description="embedded engine: slots, requests served at once, each with its own context (default 1)")
     kv_cache_type: KvCacheType = Field("f16", description="embedded engine: KV cache type")
+    swa_cache: Literal["full", "window"] = Field(
+        "full", description="embedded engine: KV cache of sliding-window layers: full (a prefix cache reuses any "
+        "shared prefix) or window (llama-server's default: less memory, reuse only up to its checkpoints)")
     threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
 
 

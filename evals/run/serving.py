@@ -63,7 +63,7 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env) if offline else None  # fail fast
     n_ctx = opts.n_ctx or default_n_ctx(suite)
     with EmbeddedEngine(model_file=opts.model_file, n_ctx=n_ctx, kv_cache_type=opts.kv_cache_type,
-                        threads=opts.threads, parallel=opts.parallel or 1) as engine:
+                        threads=opts.threads, parallel=opts.parallel or 1, swa_cache=opts.swa_cache) as engine:
         info = engine.info()
         if counter is None:  # the engine's own tokenizer, now that it runs
             spec = f"server:{engine.base_url}"
