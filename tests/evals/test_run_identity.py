@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from ctxprobe.evals.cli import main
 from tests.runners.fake_engine import FakeEngine, Reply
 
@@ -157,3 +159,19 @@ def test_the_engines_metrics_over_the_run_go_into_the_manifest(tmp_path: Path) -
     with FakeEngine("llama-cpp-python", context_length=8192) as c:  # no /metrics: nothing recorded, no failure
         assert main(["run", "--endpoint", c.url, *SUITE, "--results-dir", str(tmp_path / "none")]) == 0
     assert json.loads((only_dir(tmp_path / "none") / "manifest.json").read_text())["engine_metrics"] is None
+
+
+def test_prompt_rebuilds_a_recorded_sample_and_reports_a_sha256_mismatch(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", context_length=8192) as a:
+        assert main(["run", "--endpoint", a.url, *SUITE, "--token-counter", "estimate",
+                     "--results-dir", str(tmp_path)]) == 0
+    run_dir = only_dir(tmp_path)
+    first = lines(run_dir)[0]["sample"]
+    capsys.readouterr()
+    assert main(["prompt", str(run_dir), first["sample_id"], "--sha256"]) == 0  # type: ignore[index]
+    assert capsys.readouterr().out.strip() == first["prompt_sha256"]  # type: ignore[index]
+    samples = run_dir / "samples.jsonl"
+    samples.write_text(samples.read_text().replace(first["prompt_sha256"], "0" * 64, 1))  # type: ignore[index]
+    assert main(["prompt", str(run_dir), first["sample_id"]]) == 2  # type: ignore[index]
+    assert "sha256" in capsys.readouterr().err
