@@ -11,7 +11,7 @@ from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.search import LimitConfig
 from ctxprobe.evals.limit.target import TargetLimits, TaskSpec, accepted_length, effective_length
 from ctxprobe.evals.run.inline_suite import parse_params
-from ctxprobe.evals.run.manifest import RunManifest, ctxprobe_version, public_url, run_folder
+from ctxprobe.evals.run.manifest import RunManifest, ctxprobe_version, public_url, run_folder, saved_options
 from ctxprobe.evals.limit.options import LimitOptions
 from ctxprobe.evals.run.options import validated
 from ctxprobe.evals.run.serving import serving
@@ -59,7 +59,7 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
                     endpoints=[public_url(u) for u in opts.endpoints], model=config.model, engine=engine,
                     mode=config.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
                     token_counter=served.counter_spec, api_key_env=opts.api_key_env,
-                    options=opts.model_dump(mode="json") | {"endpoints": [public_url(u) for u in opts.endpoints]}))
+                    options=saved_options(opts)))
             configured = engine.get("context_length")
             known = max(configured or 0, advertised.tokens or 0)
             ceiling = max_length or (known + known // 4 if known else 2 * 1024 * 1024)  # room to see a rejection

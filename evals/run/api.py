@@ -29,7 +29,7 @@ from ctxprobe.evals.run.manifest import (
     run_folder,
     saved_options,
 )
-from ctxprobe.evals.run.options import RunOptions, validated
+from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.order import Order
 from ctxprobe.evals.run.record import SampleRecord
 from ctxprobe.evals.run.serving import Served, serving
@@ -187,13 +187,16 @@ def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     return "no field differs"
 
 
+# Options a resume may change: where and how to reach the endpoint (not the mode, which is part of the plan)
+# and how the run reports. What to run always comes from the run.
+_RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report"}
+
+
 def _resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
     """The saved options, with the endpoint options given again on the command line taking over
     (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
     saved = dict(previous.options)
-    for key in ("endpoints", "model", "api_key_env", "concurrency", "timeout", "timeout_per_1k", "retries",
-                "token_counter", "model_file", "n_ctx", "parallel", "kv_cache_type", "swa_cache", "threads", "quiet", "allow_errors",
-                "no_report"):
+    for key in _RESUME_OVERRIDES:
         value = getattr(given, key)
         if key in given.model_fields_set and value not in (None, []):
             saved[key] = value

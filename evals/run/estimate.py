@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.options import RunOptions, validated
 from ctxprobe.evals.run.order import Order, expected_cached_tokens, send_groups
+from ctxprobe.runners.probe import DEFAULT_CONCURRENCY
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
@@ -53,7 +54,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     suite.check()
     default_mode = "chat" if opts.endpoints else "completions"
     recipes = suite.recipes(lambda mode: "estimate", mode=opts.mode, default_mode=default_mode)
-    concurrency = opts.concurrency or (4 if opts.endpoints else 1)
+    concurrency = opts.concurrency or (DEFAULT_CONCURRENCY if opts.endpoints else 1)  # embedded: one slot
     by_length = Counter(r.context_tokens for r in recipes)
     lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k) for n, k in sorted(by_length.items())]
     total, cached = _cached(recipes, opts.order, concurrency)

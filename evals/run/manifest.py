@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.run.options import RunOptions
+from ctxprobe.evals.run.options import EndpointOptions
 from ctxprobe.evals.run.schema import SCHEMA_VERSION
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite
@@ -68,7 +68,7 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def saved_options(options: RunOptions) -> dict[str, Any]:
+def saved_options(options: EndpointOptions) -> dict[str, Any]:
     """The options as the manifest keeps them: public URLs only."""
     saved = options.model_dump(mode="json")
     saved["endpoints"] = [public_url(u) for u in options.endpoints]
