@@ -117,8 +117,12 @@ class Suite(BaseModel):
         for task in self.tasks:
             family = get_family(task.family)
             layouts = [{"template": t} for t in self.templates or []] if "template" in family.Params.model_fields else []
-            for extra in layouts or [{}]:
-                out.append((task, validate_params(family, {**task.params, **extra}).model_dump(mode="json")))
+            # A layout the task has none of (RULER's for a multihop keychain) is left out; the task still
+            # runs under the others, or under its own when none fits.
+            fitting = [params for params in (_params_or_none(family, {**task.params, **extra}) for extra in layouts)
+                       if params is not None]
+            for params in fitting or [validate_params(family, task.params).model_dump(mode="json")]:
+                out.append((task, params))
         return out
 
     def check(self) -> None:
@@ -133,6 +137,14 @@ class Suite(BaseModel):
             build_sample(Recipe(family=task.family, params=task.params, haystack=task.haystack or self.haystack,
                                 context_tokens=shortest, depth=50.0, seed=self.seed,
                                 mode=task.mode or self.mode or "completions"))
+
+
+def _params_or_none(family: Any, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The full parameters, or None where the family refuses them."""
+    try:
+        return validate_params(family, params).model_dump(mode="json")
+    except UserError:
+        return None
 
 
 def builtin_suites() -> list[str]:

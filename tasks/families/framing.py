@@ -10,24 +10,28 @@ from ctxprobe.tasks.sample import Expected, Mode
 
 
 Template = Literal["ctxprobe", "ruler"]
-RULER_GENERATION_TOKENS = 128  # RULER's nominal length includes this many generated tokens
+LengthConvention = Literal["prompt", "ruler"]
+# RULER's nominal length includes the tokens it lets the model generate: 128 for its needle tasks
+# (`niah_*`), 30 for variable tracking (`vt`).
+RULER_GENERATION_TOKENS = 128
 
 
 def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],
           expected: Expected, max_tokens: int, unique: tuple[str, ...] = (), template: Template = "ctxprobe",
-          length_convention: str = "prompt") -> Draft:
+          length_convention: LengthConvention = "prompt", ruler_gap: str = "\n",
+          ruler_generation_tokens: int = RULER_GENERATION_TOKENS) -> Draft:
     """ctxprobe's layout: `\\n\\n{question}\\n\\n{prefix}`. RULER's (lm-eval's `ruler` tasks): the
-    question on the line after the haystack and the answer prefix after one space, `\\n{question} {prefix}`
-    (chat: `\\n{question}` alone, as lm-eval sends it)."""
+    question after `ruler_gap` (the needle tasks' `\\n`, variable tracking's `\\n\\n`) and the answer prefix
+    after one space, `\\n{question} {prefix}` (chat: `\\n{question}` alone, as lm-eval sends it)."""
     if template == "ruler":
-        tail = f"\n{question} {prefix}" if mode == "completions" else f"\n{question}"
+        tail = f"{ruler_gap}{question} {prefix}" if mode == "completions" else f"{ruler_gap}{question}"
     elif mode == "completions":
         tail = f"\n\n{question}\n\n{prefix}"
     else:
         tail = f"\n\n{question} Answer with the answer only."
     if mode != "completions":
         prefix = ""
-    reserve = RULER_GENERATION_TOKENS if length_convention == "ruler" else 0
+    reserve = ruler_generation_tokens if length_convention == "ruler" else 0
     return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
                  expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve)
 

@@ -10,7 +10,11 @@
 fact is role "target", its other facts "hop", distractor chains' facts "distractor". Placement `spread` puts
 the asked chain's facts evenly from the recipe's depth to 100 and a distractor chain's at random depths in
 chain order; `random` keeps the asked chain's first fact at the depth and draws every other depth. Kinship
-facts take the depths in a shuffled order that is neither the chain order nor its reverse."""
+facts take the depths in a shuffled order that is neither the chain order nor its reverse.
+
+`template: ruler` (vartrack only) writes RULER's variable tracking as lm-eval's `ruler_vt` does, one-shot
+example included (`ruler_vartrack`); with `hops: 4, chains: 0` and the `noise:ruler` haystack it is `ruler_vt`.
+`length_convention: ruler` counts RULER's 30 generated tokens in the nominal length."""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxprobe.tasks.families.framing import frame
+from ctxprobe.tasks.families import ruler_vartrack
+from ctxprobe.tasks.families.framing import LengthConvention, Template, frame
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -37,11 +42,18 @@ class MultihopParams(BaseModel):
     hops: int = Field(4, ge=1, le=16, description="links in the asked chain")
     chains: int = Field(1, ge=0, le=8, description="distractor chains of the same shape")
     placement: Literal["spread", "random"] = Field("spread", description="where a chain's facts go")
+    template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings "
+                               "(vartrack only)")
+    length_convention: LengthConvention = Field(
+        "prompt", description="prompt: the length is the prompt's; ruler: it includes RULER's 30 generated tokens")
 
     @model_validator(mode="after")
     def _enough_names(self) -> MultihopParams:
         if self.kind == "kinship" and (self.chains + 1) * (self.hops + 1) > len(GIVEN_NAMES):
             raise ValueError(f"kinship needs (chains + 1) * (hops + 1) <= {len(GIVEN_NAMES)} distinct names")
+        if self.template == "ruler" and self.kind != "vartrack":
+            raise ValueError(f"template 'ruler' is RULER's variable tracking: kind {self.kind!r} has no RULER "
+                             "layout (use kind 'vartrack')")
         return self
 
 
@@ -99,17 +111,27 @@ def _vartrack(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
             value = str(rng.randint(10_000, 99_999))
         values.add(value)
         chain = [_var_name(rng, names) for _ in range(p.hops + 1)]
-        facts = [(f"VAR {chain[0]} = {value}.", chain[0])]
-        facts += [(f"VAR {chain[i]} = VAR {chain[i - 1]}.", chain[i]) for i in range(1, len(chain))]
-        needles += _place(facts, c == 0, depth, p, rng)
+        texts = ruler_vartrack.statements(chain, value)
+        if p.template == "ctxprobe":
+            texts = [text + "." for text in texts]
+        needles += _place(list(zip(texts, chain)), c == 0, depth, p, rng)
         if c == 0:
             asked_value, asked_names = value, chain
-    head = "Memorize and track the chain(s) of variable assignment hidden in the following text."
+    expected = Expected(kind="values", answers=asked_names)
+    max_tokens = 8 + 6 * len(asked_names)
+    if p.template == "ruler":  # the example is drawn after the task's needles, so both layouts share them
+        shot = ruler_vartrack.example(rng, names, values)
+        return frame(shot.text + ruler_vartrack.HEAD + "\n", ruler_vartrack.question(asked_value),
+                     ruler_vartrack.answer_prefix(len(asked_names), asked_value), mode, tuple(needles), expected,
+                     max_tokens, unique=tuple(sorted(names | values)), template="ruler",
+                     length_convention=p.length_convention, ruler_gap="\n\n",
+                     ruler_generation_tokens=ruler_vartrack.GENERATION_TOKENS)
     question = f"Find all variables that are assigned the value {asked_value} in the text above."
     prefix = (f"Answer: According to the chain(s) of variable assignment in the text above, "
               f"{len(asked_names)} variables are assigned the value {asked_value}, they are:")
-    return frame(head, question, prefix, mode, tuple(needles), Expected(kind="values", answers=asked_names),
-                 max_tokens=8 + 6 * len(asked_names), unique=tuple(sorted(names | values)))
+    return frame(ruler_vartrack.HEAD, question, prefix, mode, tuple(needles), expected, max_tokens,
+                 unique=tuple(sorted(names | values)), length_convention=p.length_convention,
+                 ruler_generation_tokens=ruler_vartrack.GENERATION_TOKENS)
 
 
 def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:

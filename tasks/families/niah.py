@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.tasks.families.framing import Template, frame, join_names
+from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, join_names
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -41,7 +41,7 @@ class NiahParams(BaseModel):
     queries: int = Field(4, ge=2, le=32, description="multiquery: keys asked at once")
     placement: Literal["random", "spread"] = Field("random", description="where needles other than the target go")
     template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
-    length_convention: Literal["prompt", "ruler"] = Field(
+    length_convention: LengthConvention = Field(
         "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.haystack.noise import RulerNoiseHaystack
+from tests.tasks.word_tokenizer import WordTokenizer
 
 NEEDLE = re.compile(r"One of the special magic \w+ for (\S+) is: (\S+)\.")
 # ctxprobe niah variant -> RULER's needle counts (num_needle_k, num_needle_v, num_needle_q)
@@ -24,17 +25,6 @@ VARIANTS = {
     "multivalue": ({"values": 4}, (1, 4, 1)),
     "multiquery": ({"queries": 4}, (4, 1, 4)),
 }
-
-
-class WordTokenizer:
-    """Stands in for RULER's HF tokenizer: it only sizes the haystack (which the comparison masks)."""
-
-    class Encoded:
-        def __init__(self, text: str) -> None:
-            self.input_ids = text.split()
-
-    def __call__(self, text: str) -> WordTokenizer.Encoded:
-        return WordTokenizer.Encoded(text)
 
 
 def ruler_template(prepare_path: str) -> str:
