@@ -1,12 +1,12 @@
-"""RULER parity on the real embedded engine: lm-eval's own RULER `niah_single_1` against ctxprobe's `niah`
-single with `template: ruler` (and `length_convention: ruler`, haystack `noise:ruler`) and with ctxprobe's
-own template, at 1K/2K/4K. Prints each accuracy with its Wilson 95% interval; ctxprobe's two layouts run
+"""RULER parity on the real embedded engine: lm-eval's own RULER `niah_single_1` (or `ruler_vt`, `--task vt`)
+against ctxprobe's `niah` single (or `multihop` vartrack, 4 hops, one chain) with `template: ruler` (and
+`length_convention: ruler`, haystack `noise:ruler`) and with ctxprobe's own template, at 1K/2K/4K. Prints each accuracy with its Wilson 95% interval; ctxprobe's two layouts run
 with identical needles, so their paired difference is printed too (exact McNemar).
 
 Needs lm-eval[api,ruler] 0.4.13, transformers (no torch) and gguf, for RULER's tokenizer folder, built from
 the packaged GGUF's vocabulary (tests/evals/fixtures/lmeval_ruler/capture_ruler_log.py). No network.
 
-    python benchmarks/bench_ruler_parity.py --docs 12
+    python benchmarks/bench_ruler_parity.py --docs 12 [--task vt]
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ from ctxprobe.tasks.token_counter import packaged_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (1024, 2048, 4096)
-RULER_DOCS_PER_LENGTH = 500  # niah_utils generates 500 docs per length, in length order
+RULER_DOCS_PER_LENGTH = 500  # niah_utils and vt_utils generate 500 docs per length, in length order
+# --task: lm-eval's task, and ctxprobe's family and parameters for it
+TASKS = {
+    "niah_single_1": ("niah_single_1", "niah", "length_convention=ruler"),
+    "vt": ("ruler_vt", "multihop", "kind=vartrack,hops=4,chains=0,length_convention=ruler"),
+}
 
 
 def interval(k: int, n: int) -> str:
@@ -35,7 +40,7 @@ def interval(k: int, n: int) -> str:
     return f"{k}/{n} = {k / n:.0%} [{lo:.0%}, {hi:.0%}]" if n else "-"
 
 
-def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int) -> dict[int, tuple[int, int]]:
+def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int, task: str) -> dict[int, tuple[int, int]]:
     sys.path.insert(0, str(ROOT / "tests" / "evals" / "fixtures" / "lmeval_ruler"))
     from capture_ruler_log import gguf_tokenizer_folder
 
@@ -43,13 +48,13 @@ def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int) -> dict[int, tup
     picks = [i * RULER_DOCS_PER_LENGTH + j for i in range(len(LENGTHS)) for j in range(docs)]
     args = (f"model={engine.model_alias},base_url={engine.base_url}/v1/completions,tokenizer_backend=None,"
             f"tokenized_requests=False,tokenizer={tokenizer},num_concurrent=1")
-    cmd = ["lm_eval", "run", "--tasks", "niah_single_1", "--model", "local-completions", "--model_args", args,
+    cmd = ["lm_eval", "run", "--tasks", task, "--model", "local-completions", "--model_args", args,
            "--metadata", json.dumps({"max_seq_lengths": list(LENGTHS)}),
-           "--samples", json.dumps({"niah_single_1": picks}), "--log_samples", "--output_path", str(out / "lm")]
+           "--samples", json.dumps({task: picks}), "--log_samples", "--output_path", str(out / "lm")]
     print("$ " + " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     scores: dict[int, tuple[int, int]] = {}
-    for path in glob.glob(str(out / "lm" / "**" / "samples_niah_single_1_*.jsonl"), recursive=True):
+    for path in glob.glob(str(out / "lm" / "**" / f"samples_{task}_*.jsonl"), recursive=True):
         for line in Path(path).read_text().splitlines():
             row = json.loads(line)
             length = int(row["doc"]["max_length"])
@@ -58,11 +63,11 @@ def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int) -> dict[int, tup
     return scores
 
 
-def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int) -> Path:
+def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str) -> Path:
     step = 100 / max(docs - 1, 1)
     depths = ",".join(f"{i * step:.1f}" for i in range(docs))
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
-           "--token-counter", "local:gemma3-270m", "--family", "niah", "--params", "length_convention=ruler",
+           "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
            "--templates", "ctxprobe,ruler", "--haystack", "noise:ruler", "--lengths", "1k,2k,4k", "--depths", depths,
            "--samples", "1", "--quiet", "--no-report", "--results-dir", str(out / "ctxprobe")]
     print("$ ctxprobe " + " ".join(cmd[3:]), flush=True)
@@ -73,11 +78,13 @@ def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=12, help="samples per length for each of the three")
+    ap.add_argument("--task", choices=sorted(TASKS), default="niah_single_1", help="RULER's task to compare")
     args = ap.parse_args()
+    lm_task, family, params = TASKS[args.task]
     with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=max(LENGTHS) + 512) as engine:
         out = Path(tmp)
-        ruler = ruler_lm_eval(engine, out, args.docs)
-        run = load_run(ctxprobe_runs(engine, out, args.docs))
+        ruler = ruler_lm_eval(engine, out, args.docs, lm_task)
+        run = load_run(ctxprobe_runs(engine, out, args.docs, family, params))
     by_layout: dict[tuple[str, int], tuple[int, int]] = {}
     for record in run.records:
         key = (str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens)
@@ -89,7 +96,7 @@ def main() -> int:
         if record.response is not None and record.response.prompt_tokens:
             prompt.setdefault((str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens),
                               []).append(record.response.prompt_tokens)
-    print(f"{'length':>6}  {'lm-eval RULER niah_single_1':>28}  {'ctxprobe template: ruler':>28}  "
+    print(f"{'length':>6}  {'lm-eval RULER ' + lm_task:>28}  {'ctxprobe template: ruler':>28}  "
           f"{'ctxprobe own template':>28}")
     for length in LENGTHS:
         tokens = {t: sum(v) // len(v) for (t, n), v in prompt.items() if n == length and v}
