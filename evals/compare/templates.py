@@ -14,9 +14,10 @@ from ctxprobe.evals.compare.verdict import adjust
 from ctxprobe.evals.run.record import SampleRecord
 from ctxprobe.tasks.build import needle_key
 
+BASE_LAYOUT = "ctxprobe"  # every other layout is paired against this one
 
 
-def template_pairs(records: list[SampleRecord], base: str = "ctxprobe") -> dict[str, list[Pair]]:
+def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict[str, list[Pair]]:
     """Pairs of scored samples that differ only in their template: the base layout against each other one."""
     by_key: dict[str, dict[str, SampleRecord]] = defaultdict(dict)
     for record in records:
@@ -33,7 +34,8 @@ def template_pairs(records: list[SampleRecord], base: str = "ctxprobe") -> dict[
 
 
 def template_rows(records: list[SampleRecord], alpha: float = 0.05) -> list[CompareRow]:
-    """Per family x length (depths pooled, Holm-adjusted) rows of each other layout against ctxprobe's."""
+    """Per family x length (depths pooled, Holm-adjusted) rows of each other layout against ctxprobe's
+    (`candidate` is the other layout's name); none when the run has one layout."""
     rows: list[CompareRow] = []
     for name, pairs in sorted(template_pairs(records).items()):
         rows += adjust(compare_rows(name, pairs, "family_length"), alpha)
@@ -45,10 +47,10 @@ def render_template_sensitivity(records: list[SampleRecord], alpha: float = 0.05
     rows = template_rows(records, alpha)
     if not rows:
         return ""
-    out = ["", "template sensitivity (same needles, paired; diff = other layout - ctxprobe's):"]
+    out = ["", f"template sensitivity (same needles, paired; diff = other layout - {BASE_LAYOUT}'s):"]
     for (family, variant, haystack, name), group in _blocks(rows).items():
-        out.append(f"{family}  {variant}  [{haystack}]  ctxprobe vs {name}")
-        header = [{"base": "ctxprobe", "cand": name}.get(h, h) for h in COLUMNS]
+        out.append(f"{family}  {variant}  [{haystack}]  {BASE_LAYOUT} vs {name}")
+        header = [{"base": BASE_LAYOUT, "cand": name}.get(h, h) for h in COLUMNS]
         out += ["  " + line for line in aligned([header, *[row_cells(r) for r in group]])]
     return "\n".join(out) + "\n"
 

@@ -9,6 +9,7 @@ reasoning fields and `<think>` text.
         engine.requests                             # what arrived: Recorded(path, body, headers)
 
     FakeEngine("sglang", api_key="k-123")           # answers 401 to any request without "Bearer k-123"
+    FakeEngine(answer=lambda body: ...)             # an answer per request, from its JSON body
 
 Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
 models that declare one. Reusable by any test: import it by path from tests/runners/.
@@ -22,7 +23,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 Flavor = Literal["vllm", "sglang", "llama-server", "llama-cpp-python"]
 FLAVORS: tuple[Flavor, ...] = ("vllm", "sglang", "llama-server", "llama-cpp-python")
@@ -85,8 +86,8 @@ class _Server(ThreadingHTTPServer):
 
 class FakeEngine:
     def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
-                 answer: str = "The answer is 42.", reasoning: str | None = None, version: str | None = None,
-                 n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None) -> None:
+                 answer: str | Callable[[dict[str, Any]], str] = "The answer is 42.", reasoning: str | None = None,
+                 version: str | None = None, n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None) -> None:
         self.flavor = flavor
         self.model = model
         self.context_length = context_length
@@ -134,6 +135,10 @@ class FakeEngine:
         if "messages" in body:
             return sum(self.words(str(m.get("content", ""))) for m in body["messages"]) + CHAT_TEMPLATE_TOKENS
         return self.words(str(body.get("prompt", ""))) + 1
+
+    def answer_to(self, body: dict[str, Any]) -> str:
+        """The text this request is answered with: the fixed answer, or what the answer function makes of it."""
+        return self.answer(body) if callable(self.answer) else self.answer
 
     def next_reply(self) -> Reply | None:
         with self._lock:
@@ -247,7 +252,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 bad = too_long_body(engine.flavor, limit=engine.context_length, prompt_tokens=prompt_tokens,
                                     chat=chat, max_tokens=int(body.get("max_tokens") or 16))
                 return self._json(400, bad)
-            pieces = [w + " " for w in engine.answer.split(" ")]
+            answer = engine.answer_to(body)
+            pieces = [w + " " for w in answer.split(" ")]
             pieces[-1] = pieces[-1].rstrip(" ")
             usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": len(pieces),
                                      "total_tokens": prompt_tokens + len(pieces)}
@@ -256,12 +262,12 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if body.get("stream"):
                 return self._stream(body, chat, pieces, usage)
             if chat:
-                message: dict[str, Any] = {"role": "assistant", "content": engine.answer}
+                message: dict[str, Any] = {"role": "assistant", "content": answer}
                 if engine.reasoning is not None:
                     message[self._reasoning_field()] = engine.reasoning
                 choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
             else:
-                choice = {"index": 0, "text": engine.answer, "logprobs": None, "finish_reason": "stop"}
+                choice = {"index": 0, "text": answer, "logprobs": None, "finish_reason": "stop"}
             out: dict[str, Any] = {"id": "cmpl-1", "object": "chat.completion" if chat else "text_completion",
                                    "created": 1700000000, "model": engine.model, "choices": [choice], "usage": usage}
             if engine.flavor == "llama-server":

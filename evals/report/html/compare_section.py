@@ -32,8 +32,14 @@ def _p(x: Any) -> str:
     return "–" if x is None else f"{float(x):.3g}"
 
 
+def _of(correct: Any, n: Any) -> str:
+    """`18/20`; empty where a comparison written by another version lacks the counts."""
+    return "" if correct is None or n is None else f"{int(correct)}/{int(n)}"
+
+
 def verdict_rows(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, Any]]:
-    """The family x length rows of one candidate, each with its verdict (DROP / GAIN / no difference)."""
+    """The family x length rows of one candidate (`CompareRow`s as dicts), each with its verdict (DROP / GAIN /
+    no difference): what the `verdict_table` macro shows, on compare pages and a run's template sensitivity."""
     out = []
     for r in rows:
         if r.get("candidate") != candidate or r.get("level") != "family_length":
@@ -43,6 +49,7 @@ def verdict_rows(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, A
         out.append({"family": r.get("family"), "variant": r.get("variant"), "haystack": r.get("haystack"),
                     "length": format_length(int(r.get("context_tokens", 0))), "n": r.get("n"),
                     "base": _pct(r.get("base_accuracy")), "cand": _pct(r.get("cand_accuracy")), "diff": _pts(diff),
+                    "base_k": _of(r.get("base_correct"), r.get("n")), "cand_k": _of(r.get("cand_correct"), r.get("n")),
                     "interval": f"[{_pts(r.get('diff_lo'))}, {_pts(r.get('diff_hi'))}]", "p": _p(r.get("p_value")),
                     "p_holm": _p(r.get("p_holm")), "verdict": verdict, "background": diff_colour(diff)[0]
                     if r.get("significant") else "transparent"})

@@ -1,5 +1,6 @@
 """What a run folder shows on the page: its header, per-family depth x length heatmaps, the accuracy table
-with Wilson intervals, errors by kind and length (apart from accuracy), latency / TTFT / cached share by
+with Wilson intervals, template sensitivity where the run has two prompt layouts (the compare page's verdict
+rows), errors by kind and length (apart from accuracy), latency / TTFT / cached share by
 length, and failure examples with the prompt around the needle. Plain values for the templates: every
 string here is escaped by jinja2 when it is written into the page."""
 
@@ -14,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from ctxprobe.evals.compare.paired_stats import INTERVAL_METHOD
+from ctxprobe.evals.compare.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
+from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.table import context_summary, variant_label
 from ctxprobe.evals.run.load import Run
@@ -243,10 +247,24 @@ def _spread(recs: list[SampleRecord], k: int) -> list[SampleRecord]:
     return chosen
 
 
+def template_tables(records: list[SampleRecord], alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Template sensitivity: per layout other than ctxprobe's, the compare page's verdict rows of the run's
+    own pairs (the same needles under both layouts); none when the run has one layout."""
+    rows = [r.model_dump() for r in template_rows(records, alpha)]
+    return [{"base": BASE_LAYOUT, "label": name, "verdicts": verdict_rows(rows, name)}
+            for name in sorted({r["candidate"] for r in rows})]
+
+
+def template_methods(alpha: float = 0.05) -> str:
+    return (f"CI: {INTERVAL_METHOD}; p: exact McNemar on the discordant pairs, Holm-adjusted over each layout's "
+            f"rows; DROP or GAIN where Holm p < {alpha:g}.")
+
+
 def run_section(run: Run) -> dict[str, Any]:
     """Everything the run template shows."""
     records = run.records
     return {"kind": "run", "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
             "path": str(run.dir), "header": header(run), "panels": heatmap_panels(records) if records else {},
             "accuracy": accuracy_rows(records) if records else [], "errors": error_table(records),
+            "templates": template_tables(records), "template_methods": template_methods(),
             "timing": timing(records), "failures": failures(run), "n_records": len(records)}
