@@ -13,17 +13,19 @@ from ctxprobe.evals.compare.rows import CompareRow, compare_rows
 from ctxprobe.evals.compare.verdict import adjust
 from ctxprobe.evals.run.record import SampleRecord
 from ctxprobe.tasks.build import needle_key
+from ctxprobe.tasks.registry import LAYOUT_PARAMS
+from ctxprobe.tasks.sample import Recipe
 
 BASE_LAYOUT = "ctxprobe"  # every other layout is paired against this one
 
 
 def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict[str, list[Pair]]:
     """Pairs of scored samples that differ only in their template: the base layout against each other one."""
-    by_key: dict[str, dict[str, SampleRecord]] = defaultdict(dict)
+    by_key: dict[tuple[str, str], dict[str, SampleRecord]] = defaultdict(dict)
     for record in records:
         template = record.sample.recipe.params.get("template")
         if template is not None and record.error is None:
-            by_key[needle_key(record.sample.recipe)][str(template)] = record
+            by_key[_pair_key(record.sample.recipe)][str(template)] = record
     pairs: dict[str, list[Pair]] = defaultdict(list)
     for layouts in by_key.values():
         if base in layouts:
@@ -31,6 +33,13 @@ def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict
                 if name != base:
                     pairs[name].append(Pair(layouts[base], record, same_prompt=False))
     return dict(pairs)
+
+
+def _pair_key(recipe: Recipe) -> tuple[str, str]:
+    """The needles' key and every layout parameter but the template: two tasks that differ only in their
+    length convention are two pairs, never one overwriting the other."""
+    layout = {k: v for k, v in recipe.params.items() if k in LAYOUT_PARAMS and k != "template"}
+    return needle_key(recipe), repr(sorted(layout.items()))
 
 
 def template_rows(records: list[SampleRecord], alpha: float = 0.05) -> list[CompareRow]:

@@ -102,3 +102,16 @@ def test_the_accuracy_table_keeps_the_layouts_apart() -> None:
     assert long.loc["variant=single", "correct"] == 20 and long.loc["variant=single, template=ruler", "correct"] == 14
     text = render_text(records)
     assert "niah  variant=single  [prose]" in text and "niah  variant=single, template=ruler  [prose]" in text
+
+
+def test_tasks_differing_only_in_length_convention_pair_apart() -> None:
+    records = []
+    for convention in ("prompt", "ruler"):
+        for template in ("ctxprobe", "ruler"):
+            params = {"variant": "single", "template": template, "length_convention": convention}
+            records += [make_record(True, params=params, context_tokens=length, depth=depth, seed=seed)
+                        for length, depth, seed in grid()]
+    pairs = template_pairs(records)["ruler"]
+    assert len(pairs) == 2 * len(grid())
+    for pair in pairs:
+        assert pair.base.sample.recipe.params["length_convention"] == pair.cand.sample.recipe.params["length_convention"]
