@@ -69,7 +69,7 @@ def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, par
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
            "--templates", "ctxprobe,ruler", "--haystack", "noise:ruler", "--lengths", "1k,2k,4k", "--depths", depths,
-           "--samples", "1", "--quiet", "--no-report", "--results-dir", str(out / "ctxprobe")]
+           "--samples", "1", "--quiet", "--allow-errors", "--results-dir", str(out / "ctxprobe")]
     print("$ ctxprobe " + " ".join(cmd[3:]), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return next((out / "ctxprobe").iterdir())
@@ -79,10 +79,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=12, help="samples per length for each of the three")
     ap.add_argument("--task", choices=sorted(TASKS), default="niah_single_1", help="RULER's task to compare")
+    ap.add_argument("--out", type=Path, default=None, help="keep the logs and the ctxprobe run here "
+                    "(default: a temporary folder, removed at the end)")
     args = ap.parse_args()
     lm_task, family, params = TASKS[args.task]
     with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=max(LENGTHS) + 512) as engine:
-        out = Path(tmp)
+        out = args.out or Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
         ruler = ruler_lm_eval(engine, out, args.docs, lm_task)
         run = load_run(ctxprobe_runs(engine, out, args.docs, family, params))
     by_layout: dict[tuple[str, int], tuple[int, int]] = {}
@@ -104,6 +107,13 @@ def main() -> int:
               f"{interval(*by_layout.get(('ruler', length), (0, 0))):>28}  "
               f"{interval(*by_layout.get(('ctxprobe', length), (0, 0))):>28}   mean prompt tokens: "
               f"ruler {tokens.get('ruler', '-')}, ctxprobe {tokens.get('ctxprobe', '-')}")
+    for record in run.records:
+        if record.error is not None:
+            recipe = record.sample.recipe
+            print(f"error ({recipe.params['template']} layout, {recipe.context_tokens}, depth {recipe.depth}): "
+                  f"{record.error.value}: {record.error_detail}")
+    if args.out:
+        print(f"logs and the ctxprobe run: {out}")
     for row in template_rows(run.records):
         print(f"paired, ruler - ctxprobe layout, {row.context_tokens}: {row.diff:+.2f} "
               f"[{row.diff_lo:+.2f}, {row.diff_hi:+.2f}], exact McNemar p = {row.p_value:.3g} (n = {row.n})")

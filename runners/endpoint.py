@@ -25,7 +25,7 @@ import openai
 
 from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, api_key, api_root, is_loopback
 from ctxprobe.runners.replicas import LeastInFlight
-from ctxprobe.runners.response import ErrorKind, Response
+from ctxprobe.runners.response import ErrorKind, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
@@ -247,7 +247,7 @@ class EndpointClient:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {root}: {err}") from None
         latency_s = time.perf_counter() - started
         text, reasoning = parts.answer_and_reasoning()
-        if not text.strip() and not reasoning:
+        if no_answer(text, reasoning, parts.completion_tokens):
             cut = "" if parts.finish_reason else "; the reply ended without a finish_reason (llama-cpp-python " \
                 "ends its stream so on errors such as a too-long prompt: use stream=False there)"
             raise EndpointError(

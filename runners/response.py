@@ -21,6 +21,15 @@ class ErrorKind(str, Enum):
     no_answer_room = "no_answer_room"  # the engine stopped for length before max_tokens: context exhausted
 
 
+def no_answer(text: str, reasoning: str | None, completion_tokens: int | None) -> bool:
+    """Nothing came back to score: no text (or only whitespace with no generated tokens counted) and no
+    reasoning. Whitespace the model did generate (a base model emitting blank lines until max_tokens) is
+    its answer, and a wrong one; an empty text after generated tokens is a parser or server fault."""
+    if reasoning or text.strip():
+        return False
+    return not text or not completion_tokens
+
+
 class Response(BaseModel):
     """What the endpoint returned for one request."""
 

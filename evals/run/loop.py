@@ -14,6 +14,7 @@ from ctxprobe.evals.run.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.run.store import RunStore
 from ctxprobe.runners.endpoint import EndpointError
+from ctxprobe.runners.response import no_answer
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe, Sample
@@ -75,7 +76,7 @@ class Progress:
 def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None, str | None]:
     """A response that cannot be scored fairly: no text at all, or an answer the engine cut short
     because the context was full (vLLM and llama-cpp-python clamp max_tokens silently)."""
-    if not (response.text.strip() or response.reasoning):
+    if no_answer(response.text, response.reasoning, response.completion_tokens):
         return ErrorKind.empty, "the endpoint returned no text"
     done = response.completion_tokens
     if response.finish_reason == "length" and done is not None and done < max_tokens:

@@ -23,3 +23,10 @@ def test_full_length_answer_and_stopped_answer_are_scored() -> None:
 
 def test_empty_answer_is_empty() -> None:
     assert answer_error(response("  ", "stop", 0), max_tokens=20)[0] is ErrorKind.empty
+
+
+def test_whitespace_the_model_generated_is_its_wrong_answer_not_an_error() -> None:
+    """A base model emitting blank lines until max_tokens answered, wrongly; only nothing at all is empty."""
+    assert answer_error(response("\n \n \n", "length", 20), max_tokens=20) == (None, None)
+    assert answer_error(response("", "length", 20), max_tokens=20)[0] is ErrorKind.empty
+    assert answer_error(response("  ", "stop", None), max_tokens=20)[0] is ErrorKind.empty

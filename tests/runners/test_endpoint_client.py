@@ -196,6 +196,12 @@ def test_no_text_and_no_reasoning_is_empty() -> None:
     assert err.kind is ErrorKind.empty
 
 
+def test_generated_whitespace_is_a_response() -> None:
+    with FakeEngine("vllm", answer="\n \n \n") as engine:
+        response = run(send_one(EndpointConfig(base_urls=(engine.url,), model="m")))
+    assert response.text == "\n \n \n" and response.completion_tokens
+
+
 def test_reasoning_without_text_is_a_response() -> None:
     with FakeEngine("sglang", answer="", reasoning="ran out of tokens while thinking") as engine:
         response = run(send_one(EndpointConfig(base_urls=(engine.url,), model="m", mode="chat")))
