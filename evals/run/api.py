@@ -210,7 +210,7 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
     base.update(
         schema_version=RunManifest.model_fields["schema_version"].default, command="run",
         ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=opts.label,
-        endpoints=[public_url(u) for u in served.config.base_urls], model=served.config.model,
+        endpoints=[public_url(u) for u in served.config.base_urls], model=served.config.model or served.engine.get("model"),
         engine=served.engine, mode=opts.mode or served.config.mode, suite=suite,
         seeds=sorted({suite.seed + i for i in range(max(t.samples or suite.samples for t in suite.tasks))}),
         tokenizer=tokenizer, token_counter=served.counter_spec, api_key_env=opts.api_key_env,

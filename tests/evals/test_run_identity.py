@@ -46,6 +46,7 @@ def test_two_addresses_serving_one_model_give_the_same_samples(tmp_path: Path) -
     mb = json.loads((run_b / "manifest.json").read_text())
     assert ma["tokenizer"] == mb["tokenizer"] and ma["tokenizer"].startswith("tok-")
     assert ma["token_counter"] != mb["token_counter"]  # where it was reached is a run option, not identity
+    assert ma["model"] == mb["model"] == "fake-model"  # no --model: the one the endpoint serves
     assert all("127.0.0.1" not in json.dumps(r["sample"]) for r in lines(run_a))  # type: ignore[index]
 
 
