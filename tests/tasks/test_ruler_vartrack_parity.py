@@ -129,3 +129,16 @@ def test_suite_templates_leave_out_a_layout_the_task_has_none_of() -> None:
                                    {"family": "multihop", "params": {"kind": "vartrack"}}]}, "suite")
     layouts = [(task.params.get("kind"), params["template"]) for task, params in suite._task_layouts()]
     assert layouts == [("keychain", "ctxprobe"), ("vartrack", "ctxprobe"), ("vartrack", "ruler")]
+
+
+def test_the_builtin_ruler_suite_runs_rulers_tasks_in_both_layouts() -> None:
+    from ctxprobe.tasks.suite import builtin_suites, load_suite
+
+    assert "ruler" in builtin_suites()
+    suite = load_suite("ruler")
+    suite.check()
+    recipes = suite.recipes(lambda mode: "estimate:4")
+    assert {r.params["template"] for r in recipes} == {"ctxprobe", "ruler"}
+    assert all(r.params["length_convention"] == "ruler" and r.mode == "completions" for r in recipes)
+    vt = [r for r in recipes if r.family == "multihop"]
+    assert vt and all(r.haystack == "noise:ruler" and r.params["hops"] == 4 and r.params["chains"] == 0 for r in vt)
