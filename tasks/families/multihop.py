@@ -26,11 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import ruler_vartrack
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame
-from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, spread_depths
+from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, make_var_name, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 class MultihopParams(BaseModel):
@@ -92,25 +91,14 @@ def _place(facts: list[tuple[str, str]], asked: bool, depth: float, p: MultihopP
     return [replace(needles[i], depth=d) for i, d in zip(order, sorted(depths))]
 
 
-def _var_name(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        name = "".join(rng.choice(_LETTERS) for _ in range(5))
-        if name not in taken:
-            taken.add(name)
-            return name
-
-
 def _vartrack(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
     names: set[str] = set()
     values: set[str] = set()
     needles: list[NeedleDraft] = []
     asked_value, asked_names = "", []
     for c in range(p.chains + 1):
-        value = str(rng.randint(10_000, 99_999))
-        while value in values:
-            value = str(rng.randint(10_000, 99_999))
-        values.add(value)
-        chain = [_var_name(rng, names) for _ in range(p.hops + 1)]
+        value = make_value(ruler_vartrack.VALUE_KIND, rng, values)
+        chain = [make_var_name(rng, names, 5) for _ in range(p.hops + 1)]
         texts = ruler_vartrack.statements(chain, value)
         if p.template == "ctxprobe":
             texts = [text + "." for text in texts]

@@ -22,11 +22,14 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
+from ctxprobe.tasks.families.vocab import make_value, make_var_name
+from ctxprobe.tasks.haystack.noise import RulerNoiseHaystack
+
 GENERATION_TOKENS = 30  # RULER's `vt` lets the model generate 30 tokens, counted in the nominal length
 EXAMPLE_NOISES = 10
 EXAMPLE_HOPS = 4
-NOISE = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.\n"
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+VALUE_KIND = "digits5"  # RULER's values are 5-digit numbers
+NOISE = RulerNoiseHaystack.BLOCK.strip() + "\n"  # one repetition of RULER's noise, as RULER joins them
 
 HEAD = "Memorize and track the chain(s) of variable assignment hidden in the following text."
 
@@ -54,16 +57,8 @@ class Example(NamedTuple):
 def example(rng: random.Random, taken_names: set[str], taken_values: set[str]) -> Example:
     """The one-shot example, its variable names and its value: RULER's
     `generate_input_output` for one chain, with the statements inserted at sorted random block positions."""
-    names = []
-    while len(names) < EXAMPLE_HOPS + 1:
-        name = "".join(rng.choice(_LETTERS) for _ in range(3))
-        if name not in taken_names:
-            taken_names.add(name)
-            names.append(name)
-    value = str(rng.randint(10_000, 99_999))
-    while value in taken_values:
-        value = str(rng.randint(10_000, 99_999))
-    taken_values.add(value)
+    names = [make_var_name(rng, taken_names, 3) for _ in range(EXAMPLE_HOPS + 1)]
+    value = make_value(VALUE_KIND, rng, taken_values)
     # RULER writes every statement but the first with a trailing space ("VAR B = VAR A ").
     chain = [s if i == 0 else s + " " for i, s in enumerate(statements(names, value))]
     pieces = [NOISE] * EXAMPLE_NOISES

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import string
 import uuid
 
 ADJECTIVES = (
@@ -47,7 +48,8 @@ def make_key(rng: random.Random, taken: set[str]) -> str:
 
 
 def make_value(kind: str, rng: random.Random, taken: set[str]) -> str:
-    """A fresh value of a kind: `number` (7 digits), `word`, `uuid`, or `hexN` (N hex chars)."""
+    """A fresh value of a kind: `number` (7 digits), `word`, `uuid`, `hexN` (N hex chars) or `digitsN`
+    (an N-digit number)."""
     while True:
         if kind == "number":
             value = str(rng.randint(1_000_000, 9_999_999))
@@ -55,6 +57,9 @@ def make_value(kind: str, rng: random.Random, taken: set[str]) -> str:
             value = rng.choice(VALUE_WORDS)
         elif kind == "uuid":
             value = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        elif kind.startswith("digits"):
+            digits = int(kind[6:])
+            value = str(rng.randint(10 ** (digits - 1), 10**digits - 1))
         elif kind.startswith("hex"):
             value = "".join(rng.choice("0123456789abcdef") for _ in range(int(kind[3:])))
         else:
@@ -62,6 +67,15 @@ def make_value(kind: str, rng: random.Random, taken: set[str]) -> str:
         if value not in taken:
             taken.add(value)
             return value
+
+
+def make_var_name(rng: random.Random, taken: set[str], letters: int) -> str:
+    """A fresh upper-case variable name of `letters` letters (RULER's variable tracking), distinct from those taken."""
+    while True:
+        name = "".join(rng.choice(string.ascii_uppercase) for _ in range(letters))
+        if name not in taken:
+            taken.add(name)
+            return name
 
 
 def spread_depths(first: float, count: int, rng: random.Random, placement: str) -> list[float]:
