@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ctxprobe.evals.run.loop import run_recipes
 from ctxprobe.evals.run.order import Order, expected_cached_tokens, send_groups
-from ctxprobe.evals.run.record import SampleRecord
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.store import RunStore
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import builder_for, token_counter

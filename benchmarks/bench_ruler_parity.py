@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ctxprobe.evals.compare.templates import template_rows
-from ctxprobe.evals.run.load import load_run
+from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.stats import wilson
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf

@@ -22,7 +22,7 @@ from ctxprobe.evals.extract import (
     norm_tokens,
     shape,
 )
-from ctxprobe.evals.run.record import Score
+from ctxprobe.evals.log.record import Score
 from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),

@@ -9,37 +9,14 @@ caller that knows them passes them in.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from ctxprobe.runners.engines import EngineAdapter, adapters
 from ctxprobe.runners.engines.base import dig
 from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls
+from ctxprobe.runners.response import DEFAULT_CONCURRENCY, EngineInfo
 
-EngineName = Literal["vllm", "sglang", "llama-server", "llama-cpp-python", "unknown"]
-DEFAULT_CONCURRENCY = 4  # requests in flight for an engine that does not say how many it serves at once
-
-
-class EngineInfo(BaseModel):
-    """What the endpoint says about itself. `context_source` names the call the length came from;
-    `slots` is how many requests it serves at once, where it says (llama-server's `total_slots`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    engine: EngineName
-    version: str | None = None
-    context_length: int | None = None
-    context_source: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    slots: int | None = None
-
-    @property
-    def default_concurrency(self) -> int:
-        """Requests to keep in flight: the server's slots where it states them (more would only queue,
-        and a queued request's latency and deadline would count its wait), else 4."""
-        return self.slots or DEFAULT_CONCURRENCY
+__all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "detect", "probe_engine"]
 
 
 def detect(calls: EndpointCalls, owned_by: str | None) -> tuple[EngineAdapter | None, Mapping[str, Any]]:
@@ -78,7 +55,7 @@ def probe_engine(
         context_length, source = n_ctx, "launcher n_ctx"
     stated = adapter.version(ident) if adapter else None
     return EngineInfo(
-        engine=adapter.name if adapter else "unknown",  # type: ignore[arg-type]
+        engine=adapter.name if adapter else "unknown",
         version=version if version is not None else stated,
         context_length=context_length,
         context_source=source,

@@ -1,4 +1,5 @@
-"""What one request to an endpoint gives back: a typed `Response`, or an `ErrorKind` saying why there is none.
+"""What one request to an endpoint gives back: a typed `Response`, or an `ErrorKind` saying why there is none;
+and what an endpoint says about itself (`EngineInfo`, from the probe).
 
 These belong with the client that produces them (`runners.endpoint`); the run records in `evals` carry
 them, so the dependency points one way: evals uses runners, never the other way round."""
@@ -44,3 +45,27 @@ class Response(BaseModel):
     cached_tokens: int | None = None
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
+
+
+DEFAULT_CONCURRENCY = 4  # requests in flight for an engine that does not say how many it serves at once
+
+
+class EngineInfo(BaseModel):
+    """What the endpoint says about itself. `context_source` names the call the length came from;
+    `slots` is how many requests it serves at once, where it says (llama-server's `total_slots`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: str = Field(description="the engine adapter's name (runners/engines), or \"unknown\"")
+    version: str | None = None
+    context_length: int | None = None
+    context_source: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    slots: int | None = None
+
+    @property
+    def default_concurrency(self) -> int:
+        """Requests to keep in flight: the server's slots where it states them (more would only queue,
+        and a queued request's latency and deadline would count its wait), else 4."""
+        return self.slots or DEFAULT_CONCURRENCY

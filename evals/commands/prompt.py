@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from ctxprobe.evals.run.serving import open_counter
-    from ctxprobe.evals.run.store import RunStore
+    from ctxprobe.evals.log.store import RunStore
     from ctxprobe.tasks.build import build_sample
     from ctxprobe.tasks.errors import UserError
     from ctxprobe.tasks.sample import Recipe

@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.report.summary import write_report
-    from ctxprobe.evals.run.load import load_run
+    from ctxprobe.evals.log.load import load_run
 
     run = load_run(args.run_dir)
     print(f"{run.dir}  [{run.manifest.status}]  {len(run.records)} samples")

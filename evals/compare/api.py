@@ -13,7 +13,7 @@ from ctxprobe.evals.compare.paired_stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_S
 from ctxprobe.evals.compare.pairing import pair_runs
 from ctxprobe.evals.compare.rows import CompareRow, compare_rows
 from ctxprobe.evals.compare.verdict import Example, adjust, examples, failing_rows
-from ctxprobe.evals.run.load import Run, load_run
+from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"

@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field
 from ctxprobe.evals.compare.api import RunInput, compare_runs, run_input
 from ctxprobe.evals.compare.rows import CompareRow
 from ctxprobe.evals.report.table import context_summary
-from ctxprobe.evals.run.load import Run, load_run
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.store import MANIFEST, RunStore
+from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.store import MANIFEST, RunStore
 from ctxprobe.tasks.errors import UserError
 
 

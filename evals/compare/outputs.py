@@ -10,7 +10,7 @@ import pandas as pd
 
 from ctxprobe.evals.compare.api import CompareResult
 from ctxprobe.evals.compare.rows import CompareRow
-from ctxprobe.evals.run.manifest import run_folder
+from ctxprobe.evals.log.store import run_folder
 from ctxprobe.tasks.lengths import format_length
 
 COLUMNS = ["length", "depth", "n", "base", "cand", "diff", "95% CI", "p", "p_holm", "partial diff [95% CI]", ""]

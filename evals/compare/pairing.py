@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ctxprobe.evals.run.load import Run
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.load import Run
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from ctxprobe.evals.compare.paired_stats import holm
 from ctxprobe.evals.compare.pairing import Pair
 from ctxprobe.evals.compare.rows import CompareRow, group_key
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.record import SampleRecord
 
 EXAMPLES_PER_ROW = 3
 

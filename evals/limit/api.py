@@ -11,11 +11,11 @@ from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.search import LimitConfig
 from ctxprobe.evals.limit.target import TargetLimits, TaskSpec, accepted_length, effective_length
 from ctxprobe.evals.run.inline_suite import parse_params
-from ctxprobe.evals.run.manifest import RunManifest, ctxprobe_version, public_url, run_folder, saved_options
+from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.limit.options import LimitOptions
 from ctxprobe.evals.run.options import validated
 from ctxprobe.evals.run.serving import serving
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import parse_length

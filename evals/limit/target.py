@@ -11,9 +11,9 @@ from pydantic import BaseModel
 from ctxprobe.evals.limit.accept import AcceptedResult, Probe, find_accepted
 from ctxprobe.evals.limit.advertised import Advertised
 from ctxprobe.evals.limit.search import LimitConfig, LimitResult, find_effective_length
-from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.log.record import ErrorKind
 from ctxprobe.evals.run.loop import run_recipes
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.store import RunStore
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.sample import Recipe

@@ -31,7 +31,7 @@ def export_samples(source: str, *, token_counter: str | None = None, lengths: st
     if (path / "manifest.json").is_file():
         if any(v is not None for v in (lengths, depths, samples, seed)):
             raise UserError("--lengths, --depths, --samples and --seed apply to suites, not to a run folder")
-        from ctxprobe.evals.run.load import load_run
+        from ctxprobe.evals.log.load import load_run
 
         run = load_run(path)
         spec = token_counter or run.manifest.token_counter

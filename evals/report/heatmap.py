@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.stats import Z95
 from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
 from ctxprobe.tasks.lengths import format_length

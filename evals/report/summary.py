@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.report.table import render_text, write_summary
 
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from ctxprobe.evals.run.record import ErrorKind, SampleRecord
+from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.stats import Z95, wilson
 from ctxprobe.tasks.lengths import format_length
 

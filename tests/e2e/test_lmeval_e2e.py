@@ -15,7 +15,7 @@ from ctxprobe_cli import ctxprobe, only_run_dir
 
 from ctxprobe.evals.lmeval.task_utils import doc_sample
 from ctxprobe.evals.report.table import render_text
-from ctxprobe.evals.run.load import load_run
+from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.launcher import EmbeddedEngine
 

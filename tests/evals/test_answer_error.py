@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxprobe.evals.run.record import ErrorKind, Response
+from ctxprobe.evals.log.record import ErrorKind, Response
 from ctxprobe.evals.run.loop import answer_error
 
 

@@ -5,7 +5,7 @@ import pytest
 from matplotlib.image import imread
 
 from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
-from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.log.record import ErrorKind
 from ctxprobe.evals.stats import wilson
 from tests.evals.factories import make_record
 

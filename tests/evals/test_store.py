@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.run.record import ErrorKind
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.record import ErrorKind
+from ctxprobe.evals.log.store import RunStore
 from tests.evals.factories import make_record
 
 

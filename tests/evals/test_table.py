@@ -3,7 +3,7 @@ import math
 import pandas as pd
 import pytest
 
-from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.log.record import ErrorKind
 from ctxprobe.evals.stats import wilson
 from ctxprobe.evals.report.table import accuracy_table, context_summary, render_text, variant_label, write_summary
 from tests.evals.factories import make_record

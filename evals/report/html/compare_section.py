@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 
@@ -87,7 +87,7 @@ def diff_tables(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, An
 
 def _load(path: str | None) -> tuple[PromptRebuilder | None, dict[str, SampleRecord]]:
     """A run's prompt rebuilder and records by sample id; nothing where the folder is gone."""
-    from ctxprobe.evals.run.load import load_run
+    from ctxprobe.evals.log.load import load_run
 
     if not path or not Path(path).is_dir():
         return None, {}

@@ -11,7 +11,7 @@ from typing import Any
 from ctxprobe.evals.limit.target import TargetLimits
 from ctxprobe.evals.report.html.charts import Series, length_chart
 from ctxprobe.evals.report.html.run_section import when
-from ctxprobe.evals.run.manifest import RunManifest
+from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.tasks.lengths import format_length
 
 LIMIT_JSON = "limit.json"

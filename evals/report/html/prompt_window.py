@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter
 

@@ -21,7 +21,7 @@ def section(path: Path) -> dict[str, Any]:
     """The page section of one folder, by what the folder holds."""
     from ctxprobe.evals.report.html.compare_section import COMPARE_JSON, compare_section
     from ctxprobe.evals.report.html.history_section import HISTORY_JSON, history_section, read_history
-    from ctxprobe.evals.run.store import MANIFEST, RunStore
+    from ctxprobe.evals.log.store import MANIFEST, RunStore
 
     if not path.is_dir():
         raise UserError(f"not a folder: {path}")
@@ -38,7 +38,7 @@ def section(path: Path) -> dict[str, Any]:
                 raise UserError(f"{path} is a limit folder without {LIMIT_JSON} (still running, or it failed)")
             return limit_section(path, manifest)
         from ctxprobe.evals.report.html.run_section import run_section
-        from ctxprobe.evals.run.load import load_run
+        from ctxprobe.evals.log.load import load_run
 
         return run_section(load_run(path))
     return _history_of(path)

@@ -21,8 +21,8 @@ from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_ch
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.table import context_summary, variant_label
-from ctxprobe.evals.run.load import Run
-from ctxprobe.evals.run.record import SampleRecord
+from ctxprobe.evals.log.load import Run
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.lengths import format_length
 
 FAILURES_PER_CONDITION = 3

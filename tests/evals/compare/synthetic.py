@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.record import ErrorKind, SampleRecord
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.evals.log.store import RunStore
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 from tests.evals.factories import make_record

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.run.record import ErrorKind
+from ctxprobe.evals.log.record import ErrorKind
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from ctxprobe.evals.compare.templates import render_template_sensitivity, template_pairs, template_rows
 from ctxprobe.evals.report.table import context_summary, render_text
-from ctxprobe.evals.run.record import ErrorKind, SampleRecord
+from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from tests.evals.compare.synthetic import DEPTHS, SEEDS, Key, grid
 from tests.evals.factories import make_record
 

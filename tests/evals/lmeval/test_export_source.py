@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.evals.lmeval.source import export_samples
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.record import Response, SampleRecord
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import Response, SampleRecord
+from ctxprobe.evals.log.store import RunStore
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import load_suite
 

@@ -13,7 +13,7 @@ import pytest
 
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.ruler import SUBSTRING, ruler_substring
-from ctxprobe.evals.run.load import load_run
+from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.score import score_sample
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "lmeval_ruler"

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.record import SampleRecord
-from ctxprobe.evals.run.schema import versioned
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.schema import versioned
 from ctxprobe.tasks.errors import UserError, first_problem
 
 MANIFEST = "manifest.json"
@@ -103,3 +105,20 @@ class RunStore:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def run_folder(results_dir: Path, label: str) -> Path:
+    """A new, not yet existing folder `results_dir/<time>-<label>`; `results_dir` must be usable."""
+    for parent in (results_dir, *results_dir.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"results folder {results_dir} cannot be made: {parent} is a file")
+            break
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-")
+    base = results_dir / (f"{stamp}-{safe}" if safe else stamp)
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path

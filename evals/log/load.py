@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxprobe.evals.run.manifest import RunManifest
-from ctxprobe.evals.run.record import SampleRecord
-from ctxprobe.evals.run.store import RunStore
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.store import RunStore
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -3,18 +3,14 @@ ended. Typed and versioned; older manifests stay readable. Never holds a secret.
 
 from __future__ import annotations
 
-import re
 import time
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.run.options import EndpointOptions
-from ctxprobe.evals.run.schema import SCHEMA_VERSION
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.evals.log.schema import SCHEMA_VERSION
 from ctxprobe.tasks.suite import Suite
 
 
@@ -68,25 +64,8 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def saved_options(options: EndpointOptions) -> dict[str, Any]:
-    """The options as the manifest keeps them: public URLs only."""
+def saved_options(options: BaseModel) -> dict[str, Any]:
+    """Options as the manifest keeps them (a model with an `endpoints` list of URLs): public URLs only."""
     saved = options.model_dump(mode="json")
-    saved["endpoints"] = [public_url(u) for u in options.endpoints]
+    saved["endpoints"] = [public_url(u) for u in getattr(options, "endpoints", [])]
     return saved
-
-
-def run_folder(results_dir: Path, label: str) -> Path:
-    """A new, not yet existing folder `results_dir/<time>-<label>`; `results_dir` must be usable."""
-    for parent in (results_dir, *results_dir.parents):
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"results folder {results_dir} cannot be made: {parent} is a file")
-            break
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-")
-    base = results_dir / (f"{stamp}-{safe}" if safe else stamp)
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.run.schema import SCHEMA_VERSION
+from ctxprobe.evals.log.schema import SCHEMA_VERSION
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
