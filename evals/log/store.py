@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
+from ctxprobe.evals.log.lines import DamagedLine, read_records, warn_damaged
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.schema import versioned
@@ -46,7 +47,7 @@ class RunStore:
             raise UserError(f"not a run folder (no {MANIFEST}): {self.dir}")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             raise UserError(f"corrupt {MANIFEST} in {self.dir}") from None
         if not isinstance(data, dict):
             raise UserError(f"corrupt {MANIFEST} in {self.dir}")
@@ -62,20 +63,13 @@ class RunStore:
             raise UserError(f"corrupt {MANIFEST} in {self.dir}: {where or 'top level'}: {msg}") from None
 
     def records(self) -> Iterator[SampleRecord]:
-        """Every complete record; a torn last line (a kill during a write) is skipped."""
-        if not self.samples_path.exists():
-            return
-        with self.samples_path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if not line.endswith("\n"):
-                    break  # torn write: the sample was not finished
-                try:
-                    if '"schema_version"' in line:
-                        yield SampleRecord.model_validate_json(line)
-                    else:  # written before records carried a version
-                        yield SampleRecord.model_validate(versioned(json.loads(line)))
-                except (ValidationError, json.JSONDecodeError):
-                    raise UserError(f"corrupt line in {self.samples_path}") from None
+        """Every complete record. A torn last line (a kill during a write) is skipped; so is a damaged line
+        anywhere (blank, NULs, not UTF-8, not a record), named once in a `DamagedLineWarning` (see
+        `evals/log/lines.py`): one bad line never makes the run unreadable."""
+        damaged: list[DamagedLine] = []
+        for _, record in read_records(self.samples_path, damaged):
+            yield record
+        warn_damaged(self.samples_path, damaged)
 
     def latest_records(self) -> dict[str, SampleRecord]:
         """One record per sample id: the last one written."""
