@@ -10,6 +10,8 @@ import sys
 import warnings
 from typing import Any, NoReturn, Sequence
 
+from ctxprobe.evals.compare.gate import GateRefused
+from ctxprobe.evals.log.write_errors import WriteFailed
 from ctxprobe.tasks.errors import UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
@@ -53,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"ctxprobe: error: {exc}", file=sys.stderr)
         return 2
+    except (WriteFailed, GateRefused) as exc:  # each with its own documented code
+        print(f"ctxprobe: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("ctxprobe: interrupted", file=sys.stderr)
         return 130

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ctxprobe.evals.compare.api import RunInput, compare_runs, run_input
+from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.compare.rows import CompareRow
 from ctxprobe.evals.report.table import context_summary
 from ctxprobe.evals.log.load import Run, load_run
@@ -55,7 +56,8 @@ class HistoryResult(BaseModel):
     runs: list[RunInput]
     points: list[HistoryPoint]
     steps: list[NightStep]
-    skipped: list[str] = Field(default_factory=list, description="folders with a manifest that could not be read")
+    skipped: list[str] = Field(default_factory=list, description="folders left out, each with why: a manifest "
+                               "that could not be read, or a run of the suite that is not finished")
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
 
@@ -66,7 +68,8 @@ class HistoryResult(BaseModel):
 
 def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tuple[list[tuple[Path, RunManifest]], list[str]]:
     """Finished run folders under `results_dir` (matching label and suite), oldest first, and the folders
-    whose manifest was unreadable."""
+    left out with why: an unreadable manifest, or a matching run that did not finish (killed, interrupted,
+    endpoint lost, failed), which is never counted as a night."""
     if not results_dir.is_dir():
         raise UserError(f"not a folder: {results_dir}")
     found, skipped = [], []
@@ -76,9 +79,13 @@ def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tu
         except UserError as exc:
             skipped.append(f"{folder.name}: {exc}")
             continue
-        if manifest.command == "run" and manifest.status == "finished" and label in (None, manifest.label) \
-                and suite in (None, manifest.suite.name):
+        if manifest.command != "run" or label not in (None, manifest.label) or suite not in (None, manifest.suite.name):
+            continue
+        if manifest.status == "finished":
             found.append((folder, manifest))
+        else:
+            skipped.append(f"{folder.name}: not finished (status {manifest.status}, {manifest.samples_done or 0} of "
+                           f"{manifest.samples_planned or '?'} samples done)")
     return sorted(found, key=lambda fm: fm[1].created), skipped
 
 
@@ -121,7 +128,7 @@ def _step(previous: Run, current: Run, alpha: float) -> NightStep:
     step = NightStep(previous=str(previous.dir), current=str(current.dir))
     try:
         compared = compare_runs(previous, [current], alpha=alpha, fail_if_drop=0.0)
-    except UserError as exc:
+    except (UserError, GateRefused) as exc:
         return step.model_copy(update={"note": str(exc)})
     return step.model_copy(update={"pairs": compared.pairings[0].pairs, "rows": compared.family_rows(),
                                    "drops": compared.failed, "note": "; ".join(compared.warnings) or None})
