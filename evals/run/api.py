@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from enum import IntEnum
@@ -36,7 +37,7 @@ from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.evals.log.lock import LOCK, writer_lock
 from ctxprobe.evals.log.store import RunStore, claim_run_folder
-from ctxprobe.evals.log.write_errors import WRITE_FAILED_EXIT, WriteFailed
+from ctxprobe.evals.log.write_errors import RESERVE, WRITE_FAILED_EXIT, WriteFailed, space_reserve
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
@@ -81,15 +82,16 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         store = RunStore(claim_run_folder(Path(opts.results_dir), opts.label))
         previous = None
     try:
-        with writer_lock(store.dir):  # one writer per folder: a second run or resume of it is refused
-            return _run_in(store, opts, suite, previous, on_progress)
+        # One writer per folder (a second run or resume of it is refused), with room kept for its last word.
+        with writer_lock(store.dir), space_reserve(store.dir) as free_reserve:
+            return _run_in(store, opts, suite, previous, on_progress, free_reserve)
     finally:
         if previous is None:
             _remove_if_empty(store)
 
 
 def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManifest | None,
-            on_progress: Callable[[Progress], None] | None) -> RunResult:
+            on_progress: Callable[[Progress], None] | None, free_reserve: Callable[[], None]) -> RunResult:
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
         recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
@@ -131,6 +133,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             if fresh and not latest and not progress.sent and manifest.status != "finished":
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
             else:
+                if write_failed is not None:
+                    free_reserve()  # a full disk: the space kept for this manifest
                 try:
                     store.write_manifest(manifest)
                 except WriteFailed as failed:  # the status cannot be written either: say why in the ending
@@ -140,7 +144,10 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
     if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report
 
-        write_folder_report(store.dir)  # report.html: what a nightly job attaches
+        try:
+            write_folder_report(store.dir)  # report.html: what a nightly job attaches
+        except OSError as exc:  # the samples and manifest are written; the page is not
+            warnings.warn(f"report.html not written: {WriteFailed(store.dir / 'report.html', exc)}", stacklevel=2)
     return _ending(store, manifest, progress, opts, lost_detail)
 
 
@@ -279,7 +286,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
 def _remove_if_empty(store: RunStore) -> None:
     """Remove a folder this run made that holds nothing but its lock file (bad input found late)."""
     with contextlib.suppress(OSError):
-        if {p.name for p in store.dir.iterdir()} <= {LOCK}:
+        if {p.name for p in store.dir.iterdir()} <= {LOCK, RESERVE}:
             (store.dir / LOCK).unlink(missing_ok=True)
             store.dir.rmdir()
 
