@@ -126,8 +126,12 @@ def test_an_injected_enospc_on_append_ends_the_run_with_code_4(tmp_path: Path, m
 
 def test_an_unwritable_results_folder_is_one_line_and_code_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    real_mkdir = Path.mkdir
+
     def refuse(self: Path, *args: object, **kwargs: object) -> None:
-        raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        if self.is_relative_to(tmp_path):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Path, "mkdir", refuse)
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
