@@ -21,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     import ctxprobe
     from ctxprobe.evals.doctor.checks import render_doctor
+    from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
 
+    check_endpoint_url(args.endpoint)
     report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model)
     print(report.model_dump_json(indent=2) if args.json else render_doctor(report))
     return 0

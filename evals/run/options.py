@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
 
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.sample import Mode
@@ -24,10 +26,10 @@ class EndpointOptions(BaseModel):
     model: str | None = Field(None, description="model name (default: the first one GET /v1/models lists)")
     api_key_env: str = Field(DEFAULT_API_KEY_ENV, description="environment variable holding the API key (its value is never written anywhere)")
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
-    concurrency: int | None = Field(None, ge=1, description="requests in flight (default: the server's slots for llama-server, else 4)")
-    timeout: float = Field(120.0, gt=0, description="request timeout base, seconds")
-    timeout_per_1k: float = Field(2.0, ge=0, description="extra timeout per 1K prompt tokens (long prefills take minutes)")
-    retries: int = Field(4, ge=0, description="retries on 429, 5xx and connection errors")
+    concurrency: int | None = Field(None, ge=1, le=4096, description="requests in flight (default: the server's slots for llama-server, else 4)")
+    timeout: float = Field(120.0, gt=0, le=7 * 86400, allow_inf_nan=False, description="request timeout base, seconds")
+    timeout_per_1k: float = Field(2.0, ge=0, le=86400, allow_inf_nan=False, description="extra timeout per 1K prompt tokens (long prefills take minutes)")
+    retries: int = Field(4, ge=0, le=100, description="retries on 429, 5xx and connection errors")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
     model_file: str | None = Field(None, description="embedded engine: serve this local GGUF instead of Gemma 3 270M")
     n_ctx: int | None = Field(None, ge=16, description="embedded engine: context per slot, in tokens (default: longest prompt + answer room)")
@@ -37,6 +39,11 @@ class EndpointOptions(BaseModel):
         "full", description="embedded engine: KV cache of sliding-window layers: full (a prefix cache reuses any "
         "shared prefix) or window (llama-server's default: less memory, reuse only up to its checkpoints)")
     threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
+
+    @field_validator("endpoints")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        return [check_endpoint_url(u) for u in urls]
 
 
 class SuiteOptions(BaseModel):
@@ -61,7 +68,7 @@ class _RunOptions(SuiteOptions, EndpointOptions):
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
         "(fewer prefill tokens with a prefix cache); as-listed: the suite's order")
-    label: str = Field("", description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
+    label: str = Field("", max_length=200, description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
     results_dir: str = Field("results", description="where run folders are made")
     resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
     allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
@@ -76,7 +83,7 @@ class DryRunOptions(BaseModel):
 
     dry_run: bool = Field(False, description="print samples, prompt tokens, prefix-cache share, prefill time and "
                           "memory fit, and send nothing (at most one short probe to measure the prefill rate)")
-    prefill_rate: float | None = Field(None, gt=0, description="prefill tokens per second (default: measured with "
+    prefill_rate: float | None = Field(None, gt=0, allow_inf_nan=False, description="prefill tokens per second (default: measured with "
                                        "one short request)")
     config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence")
     gpus: int | None = Field(None, ge=1, description="GPUs serving the model (with --config)")
