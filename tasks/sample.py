@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks import GENERATOR_VERSION
+from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 
 Mode = Literal["completions", "chat"]
 
@@ -24,7 +25,7 @@ class Recipe(BaseModel):
     family: str
     params: dict[str, Any] = Field(default_factory=dict)
     haystack: str = "prose"
-    context_tokens: int
+    context_tokens: int = Field(gt=0, le=MAX_CONTEXT_TOKENS)
     depth: float = 50.0
     seed: int = 0
     window: int = Field(0, ge=0, description="the haystack unit the prompt's haystack starts at: each seed "

@@ -179,7 +179,10 @@ def load_suite(name_or_path: str) -> Suite:
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
             raise UserError(f"suite file not found: {name_or_path}")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"malformed suite {name_or_path}: not a YAML text file (not UTF-8)") from None
     else:
         if name_or_path not in builtin_suites():
             raise UserError(f"unknown suite {name_or_path!r}; built-in: {', '.join(builtin_suites())} (or a .yaml path)")

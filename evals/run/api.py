@@ -146,8 +146,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
 
         try:
             write_folder_report(store.dir)  # report.html: what a nightly job attaches
-        except OSError as exc:  # the samples and manifest are written; the page is not
-            warnings.warn(f"report.html not written: {WriteFailed(store.dir / 'report.html', exc)}", stacklevel=2)
+        except WriteFailed as failed:  # the samples and manifest are written; the page is not
+            warnings.warn(f"report.html not written: {failed}", stacklevel=2)
     return _ending(store, manifest, progress, opts, lost_detail)
 
 

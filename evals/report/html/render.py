@@ -7,11 +7,13 @@ output; the escaping itself is jinja2's autoescape, on for every template."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.log.write_errors import WriteFailed
 from ctxprobe.tasks.errors import UserError
 
 REPORT_HTML = "report.html"
@@ -76,13 +78,20 @@ def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT
         paths = [paths]
     if not paths:
         raise UserError("report needs at least one folder")
+    out = Path(output)
+    if out.is_dir():
+        raise UserError(f"report output {out} is a folder: give a file name, e.g. {out / REPORT_HTML}")
     sections = [section(Path(p)) for p in paths]
     title = "ctxprobe report: " + "; ".join(str(s["title"]) for s in sections)
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(render_page(sections, title), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(render_page(sections, title), encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise WriteFailed(out, exc) from None
     return out
 
 
