@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from ctxprobe.evals.log.lines import DamagedLine, read_records, warn_damaged
 from ctxprobe.evals.log.manifest import RunManifest
@@ -92,7 +93,7 @@ class RunStore:
                 self.dir.mkdir(parents=True, exist_ok=True)
                 self._cut_torn_tail()
                 self._fh = self.samples_path.open("a", encoding="utf-8")
-            self._fh.write(record.model_dump_json() + "\n")
+            self._fh.write(record_line(record))
             self._fh.flush()
             os.fsync(self._fh.fileno())
         except OSError as exc:
@@ -121,6 +122,16 @@ class RunStore:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def record_line(record: SampleRecord) -> str:
+    """One JSON line. A lone surrogate in an output (a server's JSON may say `\\ud800`) cannot be written
+    as UTF-8: it becomes U+FFFD rather than ending the run."""
+    try:
+        return record.model_dump_json() + "\n"
+    except PydanticSerializationError:
+        text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        return re.sub("[\ud800-\udfff]", "\ufffd", text) + "\n"
 
 
 def run_folder(results_dir: Path, label: str) -> Path:

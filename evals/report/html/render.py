@@ -64,8 +64,11 @@ def render_page(sections: list[dict[str, Any]], title: str) -> str:
     """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
+    from ctxprobe.evals.report.html.shown_text import printable
+
     env = Environment(loader=PackageLoader("ctxprobe.evals.report.html", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      finalize=printable)
     for i, s in enumerate(sections):
         s["anchor"] = f"s{i + 1}"
     return env.get_template("page.html.j2").render(title=title, sections=sections)
