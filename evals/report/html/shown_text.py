@@ -27,8 +27,9 @@ def _symbol(match: re.Match[str]) -> str:
 
 def printable(value: Any) -> Any:
     """A string with its control characters (other than newline and tab) shown as symbols and any lone
-    surrogate as U+FFFD; anything else as it is. The templates' `finalize`."""
-    if not isinstance(value, str):
+    surrogate as U+FFFD; anything else (and markup the templates made, whose text parts came through here
+    already) as it is. The templates' `finalize`."""
+    if not isinstance(value, str) or hasattr(value, "__html__"):
         return value
     return _SURROGATE.sub("\ufffd", _CONTROL.sub(_symbol, value))
 
