@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxprobe.evals.compare.api import CompareResult
-from ctxprobe.evals.compare.rows import CompareRow
+from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
+from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.store import run_folder
 from ctxprobe.tasks.lengths import format_length
 
@@ -99,7 +99,7 @@ def render_markdown(result: CompareResult) -> str:
     for run in [result.baseline, *result.candidates]:
         role = "baseline" if run is result.baseline else "candidate"
         out.append(f"- {role} **{run.label}**: `{run.path}` (suite {run.suite}, {run.status}, {run.samples} samples, "
-                   f"tokenizer {run.tokenizer}, engine {run.engine.get('engine', '?')})")
+                   f"tokenizer {run.tokenizer}, engine {run.engine.engine if run.engine else '?'})")
     for cand in result.candidates:
         out += ["", f"## {result.baseline.label} vs {cand.label}", "", *_header(result, cand.label)]
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
@@ -122,7 +122,7 @@ def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     paths[0].write_text(render_markdown(result), encoding="utf-8")
     pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(paths[1], index=False)
     paths += write_diff_heatmaps(result, out_dir)
-    paths.append(out_dir / "compare.json")
+    paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})
-    paths[-1].write_text(done.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_output(paths[-1], done)
     return done

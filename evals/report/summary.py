@@ -11,7 +11,7 @@ from ctxprobe.evals.report.table import render_text, write_summary
 
 
 def run_title(manifest: RunManifest) -> str:
-    parts = [manifest.label, manifest.model or "", str(manifest.engine.get("engine") or "")]
+    parts = [manifest.label, manifest.model or "", manifest.engine.engine if manifest.engine else ""]
     return " · ".join(p for p in parts if p)
 
 
