@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.compare.paired_stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.compare.pairing import pair_runs
-from ctxprobe.evals.compare.rows import compare_rows
-from ctxprobe.evals.compare.verdict import adjust, examples, failing_rows
+from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
+from ctxprobe.evals.paired.pairing import pair_runs
+from ctxprobe.evals.paired.rows import compare_rows
+from ctxprobe.evals.paired.verdict import adjust, examples, failing_rows
 from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, RunInput
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.tasks.errors import UserError

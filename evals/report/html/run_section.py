@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ctxprobe.evals.compare.paired_stats import INTERVAL_METHOD
-from ctxprobe.evals.compare.templates import BASE_LAYOUT, template_rows
+from ctxprobe.evals.paired.stats import INTERVAL_METHOD
+from ctxprobe.evals.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder

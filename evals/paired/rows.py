@@ -5,10 +5,10 @@ Grouping and labels are the run table's (`evals.report.table`), so a row here na
 
 from __future__ import annotations
 
-from ctxprobe.evals.compare.paired_stats import (
+from ctxprobe.evals.paired.stats import (
     counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
 )
-from ctxprobe.evals.compare.pairing import Pair
+from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.evals.log.compare import CompareRow, Level
 from ctxprobe.evals.log.rows import variant_label
 

@@ -4,9 +4,9 @@ another's verdict), which rows differ at alpha, which ones the gate fails, and e
 
 from __future__ import annotations
 
-from ctxprobe.evals.compare.paired_stats import holm
-from ctxprobe.evals.compare.pairing import Pair
-from ctxprobe.evals.compare.rows import group_key
+from ctxprobe.evals.paired.stats import holm
+from ctxprobe.evals.paired.pairing import Pair
+from ctxprobe.evals.paired.rows import group_key
 from ctxprobe.evals.log.compare import CompareRow, Example
 from ctxprobe.evals.log.record import SampleRecord
 
