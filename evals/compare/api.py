@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.paired.pairing import pair_runs
-from ctxprobe.evals.paired.rows import compare_rows
-from ctxprobe.evals.paired.verdict import adjust, examples, failing_rows
 from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, RunInput
 from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.paired.pairing import pair_runs
+from ctxprobe.evals.paired.rows import compare_rows
+from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
+from ctxprobe.evals.paired.verdict import adjust, examples, failing_rows
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"

@@ -13,7 +13,6 @@ from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.run.loop import run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.build import build_sample, builder_for
-from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.token_counter import TokenCounter
 
 _SERVER_ERROR = re.compile(r"HTTP 5\d\d\b")  # the client's http_error detail starts "HTTP <status> from <url>"

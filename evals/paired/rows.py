@@ -8,9 +8,9 @@ from __future__ import annotations
 from ctxprobe.evals.paired.stats import (
     counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
 )
-from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.evals.log.compare import CompareRow, Level
 from ctxprobe.evals.log.rows import variant_label
+from ctxprobe.evals.paired.pairing import Pair
 
 __all__ = ["CompareRow", "Level", "compare_rows", "group_key", "grouped"]
 

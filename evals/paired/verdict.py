@@ -4,11 +4,11 @@ another's verdict), which rows differ at alpha, which ones the gate fails, and e
 
 from __future__ import annotations
 
-from ctxprobe.evals.paired.stats import holm
-from ctxprobe.evals.paired.pairing import Pair
-from ctxprobe.evals.paired.rows import group_key
 from ctxprobe.evals.log.compare import CompareRow, Example
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.pairing import Pair
+from ctxprobe.evals.paired.rows import group_key
+from ctxprobe.evals.paired.stats import holm
 
 EXAMPLES_PER_ROW = 3
 

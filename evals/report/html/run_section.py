@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from ctxprobe.evals.log.load import Run
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.table import context_summary, variant_label
-from ctxprobe.evals.log.load import Run
-from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.lengths import format_length
 
 FAILURES_PER_CONDITION = 3
