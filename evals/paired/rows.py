@@ -1,7 +1,7 @@
 """Comparison rows: per cell (family x parameters x haystack x length x depth) and per family x length
 with depths pooled, each build's accuracy over the same pairs, the paired difference with its interval,
 the exact McNemar p-value, and partial credit's mean difference with a seeded paired bootstrap interval.
-Grouping and labels are the run table's (`evals.report.table`), so a row here names what a row there does."""
+Grouping and labels are the run table's (`evals.log.rows.variant_label`), so a row here names what a row there does."""
 
 from __future__ import annotations
 
