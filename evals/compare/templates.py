@@ -12,7 +12,7 @@ from ctxprobe.evals.compare.pairing import Pair
 from ctxprobe.evals.compare.rows import CompareRow, compare_rows
 from ctxprobe.evals.compare.verdict import adjust
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.tasks.build import needle_key
+from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.registry import LAYOUT_PARAMS
 from ctxprobe.tasks.sample import Recipe
 
