@@ -24,7 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from ctxprobe.evals.run.serving import open_counter
     from ctxprobe.evals.log.store import RunStore
     from ctxprobe.tasks.build import build_sample
     from ctxprobe.tasks.errors import UserError
@@ -51,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run folder or recipe file at {args.source}")
     counter = None
     if spec and not recipe.tokenizer.startswith("estimate"):
+        from ctxprobe.evals.run.serving import open_counter  # the HTTP client loads only when a server counts
+
         counter = open_counter(spec, endpoint=None, api_key_env=args.api_key_env)
     sample = build_sample(recipe, counter)
     if recorded is not None and sample.prompt_sha256 != recorded:

@@ -44,11 +44,16 @@ def _endpoint_fields() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import ctxprobe
-    from ctxprobe.evals.report.summary import write_report
     from ctxprobe.evals.run.options import RunOptions, validated
+    from ctxprobe.evals.run.prepare import prepare_run
 
     options = validated(RunOptions, model_values(args, RunOptions.model_fields))
+    if not options.dry_run:
+        prepare_run(options)  # bad input ends here, before the HTTP client, pandas and the engine load
+
+    import ctxprobe
+    from ctxprobe.evals.report.summary import write_report
+
     if options.dry_run:
         from ctxprobe.evals.run.estimate import render_estimate
 
