@@ -14,7 +14,8 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from ctxprobe.runners.engines import Call, adapter, known_engines
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls, api_root
+from ctxprobe.runners.http_json import EndpointCalls, api_root
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter

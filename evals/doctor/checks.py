@@ -5,7 +5,6 @@ than a few tokens."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel
@@ -56,7 +55,7 @@ def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | N
                     else "not stated", advice="" if info.context_length else "ctxprobe limit measures it"),
               _tokenize(endpoint, name, api_key_env)]
     config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
-                            mode="completions", concurrency=1, timeout_base_s=timeout_s, max_retries=1)
+                            mode="completions", concurrency=1, timeout=timeout_s, retries=1)
     completions, chat = asyncio.run(_generation_checks(config, name))
     checks += [completions, chat, _metrics(endpoint, name, api_key_env)]
     mode: Literal["chat", "completions"] | None = None
@@ -81,7 +80,7 @@ def _tokenize(endpoint: str, engine: str, api_key_env: str) -> Check:
 
 
 async def _generation_checks(config: EndpointConfig, engine: str) -> tuple[Check, Check]:
-    async with EndpointClient(config) as plain, EndpointClient(replace(config, mode="chat")) as chat:
+    async with EndpointClient(config) as plain, EndpointClient(config.model_copy(update={"mode": "chat"})) as chat:
         completions = await _completions(plain, engine)
         return completions, await _chat(chat)
 
