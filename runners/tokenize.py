@@ -105,7 +105,7 @@ def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV) ->
     """Probe the endpoint and count with its tokenizer."""
     info = probe_engine(url, api_key_env=api_key_env)
     if info.engine == "unknown":
-        raise UserError(f"endpoint {api_root(url)} is not a vLLM, SGLang, llama-server or llama-cpp-python server; "
+        raise UserError(f"endpoint {api_root(url)} is not a known engine ({', '.join(known_engines())}); "
                         "its tokenizer cannot be used: choose another token counter")
     return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env)
 
