@@ -149,8 +149,9 @@ class EmbeddedEngine:
     def command(self, port: int) -> list[str]:
         """The child's command line: the serve module, given `ServeSettings` as flags."""
         assert self.model_path is not None
-        served = ServeSettings(**self.settings.model_dump(), model=str(self.model_path), alias=self.model_alias,
-                               port=port).model_copy(update={"n_ctx": self.n_ctx, "parallel": self.parallel})
+        given = self.settings.model_dump(include=set(EngineSettings.model_fields))
+        served = ServeSettings(**{**given, "n_ctx": self.n_ctx, "parallel": self.parallel},
+                               model=str(self.model_path), alias=self.model_alias, port=port)
         return [sys.executable, "-m", "ctxprobe.runners.serve", *to_argv(served)]
 
     def start(self) -> None:
