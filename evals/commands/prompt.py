@@ -10,12 +10,14 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
+
     p = sub.add_parser("prompt", help="rebuild and print one prompt from its recipe")
     p.add_argument("source", help="a run folder, or a recipe JSON file")
     p.add_argument("sample_id", nargs="?", help="the sample id (with a run folder)")
     p.add_argument("--token-counter", metavar="SPEC",
                    help="where to reach the recipe's tokenizer (default: the run's; estimate recipes need none)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+    p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
                    help="environment variable holding the API key of a server token counter")
     p.add_argument("--sha256", action="store_true", help="print the prompt's sha256 instead of the prompt")
     p.set_defaults(func=run)

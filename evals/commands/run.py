@@ -12,10 +12,10 @@ from ctxprobe.evals.commands.options import add_model_args, model_values
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
+    from ctxprobe.evals.run.options import EMBEDDED_FIELDS as embedded
     from ctxprobe.evals.run.options import EndpointOptions
 
-    embedded = {"model_file", "n_ctx", "parallel", "kv_cache_type", "swa_cache", "threads"}
-    fields = EndpointOptions.model_fields
+    fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: kv[0] != "endpoints"))  # --endpoint first
     add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
                    {k: v for k, v in fields.items() if k not in embedded}, repeat={"endpoints": "--endpoint"})
     add_model_args(p.add_argument_group("embedded engine"), {k: v for k, v in fields.items() if k in embedded})

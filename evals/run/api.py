@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -207,7 +207,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
     show = (lambda record, prog: on_progress(prog)) if on_progress else None
     for mode in dict.fromkeys(r.mode for r in recipes):
         group = [r for r in recipes if r.mode == mode]
-        config = replace(served.config, mode=mode)
+        config = served.config.model_copy(update={"mode": mode})
         async with EndpointClient(config) as client:
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
                               order=order, on_record=show, still_there=still_there, progress=progress)
