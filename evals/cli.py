@@ -10,9 +10,7 @@ import sys
 import warnings
 from typing import Any, NoReturn, Sequence
 
-from ctxprobe.evals.compare.gate import GateRefused
-from ctxprobe.evals.log.write_errors import WriteFailed
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import ExitError, UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
 COMMANDS = ("run", "show", "check", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
@@ -55,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"ctxprobe: error: {exc}", file=sys.stderr)
         return 2
-    except (WriteFailed, GateRefused) as exc:  # each with its own documented code
+    except ExitError as exc:  # a file that cannot be written, a gate that refuses: each its own code
         print(f"ctxprobe: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.evals.log.load import Run
+from ctxprobe.tasks.errors import ExitError
 
 GATE_REFUSED_EXIT = 5
 
 
-class GateRefused(Exception):
+class GateRefused(ExitError):
     """The gate was asked to judge runs it cannot judge (one line: which and why)."""
 
     exit_code = GATE_REFUSED_EXIT

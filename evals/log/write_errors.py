@@ -14,10 +14,12 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ctxprobe.tasks.errors import ExitError
+
 WRITE_FAILED_EXIT = 4  # the exit code of a run (or any command) that could not write its files
 
 
-class WriteFailed(Exception):
+class WriteFailed(ExitError):
     """Writing `path` failed with `error` (an OSError from the file system)."""
 
     exit_code = WRITE_FAILED_EXIT
