@@ -19,10 +19,11 @@ RULER_GENERATION_TOKENS = 128
 def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],
           expected: Expected, max_tokens: int, unique: tuple[str, ...] = (), template: Template = "ctxprobe",
           length_convention: LengthConvention = "prompt", ruler_gap: str = "\n",
-          ruler_generation_tokens: int = RULER_GENERATION_TOKENS) -> Draft:
+          ruler_generation_tokens: int = RULER_GENERATION_TOKENS, context_opening: str | None = None) -> Draft:
     """ctxprobe's layout: `\\n\\n{question}\\n\\n{prefix}`. RULER's (lm-eval's `ruler` tasks): the
     question after `ruler_gap` (the needle tasks' `\\n`, variable tracking's `\\n\\n`) and the answer prefix
-    after one space, `\\n{question} {prefix}` (chat: `\\n{question}` alone, as lm-eval sends it)."""
+    after one space, `\\n{question} {prefix}` (chat: `\\n{question}` alone, as lm-eval sends it).
+    `context_opening` replaces the first haystack piece's own separator (RULER's needle tasks: `\\n`)."""
     if template == "ruler":
         tail = f"{ruler_gap}{question} {prefix}" if mode == "completions" else f"{ruler_gap}{question}"
     elif mode == "completions":
@@ -33,7 +34,8 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
         prefix = ""
     reserve = ruler_generation_tokens if length_convention == "ruler" else 0
     return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
-                 expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve)
+                 expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve,
+                 context_opening=context_opening)
 
 
 def join_names(items: list[str]) -> str:

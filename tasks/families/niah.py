@@ -116,7 +116,7 @@ class Niah:
             question = f"What is the special magic {one} for {query} mentioned in the provided text?"
             prefix = f"The special magic {one} for {query} mentioned in the provided text is"
         return frame(head, question, prefix, mode, needles, expected, max_tokens=_max_tokens(p, expected),
-                     unique=keys, template="ruler", length_convention=p.length_convention)
+                     unique=keys, template="ruler", length_convention=p.length_convention, context_opening="\n")
 
 
 def _max_tokens(p: NiahParams, expected: Expected) -> int:
