@@ -19,13 +19,15 @@ RULER_GENERATION_TOKENS = 128
 def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],
           expected: Expected, max_tokens: int, unique: tuple[str, ...] = (), template: Template = "ctxprobe",
           length_convention: LengthConvention = "prompt", ruler_gap: str = "\n",
-          ruler_generation_tokens: int = RULER_GENERATION_TOKENS, context_opening: str | None = None) -> Draft:
+          ruler_generation_tokens: int = RULER_GENERATION_TOKENS, context_opening: str | None = None,
+          ruler_prefix_gap: str = " ") -> Draft:
     """ctxprobe's layout: `\\n\\n{question}\\n\\n{prefix}`. RULER's (lm-eval's `ruler` tasks): the
     question after `ruler_gap` (the needle tasks' `\\n`, variable tracking's `\\n\\n`) and the answer prefix
-    after one space, `\\n{question} {prefix}` (chat: `\\n{question}` alone, as lm-eval sends it).
+    after `ruler_prefix_gap` (lm-eval's target delimiter, mostly one space), `\\n{question} {prefix}` (chat:
+    `\\n{question}` alone, as lm-eval sends it).
     `context_opening` replaces the first haystack piece's own separator (RULER's needle tasks: `\\n`)."""
     if template == "ruler":
-        tail = f"{ruler_gap}{question} {prefix}" if mode == "completions" else f"{ruler_gap}{question}"
+        tail = f"{ruler_gap}{question}{ruler_prefix_gap}{prefix}" if mode == "completions" else f"{ruler_gap}{question}"
     elif mode == "completions":
         tail = f"\n\n{question}\n\n{prefix}"
     else:
