@@ -36,6 +36,10 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'multihop', 'code'): "2e245910a1776f894bb20153738c0300",
         ('local:gemma3-270m', 'multihop', 'legal'): "6125195276dbabfb9a6d793149b2bc79",
         ('local:gemma3-270m', 'multihop', 'noise'): "5f73ef4fda02a2efd92c86dc4d268484",
+        ('estimate', 'niah', 'needle'): "433ee67ded5c97e7822eee90e012a52d",
+        ('estimate', 'aggregate', 'prose'): "a7d425868129bfc2ddfe77d997e82605",
+        ('local:gemma3-270m', 'niah', 'needle'): "13f66380471fbfe51688f85b17366f33",
+        ('local:gemma3-270m', 'aggregate', 'prose'): "72763c438ee32378aff0efd57a925211",
     },
 }
 
