@@ -28,6 +28,15 @@ class SizedFamily(Protocol):
     def max_size(self, params: BaseModel, length: int) -> int: ...
 
 
+class Sized:
+    """The base of a sized family: it writes whole prompts (`sized_draft`), never a draft for a haystack."""
+
+    name: str
+
+    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
+        raise NotImplementedError(f"{self.name} is a sized family: the builder calls sized_draft")
+
+
 def is_sized(family: object) -> bool:
     return isinstance(family, SizedFamily)
 

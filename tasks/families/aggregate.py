@@ -27,9 +27,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.tasks.families.framing import LengthConvention, Template, frame
+from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
+from ctxprobe.tasks.sized import Sized
 
 COMMON = 10  # RULER's num_cw
 CWE_GENERATION_TOKENS = 120
@@ -72,17 +73,13 @@ class AggregateParams(BaseModel):
 
     kind: Literal["common_words", "frequent_words"] = Field(
         "common_words", description="common_words (RULER's cwe) or frequent_words (RULER's fwe)")
-    template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
-    length_convention: LengthConvention = Field(
-        "prompt", description="prompt: the length is the prompt's; ruler: cwe's includes 120 generated tokens")
+    template: Template = template_field()
+    length_convention: LengthConvention = length_convention_field("cwe's includes 120 generated tokens")
 
 
 @task_family("aggregate")
-class Aggregate:
+class Aggregate(Sized):
     Params = AggregateParams
-
-    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
-        raise NotImplementedError("aggregate is a sized family: the builder calls sized_draft")
 
     def max_size(self, params: BaseModel, length: int) -> int:
         p = AggregateParams.model_validate(params)

@@ -3,7 +3,9 @@ chat mode asks for the answer alone."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ctxprobe.tasks.registry import Draft, NeedleDraft
 from ctxprobe.tasks.sample import Expected, Mode
@@ -14,6 +16,16 @@ LengthConvention = Literal["prompt", "ruler"]
 # RULER's nominal length includes the tokens it lets the model generate: 128 for its needle tasks
 # (`niah_*`), 30 for variable tracking (`vt`).
 RULER_GENERATION_TOKENS = 128
+
+
+def template_field() -> Any:
+    """A family's `template` parameter."""
+    return Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
+
+
+def length_convention_field(ruler: str) -> Any:
+    """A family's `length_convention` parameter; `ruler` says what RULER's convention counts."""
+    return Field("prompt", description=f"prompt: the length is the prompt's; ruler: {ruler}")
 
 
 def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],

@@ -17,10 +17,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.families.framing import LengthConvention, Template, frame
+from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
 from ctxprobe.tasks.families.qa_data import QaData, Question, load_qa
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
+from ctxprobe.tasks.sized import Sized
 
 GENERATION_TOKENS = 32
 INSTRUCTION = ("Answer the question based on the given documents. "
@@ -34,9 +35,8 @@ class QaParams(BaseModel):
 
     dataset: str | None = Field(None, description="hf:PATH: a local .parquet, .json or .jsonl with SQuAD or HotpotQA fields")
     expect: Literal["any", "squad", "hotpotqa"] = Field("any", description="refuse a dataset of the other format")
-    template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
-    length_convention: LengthConvention = Field(
-        "prompt", description="prompt: the length is the prompt's; ruler: it includes 32 generated tokens")
+    template: Template = template_field()
+    length_convention: LengthConvention = length_convention_field("it includes 32 generated tokens")
 
 
 def dataset_of(p: QaParams) -> QaData:
@@ -50,11 +50,8 @@ def dataset_of(p: QaParams) -> QaData:
 
 
 @task_family("qa")
-class Qa:
+class Qa(Sized):
     Params = QaParams
-
-    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
-        raise NotImplementedError("qa is a sized family: the builder calls sized_draft")
 
     def max_size(self, params: BaseModel, length: int) -> int:
         return len(dataset_of(QaParams.model_validate(params)).documents)
