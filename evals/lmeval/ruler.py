@@ -20,20 +20,18 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.evals.lmeval.logs import LoggedDoc
+from ctxprobe.evals.ruler_score import SUBSTRING, ruler_substring
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Expected, NeedleSpot, Recipe, Sample, sha256_text
 
 FAMILY = "ruler"
-SUBSTRING = "ruler_substring"
 
 
 def is_ruler_doc(doc: dict[str, Any]) -> bool:
     return {"input", "outputs", "max_length"} <= doc.keys()
 
 
-def ruler_substring(output: str, answers: list[str]) -> float:
-    """RULER's `string_match_all` for one output: the fraction of answers found as substrings, any case."""
-    return sum(a.lower() in output.lower() for a in answers) / len(answers)
+__all__ = ["FAMILY", "SUBSTRING", "is_ruler_doc", "ruler_sample", "ruler_substring"]
 
 
 def is_qa(task: str) -> bool:
