@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ctxprobe.evals.compare.templates import template_rows
+from ctxprobe.evals.paired.templates import template_rows
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.stats import wilson
 from ctxprobe.runners.launcher import EmbeddedEngine
