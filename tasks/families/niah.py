@@ -47,7 +47,7 @@ class NiahParams(BaseModel):
         "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
 
 
-@task_family("niah", version="2")
+@task_family("niah", version="3")
 class Niah:
     Params = NiahParams
 
