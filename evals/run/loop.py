@@ -11,6 +11,7 @@ from typing import Callable, Protocol
 
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.ruler_score import ruler_references
 from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.endpoint import EndpointError
@@ -90,8 +91,9 @@ def record_of(sample: Sample, response: Response | None, error: ErrorKind | None
     if response is not None and error is None:
         error, detail = answer_error(response, sample.max_tokens)
     score = score_sample(sample, response.text) if response is not None and error is None else None
+    references = ruler_references(sample, response.text) if score is not None and response is not None else {}
     return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
-                        attempts=attempts, finished_at=time.time())
+                        attempts=attempts, reference_scores=references, finished_at=time.time())
 
 
 async def run_recipes(
