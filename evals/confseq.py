@@ -147,6 +147,19 @@ def paired_cs(tally: PairedTally, alpha: float = 0.05, prior: float = PRIOR) -> 
     return (lo, hi)
 
 
+def discordant_log_e_worse(tally: PairedTally, prior: float = PRIOR) -> float:
+    """log e-value against "the candidate is no worse" (delta >= 0), from the discordant pairs alone: the
+    sequential form of McNemar's test. Given a pair is discordant, the candidate lost it with probability
+    theta = q- / (q- + q+), and delta >= 0 is theta <= 1/2; the Beta(prior, prior) mixture against the
+    null theta nearest the data (1/2, or the estimate where it is below) is an e-process. Ties cost nothing,
+    so it is far more powerful than the three-outcome mixture where most pairs agree."""
+    losses, wins = tally.losses, tally.wins
+    if losses + wins == 0:
+        return 0.0
+    nearest = min(0.5, losses / (losses + wins))
+    return max(0.0, bernoulli_log_martingale(nearest, losses, losses + wins, prior))
+
+
 def paired_log_e_above(boundary: float, tally: PairedTally, prior: float = PRIOR) -> float:
     """log e-value against "delta >= boundary" (large when the candidate is clearly below it): the
     smallest martingale over that null is reached at the null law nearest the data."""
