@@ -46,6 +46,12 @@ class RunManifest(BaseModel):
                                            "cache, their share, and the prefill seconds that saved")
     engine_metrics: dict[str, float] | None = Field(None, description="the engine's /metrics counters over the run "
                                                     "(deltas), where it exposes them")
+    stop: dict[str, Any] | None = Field(None, description="the stopping rule (`--stop decided`): its fields")
+    fixed_grid_prompt_tokens: int | None = Field(None, description="prompt tokens the suite's fixed grid would "
+                                                 "spend (its samples per cell)")
+    prompt_tokens_sent: int | None = Field(None, description="planned prompt tokens of the samples sent")
+    stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "
+                                                 "precision, cap; open when the run ended first)")
 
 
 

@@ -30,6 +30,8 @@ from ctxprobe.evals.log.manifest import (
 )
 from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.order import Order
+from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_summary
+from ctxprobe.evals.sequential.cells import StopOptions, StopRule, resolve_rule
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.evals.log.store import RunStore, run_folder
@@ -77,10 +79,15 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         previous = None
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
-        recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
+        rule = stop_rule(opts, suite)
+        recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
+                                                    default_mode=served.config.mode)
         done = check_resumable(store, recipes) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = _manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
+        if rule.stop == "decided":
+            manifest.stop = rule.model_dump()
+            manifest.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
         fresh = previous is None
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
@@ -89,7 +96,10 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         engine_name = str(served.engine.get("engine") or "unknown")
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
-            asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
+            if rule.stop == "decided":
+                asyncio.run(_send_rounds(recipes, rule, served, store, opts.order, progress, on_progress))
+            else:
+                asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -108,6 +118,9 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
                                                                 engine_metrics.scrape(served.config, engine_name))
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
+            manifest.prompt_tokens_sent = sum(r.sample.planned_tokens for r in latest.values())
+            if rule.stop == "decided":
+                manifest.stopped_cells = stop_summary(latest.values(), rule, cell_caps(recipes))
             manifest.updated = time.time()
             if fresh and not latest and not progress.sent and manifest.status != "finished":
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
@@ -216,6 +229,20 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
         options=saved_options(opts), samples_planned=planned,
     )
     return RunManifest.model_validate(base)
+
+
+def stop_rule(opts: RunOptions, suite: Suite) -> StopRule:
+    """The run's stopping rule: the suite's `stop:`, with the options given on top."""
+    return resolve_rule(suite.stop, {k: getattr(opts, k) for k in StopOptions.model_fields})
+
+
+async def _send_rounds(recipes: list[Recipe], rule: StopRule, served: Served, store: RunStore, order: Order,
+                       progress: Progress, on_progress: Callable[[Progress], None] | None) -> None:
+    """`--stop decided`: send round after round (`rounds.next_round`) until every cell is decided or capped."""
+    caps, sent = cell_caps(recipes), set[str]()
+    while batch := next_round(recipes, store.latest_records().values(), rule, caps, sent):
+        sent.update(r.sample_id() for r in batch)
+        await _send(batch, served, store, order, progress, on_progress)
 
 
 async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order, progress: Progress,

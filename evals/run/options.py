@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ctxprobe.evals.sequential.cells import StopOptions
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.sample import Mode
 
@@ -56,7 +57,7 @@ class SuiteOptions(BaseModel):
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
 
 
-class _RunOptions(SuiteOptions, EndpointOptions):
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions):  # type: ignore[misc,valid-type]
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "

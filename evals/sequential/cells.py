@@ -8,9 +8,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from ctxprobe.evals.confseq import bernoulli_cs
+from ctxprobe.tasks.errors import UserError, first_problem
 
 StopReason = Literal["above", "below", "precision", "cap"]
 STOP_REASONS: dict[str, str] = {"above": "decided above the threshold", "below": "decided below the threshold",
@@ -43,6 +46,27 @@ class StopRule(BaseModel):
 
     def cap(self, suite_samples: int) -> int:
         return self.max_samples if self.max_samples is not None else suite_samples
+
+
+# The run's options: each field of the rule, unset by default (the suite's `stop:` then decides), declared
+# once above.
+StopOptions: type[BaseModel] = create_model(
+    "StopOptions", __config__=ConfigDict(extra="forbid"),
+    **{name: (field.annotation | None, Field(None, description=field.description))  # type: ignore[call-overload]
+       for name, field in StopRule.model_fields.items() if name != "alpha"})
+
+
+def resolve_rule(suite_stop: str | dict[str, Any] | None, given: dict[str, Any]) -> StopRule:
+    """The run's rule: the suite's `stop:` (a name or a mapping of the fields), the options given on top.
+    Bad values are one line naming the option."""
+    base: dict[str, Any] = {"stop": suite_stop} if isinstance(suite_stop, str) else dict(suite_stop or {})
+    base.update({k: v for k, v in given.items() if v is not None})
+    try:
+        return StopRule.model_validate(base)
+    except ValidationError as exc:
+        where, msg, _ = first_problem(exc)
+        where_text = f"--{where.replace('_', '-')}: " if where else ""
+        raise UserError(f"invalid stop rule {where_text}{msg.removeprefix('Value error, ')}") from None
 
 
 @lru_cache(maxsize=65536)
