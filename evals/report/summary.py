@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
 
 
@@ -24,9 +25,10 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
 
     from ctxprobe.evals.compare.templates import render_template_sensitivity
 
-    write_summary(records, run_dir)
+    stopping = stopping_of(manifest)
+    write_summary(records, run_dir, stopping=stopping)
     write_heatmaps(records, run_dir, run_title(manifest))
     layouts = render_template_sensitivity(records)
     if layouts:
         (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
-    return render_text(records) + layouts
+    return render_text(records, stopping=stopping) + layouts

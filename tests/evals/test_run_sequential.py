@@ -91,3 +91,14 @@ def test_a_stop_rule_without_a_goal_is_one_line(tmp_path: Path, capsys: pytest.C
         code = main(_args(engine.url, tmp_path, "--stop", "decided"))
         assert not engine.completion_calls()
     assert code == 2 and "--threshold or --precision" in capsys.readouterr().err
+
+
+def test_the_table_shows_n_why_and_the_confidence_sequence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
+        assert main(_args(engine.url, tmp_path, "--stop", "decided", "--threshold", "0.6", "--max-samples", "30")) == 0
+    out = capsys.readouterr().out
+    n = _first_n_above(0.6)
+    lo = round(100 * bernoulli_cs(n, n)[0])
+    assert "--stop decided" in out and f"100% ({n}A)" in out and f"[{lo}-100]" in out
+    csv = (next(tmp_path.iterdir()) / "summary.csv").read_text()
+    assert "stop" in csv.splitlines()[0] and "above" in csv
