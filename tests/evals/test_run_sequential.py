@@ -102,3 +102,14 @@ def test_the_table_shows_n_why_and_the_confidence_sequence(tmp_path: Path, capsy
     assert "--stop decided" in out and f"100% ({n}A)" in out and f"[{lo}-100]" in out
     csv = (next(tmp_path.iterdir()) / "summary.csv").read_text()
     assert "stop" in csv.splitlines()[0] and "above" in csv
+
+
+def test_dry_run_estimates_the_cap_the_floor_and_the_fixed_grid() -> None:
+    est = ctxprobe.estimate(family="niah", lengths="1k,2k", depths="0,100", samples=3, stop="decided",
+                            threshold=0.9, min_samples=2, max_samples=10, prefill_rate=1000.0)
+    assert est.prompt_tokens == 10 * 2 * (1024 + 2048) and est.samples == 40
+    assert est.min_prompt_tokens == 2 * 2 * (1024 + 2048)
+    assert est.fixed_grid_prompt_tokens == 3 * 2 * (1024 + 2048)
+    from ctxprobe.evals.run.estimate import render_estimate
+
+    assert "--stop decided: at most 61,440 prompt tokens" in render_estimate(est)
