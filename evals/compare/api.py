@@ -12,12 +12,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.evals.compare.paired_stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
 from ctxprobe.evals.compare.pairing import pair_runs
 from ctxprobe.evals.compare.rows import CompareRow, compare_rows
-from ctxprobe.evals.compare.verdict import Example, adjust, examples, failing_rows
+from ctxprobe.evals.compare.verdict import Example, adjust_gate, examples, failing_rows
+from ctxprobe.evals.confseq import CS_METHOD
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
-P_METHOD = "exact McNemar (two-sided binomial on discordant pairs); Holm over each candidate's family x length rows"
+P_METHOD = ("exact McNemar (two-sided binomial on discordant pairs); weighted Holm over each candidate's pooled "
+            "family rows (primary, 80% of alpha) and family x length rows")
+ANYTIME_P_METHOD = ("anytime-valid (beta mixture on the discordant pairs, two-sided); weighted Holm over each "
+                    "candidate's pooled family rows (primary, 80% of alpha) and family x length rows")
 
 
 class RunInput(BaseModel):
@@ -61,7 +65,8 @@ class CompareResult(BaseModel):
     pairings: list[CandidatePairing]
     rows: list[CompareRow]
     examples: list[Example]
-    failed: list[CompareRow] = Field(description="family x length rows the gate fails")
+    failed: list[CompareRow] = Field(description="pooled family and family x length rows the gate fails")
+    sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
     warnings: list[str] = Field(default_factory=list)
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
@@ -73,6 +78,10 @@ class CompareResult(BaseModel):
 
     def family_rows(self, candidate: str | None = None) -> list[CompareRow]:
         return [r for r in self.rows if r.level == "family_length" and candidate in (None, r.candidate)]
+
+    def gate_rows(self, candidate: str | None = None) -> list[CompareRow]:
+        """The rows the gate tests: each family pooled over its lengths (primary), then family x length."""
+        return [r for r in self.rows if r.level in ("family", "family_length") and candidate in (None, r.candidate)]
 
 
 def run_input(run: Run, label: str) -> RunInput:
@@ -98,14 +107,16 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {fail_if_drop}")
     labels = labels_for([base, *cands])
     pairings, rows, found, warnings = [], [], [], []
+    anytime = any(r.manifest.stop for r in (base, *cands))
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
             warnings.append(f"PROMPTS DIFFER: {pairing.by_task} of {len(pairing.pairs)} pairs of {label} matched by "
                             f"task fields only (another tokenizer: {base.manifest.tokenizer or '?'} vs "
                             f"{cand.manifest.tokenizer or '?'}); the builds did not read the same text")
-        pooled = adjust(compare_rows(label, pairing.pairs, "family_length"), alpha)
-        rows += compare_rows(label, pairing.pairs, "cell") + pooled
+        pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime)
+                             + compare_rows(label, pairing.pairs, "family_length", anytime), alpha)
+        rows += compare_rows(label, pairing.pairs, "cell", anytime) + pooled
         found += examples(label, pairing.pairs, pooled)
         pairings.append(CandidatePairing(
             candidate=label, pairs=len(pairing.pairs), by_prompt=pairing.by_prompt, by_task=pairing.by_task,
@@ -115,7 +126,8 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     return CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
                          fail_if_drop=fail_if_drop, pairings=pairings, rows=rows, examples=found, failed=failed,
-                         warnings=warnings)
+                         warnings=warnings, sequential=anytime,
+                         **({"interval_method": CS_METHOD, "p_method": ANYTIME_P_METHOD} if anytime else {}))
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,

@@ -28,8 +28,9 @@ def row_cells(row: CompareRow) -> list[str]:
     verdict = ""
     if row.significant:
         verdict = "DROP" if row.diff < 0 else "GAIN"
+    length = "pooled" if row.level == "family" else format_length(row.context_tokens)
     return [
-        format_length(row.context_tokens), "all" if row.depth is None else f"{row.depth:g}%", str(row.n),
+        length, "all" if row.depth is None else f"{row.depth:g}%", str(row.n),
         _pct(row.base_accuracy), _pct(row.cand_accuracy), _signed(row.diff),
         f"[{_signed(row.diff_lo)}, {_signed(row.diff_hi)}]", f"{row.p_value:.3g}",
         "" if row.p_holm is None else f"{row.p_holm:.3g}",
@@ -68,7 +69,7 @@ def render_text(result: CompareResult) -> str:
     for cand in result.candidates:
         out += _header(result, cand.label)
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
-            pooled = [r for r in rows if r.level == "family_length"]
+            pooled = [r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
             cells = [r for r in rows if r.level == "cell" and r.diff != 0]
             out += ["", f"{family}  {variant}  [{haystack}]", *aligned([COLUMNS] + [row_cells(r) for r in pooled + cells])]
         out.append("")
@@ -78,7 +79,8 @@ def render_text(result: CompareResult) -> str:
 
 def _footer(result: CompareResult) -> list[str]:
     lines = [f"diff = candidate - baseline (points); CI: {result.interval_method}; p: {result.p_method}; "
-             f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm."]
+             f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm; "
+             f"'pooled': the family over all its lengths, the gate's primary test."]
     significant = [r for r in result.rows if r.significant]
     lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {_signed(r.diff)}" for r in significant)
                                          if significant else "none"))
@@ -103,7 +105,8 @@ def render_markdown(result: CompareResult) -> str:
     for cand in result.candidates:
         out += ["", f"## {result.baseline.label} vs {cand.label}", "", *_header(result, cand.label)]
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
-            ordered = [r for r in rows if r.level == "family_length"] + [r for r in rows if r.level == "cell"]
+            ordered = ([r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
+                       + [r for r in rows if r.level == "cell"])
             out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(COLUMNS) + " |",
                     "|" + "|".join("---:" for _ in COLUMNS) + "|"]
             out += ["| " + " | ".join(row_cells(r)) + " |" for r in ordered]

@@ -10,6 +10,7 @@ from ctxprobe.evals.compare.paired_stats import holm
 from ctxprobe.evals.compare.pairing import Pair
 from ctxprobe.evals.compare.rows import CompareRow, group_key
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
 
 EXAMPLES_PER_ROW = 3
 
@@ -35,11 +36,27 @@ def adjust(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
     return [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
 
 
+def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
+    """The gate's rows of one candidate (each family pooled over its lengths, the primary tests, and each
+    family x length) with `p_holm` and `significant` set: one weighted Holm over all of them, the pooled
+    rows holding most of alpha (`evals.sequential.holm`)."""
+    adjusted = weighted_holm([r.p_value for r in rows], row_weights([r.level == "family" for r in rows]))
+    return [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
+
+
 def failing_rows(rows: list[CompareRow], margin: float, alpha: float) -> list[CompareRow]:
-    """The gate: family x length rows where the candidate is worse by more than `margin` and the drop is
-    significant after Holm's adjustment."""
-    return [r for r in rows if r.level == "family_length" and r.diff < -margin
+    """The gate: pooled family and family x length rows where the candidate is worse by more than
+    `margin` and the drop is significant after the adjustment."""
+    return [r for r in rows if r.level in ("family", "family_length") and r.diff < -margin
             and r.p_holm is not None and r.p_holm < alpha]
+
+
+def row_verdict(row: CompareRow, failed: bool, margin: float) -> str:
+    """FAIL (the gate fails the row), PASS (its interval lies wholly above -margin: any drop is within
+    the margin) or UNDECIDED."""
+    if failed:
+        return "FAIL"
+    return "PASS" if row.diff_lo > -margin else "UNDECIDED"
 
 
 def examples(candidate: str, pairs: list[Pair], rows: list[CompareRow],
@@ -47,7 +64,7 @@ def examples(candidate: str, pairs: list[Pair], rows: list[CompareRow],
     """Up to `per_row` discordant pairs against the worse build of each family x length row that differs."""
     out: list[Example] = []
     for row in rows:
-        if row.diff == 0:
+        if row.diff == 0 or row.level != "family_length":
             continue
         worse = "candidate" if row.diff < 0 else "baseline"
         key = (row.family, row.variant, row.haystack, row.context_tokens, None)
