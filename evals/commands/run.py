@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
                                    "print accuracy by depth x context. Exit codes: 0 ok, 1 samples ended in "
-                                   "errors, 2 bad input, 3 endpoint lost, 130 interrupted.")
+                                   "errors (--against: a row FAILs), 2 bad input, 3 endpoint lost, 4 --against: rows undecided, "
+                                   "130 interrupted.")
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()
@@ -61,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
     records = result.records()
     if records:
         print(write_report(records, result.run_dir, result.manifest))
+    if result.manifest.paired_gate is not None:
+        from ctxprobe.evals.run.against import render_gate
+
+        print(render_gate(result.manifest.paired_gate))
     page = result.run_dir / "report.html"
     if not options.no_report and page.is_file():
         print(f"ctxprobe: report {page}", file=sys.stderr)

@@ -43,9 +43,10 @@ from ctxprobe.tasks.suite import Suite
 
 class ExitCode(IntEnum):
     OK = 0
-    SAMPLE_ERRORS = 1
+    SAMPLE_ERRORS = 1  # also: `--against`, a row FAILs
     BAD_INPUT = 2
     ENDPOINT_LOST = 3
+    UNDECIDED = 4  # `--against`: no row FAILs, some stay undecided
     INTERRUPTED = 130
 
 
@@ -72,6 +73,12 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         assert previous is not None
         suite = previous.suite
         opts = _resumed_options(opts, previous)
+    elif opts.against:
+        from ctxprobe.evals.log.load import load_run
+
+        suite = load_run(opts.against).manifest.suite  # the baseline's samples, nothing else
+        store = RunStore(run_folder(Path(opts.results_dir), opts.label))
+        previous = None
     else:
         suite = suite_for(opts)
         suite.check()
@@ -80,8 +87,15 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
         rule = stop_rule(opts, suite)
-        recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
-                                                    default_mode=served.config.mode)
+        paired = None
+        if opts.against:
+            from ctxprobe.evals.run.against import paired_run
+
+            paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer)
+            recipes = paired.recipes
+        else:
+            recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
+                                                        default_mode=served.config.mode)
         done = check_resumable(store, recipes) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = _manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
@@ -96,7 +110,9 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         engine_name = str(served.engine.get("engine") or "unknown")
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
-            if rule.stop == "decided":
+            if paired is not None:
+                asyncio.run(_send_paired(paired, served, store, opts.order, progress, on_progress))
+            elif rule.stop == "decided":
                 asyncio.run(_send_rounds(recipes, rule, served, store, opts.order, progress, on_progress))
             else:
                 asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
@@ -119,7 +135,12 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
             manifest.prompt_tokens_sent = sum(r.sample.planned_tokens for r in latest.values())
-            if rule.stop == "decided":
+            if paired is not None:
+                from ctxprobe.evals.run.against import gate_report, update
+
+                update(paired, list(latest.values()))
+                manifest.paired_gate = gate_report(paired)
+            elif rule.stop == "decided":
                 manifest.stopped_cells = stop_summary(latest.values(), rule, cell_caps(recipes))
             manifest.updated = time.time()
             if fresh and not latest and not progress.sent and manifest.status != "finished":
@@ -147,6 +168,16 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
         where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
         msg = f"interrupted: {done} samples done, {errored} errored, {left} not sent{where}"
         return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg)
+    gate = manifest.paired_gate
+    if gate is not None:
+        verdict = gate["verdict"]
+        if verdict == "UNDECIDED" and opts.undecided != "exit":
+            verdict = opts.undecided.upper()
+        code = {"FAIL": ExitCode.SAMPLE_ERRORS, "PASS": ExitCode.OK, "UNDECIDED": ExitCode.UNDECIDED}[verdict]
+        used = sum(e["n"] for e in gate["rows"] if e["primary"])
+        held = sum(e["baseline_samples"] for e in gate["rows"] if e["primary"])
+        msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
+        return RunResult(store.dir, manifest, progress, code, msg)
     if errored and not opts.allow_errors:
         msg = (f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); "
                f"`{resume}` sends them again")
@@ -241,6 +272,17 @@ async def _send_rounds(recipes: list[Recipe], rule: StopRule, served: Served, st
     """`--stop decided`: send round after round (`rounds.next_round`) until every cell is decided or capped."""
     caps, sent = cell_caps(recipes), set[str]()
     while batch := next_round(recipes, store.latest_records().values(), rule, caps, sent):
+        sent.update(r.sample_id() for r in batch)
+        await _send(batch, served, store, order, progress, on_progress)
+
+
+async def _send_paired(paired: Any, served: Served, store: RunStore, order: Order, progress: Progress,
+                       on_progress: Callable[[Progress], None] | None) -> None:
+    """`--against`: send the baseline's samples round after round until every family is decided or used up."""
+    from ctxprobe.evals.run.against import next_paired_round
+
+    sent = set[str]()
+    while batch := next_paired_round(paired, list(store.latest_records().values()), sent):
         sent.update(r.sample_id() for r in batch)
         await _send(batch, served, store, order, progress, on_progress)
 

@@ -57,7 +57,20 @@ class SuiteOptions(BaseModel):
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions):  # type: ignore[misc,valid-type]
+class AgainstOptions(BaseModel):
+    """A paired sequential run against a finished baseline run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    against: str | None = Field(None, description="a baseline run folder: send its samples in rounds and stop each "
+                                "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
+    fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
+                                       "FAILs beyond and PASSes within")
+    undecided: Literal["exit", "fail", "pass"] = Field(
+        "exit", description="with --against: exit code when rows stay undecided: exit (4), fail (1), pass (0)")
+
+
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
