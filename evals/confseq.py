@@ -26,6 +26,7 @@ ctxprobe's cells are small."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scipy.special import betaln, gammaln
@@ -50,7 +51,7 @@ def bernoulli_log_martingale(p: float, successes: int, n: int, prior: float = PR
     return bernoulli_log_mixture(successes, n, prior) - _xlogy(successes, p) - _xlogy(n - successes, 1.0 - p)
 
 
-def _bisect(inside: float, outside: float, keeps: "callable[[float], bool]") -> float:  # type: ignore[valid-type]
+def _bisect(inside: float, outside: float, keeps: Callable[[float], bool]) -> float:
     """The boundary between a point the set keeps (`inside`) and one it does not (`outside`)."""
     for _ in range(_BISECT_STEPS):
         mid = (inside + outside) / 2.0
