@@ -61,3 +61,20 @@ def test_identical_runs_pass_every_row(consistent_small_drop, tmp_path):
                  "--no-report", "--junit", str(junit)]) == 0
     (suite,) = list(JUnitXml.fromfile(str(junit)))
     assert suite.tests == 3 and suite.failures == 0 and suite.skipped == 0  # 40 ties: within 30 points
+
+
+def test_compare_on_a_run_that_stopped_adaptively_reports_anytime_valid_intervals(consistent_small_drop):
+    import json
+
+    from ctxprobe.evals.confseq import PairedTally, paired_cs
+
+    base, cand = consistent_small_drop
+    fixed = ctxprobe.compare(base, cand, write=False)
+    manifest = json.loads((cand / "manifest.json").read_text())
+    (cand / "manifest.json").write_text(json.dumps({**manifest, "stop": {"stop": "decided", "threshold": 0.9}}))
+    adaptive = ctxprobe.compare(base, cand, write=False)
+    assert adaptive.sequential and "anytime-valid" in adaptive.interval_method and "anytime" in adaptive.p_method
+    pooled_fixed, pooled = fixed.gate_rows()[0], adaptive.gate_rows()[0]
+    assert (pooled.diff_lo, pooled.diff_hi) == pytest.approx(paired_cs(PairedTally(6, 34, 0)))
+    assert pooled.diff_lo < pooled_fixed.diff_lo and pooled.diff_hi > pooled_fixed.diff_hi  # wider: honest
+    assert pooled.p_value > pooled_fixed.p_value
