@@ -39,9 +39,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"ctxprobe: warning: {warning}", file=sys.stderr)
     print(render_text(result), end="")
     if args.junit or args.summary_md:
-        from ctxprobe.evals.compare.ci_outputs import gate_cases, write_ci_outputs
+        from ctxprobe.evals.compare.verdict import gate_cases
+        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
 
-        for path in write_ci_outputs(gate_cases(result), "ctxprobe gate", args.junit, args.summary_md):
+        cases = gate_cases(result.gate_rows(), result.failed, result.fail_if_drop or 0.0)
+        for path in write_ci_outputs(cases, "ctxprobe gate", args.junit, args.summary_md):
             print(f"ctxprobe: wrote {path}", file=sys.stderr)
     print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)
     return result.exit_code

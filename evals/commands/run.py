@@ -63,9 +63,13 @@ def run(args: argparse.Namespace) -> int:
     if records:
         print(write_report(records, result.run_dir, result.manifest))
     if result.manifest.paired_gate is not None:
-        from ctxprobe.evals.run.against import render_gate
+        from ctxprobe.evals.run.against import gate_cases, render_gate
+        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
 
         print(render_gate(result.manifest.paired_gate))
+        cases = gate_cases(result.manifest.paired_gate, options.label or result.run_dir.name)
+        for path in write_ci_outputs(cases, "ctxprobe paired gate", options.junit, options.summary_md):
+            print(f"ctxprobe: wrote {path}", file=sys.stderr)
     page = result.run_dir / "report.html"
     if not options.no_report and page.is_file():
         print(f"ctxprobe: report {page}", file=sys.stderr)

@@ -4,6 +4,8 @@ another's verdict), which rows differ at alpha, which ones the gate fails, and e
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict
 
 from ctxprobe.evals.compare.paired_stats import holm
@@ -11,6 +13,9 @@ from ctxprobe.evals.compare.pairing import Pair
 from ctxprobe.evals.compare.rows import CompareRow, group_key
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
+
+if TYPE_CHECKING:
+    from ctxprobe.evals.sequential.ci_outputs import GateCase
 
 EXAMPLES_PER_ROW = 3
 
@@ -92,3 +97,19 @@ def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
         cand_extracted=list(pair.cand.score.extracted if pair.cand.score else []),
         needle_depth=target.depth_pct if target else float(sample.recipe.depth),
     )
+
+
+def gate_cases(rows: list[CompareRow], failed: list[CompareRow], margin: float) -> list["GateCase"]:
+    """The gate's rows as CI cases (`evals.sequential.ci_outputs`), each with its verdict."""
+    from ctxprobe.evals.sequential.ci_outputs import GateCase
+
+    failing = {(r.candidate, r.where()) for r in failed}
+    out = []
+    for r in rows:
+        p_holm = r.p_holm if r.p_holm is not None else float("nan")
+        out.append(GateCase(
+            candidate=r.candidate, where=r.where(), primary=r.level == "family",
+            verdict=row_verdict(r, (r.candidate, r.where()) in failing, margin), diff=r.diff, diff_lo=r.diff_lo,
+            diff_hi=r.diff_hi, n=r.n, detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate "
+            f"{100 * r.cand_accuracy:.0f}%, p_holm {p_holm:.3g}"))
+    return out

@@ -15,6 +15,7 @@ from typing import Any
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.report.table import variant_label
+from ctxprobe.evals.sequential.ci_outputs import GateCase
 from ctxprobe.evals.sequential.gate import GATE_METHOD, SequentialRow, Verdict, decide, family_done, final_verdicts, gate_verdict
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
@@ -131,3 +132,16 @@ def render_gate(report: dict[str, Any]) -> str:
 
 def verdict_of(report: dict[str, Any]) -> Verdict:
     return report["verdict"]
+
+
+def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
+    """The paired run's rows as CI cases (JUnit, markdown summary)."""
+    out = []
+    for e in report["rows"]:
+        where = (f"{e['family']} {variant_label(e['params'], e['family'])} [{e['haystack']}] "
+                 + ("all lengths" if e["primary"] else format_length(e["context_tokens"])))
+        out.append(GateCase(candidate=candidate, where=where, primary=e["primary"], verdict=e["verdict"],
+                            diff=e["diff"] if e["n"] else float("nan"), diff_lo=e["diff_lo"], diff_hi=e["diff_hi"],
+                            n=e["n"], detail=f"{e['n']} of the baseline's {e['baseline_samples']} samples used, "
+                            f"anytime-valid p (FAIL side) {e['p_fail']:.3g}"))
+    return out

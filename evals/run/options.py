@@ -68,6 +68,10 @@ class AgainstOptions(BaseModel):
                                        "FAILs beyond and PASSes within")
     undecided: Literal["exit", "fail", "pass"] = Field(
         "exit", description="with --against: exit code when rows stay undecided: exit (4), fail (1), pass (0)")
+    junit: str | None = Field(None, description="with --against: write the gate's rows as JUnit XML (failed / "
+                              "passed / skipped when undecided)")
+    summary_md: str | None = Field(None, description="with --against: write the gate's verdicts as a markdown "
+                                   "table (also appended to $GITHUB_STEP_SUMMARY when set)")
 
 
 class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]

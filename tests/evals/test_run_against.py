@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from junitparser import JUnitXml
 
 from ctxprobe.evals.cli import main
 from tests.evals.test_run_sequential import ASKED, NEEDLE, _finds_the_needle
@@ -55,12 +56,15 @@ def test_a_worse_candidate_fails_early_and_an_identical_one_passes(tmp_path: Pat
     assert "FAIL" in capsys.readouterr().out
 
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as same:
-        code = _against(same.url, baseline, tmp_path / "same", "--fail-if-drop", "0.2")
+        code = _against(same.url, baseline, tmp_path / "same", "--fail-if-drop", "0.2", "--junit",
+                        str(tmp_path / "same.xml"))
         sent_same = len(same.completion_calls())
     gate = _gate(tmp_path / "same")
     pooled = next(r for r in gate["rows"] if r["primary"])
     assert code == 0 and gate["verdict"] == "PASS" and pooled["diff_lo"] > -0.2
     assert sent_same == pooled["n"] < 80 and pooled["losses"] == pooled["wins"] == 0
+    (suite,) = list(JUnitXml.fromfile(str(tmp_path / "same.xml")))
+    assert suite.tests == 3 and suite.failures == 0  # the pooled row passed; per-length rows passed or skipped
 
 
 def test_rows_left_undecided_exit_4_unless_told(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """The gate's verdicts where CI systems show them: a JUnit XML file (one test case per pooled family row
 and per family x length row: passed, failed, or skipped when undecided, with the difference, interval and
-n in the message) and a short markdown table, appended to `$GITHUB_STEP_SUMMARY` when it is set."""
+n in the message) and a short markdown table, appended to `$GITHUB_STEP_SUMMARY` when it is set. The
+fixed gate (`compare`) and the paired sequential run (`run --against`) both hand their rows over as
+`GateCase`s."""
 
 from __future__ import annotations
 
@@ -9,44 +11,38 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxprobe.evals.compare.api import CompareResult
-from ctxprobe.evals.compare.rows import CompareRow
-from ctxprobe.evals.compare.verdict import row_verdict
 
 
 @dataclass(frozen=True)
 class GateCase:
+    """One row the gate tested: `where` names it (`niah variant=single [prose] 2K`), `primary` for a
+    family pooled over its lengths."""
+
     candidate: str
-    row: CompareRow
+    where: str
+    primary: bool
     verdict: str  # FAIL, PASS or UNDECIDED
-    stop: str | None = None  # why a sequential row stopped
+    diff: float
+    diff_lo: float
+    diff_hi: float
+    n: int
+    detail: str = ""  # e.g. the accuracies and adjusted p (fixed), the pairs used of the baseline's (sequential)
 
     @property
     def name(self) -> str:
-        return self.row.where() + (" (primary)" if self.row.level == "family" else "")
+        return self.where + (" (primary)" if self.primary else "")
 
     def message(self) -> str:
-        r = self.row
-        text = (f"{self.verdict}: diff {100 * r.diff:+.1f} points, 95% interval [{100 * r.diff_lo:+.1f}, "
-                f"{100 * r.diff_hi:+.1f}], n {r.n} pairs, baseline {100 * r.base_accuracy:.0f}% vs candidate "
-                f"{100 * r.cand_accuracy:.0f}%, p_holm {r.p_holm if r.p_holm is not None else float('nan'):.3g}")
-        return text + (f", stopped: {self.stop}" if self.stop else "")
-
-
-def gate_cases(result: CompareResult, stops: dict[tuple[str, str], str] | None = None) -> list[GateCase]:
-    """Every row the gate tests, with its verdict (`stops`: a sequential run's reason per (candidate, where))."""
-    margin = result.fail_if_drop or 0.0
-    failed = {(r.candidate, r.where()) for r in result.failed}
-    return [GateCase(r.candidate, r, row_verdict(r, (r.candidate, r.where()) in failed, margin),
-                     (stops or {}).get((r.candidate, r.where())))
-            for r in result.gate_rows()]
+        text = (f"{self.verdict}: diff {100 * self.diff:+.1f} points, 95% interval [{100 * self.diff_lo:+.1f}, "
+                f"{100 * self.diff_hi:+.1f}], n {self.n} pairs")
+        return text + (f", {self.detail}" if self.detail else "")
 
 
 def gate_outcome(cases: list[GateCase]) -> str:
     """FAIL when a row fails, PASS when every primary (pooled) row passes, else UNDECIDED."""
     if any(c.verdict == "FAIL" for c in cases):
         return "FAIL"
-    primary = [c for c in cases if c.row.level == "family"] or cases
+    primary = [c for c in cases if c.primary] or cases
     return "PASS" if primary and all(c.verdict == "PASS" for c in primary) else "UNDECIDED"
 
 
@@ -76,9 +72,8 @@ def summary_markdown(cases: list[GateCase], title: str) -> str:
     lines = [f"### {title}: {gate_outcome(cases)}", "",
              "| candidate | row | verdict | diff | 95% interval | n |", "|---|---|---|---:|---:|---:|"]
     for c in cases:
-        r = c.row
-        lines.append(f"| {c.candidate} | {c.name} | {c.verdict}{f' ({c.stop})' if c.stop else ''} | "
-                     f"{100 * r.diff:+.1f} | [{100 * r.diff_lo:+.1f}, {100 * r.diff_hi:+.1f}] | {r.n} |")
+        lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
+                     f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |")
     return "\n".join(lines) + "\n"
 
 
