@@ -34,7 +34,7 @@ _API: dict[str, str] = {
     "CompareResult": "ctxprobe.evals.compare.api",
     "history": "ctxprobe.evals.compare.history",
     "HistoryResult": "ctxprobe.evals.compare.history",
-    "report": "ctxprobe.evals.report.html.render",
+    "report": "ctxprobe.evals.pages",
     "doctor": "ctxprobe.evals.doctor.checks",
     "DoctorReport": "ctxprobe.evals.doctor.checks",
     "UserError": "ctxprobe.tasks.errors",

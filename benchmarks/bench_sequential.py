@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ctxprobe.evals.compare.paired_stats import mcnemar_exact
+from ctxprobe.evals.paired.stats import mcnemar_exact
 from ctxprobe.evals.confseq import PairedTally, paired_cs
 from ctxprobe.evals.sequential.cells import StopRule, cell_interval, stop_reason
 from ctxprobe.evals.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict

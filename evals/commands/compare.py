@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"ctxprobe: warning: {warning}", file=sys.stderr)
     print(render_text(result), end="")
     if args.junit or args.summary_md:
-        from ctxprobe.evals.compare.verdict import gate_cases
+        from ctxprobe.evals.paired.verdict import gate_cases
         from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
 
         cases = gate_cases(result.gate_rows(), result.failed, result.fail_if_drop or 0.0)

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from ctxprobe.evals.lmeval.source import ExportSource
-from ctxprobe.evals.report.table import variant_label
+from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.report.table import variant_label
+from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.sequential.ci_outputs import GateCase
 from ctxprobe.evals.sequential.gate import GATE_METHOD, SequentialRow, Verdict, decide, family_done, final_verdicts, gate_verdict
 from ctxprobe.tasks.errors import UserError

@@ -19,22 +19,17 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.run import engine_metrics
 from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
-from ctxprobe.evals.log.manifest import (
-    RunManifest,
-    ctxprobe_version,
-    public_url,
-    saved_options,
-)
 from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.order import Order
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_summary
 from ctxprobe.evals.sequential.cells import StopOptions, StopRule, resolve_rule
-from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.run.serving import Served, serving
-from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe

@@ -9,10 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
-from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.run.order import Order, send_groups
+from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.runners.response import no_answer
 from ctxprobe.tasks.build import build_sample

@@ -4,7 +4,7 @@ gate's type-I error under optional stopping by simulation."""
 import numpy as np
 import pytest
 
-from ctxprobe.evals.compare.paired_stats import holm
+from ctxprobe.evals.paired.stats import holm
 from ctxprobe.evals.sequential.cells import StopRule, stop_reason
 from ctxprobe.evals.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict
 from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
