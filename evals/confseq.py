@@ -29,7 +29,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scipy.special import betaln, gammaln
+from math import lgamma as gammaln
+
+def betaln(a: float, b: float) -> float:
+    """log B(a, b)."""
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
 
 PRIOR = 0.5  # Jeffreys: Beta(1/2, 1/2) and Dirichlet(1/2, 1/2, 1/2)
 CS_METHOD = ("anytime-valid confidence sequence (Robbins' mixture martingale: beta-binomial for accuracies, "

@@ -24,6 +24,7 @@ from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.identity import condition_key
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 
@@ -125,8 +126,7 @@ def _manifest(records: list[SampleRecord], runs: list[LogRun], logs: list[Path],
     recipes = [r.sample.recipe for r in records]
     conditions: dict[str, SuiteTask] = {}
     for recipe in recipes:
-        key = json.dumps([recipe.family, recipe.params], sort_keys=True)
-        conditions.setdefault(key, SuiteTask(family=recipe.family, params=recipe.params,
+        conditions.setdefault(condition_key(recipe), SuiteTask(family=recipe.family, params=recipe.params,
                                              lengths=sorted({r.context_tokens for r in recipes if r.family == recipe.family
                                                              and r.params == recipe.params})))
     models = sorted({str(r.model_args.get("model") or r.model) for r in runs if r.model_args.get("model") or r.model})

@@ -7,31 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.registry import get_family, validate_params
-
-_FIRST_PARAMS = ("variant", "kind", "value_kind")
+from ctxprobe.tasks.variant import variant_params
 
 
 def variant_label(params: dict[str, Any], family: str | None = None) -> str:
     """A display label for a family's parameters: `variant=multikey, value_kind=uuid, distractors=3`
-    (variant and kind first, the rest sorted); `-` when there are none. Built for display, never parsed.
-    With the family named, parameters at their defaults are left out (variant and kind always shown),
-    so a recipe that spells out its defaults and one that doesn't share a label."""
-    if family is not None:
-        params = _non_default(family, params)
-    keys = [k for k in _FIRST_PARAMS if k in params] + sorted(k for k in params if k not in _FIRST_PARAMS)
-    return ", ".join(f"{k}={params[k]}" for k in keys) or "-"
-
-
-def _non_default(family: str, params: dict[str, Any]) -> dict[str, Any]:
-    try:
-        get_family(family)
-    except UserError:
-        return params  # not a ctxprobe family (an imported RULER task): its parameters as recorded
-    full = validate_params(get_family(family), params).model_dump(mode="json")
-    defaults = get_family(family).Params().model_dump(mode="json")
-    return {k: v for k, v in full.items() if k in ("variant", "kind") or v != defaults.get(k)}
+    (`tasks.variant.variant_params`: defaults left out when the family is named); `-` when there are none.
+    Built for display, never parsed."""
+    return ", ".join(f"{k}={v}" for k, v in variant_params(params, family).items()) or "-"
 
 
 def record_row(record: SampleRecord) -> dict[str, Any]:

@@ -53,8 +53,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     """The cost of the run `options` describe; sends at most one short probe request (to measure the prefill
     rate when `prefill_rate` is not given)."""
     opts = options if options is not None else validated(RunOptions, dict(kwargs))
-    from ctxprobe.evals.run.api import stop_rule
-    from ctxprobe.evals.run.rounds import capped_suite, fixed_grid_tokens
+    from ctxprobe.evals.run.rounds import capped_suite, fixed_grid_tokens, stop_rule
 
     suite = suite_for(opts)
     suite.check()

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.sequential.cells import StopReason, StopRule, stop_reason
+from ctxprobe.evals.sequential.cells import StopOptions, StopReason, StopRule, resolve_rule, stop_reason
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
@@ -22,6 +22,11 @@ def cell_key(recipe: Recipe) -> CellKey:
     """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
     return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.context_tokens,
             float(recipe.depth), recipe.mode, recipe.tokenizer, recipe.generator_version)
+
+
+def stop_rule(opts: object, suite: Suite) -> StopRule:
+    """The run's stopping rule: the suite's `stop:`, with the options given (`RunOptions`) on top."""
+    return resolve_rule(suite.stop, {k: getattr(opts, k) for k in StopOptions.model_fields})
 
 
 def capped_suite(suite: Suite, rule: StopRule) -> Suite:
