@@ -47,7 +47,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {fail_if_drop}")
     labels = labels_for([base, *cands])
     pairings, rows, found, warnings = [], [], [], []
-    anytime = any(r.manifest.stop for r in (base, *cands))
+    anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
