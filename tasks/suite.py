@@ -82,6 +82,9 @@ class Suite(BaseModel):
     lengths: list[int]
     depths: list[float]
     tasks: list[SuiteTask] = Field(min_length=1)
+    stop: Literal["fixed", "decided"] | dict[str, Any] | None = Field(
+        None, description="fixed (every cell gets `samples`) or decided, or a mapping of the stop rule's fields "
+        "(stop, threshold, precision, min_samples, max_samples); the run's options override it")
     templates: list[Literal["ctxprobe", "ruler"]] | None = Field(
         None, description="run every task that has a `template` parameter under each of these layouts, with "
         "identical needles (template sensitivity)")

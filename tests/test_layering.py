@@ -19,6 +19,7 @@ LAYER_OF = {
     "log": "log",  # records, manifest, versioned outputs, RunStore, load_run, record -> row
     "score": "score", "extract": "score", "stats": "score", "ruler_score": "score",
     "paired": "score",  # paired statistics, pairing, compare rows, template sensitivity
+    "confseq": "score", "sequential": "score",  # confidence sequences, stop rules, the sequential gate
     "report": "report", "run": "run", "limit": "limit", "compare": "compare", "lmeval": "lmeval", "plan": "plan",
     "doctor": "doctor", "pages": "pages", "commands": "commands", "cli": "cli", "__init__": "evals",
 }

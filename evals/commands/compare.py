@@ -23,6 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--results-dir", default="results", metavar="DIR",
                    help="where the compare folder is made (default: results)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html into the compare folder")
+    p.add_argument("--junit", metavar="FILE", help="write the gate's rows as JUnit XML (failed / passed / skipped "
+                   "when undecided)")
+    p.add_argument("--summary-md", metavar="FILE", help="write the gate's verdicts as a short markdown table "
+                   "(also appended to $GITHUB_STEP_SUMMARY when set)")
     p.set_defaults(func=run)
 
 
@@ -35,5 +39,12 @@ def run(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"ctxprobe: warning: {warning}", file=sys.stderr)
     print(render_text(result), end="")
+    if args.junit or args.summary_md:
+        from ctxprobe.evals.paired.verdict import gate_cases
+        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
+
+        cases = gate_cases(result.gate_rows(), result.failed, result.fail_if_drop or 0.0)
+        for path in write_ci_outputs(cases, "ctxprobe gate", args.junit, args.summary_md):
+            print(f"ctxprobe: wrote {path}", file=sys.stderr)
     print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)
     return result.exit_code

@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
                                    "print accuracy by depth x context. Exit codes: 0 ok, 1 samples ended in "
-                                   "errors, 2 bad input, 3 endpoint lost, 4 a run file could not be written "
-                                   "(disk full, read-only), 130 interrupted.")
+                                   "errors (--against: a row FAILs), 2 bad input, 3 endpoint lost, 4 a run file could not "
+                                   "be written (disk full, read-only), 6 --against: rows undecided, 130 interrupted.")
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()
@@ -67,6 +67,14 @@ def run(args: argparse.Namespace) -> int:
     records = result.records()
     if records:
         print(write_report(records, result.run_dir, result.manifest))
+    if result.manifest.paired_gate is not None:
+        from ctxprobe.evals.run.against import gate_cases, render_gate
+        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
+
+        print(render_gate(result.manifest.paired_gate))
+        cases = gate_cases(result.manifest.paired_gate, options.label or result.run_dir.name)
+        for path in write_ci_outputs(cases, "ctxprobe paired gate", options.junit, options.summary_md):
+            print(f"ctxprobe: wrote {path}", file=sys.stderr)
     page = result.run_dir / "report.html"
     if not options.no_report and page.is_file():
         print(f"ctxprobe: report {page}", file=sys.stderr)

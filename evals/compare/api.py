@@ -12,11 +12,15 @@ from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.paired.verdict import adjust, examples, failing_rows
+from ctxprobe.evals.confseq import CS_METHOD
+from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
-P_METHOD = "exact McNemar (two-sided binomial on discordant pairs); Holm over each candidate's family x length rows"
+P_METHOD = ("exact McNemar (two-sided binomial on discordant pairs); weighted Holm over each candidate's pooled "
+            "family rows (primary, 80% of alpha) and family x length rows")
+ANYTIME_P_METHOD = ("anytime-valid (beta mixture on the discordant pairs, two-sided); weighted Holm over each "
+                    "candidate's pooled family rows (primary, 80% of alpha) and family x length rows")
 
 __all__ = ["CandidatePairing", "CompareResult", "RunInput", "compare", "compare_runs", "labels_for", "run_input"]
 
@@ -47,14 +51,16 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     if problems and fail_if_drop is not None:
         raise GateRefused(f"the --fail-if-drop gate cannot judge: {'; '.join(problems)}")
     pairings, rows, found, warnings = [], [], [], list(problems)
+    anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
             warnings.append(f"PROMPTS DIFFER: {pairing.by_task} of {len(pairing.pairs)} pairs of {label} matched by "
                             f"task fields only (another tokenizer: {base.manifest.tokenizer or '?'} vs "
                             f"{cand.manifest.tokenizer or '?'}); the builds did not read the same text")
-        pooled = adjust(compare_rows(label, pairing.pairs, "family_length"), alpha)
-        rows += compare_rows(label, pairing.pairs, "cell") + pooled
+        pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime)
+                             + compare_rows(label, pairing.pairs, "family_length", anytime), alpha)
+        rows += compare_rows(label, pairing.pairs, "cell", anytime) + pooled
         found += examples(label, pairing.pairs, pooled)
         pairings.append(CandidatePairing(
             candidate=label, pairs=len(pairing.pairs), by_prompt=pairing.by_prompt, by_task=pairing.by_task,
@@ -63,9 +69,10 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     failed = failing_rows(rows, fail_if_drop, alpha) if fail_if_drop is not None else []
     return CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
-                         fail_if_drop=fail_if_drop, interval_method=INTERVAL_METHOD, p_method=P_METHOD,
-                         partial_method=PARTIAL_METHOD, pairings=pairings, rows=rows, examples=found, failed=failed,
-                         warnings=warnings)
+                         fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,
+                         p_method=ANYTIME_P_METHOD if anytime else P_METHOD, partial_method=PARTIAL_METHOD,
+                         pairings=pairings, rows=rows, examples=found, failed=failed, warnings=warnings,
+                         sequential=anytime)
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,

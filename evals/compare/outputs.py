@@ -38,7 +38,7 @@ def render_text(result: CompareResult) -> str:
     for cand in result.candidates:
         out += _header(result, cand.label)
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
-            pooled = [r for r in rows if r.level == "family_length"]
+            pooled = [r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
             cells = [r for r in rows if r.level == "cell" and r.diff != 0]
             out += ["", f"{family}  {variant}  [{haystack}]", *aligned([COLUMNS] + [row_cells(r) for r in pooled + cells])]
         out.append("")
@@ -48,7 +48,8 @@ def render_text(result: CompareResult) -> str:
 
 def _footer(result: CompareResult) -> list[str]:
     lines = [f"diff = candidate - baseline (points); CI: {result.interval_method}; p: {result.p_method}; "
-             f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm."]
+             f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm; "
+             f"'pooled': the family over all its lengths, the gate's primary test."]
     significant = [r for r in result.rows if r.significant]
     lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {signed(r.diff)}" for r in significant)
                                          if significant else "none"))
@@ -73,7 +74,8 @@ def render_markdown(result: CompareResult) -> str:
     for cand in result.candidates:
         out += ["", f"## {result.baseline.label} vs {cand.label}", "", *_header(result, cand.label)]
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
-            ordered = [r for r in rows if r.level == "family_length"] + [r for r in rows if r.level == "cell"]
+            ordered = ([r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
+                       + [r for r in rows if r.level == "cell"])
             out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(COLUMNS) + " |",
                     "|" + "|".join("---:" for _ in COLUMNS) + "|"]
             out += ["| " + " | ".join(row_cells(r)) + " |" for r in ordered]

@@ -16,7 +16,7 @@ from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.lengths import format_length
 
 COMPARE_JSON = "compare.json"
-Level = Literal["cell", "family_length"]
+Level = Literal["cell", "family_length", "family"]  # family: pooled over its lengths (context_tokens 0)
 
 
 class RunInput(BaseModel):
@@ -86,7 +86,8 @@ class CompareRow(BaseModel):
 
     def where(self) -> str:
         """`niah variant=single [prose] 2K` (and `@ 50%` for a cell): for messages, never parsed."""
-        text = f"{self.family} {self.variant} [{self.haystack}] {format_length(self.context_tokens)}"
+        length = "all lengths" if self.level == "family" else format_length(self.context_tokens)
+        text = f"{self.family} {self.variant} [{self.haystack}] {length}"
         return text if self.depth is None else f"{text} @ {self.depth:g}%"
 
 
@@ -121,7 +122,8 @@ class CompareResult(BaseModel):
     pairings: list[CandidatePairing]
     rows: list[CompareRow]
     examples: list[Example]
-    failed: list[CompareRow] = Field(description="family x length rows the gate fails")
+    failed: list[CompareRow] = Field(description="pooled family and family x length rows the gate fails")
+    sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
     warnings: list[str] = Field(default_factory=list)
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
@@ -133,6 +135,10 @@ class CompareResult(BaseModel):
 
     def family_rows(self, candidate: str | None = None) -> list[CompareRow]:
         return [r for r in self.rows if r.level == "family_length" and candidate in (None, r.candidate)]
+
+    def gate_rows(self, candidate: str | None = None) -> list[CompareRow]:
+        """The rows the gate tests: each family pooled over its lengths (primary), then family x length."""
+        return [r for r in self.rows if r.level in ("family", "family_length") and candidate in (None, r.candidate)]
 
 
 def read_compare(folder: Path) -> CompareResult:

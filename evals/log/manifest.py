@@ -49,6 +49,14 @@ class RunManifest(BaseModel):
                                            "cache, their share, and the prefill seconds that saved")
     engine_metrics: dict[str, float] | None = Field(None, description="the engine's /metrics counters over the run "
                                                     "(deltas), where it exposes them")
+    stop: dict[str, Any] | None = Field(None, description="the stopping rule (`--stop decided`): its fields")
+    fixed_grid_prompt_tokens: int | None = Field(None, description="prompt tokens the suite's fixed grid would "
+                                                 "spend (its samples per cell)")
+    prompt_tokens_sent: int | None = Field(None, description="planned prompt tokens of the samples sent")
+    paired_gate: dict[str, Any] | None = Field(None, description="`run --against`: the baseline, margin, each "
+                                               "row's verdict, difference, interval and pairs used")
+    stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "
+                                                 "precision, cap; open when the run ended first)")
 
     @field_validator("engine", mode="before")
     @classmethod

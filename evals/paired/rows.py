@@ -5,8 +5,9 @@ Grouping and labels are the run table's (`evals.log.rows.variant_label`), so a r
 
 from __future__ import annotations
 
+from ctxprobe.evals.confseq import PairedTally, bernoulli_log_martingale, p_from_log_e, paired_cs
 from ctxprobe.evals.paired.stats import (
-    counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
+    PairedCounts, counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
 )
 from ctxprobe.evals.log.compare import CompareRow, Level
 from ctxprobe.evals.log.rows import variant_label
@@ -21,7 +22,8 @@ GroupKey = tuple[str, str, str, int, float | None]
 def group_key(pair: Pair, level: Level) -> GroupKey:
     recipe = pair.base.sample.recipe
     depth = float(recipe.depth) if level == "cell" else None
-    return (recipe.family, variant_label(recipe.params, recipe.family), recipe.haystack, recipe.context_tokens, depth)
+    length = 0 if level == "family" else recipe.context_tokens
+    return (recipe.family, variant_label(recipe.params, recipe.family), recipe.haystack, length, depth)
 
 
 def grouped(pairs: list[Pair], level: Level) -> dict[GroupKey, list[Pair]]:
@@ -31,14 +33,15 @@ def grouped(pairs: list[Pair], level: Level) -> dict[GroupKey, list[Pair]]:
     return dict(sorted(groups.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0.0)))
 
 
-def compare_rows(candidate: str, pairs: list[Pair], level: Level) -> list[CompareRow]:
-    """One row per group of `pairs` at `level`, sorted by family, variant, haystack, length, depth."""
+def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool = False) -> list[CompareRow]:
+    """One row per group of `pairs` at `level`, sorted by family, variant, haystack, length, depth. With
+    `anytime` (runs that stopped adaptively) the interval and p-value are anytime-valid (`evals.confseq`)."""
     rows = []
     for (family, variant, haystack, length, depth), group in grouped(pairs, level).items():
         base = [bool(p.base.score and p.base.score.correct) for p in group]
         cand = [bool(p.cand.score and p.cand.score.correct) for p in group]
         counts = counts_from(base, cand)
-        lo, hi = newcombe_paired_interval(counts)
+        lo, hi = anytime_interval(counts) if anytime else newcombe_paired_interval(counts)
         base_partial = [p.base.score.partial if p.base.score else 0.0 for p in group]
         cand_partial = [p.cand.score.partial if p.cand.score else 0.0 for p in group]
         mean, plo, phi = paired_bootstrap(base_partial, cand_partial)
@@ -47,8 +50,26 @@ def compare_rows(candidate: str, pairs: list[Pair], level: Level) -> list[Compar
             context_tokens=length, depth=depth, n=counts.n, base_correct=sum(base), cand_correct=sum(cand),
             base_accuracy=counts.base_accuracy, cand_accuracy=counts.cand_accuracy, diff=counts.difference,
             diff_lo=lo, diff_hi=hi, base_only=counts.base_only, cand_only=counts.cand_only,
-            p_value=mcnemar_exact(counts.base_only, counts.cand_only),
+            p_value=anytime_p(counts) if anytime else mcnemar_exact(counts.base_only, counts.cand_only),
             partial_base=sum(base_partial) / len(group), partial_cand=sum(cand_partial) / len(group),
             partial_diff=mean, partial_lo=plo, partial_hi=phi,
         ))
     return rows
+
+
+def _tally(counts: PairedCounts) -> PairedTally:
+    return PairedTally(losses=counts.base_only, ties=counts.both + counts.neither, wins=counts.cand_only)
+
+
+def anytime_interval(counts: PairedCounts) -> tuple[float, float]:
+    """The 95% confidence sequence of the mean paired difference (valid after optional stopping)."""
+    return paired_cs(_tally(counts)) if counts.n else (float("nan"), float("nan"))
+
+
+def anytime_p(counts: PairedCounts) -> float:
+    """Two-sided anytime-valid p-value of "no difference" from the discordant pairs (the beta mixture
+    against a fair coin, the sequential form of McNemar's test), doubled for the two sides."""
+    b, c = counts.base_only, counts.cand_only
+    if b + c == 0:
+        return 1.0
+    return min(1.0, 2.0 * p_from_log_e(max(0.0, bernoulli_log_martingale(0.5, max(b, c), b + c))))

@@ -4,11 +4,17 @@ another's verdict), which rows differ at alpha, which ones the gate fails, and e
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ctxprobe.evals.log.compare import CompareRow, Example
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.evals.paired.rows import group_key
 from ctxprobe.evals.paired.stats import holm
+from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
+
+if TYPE_CHECKING:
+    from ctxprobe.evals.sequential.ci_outputs import GateCase
 
 EXAMPLES_PER_ROW = 3
 
@@ -19,11 +25,27 @@ def adjust(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
     return [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
 
 
+def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
+    """The gate's rows of one candidate (each family pooled over its lengths, the primary tests, and each
+    family x length) with `p_holm` and `significant` set: one weighted Holm over all of them, the pooled
+    rows holding most of alpha (`evals.sequential.holm`)."""
+    adjusted = weighted_holm([r.p_value for r in rows], row_weights([r.level == "family" for r in rows]))
+    return [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
+
+
 def failing_rows(rows: list[CompareRow], margin: float, alpha: float) -> list[CompareRow]:
-    """The gate: family x length rows where the candidate is worse by more than `margin` and the drop is
-    significant after Holm's adjustment."""
-    return [r for r in rows if r.level == "family_length" and r.diff < -margin
+    """The gate: pooled family and family x length rows where the candidate is worse by more than
+    `margin` and the drop is significant after the adjustment."""
+    return [r for r in rows if r.level in ("family", "family_length") and r.diff < -margin
             and r.p_holm is not None and r.p_holm < alpha]
+
+
+def row_verdict(row: CompareRow, failed: bool, margin: float) -> str:
+    """FAIL (the gate fails the row), PASS (its interval lies wholly above -margin: any drop is within
+    the margin) or UNDECIDED."""
+    if failed:
+        return "FAIL"
+    return "PASS" if row.diff_lo > -margin else "UNDECIDED"
 
 
 def examples(candidate: str, pairs: list[Pair], rows: list[CompareRow],
@@ -31,7 +53,7 @@ def examples(candidate: str, pairs: list[Pair], rows: list[CompareRow],
     """Up to `per_row` discordant pairs against the worse build of each family x length row that differs."""
     out: list[Example] = []
     for row in rows:
-        if row.diff == 0:
+        if row.diff == 0 or row.level != "family_length":
             continue
         worse = "candidate" if row.diff < 0 else "baseline"
         key = (row.family, row.variant, row.haystack, row.context_tokens, None)
@@ -59,3 +81,19 @@ def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
         cand_extracted=list(pair.cand.score.extracted if pair.cand.score else []),
         needle_depth=target.depth_pct if target else float(sample.recipe.depth),
     )
+
+
+def gate_cases(rows: list[CompareRow], failed: list[CompareRow], margin: float) -> list["GateCase"]:
+    """The gate's rows as CI cases (`evals.sequential.ci_outputs`), each with its verdict."""
+    from ctxprobe.evals.sequential.ci_outputs import GateCase
+
+    failing = {(r.candidate, r.where()) for r in failed}
+    out = []
+    for r in rows:
+        p_holm = r.p_holm if r.p_holm is not None else float("nan")
+        out.append(GateCase(
+            candidate=r.candidate, where=r.where(), primary=r.level == "family",
+            verdict=row_verdict(r, (r.candidate, r.where()) in failing, margin), diff=r.diff, diff_lo=r.diff_lo,
+            diff_hi=r.diff_hi, n=r.n, detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate "
+            f"{100 * r.cand_accuracy:.0f}%, p_holm {p_holm:.3g}"))
+    return out

@@ -8,6 +8,7 @@ from pathlib import Path
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.write_errors import WriteFailed, writable
+from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
 
 
@@ -25,12 +26,13 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
 
     from ctxprobe.evals.paired.templates import render_template_sensitivity
 
+    stopping = stopping_of(manifest)
     layouts = render_template_sensitivity(records)
-    table = render_text(records) + layouts
+    table = render_text(records, stopping=stopping) + layouts
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
-        write_summary(records, run_dir)
+        write_summary(records, run_dir, stopping=stopping)
         write_heatmaps(records, run_dir, run_title(manifest))
         if layouts:
             (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")

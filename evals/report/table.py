@@ -14,6 +14,7 @@ import pandas as pd
 
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.rows import record_row, variant_label
+from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.evals.stats import Z95, wilson
 from ctxprobe.tasks.lengths import format_length
 
@@ -79,7 +80,8 @@ def cell_text(row: pd.Series) -> tuple[str, str]:
     """`97% (30)` and its interval `[83-99]`; `- (0)` with no scored sample."""
     if row["n"] == 0:
         return "- (0)", ""
-    return f"{_pct(row['accuracy'])} ({row['n']})", f"[{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
+    tag = TAGS.get(str(row.get("stop", "")), "")
+    return f"{_pct(row['accuracy'])} ({row['n']}{tag})", f"[{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
 
 
 def _error_note(row: pd.Series) -> str:
@@ -117,12 +119,14 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
     return header, rows
 
 
-def render_text(records: Iterable[SampleRecord], z: float = Z95) -> str:
+def render_text(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopping | None = None) -> str:
     """Plain-text tables for the terminal: per family/variant/haystack, depth rows x context columns,
-    cells `acc (n)` over their Wilson interval, an `all depths` row, and errors apart."""
+    cells `acc (n)` over their Wilson interval (a run stopped adaptively: its confidence sequence, and n
+    tagged with why the cell stopped), an `all depths` row, and errors apart."""
     frame = record_frame(records)
-    cells, summary = aggregate(frame, CELL, z), aggregate(frame, [*CONDITION, "context_tokens"], z)
-    out: list[str] = []
+    cells = apply_stopping(aggregate(frame, CELL, z), stopping)
+    summary = apply_stopping(aggregate(frame, [*CONDITION, "context_tokens"], z), stopping)
+    out: list[str] = [stopping.legend(), ""] if stopping else []
     for (family, variant, haystack), block, summ in _blocks(cells, summary):
         header, rows = _grid(block, summ)
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -141,11 +145,12 @@ def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def render_markdown(records: Iterable[SampleRecord], z: float = Z95) -> str:
+def render_markdown(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopping | None = None) -> str:
     """The same tables as markdown, one cell `acc (n) [lo-hi]`."""
     frame = record_frame(records)
-    cells, summary = aggregate(frame, CELL, z), aggregate(frame, [*CONDITION, "context_tokens"], z)
-    out = ["# Accuracy by depth and context length", ""]
+    cells = apply_stopping(aggregate(frame, CELL, z), stopping)
+    summary = apply_stopping(aggregate(frame, [*CONDITION, "context_tokens"], z), stopping)
+    out = ["# Accuracy by depth and context length", "", *([stopping.legend(), ""] if stopping else [])]
     for (family, variant, haystack), block, summ in _blocks(cells, summary):
         header, rows = _grid(block, summ)
         merged = [[a[0]] + [f"{x} {y}".strip() for x, y in zip(a[1:], b[1:])] for a, b in zip(rows[::2], rows[1::2])]
@@ -157,14 +162,15 @@ def render_markdown(records: Iterable[SampleRecord], z: float = Z95) -> str:
     return "\n".join(out)
 
 
-def write_summary(records: Iterable[SampleRecord], out_dir: Path, z: float = Z95) -> list[Path]:
+def write_summary(records: Iterable[SampleRecord], out_dir: Path, z: float = Z95,
+                  stopping: Stopping | None = None) -> list[Path]:
     """Write `summary.csv` (one row per cell), `summary_by_context.csv` (pooled across depths) and
     `summary.md`; return their paths."""
     records = list(records)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "summary.csv", out_dir / "summary_by_context.csv", out_dir / "summary.md"]
-    accuracy_table(records, z).to_csv(paths[0], index=False)
-    context_summary(records, z).to_csv(paths[1], index=False)
-    paths[2].write_text(render_markdown(records, z), encoding="utf-8")
+    apply_stopping(accuracy_table(records, z), stopping).to_csv(paths[0], index=False)
+    apply_stopping(context_summary(records, z), stopping).to_csv(paths[1], index=False)
+    paths[2].write_text(render_markdown(records, z, stopping), encoding="utf-8")
     return paths

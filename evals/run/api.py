@@ -32,6 +32,8 @@ from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
 from ctxprobe.evals.run.options import RunOptions, validated
 from ctxprobe.evals.run.order import Order
 from ctxprobe.evals.run.prepare import prepare_run
+from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_rule, stop_summary
+from ctxprobe.evals.sequential.cells import StopRule
 from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
@@ -41,10 +43,11 @@ from ctxprobe.tasks.suite import Suite
 
 class ExitCode(IntEnum):
     OK = 0
-    SAMPLE_ERRORS = 1
+    SAMPLE_ERRORS = 1  # also: `--against`, a row FAILs
     BAD_INPUT = 2
     ENDPOINT_LOST = 3
     WRITE_FAILED = WRITE_FAILED_EXIT
+    UNDECIDED = 6  # `--against`: no row FAILs, some stay undecided
     INTERRUPTED = 130
 
 
@@ -81,10 +84,22 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             on_progress: Callable[[Progress], None] | None, free_reserve: Callable[[], None]) -> RunResult:
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
-        recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
+        rule = stop_rule(opts, suite)
+        paired = None
+        if opts.against:
+            from ctxprobe.evals.run.against import paired_run
+
+            paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer)
+            recipes = paired.recipes
+        else:
+            recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
+                                                        default_mode=served.config.mode)
         done = check_resumable(store, recipes) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = _manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
+        if rule.stop == "decided":
+            manifest.stop = rule.model_dump()
+            manifest.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
         fresh = previous is None
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
@@ -94,7 +109,12 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         engine_name = str(served.engine.get("engine") or "unknown")
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
-            asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
+            if paired is not None:
+                asyncio.run(_send_paired(paired, served, store, opts.order, progress, on_progress))
+            elif rule.stop == "decided":
+                asyncio.run(_send_rounds(recipes, rule, served, store, opts.order, progress, on_progress))
+            else:
+                asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -116,6 +136,14 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
                                                                 engine_metrics.scrape(served.config, engine_name))
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
+            manifest.prompt_tokens_sent = sum(r.sample.planned_tokens for r in latest.values())
+            if paired is not None:
+                from ctxprobe.evals.run.against import gate_report, update
+
+                update(paired, list(latest.values()))
+                manifest.paired_gate = gate_report(paired)
+            elif rule.stop == "decided":
+                manifest.stopped_cells = stop_summary(latest.values(), rule, cell_caps(recipes))
             manifest.updated = time.time()
             if fresh and not latest and not progress.sent and manifest.status != "finished":
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
@@ -161,6 +189,16 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
         where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
         msg = f"interrupted: {done} samples done, {errored} errored, {left} not sent{where}"
         return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg)
+    gate = manifest.paired_gate
+    if gate is not None:
+        verdict = gate["verdict"]
+        if verdict == "UNDECIDED" and opts.undecided != "exit":
+            verdict = opts.undecided.upper()
+        code = {"FAIL": ExitCode.SAMPLE_ERRORS, "PASS": ExitCode.OK, "UNDECIDED": ExitCode.UNDECIDED}[verdict]
+        used = sum(e["n"] for e in gate["rows"] if e["primary"])
+        held = sum(e["baseline_samples"] for e in gate["rows"] if e["primary"])
+        msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
+        return RunResult(store.dir, manifest, progress, code, msg)
     if errored and not opts.allow_errors:
         msg = (f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); "
                f"`{resume}` sends them again")
@@ -228,6 +266,26 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
         options=saved_options(opts), samples_planned=planned,
     )
     return RunManifest.model_validate(base)
+
+
+async def _send_rounds(recipes: list[Recipe], rule: StopRule, served: Served, store: RunStore, order: Order,
+                       progress: Progress, on_progress: Callable[[Progress], None] | None) -> None:
+    """`--stop decided`: send round after round (`rounds.next_round`) until every cell is decided or capped."""
+    caps, sent = cell_caps(recipes), set[str]()
+    while batch := next_round(recipes, store.latest_records().values(), rule, caps, sent):
+        sent.update(r.sample_id() for r in batch)
+        await _send(batch, served, store, order, progress, on_progress)
+
+
+async def _send_paired(paired: Any, served: Served, store: RunStore, order: Order, progress: Progress,
+                       on_progress: Callable[[Progress], None] | None) -> None:
+    """`--against`: send the baseline's samples round after round until every family is decided or used up."""
+    from ctxprobe.evals.run.against import next_paired_round
+
+    sent = set[str]()
+    while batch := next_paired_round(paired, list(store.latest_records().values()), sent):
+        sent.update(r.sample_id() for r in batch)
+        await _send(batch, served, store, order, progress, on_progress)
 
 
 async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order, progress: Progress,

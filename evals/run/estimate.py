@@ -43,6 +43,9 @@ class Estimate(BaseModel):
     prefill_rate_source: str | None = None
     prefill_s: float | None = None  # uncached prompt tokens at that rate, in the chosen order
     prefill_s_as_listed: float | None = None
+    stop: str = "fixed"
+    fixed_grid_prompt_tokens: int | None = None  # --stop decided: the suite's own grid, beside the cap's
+    min_prompt_tokens: int | None = None  # --stop decided: every cell stopped at --min-samples
     warnings: list[str] = []
 
 
@@ -50,10 +53,13 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     """The cost of the run `options` describe; sends at most one short probe request (to measure the prefill
     rate when `prefill_rate` is not given)."""
     opts = options if options is not None else validated(RunOptions, dict(kwargs))
+    from ctxprobe.evals.run.rounds import capped_suite, fixed_grid_tokens, stop_rule
+
     suite = suite_for(opts)
     suite.check()
     default_mode = "chat" if opts.endpoints else "completions"
-    recipes = suite.recipes(lambda mode: "estimate", mode=opts.mode, default_mode=default_mode)
+    rule = stop_rule(opts, suite)
+    recipes = capped_suite(suite, rule).recipes(lambda mode: "estimate", mode=opts.mode, default_mode=default_mode)
     concurrency = opts.concurrency or (DEFAULT_CONCURRENCY if opts.endpoints else 1)  # embedded: one slot
     by_length = Counter(r.context_tokens for r in recipes)
     lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k) for n, k in sorted(by_length.items())]
@@ -61,7 +67,10 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     _, cached_listed = _cached(recipes, "as-listed", concurrency)
     est = Estimate(suite=suite.name, order=opts.order, concurrency=concurrency, samples=len(recipes),
                    prompt_tokens=total, longest_prompt=max(by_length), lengths=lengths, cached_tokens=cached,
-                   cached_tokens_as_listed=cached_listed)
+                   cached_tokens_as_listed=cached_listed, stop=rule.stop)
+    if rule.stop == "decided":
+        est.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
+        est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
     rate, source = (opts.prefill_rate, "given") if opts.prefill_rate else _measured_rate(opts, suite, recipes)
     if rate:
         est.prefill_tokens_per_s, est.prefill_rate_source = rate, source
@@ -141,6 +150,10 @@ def render_estimate(est: Estimate) -> str:
         out.append(f"prefill at {est.prefill_tokens_per_s:,.0f} tok/s ({est.prefill_rate_source}): "
                    f"{_hours(est.prefill_s)} in {est.order} order, {_hours(est.prefill_s_as_listed or 0.0)} as listed "
                    f"(one stream; divide by the replicas' parallel throughput)")
+    if est.stop == "decided":
+        out.append(f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
+                   f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "
+                   f"{est.fixed_grid_prompt_tokens or 0:,}")
     out += [f"warning: {w}" for w in est.warnings]
     return "\n".join(out)
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
+from ctxprobe.evals.sequential.cells import StopOptions
 from ctxprobe.runners.settings import ClientSettings, EngineSettings
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.sample import Mode
@@ -52,7 +53,24 @@ class SuiteOptions(BaseModel):
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
 
 
-class _RunOptions(SuiteOptions, EndpointOptions):
+class AgainstOptions(BaseModel):
+    """A paired sequential run against a finished baseline run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    against: str | None = Field(None, description="a baseline run folder: send its samples in rounds and stop each "
+                                "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
+    fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
+                                       "FAILs beyond and PASSes within")
+    undecided: Literal["exit", "fail", "pass"] = Field(
+        "exit", description="with --against: exit code when rows stay undecided: exit (6), fail (1), pass (0)")
+    junit: str | None = Field(None, description="with --against: write the gate's rows as JUnit XML (failed / "
+                              "passed / skipped when undecided)")
+    summary_md: str | None = Field(None, description="with --against: write the gate's verdicts as a markdown "
+                                   "table (also appended to $GITHUB_STEP_SUMMARY when set)")
+
+
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "

@@ -14,6 +14,7 @@ from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
+from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
@@ -43,8 +44,14 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
         previous = store.load_manifest()
         assert previous is not None
         return PreparedRun(resumed_options(opts, previous), previous.suite, store, previous)
-    suite = suite_for(opts)
-    suite.check()
+    if opts.against:  # a paired run: the baseline's samples, nothing else
+        from ctxprobe.evals.log.load import load_run
+
+        suite = load_run(opts.against).manifest.suite
+    else:
+        suite = suite_for(opts)
+        suite.check()
+    stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
     return PreparedRun(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None)
 
 

@@ -45,12 +45,13 @@ def verdict_rows(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, A
     no difference): what the `verdict_table` macro shows, on compare pages and a run's template sensitivity."""
     out = []
     for r in rows:
-        if r.get("candidate") != candidate or r.get("level") != "family_length":
-            continue
+        if r.get("candidate") != candidate or r.get("level") not in ("family", "family_length"):
+            continue  # the pooled family row (the gate's primary test) first, then each length
         diff = float(r.get("diff", 0.0))
         verdict = ("DROP" if diff < 0 else "GAIN") if r.get("significant") else "no significant difference"
         out.append({"family": r.get("family"), "variant": r.get("variant"), "haystack": r.get("haystack"),
-                    "length": format_length(int(r.get("context_tokens", 0))), "n": r.get("n"),
+                    "length": "pooled" if r.get("level") == "family" else format_length(int(r.get("context_tokens", 0))),
+                    "n": r.get("n"),
                     "base": _pct(r.get("base_accuracy")), "cand": _pct(r.get("cand_accuracy")), "diff": _pts(diff),
                     "base_k": _of(r.get("base_correct"), r.get("n")), "cand_k": _of(r.get("cand_correct"), r.get("n")),
                     "interval": f"[{_pts(r.get('diff_lo'))}, {_pts(r.get('diff_hi'))}]", "p": _p(r.get("p_value")),

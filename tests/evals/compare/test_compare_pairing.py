@@ -22,7 +22,7 @@ def test_identical_runs_give_zero_difference_and_p_one(tmp_path: Path):
     assert result.pairings[0].pairs == 40 and result.pairings[0].by_prompt == 40
     assert all(r.diff == 0 and r.p_value == 1.0 and not r.significant for r in result.rows)
     assert all(r.partial_diff == 0 for r in result.rows)
-    assert {r.level for r in result.rows} == {"cell", "family_length"}
+    assert {r.level for r in result.rows} == {"cell", "family", "family_length"}
     assert len(result.family_rows()) == 2 and len([r for r in result.rows if r.level == "cell"]) == 4
     assert result.examples == [] and result.exit_code == 0
 
@@ -79,4 +79,6 @@ def test_each_candidate_is_its_own_family_of_tests(tmp_path: Path):
     both = ctxprobe.compare(base, worse, same, fail_if_drop=0.1, write=False)
     assert [c.label for c in both.candidates] == ["worse", "same"]
     assert [r.p_holm for r in both.family_rows("worse")] == [r.p_holm for r in alone.family_rows("worse")]
-    assert [(r.candidate, r.context_tokens) for r in both.failed] == [("worse", 2048)] and both.exit_code == 1
+    # the family pooled over its lengths (context_tokens 0) fails with its 2K row
+    assert [(r.candidate, r.context_tokens) for r in both.failed] == [("worse", 0), ("worse", 2048)]
+    assert both.exit_code == 1

@@ -29,8 +29,9 @@ def nights(tmp_path: Path) -> Path:
 def test_three_nights_third_drops_flagged(nights: Path):
     result = ctxprobe.history(nights, label="nightly", write=False)
     assert [Path(r.path).name for r in result.runs] == ["n1", "n2", "n3"]
-    assert [len(s.drops) for s in result.steps] == [0, 1]
-    drop = result.steps[1].drops[0]
+    assert [len(s.drops) for s in result.steps] == [0, 2]  # the family pooled over its lengths, and 2K
+    pooled, drop = result.steps[1].drops
+    assert pooled.level == "family" and pooled.context_tokens == 0
     assert (drop.context_tokens, drop.diff, drop.base_only, drop.cand_only) == (2048, pytest.approx(-0.45), 9, 0)
     at_2k = [p.accuracy for p in result.points if p.context_tokens == 2048]
     assert at_2k == pytest.approx([1.0, 1.0, 0.55])
@@ -41,7 +42,7 @@ def test_three_nights_third_drops_flagged(nights: Path):
 def test_history_cli_writes_a_trend_and_reads_folders_as_they_are(nights: Path, capsys):
     assert main(["history", str(nights), "--label", "nightly"]) == 0
     out = capsys.readouterr().out
-    assert "DROP niah variant=single [prose] 2K -45 points" in out and out.count("no significant drop") == 1
+    assert "DROP niah variant=single [prose] all lengths" in out and "[prose] 2K -45 points" in out and out.count("no significant drop") == 1
     folder = nights / "history-quick"
     assert (folder / "trend.png").stat().st_size > 10_000
     assert len(json.loads((folder / "history.json").read_text())["runs"]) == 3

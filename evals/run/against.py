@@ -1,0 +1,147 @@
+"""`ctxprobe run --against BASELINE_RUN --fail-if-drop MARGIN`: a paired sequential run. The candidate is
+sent the baseline's scored samples (same recipes, same ids), one round of seeds at a time across every
+family that is still open, and each row (a family pooled over its lengths, the primary test, and each
+family x length) is judged by `evals.sequential.gate` after every round: FAIL, PASS, or UNDECIDED when the
+baseline's samples run out. Only the pairs decide: a sample that errored on either side leaves them."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.rows import variant_label
+from ctxprobe.evals.sequential.ci_outputs import GateCase
+from ctxprobe.evals.sequential.gate import GATE_METHOD, SequentialRow, Verdict, decide, family_done, final_verdicts, gate_verdict
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.lengths import format_length
+from ctxprobe.tasks.sample import Recipe
+
+FamilyKey = tuple[str, str, str]  # family, parameters (JSON), haystack
+RowKey = tuple[FamilyKey, int]  # length 0: the family pooled over its lengths
+
+
+def family_key(recipe: Recipe) -> FamilyKey:
+    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack)
+
+
+@dataclass
+class PairedRun:
+    """The baseline's scored samples and the rows' running evidence."""
+
+    baseline: Run
+    margin: float
+    alpha: float
+    recipes: list[Recipe]
+    base_correct: dict[str, bool]
+    rows: dict[RowKey, SequentialRow]
+    counted: set[str] = field(default_factory=set)
+
+    def family_rows(self, fam: FamilyKey) -> list[SequentialRow]:
+        return [row for (f, _), row in self.rows.items() if f == fam]
+
+
+def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str) -> PairedRun:
+    """The plan of a paired run against `baseline_dir`; one line when it cannot be one."""
+    if not 0.0 <= margin < 1.0:
+        raise UserError(f"--fail-if-drop must be between 0 and 1, got {margin}")
+    baseline = load_run(baseline_dir)
+    if baseline.manifest.tokenizer and tokenizer and baseline.manifest.tokenizer != tokenizer:
+        raise UserError(f"--against {baseline.dir}: the baseline was counted by tokenizer {baseline.manifest.tokenizer}, "
+                        f"this endpoint's is {tokenizer}: the prompts would differ")
+    scored = [r for r in baseline.records if r.error is None and r.score is not None]
+    if not scored:
+        raise UserError(f"--against {baseline.dir}: the baseline has no scored sample")
+    recipes = sorted((r.sample.recipe for r in scored), key=lambda r: r.seed)
+    rows: dict[RowKey, SequentialRow] = {}
+    for recipe in recipes:
+        fam = family_key(recipe)
+        rows.setdefault((fam, 0), SequentialRow(primary=True))
+        rows.setdefault((fam, recipe.context_tokens), SequentialRow(primary=False))
+    return PairedRun(baseline=baseline, margin=margin, alpha=alpha, recipes=recipes,
+                     base_correct={r.sample.sample_id: bool(r.score and r.score.correct) for r in scored},
+                     rows=dict(sorted(rows.items())))
+
+
+def update(plan: PairedRun, records: list[SampleRecord]) -> None:
+    """Add the candidate's newly finished pairs to their rows (one look per round) and decide."""
+    fresh: dict[RowKey, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for record in records:
+        sid = record.sample.sample_id
+        if sid in plan.counted or sid not in plan.base_correct or record.error is not None or record.score is None:
+            continue
+        plan.counted.add(sid)
+        diff = int(record.score.correct) - int(plan.base_correct[sid])
+        recipe = record.sample.recipe
+        for key in ((family_key(recipe), 0), (family_key(recipe), recipe.context_tokens)):
+            fresh[key][diff + 1] += 1
+    for key, (losses, ties, wins) in fresh.items():
+        plan.rows[key].add(losses, ties, wins, plan.margin)
+    decide(list(plan.rows.values()), plan.margin, plan.alpha)
+
+
+def next_paired_round(plan: PairedRun, records: list[SampleRecord], sent: set[str]) -> list[Recipe]:
+    """The next seed's samples of every family still open (none: every family decided or used up)."""
+    update(plan, records)
+    done = {r.sample.sample_id for r in records if r.error is None} | sent
+    open_families = {fam for (fam, length) in plan.rows if length == 0 and not family_done(plan.family_rows(fam))}
+    todo = [r for r in plan.recipes if family_key(r) in open_families and r.sample_id() not in done]
+    if not todo:
+        return []
+    first = min(r.seed for r in todo)
+    return [r for r in todo if r.seed == first]
+
+
+def gate_report(plan: PairedRun) -> dict[str, Any]:
+    """The verdicts, for the manifest and the table: one entry per row, the gate's outcome."""
+    rows = list(plan.rows.values())
+    verdicts = final_verdicts(rows, plan.margin, plan.alpha)
+    entries = []
+    for ((family, params, haystack), length), row, verdict in zip(plan.rows, rows, verdicts):
+        lo, hi = row.interval(plan.alpha)
+        planned = sum(1 for r in plan.recipes if family_key(r) == (family, params, haystack)
+                      and length in (0, r.context_tokens))
+        entries.append({"family": family, "params": json.loads(params), "haystack": haystack,
+                        "context_tokens": length, "primary": row.primary, "verdict": verdict,
+                        "n": row.tally.n, "baseline_samples": planned, "losses": row.tally.losses,
+                        "wins": row.tally.wins, "diff": row.tally.mean, "diff_lo": lo, "diff_hi": hi,
+                        "p_fail": row.p_fail, "p_pass": row.p_pass, "rounds": row.rounds})
+    return {"baseline": str(plan.baseline.dir), "margin": plan.margin, "alpha": plan.alpha, "method": GATE_METHOD,
+            "verdict": gate_verdict(rows, verdicts), "rows": entries}
+
+
+def render_gate(report: dict[str, Any]) -> str:
+    """The paired run's table: each row's verdict, difference, interval and the pairs it used of the
+    baseline's."""
+    lines = [f"paired against {report['baseline']} (--fail-if-drop {report['margin']}): {report['verdict']}",
+             f"{'row':<52} {'verdict':>9} {'diff':>6} {'interval':>15} {'pairs used':>12}"]
+    for e in report["rows"]:
+        variant = variant_label(e["params"], e["family"])
+        where = f"{e['family']} {variant} [{e['haystack']}] " + ("pooled" if e["primary"] else format_length(e["context_tokens"]))
+        interval = f"[{100 * e['diff_lo']:+.0f}, {100 * e['diff_hi']:+.0f}]"
+        diff = "-" if e["n"] == 0 else f"{100 * e['diff']:+.0f}"
+        lines.append(f"{where[:52]:<52} {e['verdict']:>9} {diff:>6} {interval:>15} {e['n']:>5} of {e['baseline_samples']:<4}")
+    lines.append(f"method: {report['method']}. The interval is the Dirichlet confidence sequence; a FAIL reads the "
+                 "discordant pairs (more powerful), so a FAIL row's interval may still reach above 0.")
+    return "\n".join(lines) + "\n"
+
+
+def verdict_of(report: dict[str, Any]) -> Verdict:
+    return report["verdict"]
+
+
+def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
+    """The paired run's rows as CI cases (JUnit, markdown summary)."""
+    out = []
+    for e in report["rows"]:
+        where = (f"{e['family']} {variant_label(e['params'], e['family'])} [{e['haystack']}] "
+                 + ("all lengths" if e["primary"] else format_length(e["context_tokens"])))
+        out.append(GateCase(candidate=candidate, where=where, primary=e["primary"], verdict=e["verdict"],
+                            diff=e["diff"] if e["n"] else float("nan"), diff_lo=e["diff_lo"], diff_hi=e["diff_hi"],
+                            n=e["n"], detail=f"{e['n']} of the baseline's {e['baseline_samples']} samples used, "
+                            f"anytime-valid p (FAIL side) {e['p_fail']:.3g}"))
+    return out

@@ -1,0 +1,97 @@
+"""The gate's verdicts where CI systems show them: a JUnit XML file (one test case per pooled family row
+and per family x length row: passed, failed, or skipped when undecided, with the difference, interval and
+n in the message) and a short markdown table, appended to `$GITHUB_STEP_SUMMARY` when it is set. The
+fixed gate (`compare`) and the paired sequential run (`run --against`) both hand their rows over as
+`GateCase`s."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+
+
+@dataclass(frozen=True)
+class GateCase:
+    """One row the gate tested: `where` names it (`niah variant=single [prose] 2K`), `primary` for a
+    family pooled over its lengths."""
+
+    candidate: str
+    where: str
+    primary: bool
+    verdict: str  # FAIL, PASS or UNDECIDED
+    diff: float
+    diff_lo: float
+    diff_hi: float
+    n: int
+    detail: str = ""  # e.g. the accuracies and adjusted p (fixed), the pairs used of the baseline's (sequential)
+
+    @property
+    def name(self) -> str:
+        return self.where + (" (primary)" if self.primary else "")
+
+    def message(self) -> str:
+        text = (f"{self.verdict}: diff {100 * self.diff:+.1f} points, 95% interval [{100 * self.diff_lo:+.1f}, "
+                f"{100 * self.diff_hi:+.1f}], n {self.n} pairs")
+        return text + (f", {self.detail}" if self.detail else "")
+
+
+def gate_outcome(cases: list[GateCase]) -> str:
+    """FAIL when a row fails, PASS when every primary (pooled) row passes, else UNDECIDED."""
+    if any(c.verdict == "FAIL" for c in cases):
+        return "FAIL"
+    primary = [c for c in cases if c.primary] or cases
+    return "PASS" if primary and all(c.verdict == "PASS" for c in primary) else "UNDECIDED"
+
+
+def junit_xml(cases: list[GateCase], title: str) -> str:
+    """JUnit XML: one testsuite per candidate, one testcase per gate row."""
+    root = ET.Element("testsuites", name=title)
+    for candidate in dict.fromkeys(c.candidate for c in cases):
+        mine = [c for c in cases if c.candidate == candidate]
+        suite = ET.SubElement(root, "testsuite", name=f"{title}: {candidate}", tests=str(len(mine)),
+                              failures=str(sum(c.verdict == "FAIL" for c in mine)), errors="0",
+                              skipped=str(sum(c.verdict == "UNDECIDED" for c in mine)), time="0")
+        for case in mine:
+            element = ET.SubElement(suite, "testcase", classname=f"ctxprobe.gate.{candidate}", name=case.name,
+                                    time="0")
+            if case.verdict == "FAIL":
+                ET.SubElement(element, "failure", message=case.message(), type="drop").text = case.message()
+            elif case.verdict == "UNDECIDED":
+                ET.SubElement(element, "skipped", message=case.message())
+            else:
+                ET.SubElement(element, "system-out").text = case.message()
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def summary_markdown(cases: list[GateCase], title: str) -> str:
+    """A short markdown table: the gate's outcome, then one line per row."""
+    lines = [f"### {title}: {gate_outcome(cases)}", "",
+             "| candidate | row | verdict | diff | 95% interval | n |", "|---|---|---|---:|---:|---:|"]
+    for c in cases:
+        lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
+                     f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summary_md: str | None) -> list[Path]:
+    """Write the files asked for; the markdown is also appended to `$GITHUB_STEP_SUMMARY` when set."""
+    written: list[Path] = []
+    if junit:
+        path = Path(junit)
+        path.write_text(junit_xml(cases, title), encoding="utf-8")
+        written.append(path)
+    text = summary_markdown(cases, title)
+    if summary_md:
+        path = Path(summary_md)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary and (junit or summary_md):
+        with open(step_summary, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        written.append(Path(step_summary))
+    return written

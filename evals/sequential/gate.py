@@ -1,0 +1,97 @@
+"""The paired sequential gate: rows (each family pooled over its lengths, the primary test, and each
+family x length, secondary) gather paired differences in rounds, and each is decided by anytime-valid
+e-values, so the gate's error rates hold however early a row stops.
+
+- FAIL: the candidate is worse than the baseline (the e-process against "no drop", delta >= 0, read from
+  the discordant pairs as McNemar's test is, crosses its weighted-Holm level) and its mean difference is below -margin: the fixed gate's rule (significant, and a
+  drop larger than the margin), made anytime-valid.
+- PASS: the drop is confidently smaller than the margin (the e-process against delta <= -margin crosses its
+  level): the interval lies wholly above -margin.
+- UNDECIDED: neither, when the pairs run out.
+
+Each side is one weighted Holm over all rows (`holm.py`): P(any false FAIL) <= alpha, and P(any false
+PASS) <= alpha. A family stops sampling once its primary row is decided, or one of its rows FAILs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ctxprobe.evals.confseq import (
+    PairedTally, discordant_log_e_worse, p_from_log_e, paired_cs, paired_log_e_below,
+)
+from ctxprobe.evals.sequential.holm import PRIMARY_SHARE, row_weights, weighted_holm
+
+Verdict = Literal["FAIL", "PASS", "UNDECIDED"]
+GATE_METHOD = ("anytime-valid e-values; FAIL: a drop significant against 0 (beta mixture on the discordant "
+               "pairs, sequential McNemar) and below -margin; PASS (Dirichlet mixture on paired differences): interval above -margin; weighted Holm over all rows "
+               f"(pooled family rows primary, {PRIMARY_SHARE:.0%} of alpha)")
+
+
+@dataclass
+class SequentialRow:
+    """One row's running evidence. `log_e_fail` / `log_e_pass` are running maxima (an e-process's maximum
+    so far is what its anytime-valid p-value reads)."""
+
+    primary: bool
+    tally: PairedTally = field(default_factory=lambda: PairedTally(0, 0, 0))
+    log_e_fail: float = 0.0
+    log_e_pass: float = 0.0
+    verdict: Verdict | None = None
+    rounds: int = 0
+
+    def add(self, losses: int, ties: int, wins: int, margin: float) -> None:
+        t = self.tally
+        self.tally = PairedTally(t.losses + losses, t.ties + ties, t.wins + wins)
+        self.rounds += 1
+        self.log_e_fail = max(self.log_e_fail, discordant_log_e_worse(self.tally))
+        self.log_e_pass = max(self.log_e_pass, paired_log_e_below(-margin, self.tally))
+
+    @property
+    def p_fail(self) -> float:
+        return p_from_log_e(self.log_e_fail)
+
+    @property
+    def p_pass(self) -> float:
+        return p_from_log_e(self.log_e_pass)
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        return paired_cs(self.tally, alpha)
+
+
+def decide(rows: Sequence[SequentialRow], margin: float, alpha: float,
+           share: float = PRIMARY_SHARE) -> list[Verdict | None]:
+    """Each row's verdict now (None: not decided yet), and the rows' `verdict` set where decided. A decided
+    row keeps its verdict: its p-values only fall, and Holm's adjustment only falls with them."""
+    weights = row_weights([r.primary for r in rows], share)
+    adj_fail = weighted_holm([r.p_fail for r in rows], weights)
+    adj_pass = weighted_holm([r.p_pass for r in rows], weights)
+    out: list[Verdict | None] = []
+    for row, pf, pp in zip(rows, adj_fail, adj_pass):
+        if row.verdict is None:
+            if pf < alpha and row.tally.mean < -margin:
+                row.verdict = "FAIL"
+            elif pp < alpha:
+                row.verdict = "PASS"
+        out.append(row.verdict)
+    return out
+
+
+def family_done(rows: Sequence[SequentialRow]) -> bool:
+    """A family stops sampling once its primary row is decided or any of its rows FAILs."""
+    return any(r.verdict is not None for r in rows if r.primary) or any(r.verdict == "FAIL" for r in rows)
+
+
+def gate_verdict(rows: Sequence[SequentialRow], verdicts: Sequence[Verdict]) -> Verdict:
+    """FAIL when any row fails; PASS when every primary row passes (per-length rows are secondary: they
+    can fail the gate, and are reported, but need not be decided); else UNDECIDED."""
+    if "FAIL" in verdicts:
+        return "FAIL"
+    primary = [v for r, v in zip(rows, verdicts) if r.primary] or list(verdicts)
+    return "PASS" if all(v == "PASS" for v in primary) else "UNDECIDED"
+
+
+def final_verdicts(rows: Sequence[SequentialRow], margin: float, alpha: float) -> list[Verdict]:
+    """The verdicts when sampling has ended: undecided rows are UNDECIDED."""
+    return [v or "UNDECIDED" for v in decide(rows, margin, alpha)]
