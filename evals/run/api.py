@@ -30,7 +30,9 @@ from ctxprobe.evals.log.manifest import (
 )
 from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.order import Order
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.evals.run.answer_budget import AnswerBudget
+from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.tasks.build import builder_for
@@ -78,7 +80,8 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
         recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
-        done = check_resumable(store, recipes) if previous else {}
+        budget = preflight(opts, suite, served, recipes)
+        done = check_resumable(store, recipes, budget) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = _manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
         fresh = previous is None
@@ -89,7 +92,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         engine_name = str(served.engine.get("engine") or "unknown")
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
-            asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
+            asyncio.run(_send(todo, served, store, opts.order, progress, on_progress, budget))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -135,8 +138,11 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
         msg = f"interrupted: {done} samples done, {errored} errored, {left} not sent{where}"
         return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg)
     if errored and not opts.allow_errors:
-        msg = (f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); "
-               f"`{resume}` sends them again")
+        cut = sum(1 for r in store.latest_records().values() if r.error is ErrorKind.truncated)
+        again = f"`{resume}` sends them again"
+        if cut:
+            again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
+        msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {again}"
         return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg)
     return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored")
 
@@ -159,10 +165,12 @@ def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:
     return use
 
 
-def check_resumable(store: RunStore, recipes: list[Recipe]) -> dict[str, SampleRecord]:
-    """The finished samples to keep. Every finished sample must still be in the plan: if it isn't, the
-    plan changed (another tokenizer, generator or suite), and resuming is refused with one line naming
-    the first difference. Nothing is ever dropped from samples.jsonl."""
+def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget | None = None
+                    ) -> dict[str, SampleRecord]:
+    """The finished samples to keep: the scored ones, and the truncated ones unless `budget` now gives them
+    more room (a truncated answer sent again with the same budget is cut again). Every finished sample
+    must still be in the plan: if it isn't, the plan changed (another tokenizer, generator or suite), and
+    resuming is refused with one line naming the first difference. Nothing is ever dropped from samples.jsonl."""
     planned = {r.sample_id(): r for r in recipes}
     by_task = {r.task_key(): r for r in recipes}
     latest = store.latest_records()
@@ -176,7 +184,8 @@ def check_resumable(store: RunStore, recipes: list[Recipe]) -> dict[str, SampleR
                 diff = "it is no longer in the suite (suite, lengths, depths or generator version changed)"
             raise UserError(f"cannot resume {store.dir}: sample {sid} was planned differently: {diff}; "
                             "start a new run (finished samples are kept as they are)")
-    return {sid: r for sid, r in latest.items() if r.error is None}
+    return {sid: r for sid, r in latest.items() if r.error is None or (
+        r.error is ErrorKind.truncated and budget is not None and not budget.raised_for(r))}
 
 
 def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -188,7 +197,8 @@ def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 # Options a resume may change: where and how to reach the endpoint (not the mode, which is part of the plan)
 # and how the run reports. What to run always comes from the run.
-_RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report"}
+_RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
+                                                                     "answer_tokens", "reasoning_tokens"}
 
 
 def _resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
@@ -219,7 +229,7 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
 
 
 async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order, progress: Progress,
-                on_progress: Callable[[Progress], None] | None) -> None:
+                on_progress: Callable[[Progress], None] | None, budget: AnswerBudget) -> None:
     """Send the recipes, one client per mode (a suite may mix chat and completions tasks); `progress`
     counts them all."""
     from ctxprobe.runners.endpoint import EndpointClient
@@ -240,7 +250,8 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
         config = replace(served.config, mode=mode)
         async with EndpointClient(config) as client:
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
-                              order=order, on_record=show, still_there=still_there, progress=progress)
+                              order=order, on_record=show, still_there=still_there, progress=progress,
+                              budget=budget, context_length=served.engine.get("context_length"))
 
 
 def _remove_unused(store: RunStore) -> None:

@@ -18,6 +18,7 @@ class LlamaServer(EngineAdapter):
     name = "llama-server"
     owned_by = "llamacpp"
     context_source = "GET /props default_generation_settings.n_ctx (per slot)"
+    reasoning_budget_field = "thinking_budget_tokens"
     metrics = {
         "prompt_tokens": "llamacpp:prompt_tokens_total",
         "cached_prompt_tokens": "llamacpp:prompt_tokens_cached_total",

@@ -17,6 +17,7 @@ class SGLang(EngineAdapter):
     owned_by = "sglang"
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
+    reasoning_budget_field = "thinking_budget"
     metrics = {
         "cached_prompt_tokens": "sglang:cached_tokens_total",
         "prompt_tokens": "sglang:prompt_tokens_total",
