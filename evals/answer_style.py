@@ -14,6 +14,7 @@ from typing import Literal
 from ctxprobe.evals.extract import answer_region
 from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
+from ctxprobe.runners.response import ErrorKind
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter
@@ -28,7 +29,8 @@ Status = Literal["ok", "missing", "failed", "n/a"]
 @dataclass(frozen=True)
 class ChatFit:
     """Whether the model follows a chat request: `ok`, `missing` (it answered, but not what it was asked:
-    a base model, or no chat template) or `failed` (the request failed)."""
+    a base model, or no chat template), `failed` (the endpoint refused the chat request, HTTP 4xx) or
+    `n/a` (no answer to judge: a timeout, a server or connection error)."""
 
     status: Status
     found: str
@@ -40,7 +42,8 @@ async def chat_fit(client: EndpointClient) -> ChatFit:
     try:
         reply = await client.send(CHAT_PROBE, max_tokens=64, planned_tokens=50, seed=0)
     except EndpointError as exc:
-        return ChatFit("failed", f"{exc.kind.value}: {exc.detail}"[:300])
+        refused = exc.kind is ErrorKind.http_error and exc.detail.startswith("HTTP 4")
+        return ChatFit("failed" if refused else "n/a", f"{exc.kind.value}: {exc.detail}"[:300])
     reasons = bool(reply.reasoning)
     said = reply.text.strip()[:60]
     low = said.lower()

@@ -119,7 +119,8 @@ async def _completions(client: EndpointClient, engine: str) -> Check:
 async def _chat(client: EndpointClient) -> Check:
     fit = await chat_fit(client)
     advice = {"failed": "no chat template (a base model?): use --mode completions",
-              "missing": "a base model (or no chat template): use --mode completions"}.get(fit.status, "")
+              "missing": "a base model (or no chat template): use --mode completions",
+              "n/a": "no answer to judge: try again, or with a longer --timeout"}.get(fit.status, "")
     return Check(name="chat", status=fit.status, found=fit.found, advice=advice)
 
 

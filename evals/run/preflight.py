@@ -41,7 +41,9 @@ def preflight(opts: RunOptions, suite: Suite, served: Served, recipes: list[Reci
     if any(r.mode == "chat" for r in recipes):
         fit = check_chat(served)
         reasons = fit.reasoning
-        if fit.status != "ok":
+        if fit.status == "n/a":
+            print(f"ctxprobe: warning: could not check that chat mode fits the model ({fit.found})", file=sys.stderr)
+        elif fit.status != "ok":
             fix = (f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
                    "template) continues the template as text")
             if opts.mode != "chat":
