@@ -130,9 +130,13 @@ def _paragraph(lines: list[str], first_line_only: bool) -> list[str]:
 def answer_region(sample: Sample, text: str) -> AnswerRegion:
     """Where the answer is. Completions mode: the first line after the prompt's answer prefix (an echo
     of the prefix at the very start is cut); `values` answers may be a list, so the first paragraph.
-    Chat mode: the first paragraph, after the first echo of the answer prefix if any."""
+    Chat mode: the first paragraph, after a repeated question at the start and the first echo of the
+    answer prefix, if any."""
     chat = sample.recipe.mode == "chat"
-    body = _cut_echo(strip_reasoning(text), sample.answer_prefix, anywhere=chat)
+    body = strip_reasoning(text)
+    if chat:  # a chat model may repeat the question before it answers
+        body = _cut_echo(body, sample.question, anywhere=False).lstrip("?.!: \t\r\n")
+    body = _cut_echo(body, sample.answer_prefix, anywhere=chat)
     first_line_only = not chat and sample.expected.kind != "values"
     lines = _paragraph(body.splitlines(), first_line_only)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))
