@@ -71,7 +71,8 @@ def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | N
         mode = "chat"
     elif completions.status != "failed":  # completions answered (cached tokens may be unreported)
         mode = "completions"
-    modes = [m for m, check in (("completions", completions), ("chat", chat)) if check.status != "failed"]
+    modes = ["completions"] if completions.status != "failed" else []
+    modes += ["chat"] if chat.status == "ok" else []  # a model that does not follow chat has no chat style
     styles, style_checks = asyncio.run(_styles(config, modes, counter))
     return DoctorReport(endpoint=endpoint, engine=info, checks=checks + style_checks, recommended_mode=mode,
                         answer_styles=styles)
