@@ -80,12 +80,11 @@ def recommend(tokens_through_answer: int | None, family_budget: int) -> int:
 
 async def answer_style(client: EndpointClient, mode: Mode, counter: TokenCounter) -> AnswerStyle:
     """Send one short niah prompt in `mode` with a generous budget and read how the model answered."""
-    from ctxprobe.evals.run.answer_budget import AnswerBudget
     from ctxprobe.tasks.build import builder_for
 
     builder = builder_for(counter)
     sample = builder.build(builder.recipe(family="niah", context_tokens=STYLE_LENGTH, depth=50.0, mode=mode))
-    budget = AnswerBudget().answer(sample)
+    budget = sample.max_tokens
     reply = await client.send(sample.prompt, max_tokens=STYLE_MAX_TOKENS, planned_tokens=sample.planned_tokens, seed=0)
     score = score_sample(sample, reply.text)
     value = sample.expected.answers[0]

@@ -1,11 +1,8 @@
 """How many tokens each sample may generate: its answer budget, and a reasoning budget on top.
 
-Completions mode ends the prompt with an answer prefix, so a base model writes the value at once and the
-family's tight budget (e.g. niah: 8 + 12 tokens per value) fits. A chat model restates the question
-before the value ("The special magic number for noble-satchel mentioned in the provided text is
-8038428."): SmolLM2-135M-Instruct spends up to 17 tokens before its answer on niah, so chat mode adds
-`CHAT_SENTENCE_TOKENS` to the family's budget, room for a longer restatement, markdown and a short
-trailing clause. `--answer-tokens N` (or a suite's `answer_tokens:`) sets the answer budget outright.
+Each sample carries its mode's answer budget (`Sample.max_tokens`: the family's tight budget in
+completions mode, plus a sentence's worth in chat mode, see tasks/families/framing.py); `--answer-tokens N`
+(or a suite's or task's `answer_tokens:`) sets it outright.
 A reasoning model thinks before it answers: `--reasoning-tokens N` is added to `max_tokens` and sent in
 the field the engine caps reasoning with (`reasoning_budget_field` of its adapter, docs/ENGINES.md).
 
@@ -22,9 +19,6 @@ from typing import Any
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.suite import Suite
-
-CHAT_SENTENCE_TOKENS = 64  # added to the family's budget in chat mode: a sentence around the answer
-
 
 def task_key(family: str, params: Mapping[str, Any]) -> str:
     return json.dumps([family, dict(params)], sort_keys=True, default=str)
@@ -43,10 +37,7 @@ class AnswerBudget:
     def answer(self, sample: Sample) -> int:
         """The tokens the answer itself may take."""
         recipe = sample.recipe
-        given = self.answer_tokens or self.by_task.get(task_key(recipe.family, recipe.params))
-        if given:
-            return given
-        return sample.max_tokens + (CHAT_SENTENCE_TOKENS if recipe.mode == "chat" else 0)
+        return self.answer_tokens or self.by_task.get(task_key(recipe.family, recipe.params)) or sample.max_tokens
 
     def max_tokens(self, sample: Sample) -> int:
         """`max_tokens` sent: the answer budget plus the reasoning budget."""

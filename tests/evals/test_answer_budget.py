@@ -14,7 +14,7 @@ import pytest
 
 from ctxprobe.evals.cli import main
 from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.run.answer_budget import CHAT_SENTENCE_TOKENS
+from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
 from ctxprobe.runners.response import ErrorKind
 from tests.runners.fake_engine import FakeEngine
 
