@@ -20,7 +20,8 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # A token: a digit group with thousands separators (1,234,567), or a run of letters/digits joined by
 # `-`, `_` or `.` with no space (uuids, `tidy-lobster`, `VAR_X`, `12.5`).
 _TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|[^\W_]+(?:[-_.][^\W_]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends after . ! or ?, but not after a list marker that starts the line ("1. tidy-lobster").
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+")
 _UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 # Words that carry no answer: "Sure. The answer is: X" -> X.
