@@ -27,10 +27,14 @@ from ctxprobe.runners.launcher import EmbeddedEngine, engine_version
 from ctxprobe.runners.tokenize import make_counter
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
+from ctxprobe.tasks.families.niah import NiahParams
 from ctxprobe.tasks.lengths import format_length, parse_depths, parse_length
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.instruct_model import SKIP_REASON, smollm2_gguf  # noqa: E402
+
+
+NIAH = NiahParams().model_dump(mode="json")  # full parameters, as a suite's recipes carry them
 
 
 async def measure(engine: EmbeddedEngine, lengths: list[int], depths: list[float], samples: int) -> list[dict[str, Any]]:
@@ -42,7 +46,7 @@ async def measure(engine: EmbeddedEngine, lengths: list[int], depths: list[float
         for length in lengths:
             for seed in range(samples):
                 for depth in sorted(depths, reverse=True):
-                    sample = builder.build(builder.recipe(family="niah", context_tokens=length, depth=depth, seed=seed,
+                    sample = builder.build(builder.recipe(family="niah", params=NIAH, context_tokens=length, depth=depth, seed=seed,
                                                           mode="chat"))
                     old = sample.max_tokens - CHAT_SENTENCE_TOKENS
                     wide = await client.send(sample.prompt, max_tokens=sample.max_tokens,
