@@ -10,7 +10,8 @@ from typing import Any
 _UNSET = None
 _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
              "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
-             "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N", "answer_tokens": "N", "reasoning_tokens": "N",
+             "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
+             "answer_tokens": "N", "reasoning_tokens": "N",
              "max_samples": "N", "batch": "N", "prefill_rate": "TOK_S", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
              "util": "FRACTION"}
 
