@@ -41,7 +41,7 @@ async def measure(engine: EmbeddedEngine, lengths: list[int], depths: list[float
     counter = make_counter(f"server:{engine.base_url}")
     builder = builder_for(counter)
     rows = []
-    config = engine.endpoint_config(mode="chat", timeout_base_s=3600.0)
+    config = engine.endpoint_config(mode="chat", timeout=3600.0)
     async with EndpointClient(config) as client:
         for length in lengths:
             for seed in range(samples):

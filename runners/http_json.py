@@ -13,9 +13,9 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DUMMY_API_KEY = "EMPTY"  # what OpenAI-compatible servers without auth accept
 
 

@@ -14,7 +14,8 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from ctxprobe.runners.engines import Call, adapter, known_engines
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls, api_root
+from ctxprobe.runners.http_json import EndpointCalls, api_root
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
@@ -104,7 +105,7 @@ def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV) ->
     """Probe the endpoint and count with its tokenizer."""
     info = probe_engine(url, api_key_env=api_key_env)
     if info.engine == "unknown":
-        raise UserError(f"endpoint {api_root(url)} is not a vLLM, SGLang, llama-server or llama-cpp-python server; "
+        raise UserError(f"endpoint {api_root(url)} is not a known engine ({', '.join(known_engines())}); "
                         "its tokenizer cannot be used: choose another token counter")
     return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env)
 

@@ -1,31 +1,26 @@
 """The doctor's checks: each asks the endpoint one thing, with the API key, and says what it found and,
-where something is missing, the engine flag that turns it on (docs/ENGINES.md). Nothing here sends more
+where something is missing, the engine flag that turns it on (each engine adapter's advice, from
+docs/ENGINES.md). Nothing here sends more
 than a few tokens."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel
 
 from ctxprobe.evals.answer_style import AnswerStyle, answer_style, chat_fit
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from ctxprobe.runners.engines import EngineAdapter, known_engines
+from ctxprobe.runners.engines.base import registered
 from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter
 
 Status = Literal["ok", "missing", "failed", "n/a"]
 
-# Engine flags that turn on what ctxprobe reads (docs/ENGINES.md, "Usage, caching, metrics").
-CACHED_TOKENS_FLAG = {"vllm": "start vLLM with --enable-prompt-tokens-details",
-                      "sglang": "start SGLang with --enable-cache-report",
-                      "llama-server": "llama-server always reports them (usage.prompt_tokens_details, timings.cache_n)",
-                      "llama-cpp-python": "llama-cpp-python never reports them"}
-METRICS_FLAG = {"vllm": "vLLM always serves /metrics", "sglang": "start SGLang with --enable-metrics",
-                "llama-server": "start llama-server with --metrics",
-                "llama-cpp-python": "llama-cpp-python has no /metrics"}
 PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
 
 
@@ -47,7 +42,7 @@ class DoctorReport(BaseModel):
 DEFAULT_TIMEOUT_S = 120.0  # the run's own --timeout default: a busy server answers a probe late too
 
 
-def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | None = None,
+def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str | None = None,
            timeout_s: float = DEFAULT_TIMEOUT_S) -> DoctorReport:
     """Ask the endpoint what it exposes; every probe waits up to `timeout_s` (the run's `--timeout`).
     Raises `UserError` when it does not answer at all."""
@@ -56,14 +51,14 @@ def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | N
     tokenize, counter = _tokenize(endpoint, name, api_key_env)
     checks = [Check(name="engine", status="ok" if name != "unknown" else "missing",
                     found=f"{name} {info.version or '(version not stated)'}; model {info.model or '?'}",
-                    advice="" if name != "unknown" else "not vLLM, SGLang, llama-server or llama-cpp-python: "
+                    advice="" if name != "unknown" else f"not a known engine ({', '.join(known_engines())}): "
                     "ctxprobe runs, but counts tokens with --token-counter local:… or estimate"),
               Check(name="context length", status="ok" if info.context_length else "missing",
                     found=f"{info.context_length:,} tokens ({info.context_source})" if info.context_length
                     else "not stated", advice="" if info.context_length else "ctxprobe limit measures it"),
               tokenize]
     config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
-                            mode="completions", concurrency=1, timeout_base_s=timeout_s, max_retries=1)
+                            mode="completions", concurrency=1, timeout=timeout_s, retries=1)
     completions, chat = asyncio.run(_generation_checks(config, name))
     checks += [completions, chat, _metrics(endpoint, name, api_key_env)]
     mode: Literal["chat", "completions"] | None = None
@@ -95,7 +90,7 @@ def _tokenize(endpoint: str, engine: str, api_key_env: str) -> tuple[Check, Toke
 
 
 async def _generation_checks(config: EndpointConfig, engine: str) -> tuple[Check, Check]:
-    async with EndpointClient(config) as plain, EndpointClient(replace(config, mode="chat")) as chat:
+    async with EndpointClient(config) as plain, EndpointClient(config.model_copy(update={"mode": "chat"})) as chat:
         completions = await _completions(plain, engine)
         return completions, await _chat(chat)
 
@@ -112,7 +107,7 @@ async def _completions(client: EndpointClient, engine: str) -> Check:
     if again.cached_tokens is None:
         return Check(name="completions + cached tokens", status="missing",
                      found="completions work; cached prompt tokens are not reported",
-                     advice=CACHED_TOKENS_FLAG.get(engine, ""))
+                     advice=_advice(engine).cached_tokens_advice)
     return Check(name="completions + cached tokens", status="ok",
                  found=f"completions work; a repeated {again.prompt_tokens}-token prompt: {again.cached_tokens} cached")
 
@@ -132,7 +127,7 @@ async def _styles(config: EndpointConfig, modes: list[str], counter: TokenCounte
     checks: list[Check] = []
     for mode in modes:
         name = f"answer style ({mode})"
-        async with EndpointClient(replace(config, mode=mode)) as client:  # type: ignore[arg-type]
+        async with EndpointClient(config.model_copy(update={"mode": mode})) as client:
             try:
                 style = await answer_style(client, mode, counter)  # type: ignore[arg-type]
             except (EndpointError, UserError) as exc:
@@ -163,11 +158,16 @@ def _metrics(endpoint: str, engine: str, api_key_env: str) -> Check:
     try:
         found = scrape_metrics(endpoint, engine, api_key_env=api_key_env)
     except UserError as exc:
-        return Check(name="metrics", status="failed", found=str(exc), advice=METRICS_FLAG.get(engine, ""))
+        return Check(name="metrics", status="failed", found=str(exc), advice=_advice(engine).metrics_advice)
     if not found:
         return Check(name="metrics", status="missing", found="no /metrics ctxprobe can read",
-                     advice=METRICS_FLAG.get(engine, ""))
+                     advice=_advice(engine).metrics_advice)
     return Check(name="metrics", status="ok", found="/metrics: " + ", ".join(sorted(found)))
+
+
+def _advice(engine: str) -> type[EngineAdapter] | EngineAdapter:
+    """The engine's adapter (its flags that turn on what ctxprobe reads), or the base's empty advice."""
+    return registered().get(engine, EngineAdapter)
 
 
 def render_doctor(report: DoctorReport) -> str:

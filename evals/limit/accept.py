@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Awaitable, Callable
 
-from pydantic import BaseModel
-
+from ctxprobe.evals.log.limit import AcceptedResult
 from ctxprobe.tasks.assemble import tolerance
 
 
@@ -30,18 +29,6 @@ class Probe:
     @property
     def tokens(self) -> int:
         return self.prompt_tokens or self.planned_tokens
-
-
-class AcceptedResult(BaseModel):
-    accepted_tokens: int | None  # longest prompt that leaves `max_tokens` of answer room
-    basis: str  # how accepted_tokens follows from the probes
-    largest_taken: int | None  # longest prompt the endpoint took (server's count where it gave one)
-    rejected_tokens: int | None  # shortest prompt rejected as too long
-    max_tokens: int  # the answer room every probe asked for
-    stated_limit: int | None
-    stopped_by_error: str | None
-    requests: int
-    probes: list[dict[str, object]]
 
 
 Try = Callable[[int], Awaitable[Probe]]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import replace
 
 from ctxprobe.evals.answer_style import ChatFit, chat_fit
 from ctxprobe.evals.run.answer_budget import AnswerBudget, reasoning_field, suite_budgets
@@ -29,7 +28,7 @@ def check_chat(served: Served) -> ChatFit:
     from ctxprobe.runners.endpoint import EndpointClient
 
     async def ask() -> ChatFit:
-        async with EndpointClient(replace(served.config, mode="chat", concurrency=1)) as client:
+        async with EndpointClient(served.config.model_copy(update={"mode": "chat", "concurrency": 1})) as client:
             return await chat_fit(client)
 
     return asyncio.run(ask())

@@ -10,7 +10,12 @@ reasoning fields and `<think>` text.
 
     FakeEngine("sglang", api_key="k-123")           # answers 401 to any request without "Bearer k-123"
     FakeEngine(answer=lambda body: ...)             # an answer per request, from its JSON body
+    FakeEngine("toy", routes={("GET", "/toy/info"): lambda engine, body: (200, {...})},
+               too_long=lambda engine, limit, prompt_tokens: {...})   # an engine the fake does not know
     FakeEngine(follows_chat=False)                  # a base model: ignores the chat check's instruction
+
+What it says of each engine (`owned_by`, metric names, whether there is a /metrics) comes from the engine
+adapters' registry (runners/engines/); the registered engines it has response shapes for are `FLAVORS`.
 
 An instruction-following model (the default) answers the run's and doctor's chat check ("Reply with the
 single word: ready.") with the word; those checks are not among `completion_calls()` (see `chat_checks()`).
@@ -28,10 +33,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-Flavor = Literal["vllm", "sglang", "llama-server", "llama-cpp-python"]
-FLAVORS: tuple[Flavor, ...] = ("vllm", "sglang", "llama-server", "llama-cpp-python")
+from ctxprobe.runners.engines import adapter, known_engines
+
+Flavor = str  # a registered engine's name
+_VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23", "llama-server": "b7000-abc1234", "llama-cpp-python": "0.3.36"}
+FLAVORS: tuple[Flavor, ...] = tuple(name for name in known_engines() if name in _VERSIONS)  # shapes served below
+Route = Callable[["FakeEngine", Any], tuple[int, Any]]
 CHAT_TEMPLATE_TOKENS = 7  # what the fake chat template adds around one user message (BOS included)
 
 
@@ -101,14 +110,18 @@ class FakeEngine:
     def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
                  answer: str | Callable[[dict[str, Any]], str] = "The answer is 42.", reasoning: str | None = None,
                  version: str | None = None, n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None,
+                 routes: dict[tuple[str, str], Route] | None = None,
+                 too_long: Callable[[FakeEngine, int, int], Any] | None = None,
                  follows_chat: bool = True) -> None:
         self.flavor = flavor
+        self.adapter = adapter(flavor)
+        self.routes = routes or {}
+        self.too_long = too_long
         self.model = model
         self.context_length = context_length
         self.answer = answer
         self.reasoning = reasoning
-        self.version = version or {"vllm": "0.33.0", "sglang": "0.5.23", "llama-server": "b7000-abc1234",
-                                   "llama-cpp-python": "0.3.36"}[flavor]
+        self.version = version or _VERSIONS.get(flavor, "1.0")
         self.n_ctx_train = n_ctx_train
         self.slots = slots
         self.api_key = api_key
@@ -213,16 +226,19 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             flavor = engine.flavor
-            if self.path == "/metrics" and flavor != "llama-cpp-python":
+            if ("GET", self.path) in engine.routes:
+                return self._json(*engine.routes["GET", self.path](engine, None))
+            if self.path == "/metrics" and engine.adapter.metrics:
                 return self._text(200, _metrics(engine))
             if self.path == "/v1/models":
-                card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000}
+                card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000,
+                                        "owned_by": engine.adapter.owned_by}
                 if flavor in ("vllm", "sglang"):
-                    card.update(owned_by=flavor, root=engine.model, max_model_len=engine.context_length)
+                    card.update(root=engine.model, max_model_len=engine.context_length)
                 elif flavor == "llama-server":
-                    card.update(owned_by="llamacpp", meta={"n_ctx_train": engine.n_ctx_train, "n_vocab": 262144})
+                    card.update(meta={"n_ctx_train": engine.n_ctx_train, "n_vocab": 262144})
                 else:
-                    card.update(owned_by="me", permissions=[])
+                    card.update(permissions=[])
                 return self._json(200, {"object": "list", "data": [card]})
             if self.path == "/version" and flavor == "vllm":
                 return self._json(200, {"version": engine.version})
@@ -241,6 +257,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             flavor, path = engine.flavor, self.path
+            if ("POST", path) in engine.routes:
+                return self._json(*engine.routes["POST", path](engine, body))
             if path in ("/v1/completions", "/v1/chat/completions"):
                 return self._complete(body, chat=path.endswith("chat/completions"))
             if flavor == "vllm" and path == "/tokenize" or flavor == "sglang" and path in ("/tokenize", "/v1/tokenize"):
@@ -273,8 +291,9 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                                   reply.headers)
             prompt_tokens = engine.prompt_tokens(body)
             if prompt_tokens >= engine.context_length:
-                bad = too_long_body(engine.flavor, limit=engine.context_length, prompt_tokens=prompt_tokens,
-                                    chat=chat, max_tokens=int(body.get("max_tokens") or 16))
+                bad = engine.too_long(engine, engine.context_length, prompt_tokens) if engine.too_long else \
+                    too_long_body(engine.flavor, limit=engine.context_length, prompt_tokens=prompt_tokens,
+                                  chat=chat, max_tokens=int(body.get("max_tokens") or 16))
                 return self._json(400, bad)
             answer = engine.answer_to(body)
             pieces = [w + " " for w in answer.split(" ")]
@@ -344,7 +363,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-# Prometheus names from docs/ENGINES.md, two label sets each where engines label by model.
+# Prometheus names from docs/ENGINES.md that the fake exports, two label sets each where engines label by
+# model; an engine not listed here exports every name its adapter reads.
 _METRICS = {
     "vllm": ["vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total",
              "vllm:kv_cache_usage_perc", "vllm:time_to_first_token_seconds_sum",
@@ -360,7 +380,7 @@ def _metrics(engine: FakeEngine) -> str:
     tokens, 100 for the rest (prompt tokens, draft tokens, TTFT sum and count)."""
     calls = len(engine.completion_calls())
     lines = []
-    for name in _METRICS[engine.flavor]:
+    for name in _METRICS.get(engine.flavor, engine.adapter.metrics.values()):
         value = calls * (40 if "cache" in name else 60 if "accepted" in name else 100)
         lines += [f"# TYPE {name} counter", f'{name}{{model_name="{engine.model}",replica="a"}} {value / 2}',
                   f'{name}{{model_name="{engine.model}",replica="b"}} {value / 2}']
