@@ -14,7 +14,9 @@ from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
+from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.token_counter import check_counter_spec
 
 # What `--resume RUN` may give again: how to reach the endpoint (a moved server) and the answer budgets (a
 # raised one sends the truncated samples again), never what to run.
@@ -35,6 +37,9 @@ class PreparedRun:
 
 def prepare_run(opts: RunOptions) -> PreparedRun:
     """Check a run's input; bad input raises `UserError` before any folder is made."""
+    check_counter_spec(opts.token_counter)
+    if opts.model_file and not opts.endpoints:
+        check_gguf(Path(opts.model_file))
     if opts.resume:
         store = RunStore(Path(opts.resume))
         previous = store.load_manifest()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.run.options import EndpointOptions
-from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.settings import EngineSettings, part
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec
