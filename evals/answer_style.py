@@ -22,7 +22,9 @@ from ctxprobe.tasks.token_counter import TokenCounter
 CHAT_WORD = "ready"
 CHAT_PROBE = f"Reply with the single word: {CHAT_WORD}."
 STYLE_LENGTH = 512  # tokens of the needle prompt the answer style is measured on
-STYLE_MAX_TOKENS = 256  # room for a chatty or reasoning answer to finish
+# room for the answer to finish: a base model continues to the limit, so completions get less than chat,
+# where a chatty or reasoning answer may run long
+STYLE_MAX_TOKENS = {"completions": 64, "chat": 256}
 Status = Literal["ok", "missing", "failed", "n/a"]
 
 
@@ -85,7 +87,8 @@ async def answer_style(client: EndpointClient, mode: Mode, counter: TokenCounter
     builder = builder_for(counter)
     sample = builder.build(builder.recipe(family="niah", context_tokens=STYLE_LENGTH, depth=50.0, mode=mode))
     budget = sample.max_tokens
-    reply = await client.send(sample.prompt, max_tokens=STYLE_MAX_TOKENS, planned_tokens=sample.planned_tokens, seed=0)
+    reply = await client.send(sample.prompt, max_tokens=STYLE_MAX_TOKENS[mode], planned_tokens=sample.planned_tokens,
+                              seed=0)
     score = score_sample(sample, reply.text)
     value = sample.expected.answers[0]
     region = answer_region(sample, reply.text)

@@ -21,5 +21,5 @@ def test_doctor_on_the_real_engine(embedded_engine: EmbeddedEngine) -> None:
     # the packaged model is a base model with no chat template: chat does not answer the word it is asked for
     assert report.recommended_mode == "completions", found["chat"].found
     # its answer style, measured on one short needle prompt in the mode that fits
-    assert [style.mode for style in report.answer_styles] == ["completions"]
+    assert [style.mode for style in report.answer_styles] == ["completions"], found["answer style (completions)"]
     assert "answer style (completions)" in found
