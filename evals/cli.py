@@ -7,12 +7,13 @@ import argparse
 import importlib
 import os
 import sys
-from typing import NoReturn, Sequence
+import warnings
+from typing import Any, NoReturn, Sequence
 
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import ExitError, UserError
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
-COMMANDS = ("run", "show", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
+COMMANDS = ("run", "show", "check", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
             "import_lm_eval", "doctor")
 
 
@@ -37,7 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: Any = None, line: str | None = None) -> None:
+    """A warning on the command line is one line: what, not where in the code."""
+    print(f"ctxprobe: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    warnings.showwarning = _one_line_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -45,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"ctxprobe: error: {exc}", file=sys.stderr)
         return 2
+    except ExitError as exc:  # a file that cannot be written, a gate that refuses: each its own code
+        print(f"ctxprobe: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("ctxprobe: interrupted", file=sys.stderr)
         return 130

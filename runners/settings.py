@@ -33,10 +33,10 @@ class ClientSettings(BaseModel):
     model: str | None = Field(None, description="model name (default: the first one GET /v1/models lists)")
     api_key_env: str = Field(DEFAULT_API_KEY_ENV, description="environment variable holding the API key (its value "
                              "is never written anywhere)")
-    timeout: float = Field(120.0, gt=0, description="request timeout base, seconds")
-    timeout_per_1k: float = Field(2.0, ge=0, description="extra timeout per 1K prompt tokens (long prefills take "
-                                  "minutes)")
-    retries: int = Field(4, ge=0, description="retries on 429, 5xx and connection errors")
+    timeout: float = Field(120.0, gt=0, le=7 * 86400, allow_inf_nan=False, description="request timeout base, seconds")
+    timeout_per_1k: float = Field(2.0, ge=0, le=86400, allow_inf_nan=False, description="extra timeout per 1K prompt "
+                                  "tokens (long prefills take minutes)")
+    retries: int = Field(4, ge=0, le=100, description="retries on 429, 5xx and connection errors")
 
 
 class EngineSettings(BaseModel):

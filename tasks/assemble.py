@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxprobe.tasks.count_cache import LOOKAHEAD, UnitCounts
+from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack
 from ctxprobe.tasks.registry import Draft
@@ -49,9 +49,9 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
             f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
             f"(at least {frame + MIN_HAYSTACK_TOKENS + safety_margin(target)} needed)"
         )
-    counts.ensure_tokens(budget, start=window)
-    units = _select_units(counts, budget, tolerance(target), window)
-    cum = np.concatenate(([0], np.cumsum(counts.counts[units], dtype=np.int64)))
+    span = counts.span(window, budget)
+    units = _select_units(span, budget, tolerance(target))
+    cum = np.concatenate(([0], np.cumsum(span.counts[np.asarray(units, dtype=np.int64) - span.start], dtype=np.int64)))
     hay_tokens = int(cum[-1])
 
     # Needle i goes before selected unit `slot[i]` (slot == len(units) means at the end).
@@ -89,22 +89,21 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     return Assembled(prompt=prompt, planned_tokens=planned, needles=[s for s in spots if s is not None])
 
 
-def _select_units(counts: UnitCounts, budget: int, tol: int, start: int = 0) -> list[int]:
-    """The longest run of units from `start` within budget; if that leaves more than the tolerance unused,
-    add later units that still fit (skipping ones too long for the gap)."""
-    goal = int(counts.cumsum[start]) + budget
-    n = bisect.bisect_right(counts.cumsum, goal) - 1
-    chosen = list(range(start, n))
-    gap = goal - int(counts.cumsum[n])
+def _select_units(span: Span, budget: int, tol: int) -> list[int]:
+    """The longest run of units from the span's start within budget; if that leaves more than the tolerance
+    unused, add later units that still fit (skipping ones too long for the gap)."""
+    n = bisect.bisect_right(span.cumsum, budget) - 1
+    chosen = list(range(n))
+    gap = budget - int(span.cumsum[n])
     i = n
-    limit = min(len(counts.counts), n + LOOKAHEAD)
+    limit = min(len(span.counts), n + LOOKAHEAD)
     while gap > tol // 4 and i < limit:
-        c = int(counts.counts[i])
+        c = int(span.counts[i])
         if c <= gap:
             chosen.append(i)
             gap -= c
         i += 1
-    return chosen
+    return [span.start + u for u in chosen]
 
 
 def _unit_texts(haystack: Haystack, units: list[int]) -> list[str]:

@@ -12,6 +12,13 @@ class UserError(Exception):
     """Bad input from the user (unknown name, invalid length, missing file, malformed suite...)."""
 
 
+class ExitError(Exception):
+    """A failure that is not bad input, with a documented exit code of its own (a file that cannot be written,
+    a gate that refuses to judge): the CLI prints it as one line and exits with `exit_code`."""
+
+    exit_code = 1
+
+
 def first_problem(exc: ValidationError) -> tuple[str, str, str]:
     """Where, what and which kind the first problem of a pydantic validation error is: one line's worth."""
     err = exc.errors()[0]

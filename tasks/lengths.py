@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.limits import MAX_DEPTHS, check_length, depth_count
 
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 # k and K are 1024 (a "32k context" is 32,768 tokens); m is 1,000,000 as model cards say "1M",
@@ -23,17 +24,20 @@ def parse_length(text: str | int) -> int:
         value = int(float(match.group(1)) * _SCALE[match.group(2)])
     if value <= 0:
         raise UserError(f"invalid length {text!r}: must be positive")
-    return value
+    return check_length(value, text)
 
 
 def parse_lengths(text: str) -> list[int]:
-    """A comma-separated list of lengths."""
-    return [parse_length(part) for part in str(text).split(",") if part.strip()]
+    """A comma-separated list of lengths (at least one)."""
+    out = [parse_length(part) for part in str(text).split(",") if part.strip()]
+    if not out:
+        raise UserError(f"no lengths in {text!r}: give at least one, e.g. 4k or 1k,2k,4k")
+    return out
 
 
 def check_depth(depth: float) -> float:
     """A depth in percent of the haystack, 0 (start) to 100 (end)."""
-    if not 0.0 <= float(depth) <= 100.0:
+    if isinstance(depth, bool) or not 0.0 <= float(depth) <= 100.0:
         raise UserError(f"depth {depth} is outside 0-100")
     return float(depth)
 
@@ -48,15 +52,22 @@ def parse_depths(text: str) -> list[float]:
             raise UserError(f"invalid depth range {text!r}: use start:stop:step, e.g. 0:100:10") from None
         if step <= 0:
             raise UserError(f"invalid depth range {text!r}: step must be positive")
-        out, d = [], start
-        while d <= stop + 1e-9:
-            out.append(check_depth(round(d, 6)))
-            d += step
-        return out
+        n = depth_count(start, stop, step, text)
+        return [check_depth(round(start + i * step, 6)) if i else check_depth(start) for i in range(n)]
     try:
-        return [check_depth(float(p)) for p in text.split(",") if p.strip()]
+        out = [check_depth(float(p)) for p in text.split(",") if p.strip()]
     except ValueError:
         raise UserError(f"invalid depths {text!r}: use numbers 0-100, e.g. 0,50,100") from None
+    return check_depth_list(out, text)
+
+
+def check_depth_list(depths: list[float], text: object) -> list[float]:
+    """At least one depth, at most `MAX_DEPTHS`."""
+    if not depths:
+        raise UserError(f"no depths in {text!r}: give at least one, e.g. 50 or 0,50,100 or 0:100:10")
+    if len(depths) > MAX_DEPTHS:
+        raise UserError(f"{len(depths):,} depths given, at most {MAX_DEPTHS} are allowed")
+    return depths
 
 
 def format_length(tokens: int) -> str:

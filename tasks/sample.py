@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.registry import family_version
+from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 
 Mode = Literal["completions", "chat"]
 
@@ -25,7 +26,7 @@ class Recipe(BaseModel):
     family: str
     params: dict[str, Any] = Field(default_factory=dict)
     haystack: str = "prose"
-    context_tokens: int
+    context_tokens: int = Field(gt=0, le=MAX_CONTEXT_TOKENS)
     depth: float = 50.0
     seed: int = 0
     window: int = Field(0, ge=0, description="the haystack unit the prompt's haystack starts at: each seed "

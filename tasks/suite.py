@@ -26,20 +26,26 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.tasks.errors import UserError, first_problem
-from ctxprobe.tasks.lengths import check_depth, parse_depths, parse_length
+from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, parse_length, parse_lengths
+from ctxprobe.tasks.limits import check_seed, check_suite_size
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Mode, Recipe, seed_window
 
 
 def _lengths(value: Any) -> list[int]:
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [parse_length(v) for v in items]
+    if isinstance(value, str):
+        return parse_lengths(value)
+    if not isinstance(value, (list, tuple)) or not value:
+        raise UserError(f"no lengths in {value!r}: give at least one, e.g. [4k] or [1k, 2k, 4k]")
+    return [parse_length(v) for v in value]
 
 
 def _depths(value: Any) -> list[float]:
     if isinstance(value, str):
         return parse_depths(value)
-    return [check_depth(float(v)) for v in value]
+    if not isinstance(value, (list, tuple)):
+        raise UserError(f"invalid depths {value!r}: a list like [0, 50, 100] or a range like 0:100:10")
+    return check_depth_list([check_depth(float(v)) for v in value], value)
 
 
 class SuiteTask(BaseModel):
@@ -90,6 +96,11 @@ class Suite(BaseModel):
     def _parse_lengths(cls, v: Any) -> list[int]:
         return _lengths(v)
 
+    @field_validator("seed")
+    @classmethod
+    def _seed_in_range(cls, v: int) -> int:
+        return check_seed(v)
+
     @field_validator("depths", mode="before")
     @classmethod
     def _parse_depths(cls, v: Any) -> list[float]:
@@ -115,6 +126,16 @@ class Suite(BaseModel):
         return out
 
 
+    def size(self) -> int:
+        """How many samples the suite makes (counted, not built: templates counted as `task_layouts` does)."""
+        total = 0
+        for task in self.tasks:
+            family = get_family(task.family)
+            layouts = len(self.templates or []) if "template" in family.Params.model_fields and self.templates else 1
+            total += layouts * len(task.lengths or self.lengths) * (task.samples or self.samples) * len(
+                task.depths or self.depths)
+        return total
+
     def task_layouts(self) -> list[tuple[SuiteTask, dict[str, Any]]]:
         """Each task with its full parameters (defaults included: the record says exactly what ran), once
         per template in `templates` where the family has a `template` parameter."""
@@ -135,6 +156,7 @@ class Suite(BaseModel):
         each task's shortest length must hold its question and needles (checked with the estimate counter)."""
         from ctxprobe.tasks.build import build_sample, haystack
 
+        check_suite_size(self.size(), self.name)
         for task in self.tasks:
             validate_params(get_family(task.family), task.params)
             haystack(task.haystack or self.haystack)
@@ -162,7 +184,10 @@ def load_suite(name_or_path: str) -> Suite:
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
             raise UserError(f"suite file not found: {name_or_path}")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"malformed suite {name_or_path}: not a YAML text file (not UTF-8)") from None
     else:
         if name_or_path not in builtin_suites():
             raise UserError(f"unknown suite {name_or_path!r}; built-in: {', '.join(builtin_suites())} (or a .yaml path)")

@@ -128,7 +128,12 @@ class HFTokenizerCounter:
         if path.is_dir():
             path = path / "tokenizer.json"
         if path.is_file():
-            self._tok = Tokenizer.from_file(str(path))
+            try:
+                self._tok = Tokenizer.from_file(str(path))
+            except Exception as exc:  # tokenizers raises a bare Exception for a file it cannot parse
+                raise UserError(f"{path} is not a tokenizer.json the tokenizers library can read "
+                                f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}); "
+                                "give a .gguf, a tokenizer.json, or a folder with one") from None
         elif _looks_like_hub_id(source):
             try:
                 self._tok = Tokenizer.from_pretrained(source)

@@ -1,5 +1,5 @@
 """`ctxprobe compare BASELINE CANDIDATE [CANDIDATE...]`: parse, call `ctxprobe.compare`, print the table.
-Exit codes: 0, 1 when `--fail-if-drop` fails a row, 2 for bad input."""
+Exit codes: 0, 1 when `--fail-if-drop` fails a row, 2 for bad input, 5 when the gate refuses to judge."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Pair candidate runs with a baseline run sample by sample: accuracy difference "
                                    "per cell and per family x length, exact McNemar p-values (Holm-adjusted), "
                                    "partial-credit bootstrap. Exit codes: 0 ok, 1 the --fail-if-drop gate "
-                                   "failed, 2 bad input.")
+                                   "failed, 2 bad input, 5 the gate refuses to judge (a run not finished, a "
+                                   "run against itself, different suites).")
     p.add_argument("baseline", help="the baseline run folder")
     p.add_argument("candidates", nargs="+", metavar="candidate", help="candidate run folders")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default: 0.05)")

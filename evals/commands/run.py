@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
                                    "print accuracy by depth x context. Exit codes: 0 ok, 1 samples ended in "
-                                   "errors, 2 bad input, 3 endpoint lost, 130 interrupted.")
+                                   "errors, 2 bad input, 3 endpoint lost, 4 a run file could not be written "
+                                   "(disk full, read-only), 130 interrupted.")
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()

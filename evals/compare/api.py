@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxprobe.evals.compare.gate import GateRefused, gate_problems
 from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, RunInput
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.paired.pairing import pair_runs
@@ -42,7 +43,10 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     if fail_if_drop is not None and not 0.0 <= fail_if_drop < 1.0:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {fail_if_drop}")
     labels = labels_for([base, *cands])
-    pairings, rows, found, warnings = [], [], [], []
+    problems = gate_problems(base, cands, labels)
+    if problems and fail_if_drop is not None:
+        raise GateRefused(f"the --fail-if-drop gate cannot judge: {'; '.join(problems)}")
+    pairings, rows, found, warnings = [], [], [], list(problems)
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
@@ -68,7 +72,8 @@ def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, 
             results_dir: str | Path = "results", write: bool = True, html_report: bool = True) -> CompareResult:
     """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
     unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
-    drops by more than `fail_if_drop` significantly."""
+    drops by more than `fail_if_drop` significantly. With the gate, runs it cannot judge (not finished, the
+    baseline itself, another suite) raise `GateRefused` (exit code 5)."""
     runs = [load_run(p) for p in (baseline, *candidates)]
     result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop)
     if not write:

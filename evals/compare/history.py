@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxprobe.evals.compare.api import compare_runs, run_input
+from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.log.history import HistoryPoint, HistoryResult, NightStep
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.manifest import RunManifest
@@ -22,7 +23,8 @@ __all__ = ["HistoryPoint", "HistoryResult", "NightStep", "finished_runs", "histo
 
 def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tuple[list[tuple[Path, RunManifest]], list[str]]:
     """Finished run folders under `results_dir` (matching label and suite), oldest first, and the folders
-    whose manifest was unreadable."""
+    left out with why: an unreadable manifest, or a matching run that did not finish (killed, interrupted,
+    endpoint lost, failed), which is never counted as a night."""
     if not results_dir.is_dir():
         raise UserError(f"not a folder: {results_dir}")
     found, skipped = [], []
@@ -32,9 +34,14 @@ def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tu
         except UserError as exc:
             skipped.append(f"{folder.name}: {exc}")
             continue
-        if manifest.command == "run" and manifest.status == "finished" and label in (None, manifest.label) \
-                and suite in (None, manifest.suite.name):
+        if manifest.command != "run" or label not in (None, manifest.label) or suite not in (None, manifest.suite.name):
+            continue
+        if manifest.status == "finished":
             found.append((folder, manifest))
+        else:
+            done = sum(1 for r in RunStore(folder).latest_records().values() if r.error is None)
+            skipped.append(f"{folder.name}: not finished (status {manifest.status}, {done} of "
+                           f"{manifest.samples_planned or '?'} samples done)")
     return sorted(found, key=lambda fm: fm[1].created), skipped
 
 
@@ -77,7 +84,7 @@ def _step(previous: Run, current: Run, alpha: float) -> NightStep:
     step = NightStep(previous=str(previous.dir), current=str(current.dir))
     try:
         compared = compare_runs(previous, [current], alpha=alpha, fail_if_drop=0.0)
-    except UserError as exc:
+    except (UserError, GateRefused) as exc:
         return step.model_copy(update={"note": str(exc)})
     return step.model_copy(update={"pairs": compared.pairings[0].pairs, "rows": compared.family_rows(),
                                    "drops": compared.failed, "note": "; ".join(compared.warnings) or None})

@@ -43,6 +43,8 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
     advertised = advertised_length(opts.advertised, opts.config)
     min_length = parse_length(opts.min_length)
     max_length = parse_length(opts.max_length) if opts.max_length else None
+    if max_length is not None and max_length < min_length:
+        raise UserError(f"--max-length {opts.max_length} is below --min-length {opts.min_length}")
     search_args = dict(threshold=opts.threshold, relative=opts.relative, confidence=opts.confidence,
                        max_samples=opts.max_samples, batch_size=opts.batch, ratio=opts.ratio)
     validated(LimitConfig, {"min_length": 1, "max_length": 1, **search_args})  # before any request

@@ -24,5 +24,5 @@ class LimitOptions(EndpointOptions):
     max_samples: int = Field(40, description="samples per length at most")
     batch: int = Field(8, description="samples per step before the interval is checked")
     ratio: float = Field(1.25, description="stop when the bracket is within this ratio")
-    label: str = Field("", description="a name for this run")
+    label: str = Field("", max_length=200, description="a name for this run")
     results_dir: str = Field("results", description="where run folders are made")

@@ -60,10 +60,14 @@ def sample_logs(paths: Sequence[str | Path]) -> list[Path]:
 def read_log(path: Path) -> Iterator[LoggedDoc]:
     match = _SAMPLES.match(path.name)
     task = match["task"] if match else path.stem
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UserError(f"{path}:{number}: not UTF-8 text; lm-eval sample logs are JSON lines") from None
             try:
                 row = json.loads(line)
                 args = row["arguments"]["gen_args_0"]
@@ -71,7 +75,7 @@ def read_log(path: Path) -> Iterator[LoggedDoc]:
                 yield LoggedDoc(task=task, path=path, doc_id=int(row["doc_id"]), doc=row["doc"], sent=args["arg_0"],
                                 gen_kwargs=args.get("arg_1") or {}, output=_first_response(row["resps"]),
                                 prompt_hash=row["prompt_hash"], metrics=metrics)
-            except (json.JSONDecodeError, KeyError, TypeError, IndexError) as exc:
+            except (json.JSONDecodeError, KeyError, TypeError, IndexError, ValueError) as exc:
                 raise UserError(f"{path}:{number}: not an lm-eval sample log line ({type(exc).__name__}: {exc})") from None
 
 

@@ -53,7 +53,8 @@ class HistoryResult(BaseModel):
     runs: list[RunInput]
     points: list[HistoryPoint]
     steps: list[NightStep]
-    skipped: list[str] = Field(default_factory=list, description="folders with a manifest that could not be read")
+    skipped: list[str] = Field(default_factory=list, description="folders left out, each with why: a manifest "
+                               "that could not be read, or a run of the suite that is not finished")
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
 

@@ -29,6 +29,8 @@ class RunManifest(BaseModel):
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
     status: RunStatus = "running"
+    status_detail: str | None = Field(None, description="why the run ended so, where known (e.g. the file that "
+                                      "could not be written)")
     label: str = ""
     endpoints: list[str] = Field(default_factory=list, description="public URLs (no credentials, no query)")
     model: str | None = None

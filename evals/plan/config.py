@@ -24,6 +24,8 @@ def load_config(path: Path) -> dict[str, Any]:
         raise UserError(f"no such config file: {path}") from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not a JSON text file (not UTF-8)") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

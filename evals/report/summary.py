@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.write_errors import WriteFailed, writable
 from ctxprobe.evals.report.table import render_text, write_summary
 
 
@@ -24,9 +25,15 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
 
     from ctxprobe.evals.paired.templates import render_template_sensitivity
 
-    write_summary(records, run_dir)
-    write_heatmaps(records, run_dir, run_title(manifest))
     layouts = render_template_sensitivity(records)
-    if layouts:
-        (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
-    return render_text(records) + layouts
+    table = render_text(records) + layouts
+    if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
+        return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
+    try:
+        write_summary(records, run_dir)
+        write_heatmaps(records, run_dir, run_title(manifest))
+        if layouts:
+            (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
+    except OSError as exc:  # a full disk: the table still shows
+        return table + f"(summary files not written: {WriteFailed(run_dir, exc).reason})\n"
+    return table

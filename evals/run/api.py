@@ -2,7 +2,9 @@
 
 The command line and nightly jobs call this same function. Its exit codes (`RunResult.exit_code`):
 0 every sample scored (or errors allowed); 1 samples ended in errors; 2 bad input (raised as
-`UserError`); 3 the endpoint went away mid-run (resume later); 130 interrupted (Ctrl-C or SIGTERM).
+`UserError`); 3 the endpoint went away mid-run (resume later); 4 a run file could not be written (disk
+full, read-only; status `failed`, resume elsewhere; raised as `WriteFailed` when nothing could be written
+at all); 130 interrupted (Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
@@ -21,7 +24,9 @@ from typing import Any
 
 from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
-from ctxprobe.evals.log.store import RunStore, run_folder
+from ctxprobe.evals.log.lock import LOCK, writer_lock
+from ctxprobe.evals.log.store import RunStore, claim_run_folder
+from ctxprobe.evals.log.write_errors import RESERVE, WRITE_FAILED_EXIT, WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
 from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
 from ctxprobe.evals.run.options import RunOptions, validated
@@ -41,6 +46,7 @@ class ExitCode(IntEnum):
     SAMPLE_ERRORS = 1
     BAD_INPUT = 2
     ENDPOINT_LOST = 3
+    WRITE_FAILED = WRITE_FAILED_EXIT
     INTERRUPTED = 130
 
 
@@ -62,6 +68,19 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
     Bad input raises `UserError` before anything is sent or any folder is made."""
     prepared = prepare_run(options if options is not None else validated(RunOptions, kwargs))
     opts, suite, store, previous = prepared.options, prepared.suite, prepared.store, prepared.previous
+    if previous is None:  # a new run: its folder made here, atomically (never shared with a run begun alongside)
+        store = RunStore(claim_run_folder(Path(opts.results_dir), opts.label))
+    try:
+        # One writer per folder (a second run or resume of it is refused), with room kept for its last word.
+        with writer_lock(store.dir), space_reserve(store.dir) as free_reserve:
+            return _run_in(store, opts, suite, previous, on_progress, free_reserve)
+    finally:
+        if previous is None:
+            _remove_if_empty(store)
+
+
+def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManifest | None,
+            on_progress: Callable[[Progress], None] | None, free_reserve: Callable[[], None]) -> RunResult:
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
         recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
@@ -74,6 +93,7 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
         progress = Progress(total=len(todo))
         lost_detail: str | None = None
+        write_failed: WriteFailed | None = None
         engine_name = str(served.engine.get("engine") or "unknown")
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
@@ -82,6 +102,9 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
             lost_detail = lost.detail
+        except WriteFailed as failed:  # disk full, read-only: stop, keep every line written so far
+            manifest.status, manifest.status_detail = "failed", str(failed)
+            write_failed = failed
         except KeyboardInterrupt:
             manifest.status = "interrupted"
         except BaseException:
@@ -100,12 +123,31 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
             if fresh and not latest and not progress.sent and manifest.status != "finished":
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
             else:
-                store.write_manifest(manifest)
+                if write_failed is not None:
+                    free_reserve()  # a full disk: the space kept for this manifest
+                try:
+                    store.write_manifest(manifest)
+                except WriteFailed as failed:  # the status cannot be written either: say why in the ending
+                    write_failed = write_failed or failed
+    if write_failed is not None:
+        return _write_failed(store, manifest, progress, write_failed)
     if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report
 
-        write_folder_report(store.dir)  # report.html: what a nightly job attaches
+        try:
+            write_folder_report(store.dir)  # report.html: what a nightly job attaches
+        except WriteFailed as failed:  # the samples and manifest are written; the page is not
+            warnings.warn(f"report.html not written: {failed}", stacklevel=2)
     return _ending(store, manifest, progress, opts, lost_detail)
+
+
+def _write_failed(store: RunStore, manifest: RunManifest, progress: Progress, failed: WriteFailed) -> RunResult:
+    planned = manifest.samples_planned or 0
+    done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
+    msg = (f"{failed}; the run stopped: {done} samples done and {errored} errored are kept in {store.dir}, "
+           f"{planned - done - errored} not sent. Make room (or copy the folder where there is some) and run "
+           f"ctxprobe run --resume FOLDER")
+    return RunResult(store.dir, manifest, progress, ExitCode.WRITE_FAILED, msg)
 
 
 def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: RunOptions,
@@ -221,6 +263,14 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
                               order=order, on_record=show, still_there=still_there, progress=progress,
                               budget=budget, context_length=served.engine.get("context_length"))
+
+
+def _remove_if_empty(store: RunStore) -> None:
+    """Remove a folder this run made that holds nothing but its lock file (bad input found late)."""
+    with contextlib.suppress(OSError):
+        if {p.name for p in store.dir.iterdir()} <= {LOCK, RESERVE}:
+            (store.dir / LOCK).unlink(missing_ok=True)
+            store.dir.rmdir()
 
 
 def _remove_unused(store: RunStore) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
 from ctxprobe.runners.settings import ClientSettings, EngineSettings
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.sample import Mode
@@ -19,9 +20,14 @@ class EndpointOptions(ClientSettings, EngineSettings):
 
     endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
-    concurrency: int | None = Field(None, ge=1, description="requests in flight (default: the server's slots for llama-server, else 4)")
+    concurrency: int | None = Field(None, ge=1, le=4096, description="requests in flight (default: the server's slots for llama-server, else 4)")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
     model_file: str | None = Field(None, description="embedded engine: serve this local GGUF instead of Gemma 3 270M")
+
+    @field_validator("endpoints")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        return [check_endpoint_url(u) for u in urls]
 
 
 EMBEDDED_FIELDS = frozenset({"model_file", *EngineSettings.model_fields})  # the embedded engine's options
@@ -55,7 +61,7 @@ class _RunOptions(SuiteOptions, EndpointOptions):
     reasoning_tokens: int | None = Field(
         None, ge=0, description="tokens a reasoning model may think before answering, added to the answer budget "
         "and sent as the engine's reasoning cap (default: 0, or 1024 when the endpoint's model reasons)")
-    label: str = Field("", description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
+    label: str = Field("", max_length=200, description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
     results_dir: str = Field("results", description="where run folders are made")
     resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
     allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
@@ -70,7 +76,7 @@ class DryRunOptions(BaseModel):
 
     dry_run: bool = Field(False, description="print samples, prompt tokens, prefix-cache share, prefill time and "
                           "memory fit, and send nothing (at most one short probe to measure the prefill rate)")
-    prefill_rate: float | None = Field(None, gt=0, description="prefill tokens per second (default: measured with "
+    prefill_rate: float | None = Field(None, gt=0, allow_inf_nan=False, description="prefill tokens per second (default: measured with "
                                        "one short request)")
     config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence")
     gpus: int | None = Field(None, ge=1, description="GPUs serving the model (with --config)")

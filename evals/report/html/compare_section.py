@@ -16,6 +16,7 @@ from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
+from ctxprobe.evals.report.html.shown_text import clipped
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 
@@ -120,8 +121,8 @@ def disagreements(data: dict[str, Any]) -> list[dict[str, Any]]:
                     "cand_extracted": " | ".join(ex.get("cand_extracted", [])) or "(nothing)",
                     "needle_depth": "?" if depth is None else f"{float(depth):.1f}%",
                     "question": cand.sample.question if cand else None,
-                    "base_raw": pair.response.text if pair and pair.response else None,
-                    "cand_raw": cand.response.text if cand and cand.response else None,
+                    "base_raw": clipped(pair.response.text) if pair and pair.response else None,
+                    "cand_raw": clipped(cand.response.text) if cand and cand.response else None,
                     "prompt": rebuilder.context(cand) if rebuilder and cand else None})
     return out
 

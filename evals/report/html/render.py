@@ -7,11 +7,13 @@ output; the escaping itself is jinja2's autoescape, on for every template."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.log.write_errors import WriteFailed
 from ctxprobe.tasks.errors import UserError
 
 REPORT_HTML = "report.html"
@@ -61,8 +63,11 @@ def render_page(sections: list[dict[str, Any]], title: str) -> str:
     """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
+    from ctxprobe.evals.report.html.shown_text import printable
+
     env = Environment(loader=PackageLoader("ctxprobe.evals.report.html", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      finalize=printable)
     for i, s in enumerate(sections):
         s["anchor"] = f"s{i + 1}"
     return env.get_template("page.html.j2").render(title=title, sections=sections)
@@ -77,13 +82,20 @@ def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT
         paths = [paths]
     if not paths:
         raise UserError("report needs at least one folder")
+    out = Path(output)
+    if out.is_dir():
+        raise UserError(f"report output {out} is a folder: give a file name, e.g. {out / REPORT_HTML}")
     sections = [section(Path(p), history_of) for p in paths]
     title = "ctxprobe report: " + "; ".join(str(s["title"]) for s in sections)
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(render_page(sections, title), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(render_page(sections, title), encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise WriteFailed(out, exc) from None
     return out
 
 

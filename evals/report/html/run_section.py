@@ -22,6 +22,7 @@ from ctxprobe.evals.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
+from ctxprobe.evals.report.html.shown_text import clipped
 from ctxprobe.evals.report.table import context_summary, variant_label
 from ctxprobe.tasks.lengths import format_length
 
@@ -143,7 +144,7 @@ def error_table(records: list[SampleRecord]) -> ErrorTable | None:
     for kind in sorted({r.error.value for r in errored if r.error}):
         mine = [r for r in errored if r.error and r.error.value == kind]
         counts = Counter(r.sample.recipe.context_tokens for r in mine)
-        detail = next((r.error_detail for r in mine if r.error_detail), "") or ""
+        detail = clipped(next((r.error_detail for r in mine if r.error_detail), "")) or ""
         rows.append((kind, [counts.get(c, 0) for c in lengths], len(mine), detail[:300]))
     return ErrorTable([format_length(c) for c in lengths], rows)
 
@@ -227,8 +228,9 @@ def failures(run: Run, per_condition: int = FAILURES_PER_CONDITION) -> list[Fail
             out.append(Failure(
                 where=f"{family} {variant} [{haystack}] {format_length(recipe.context_tokens)} @ {recipe.depth:g}%",
                 question=sample.question, expected=" | ".join(sample.expected.answers),
-                raw_output=r.response.text if r.response else "",
-                extracted=" | ".join(r.score.extracted) if r.score and r.score.extracted else "(nothing extracted)",
+                raw_output=clipped(r.response.text) or "" if r.response else "",
+                extracted=clipped(" | ".join(r.score.extracted)) or "" if r.score and r.score.extracted
+                else "(nothing extracted)",
                 needle_depths=depths, partial=f"{r.score.partial:.2f}" if r.score else "–",
                 sample_id=sample.sample_id, prompt=rebuilder.context(r)))
     return out

@@ -1,0 +1,323 @@
+"""A table of bad inputs, each of which must end at once in one line on stderr and exit code 2: no
+traceback, no hang (each case has seconds, not the minutes a billion-token length or a 1e-7 depth step
+used to take), no request sent to the endpoint, no run folder left behind."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxprobe.evals.cli import main
+from tests.evals.compare.synthetic import all_right, write_run
+from tests.runners.fake_engine import FakeEngine
+
+SECONDS = 30  # a case that takes longer has hung
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[FakeEngine]:
+    with FakeEngine("vllm", answer="The number is 1234567.") as fake:
+        yield fake
+
+
+def _file(tmp: Path, name: str, data: str | bytes) -> str:
+    path = tmp / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return str(path)
+
+
+def _suite(tmp: Path, body: str) -> list[str]:
+    return ["--suite", _file(tmp, "suite.yaml", body)]
+
+
+GOOD_SUITE = "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah}]\n"
+
+
+def _run_dir(tmp: Path, manifest: bytes | str | None, samples: bytes | None = None) -> str:
+    run = tmp / "a-run"
+    run.mkdir(exist_ok=True)
+    if manifest is not None:
+        _file(run, "manifest.json", manifest)
+    if samples is not None:
+        _file(run, "samples.jsonl", samples)
+    return str(run)
+
+
+Case = Callable[[Path], list[str]]
+RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir R (see _argv)
+    # lengths
+    "length 1e9 tokens": lambda t: ["--family", "niah", "--lengths", "1000000000"],
+    "length 17M": lambda t: ["--family", "niah", "--lengths", "17M"],
+    "length 1e9 written 1e9": lambda t: ["--family", "niah", "--lengths", "1e9"],
+    "length 0": lambda t: ["--family", "niah", "--lengths", "0"],
+    "length negative": lambda t: ["--family", "niah", "--lengths=-4k"],
+    "length words": lambda t: ["--family", "niah", "--lengths", "four"],
+    "length only a comma": lambda t: ["--family", "niah", "--lengths", ","],
+    "length nan": lambda t: ["--family", "niah", "--lengths", "nan"],
+    "length inf": lambda t: ["--family", "niah", "--lengths", "inf"],
+    "length 20 digits": lambda t: ["--family", "niah", "--lengths", "99999999999999999999"],
+    "length two dots": lambda t: ["--family", "niah", "--lengths", "1.5.2k"],
+    "length unit only": lambda t: ["--family", "niah", "--lengths", "k"],
+    "length too small for the task": lambda t: ["--family", "niah", "--lengths", "16"],
+    "length 1e9 in a suite's task": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                                      "tasks: [{family: niah, lengths: [1000000000]}]\n"),
+    # depths
+    "depth step 1e-7": lambda t: ["--family", "niah", "--depths", "0:100:1e-7"],
+    "depth stop nan": lambda t: ["--family", "niah", "--depths", "0:nan:1"],
+    "depth start nan": lambda t: ["--family", "niah", "--depths", "nan:100:1"],
+    "depth step nan": lambda t: ["--family", "niah", "--depths", "0:100:nan"],
+    "depth stop inf": lambda t: ["--family", "niah", "--depths", "0:inf:1"],
+    "depth only a comma": lambda t: ["--family", "niah", "--depths", ","],
+    "depth empty": lambda t: ["--family", "niah", "--depths", " "],
+    "depth 101": lambda t: ["--family", "niah", "--depths", "101"],
+    "depth negative": lambda t: ["--family", "niah", "--depths", "-1"],
+    "depth nan": lambda t: ["--family", "niah", "--depths", "nan"],
+    "depth inf": lambda t: ["--family", "niah", "--depths", "inf"],
+    "depth step 0": lambda t: ["--family", "niah", "--depths", "0:100:0"],
+    "depth step negative": lambda t: ["--family", "niah", "--depths", "0:100:-10"],
+    "depth range backwards": lambda t: ["--family", "niah", "--depths", "100:0:10"],
+    "depth range two parts": lambda t: ["--family", "niah", "--depths", "0:100"],
+    "depth range four parts": lambda t: ["--family", "niah", "--depths", "0:100:10:5"],
+    "depth range words": lambda t: ["--family", "niah", "--depths", "a:b:c"],
+    "depth words": lambda t: ["--family", "niah", "--depths", "deep,shallow"],
+    "depth range past 100": lambda t: ["--family", "niah", "--depths", "50:150:10"],
+    "depth step 0.01": lambda t: ["--family", "niah", "--depths", "0:100:0.01"],
+    # seeds, samples, suite size
+    "seed negative": lambda t: ["--family", "niah", "--seed", "-1"],
+    "seed 2^32": lambda t: ["--family", "niah", "--seed", "4294967296"],
+    "seed 1e3": lambda t: ["--family", "niah", "--seed", "1e3"],
+    "seed words": lambda t: ["--family", "niah", "--seed", "tomorrow"],
+    "samples 0": lambda t: ["--family", "niah", "--samples", "0"],
+    "samples negative": lambda t: ["--family", "niah", "--samples", "-3"],
+    "samples 200000": lambda t: ["--family", "niah", "--samples", "200000", "--lengths", "1k", "--depths", "50"],
+    "suite of 1,010,000 samples": lambda t: ["--family", "niah", "--lengths", "1k,2k", "--depths", "0:100:0.1",
+                                             "--samples", "505"],
+    "suite file of 1,010,000 samples": lambda t: _suite(t, "name: big\nsamples: 1010\nlengths: [1k]\n"
+                                                        "depths: 0:100:0.1\ntasks: [{family: niah}]\n"),
+    # timeouts and other numbers
+    "timeout inf": lambda t: ["--family", "niah", "--timeout", "inf"],
+    "timeout nan": lambda t: ["--family", "niah", "--timeout", "nan"],
+    "timeout 0": lambda t: ["--family", "niah", "--timeout", "0"],
+    "timeout negative": lambda t: ["--family", "niah", "--timeout", "-5"],
+    "timeout a year": lambda t: ["--family", "niah", "--timeout", "31536000"],
+    "timeout words": lambda t: ["--family", "niah", "--timeout", "soon"],
+    "timeout per 1k inf": lambda t: ["--family", "niah", "--timeout-per-1k", "inf"],
+    "timeout per 1k negative": lambda t: ["--family", "niah", "--timeout-per-1k", "-1"],
+    "concurrency 0": lambda t: ["--family", "niah", "--concurrency", "0"],
+    "concurrency a million": lambda t: ["--family", "niah", "--concurrency", "1000000"],
+    "concurrency words": lambda t: ["--family", "niah", "--concurrency", "many"],
+    "retries negative": lambda t: ["--family", "niah", "--retries", "-1"],
+    "retries 1000": lambda t: ["--family", "niah", "--retries", "1000"],
+    "label 300 characters": lambda t: ["--family", "niah", "--label", "x" * 300],
+    # endpoints (replacing the good one)
+    "endpoint ipv6 unclosed": lambda t: ["--family", "niah", "--endpoint", "http://[::1"],
+    "endpoint no colon": lambda t: ["--family", "niah", "--endpoint", "http//gpu-node:8000"],
+    "endpoint ftp": lambda t: ["--family", "niah", "--endpoint", "ftp://gpu-node:8000"],
+    "endpoint without scheme": lambda t: ["--family", "niah", "--endpoint", "gpu-node:8000"],
+    "endpoint without host": lambda t: ["--family", "niah", "--endpoint", "http://"],
+    "endpoint port too big": lambda t: ["--family", "niah", "--endpoint", "http://gpu-node:99999"],
+    "endpoint port words": lambda t: ["--family", "niah", "--endpoint", "http://gpu-node:http"],
+    "endpoint port 0": lambda t: ["--family", "niah", "--endpoint", "http://gpu-node:0"],
+    "endpoint empty": lambda t: ["--family", "niah", "--endpoint", ""],
+    "endpoint spaces": lambda t: ["--family", "niah", "--endpoint", "not a url"],
+    # token counters
+    "counter unknown kind": lambda t: ["--family", "niah", "--token-counter", "magic"],
+    "counter local without path": lambda t: ["--family", "niah", "--token-counter", "local:"],
+    "counter missing gguf": lambda t: ["--family", "niah", "--token-counter", "local:/no/such.gguf"],
+    "counter gguf of garbage": lambda t: ["--family", "niah", "--token-counter",
+                                          "local:" + _file(t, "bad.gguf", b"not a gguf at all")],
+    "counter empty gguf": lambda t: ["--family", "niah", "--token-counter", "local:" + _file(t, "empty.gguf", b"")],
+    "counter gguf header only": lambda t: ["--family", "niah", "--token-counter",
+                                           "local:" + _file(t, "head.gguf", b"GGUF\x03\x00\x00\x00")],
+    "counter text file as tokenizer": lambda t: ["--family", "niah", "--token-counter",
+                                                 "local:" + _file(t, "notes.txt", "hello")],
+    "counter binary file as tokenizer": lambda t: ["--family", "niah", "--token-counter",
+                                                   "local:" + _file(t, "blob.bin", b"\x00\xff\xfe" * 100)],
+    "counter json that is no tokenizer": lambda t: ["--family", "niah", "--token-counter",
+                                                    "local:" + _file(t, "tokenizer.json", '{"a": 1}')],
+    "counter folder without tokenizer": lambda t: ["--family", "niah", "--token-counter", f"local:{t}"],
+    "counter estimate 0": lambda t: ["--family", "niah", "--token-counter", "estimate:0"],
+    "counter estimate negative": lambda t: ["--family", "niah", "--token-counter", "estimate:-2"],
+    "counter estimate words": lambda t: ["--family", "niah", "--token-counter", "estimate:four"],
+    # what to run
+    "family unknown": lambda t: ["--family", "nosuch"],
+    "params unknown value": lambda t: ["--family", "niah", "--params", "variant=nosuch"],
+    "params unknown name": lambda t: ["--family", "niah", "--params", "colour=red"],
+    "params without =": lambda t: ["--family", "niah", "--params", "variant"],
+    "params without family": lambda t: ["--params", "variant=single"],
+    "suite and family": lambda t: ["--suite", "quick", "--family", "niah"],
+    "suite unknown": lambda t: ["--suite", "weekly"],
+    "suite file missing": lambda t: ["--suite", "/no/such/suite.yaml"],
+    "haystack unknown": lambda t: ["--family", "niah", "--haystack", "poetry"],
+    "haystack file missing": lambda t: ["--family", "niah", "--haystack", "file:/no/such.txt"],
+    "haystack dir missing": lambda t: ["--family", "niah", "--haystack", "dir:/no/such/folder"],
+    "template unknown": lambda t: ["--family", "niah", "--templates", "fancy"],
+    "mode unknown": lambda t: ["--family", "niah", "--mode", "instruct"],
+    "order unknown": lambda t: ["--family", "niah", "--order", "random"],
+    "unknown flag": lambda t: ["--family", "niah", "--frobnicate"],
+    # suite files
+    "suite lengths []": lambda t: _suite(t, "name: s\nlengths: []\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite depths []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: []\ntasks: [{family: niah}]\n"),
+    "suite task lengths []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                              "tasks: [{family: niah, lengths: []}]\n"),
+    "suite task depths []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                             "tasks: [{family: niah, depths: []}]\n"),
+    "suite tasks []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: []\n"),
+    "suite depths .nan": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [.nan]\ntasks: [{family: niah}]\n"),
+    "suite depths nan range": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: '0:nan:1'\ntasks: [{family: niah}]\n"),
+    "suite depths a mapping": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: {a: 1}\ntasks: [{family: niah}]\n"),
+    "suite lengths a number": lambda t: _suite(t, "name: s\nlengths: 5\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite seed negative": lambda t: _suite(t, GOOD_SUITE + "seed: -1\n"),
+    "suite samples 0": lambda t: _suite(t, GOOD_SUITE + "samples: 0\n"),
+    "suite unknown key": lambda t: _suite(t, GOOD_SUITE + "colour: red\n"),
+    "suite without name": lambda t: _suite(t, "lengths: [1k]\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite not a mapping": lambda t: _suite(t, "- a\n- b\n"),
+    "suite invalid yaml": lambda t: _suite(t, "name: [s\n"),
+    "suite binary": lambda t: ["--suite", _file(t, "suite.yaml", b"\xff\xfe\x00\x01" * 50)],
+    "suite empty": lambda t: _suite(t, ""),
+    "suite unknown family": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: nope}]\n"),
+    # resume
+    "resume missing folder": lambda t: ["--resume", "/no/such/run"],
+    "resume folder without manifest": lambda t: ["--resume", _run_dir(t, None)],
+    "resume manifest {}": lambda t: ["--resume", _run_dir(t, "{}")],
+    "resume manifest a list": lambda t: ["--resume", _run_dir(t, "[1]")],
+    "resume manifest binary": lambda t: ["--resume", _run_dir(t, b"\xff\xfe\x00garbage")],
+    "resume manifest torn": lambda t: ["--resume", _run_dir(t, '{"schema_version": 2, "suite": {"na')],
+    # where results go
+    "results dir under a file": lambda t: ["--family", "niah", "--results-dir", _file(t, "plain", "x") + "/runs"],
+    # dry run
+    "dry run length 1e9": lambda t: ["--family", "niah", "--lengths", "1000000000", "--dry-run"],
+    "dry run depth step 1e-7": lambda t: ["--family", "niah", "--depths", "0:100:1e-7", "--dry-run"],
+    "dry run prefill rate inf": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "inf"],
+    "dry run prefill rate 0": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "0"],
+    "dry run gpus 0": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpus", "0"],
+    "dry run config missing": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--config",
+                                         "/no/config.json", "--gpus", "1", "--gpu-mem", "80GB", "--weights", "1GB"],
+}
+
+OTHER: dict[str, Case] = {  # whole command lines
+    "limit min above max": lambda t: ["limit", "--min-length", "64k", "--max-length", "4k"],
+    "limit min length 0": lambda t: ["limit", "--min-length", "0"],
+    "limit max length 1e9": lambda t: ["limit", "--max-length", "1000000000"],
+    "limit advertised words": lambda t: ["limit", "--advertised", "huge"],
+    "limit threshold 2": lambda t: ["limit", "--threshold", "2"],
+    "limit confidence 0.3": lambda t: ["limit", "--confidence", "0.3"],
+    "limit ratio 1": lambda t: ["limit", "--ratio", "1"],
+    "limit endpoint ipv6 unclosed": lambda t: ["limit", "--endpoint", "http://[::1"],
+    "limit timeout inf": lambda t: ["limit", "--timeout", "inf"],
+    "limit label 300 characters": lambda t: ["limit", "--label", "y" * 300],
+    "doctor ipv6 unclosed": lambda t: ["doctor", "http://[::1"],
+    "doctor not a url": lambda t: ["doctor", "gpu-node"],
+    "doctor ftp": lambda t: ["doctor", "ftp://gpu-node:21"],
+    "report output is a folder": lambda t: ["report", str(write_run(t / "run", "a", all_right())), "-o", str(t)],
+    "report missing folder": lambda t: ["report", "/no/such/run"],
+    "report of a file": lambda t: ["report", _file(t, "x.txt", "x")],
+    "import-lm-eval binary file": lambda t: ["import-lm-eval", _file(t, "samples_x_2026.jsonl", b"\x89PNG\r\n\x1a\n\xff" * 20),
+                                             "--results-dir", str(t / "r")],
+    "import-lm-eval missing": lambda t: ["import-lm-eval", "/no/such/out", "--results-dir", str(t / "r")],
+    "import-lm-eval json not a log": lambda t: ["import-lm-eval", _file(t, "samples_x_2026.jsonl", '{"a": 1}\n'),
+                                                "--results-dir", str(t / "r")],
+    "import-lm-eval doc id words": lambda t: ["import-lm-eval", _file(
+        t, "samples_x_2026.jsonl", '{"doc_id": "x", "doc": {}, "arguments": {"gen_args_0": {"arg_0": "p"}}, '
+        '"resps": [["a"]], "prompt_hash": "h"}\n'), "--results-dir", str(t / "r")],
+    "import-lm-eval empty folder": lambda t: ["import-lm-eval", str(t), "--results-dir", str(t / "r")],
+    "compare missing": lambda t: ["compare", "/no/a", "/no/b"],
+    "compare alpha 2": lambda t: ["compare", str(write_run(t / "a", "a", all_right())),
+                                  str(write_run(t / "b", "b", all_right())), "--alpha", "2"],
+    "compare margin 1.5": lambda t: ["compare", str(write_run(t / "a", "a", all_right())),
+                                     str(write_run(t / "b", "b", all_right())), "--fail-if-drop", "1.5"],
+    "compare margin negative": lambda t: ["compare", str(write_run(t / "a", "a", all_right())),
+                                          str(write_run(t / "b", "b", all_right())), "--fail-if-drop", "-0.1"],
+    "history missing": lambda t: ["history", "/no/such/results"],
+    "history alpha 0": lambda t: ["history", str(t), "--alpha", "0"],
+    "history of a file": lambda t: ["history", _file(t, "x.txt", "x")],
+    "history with no runs": lambda t: ["history", str(t)],
+    "show missing": lambda t: ["show", "/no/such/run"],
+    "show a file": lambda t: ["show", _file(t, "x.txt", "x")],
+    "show manifest binary": lambda t: ["show", _run_dir(t, b"\x00\xff" * 10)],
+    "show manifest not a run": lambda t: ["show", _run_dir(t, '{"status": "finished"}')],
+    "check missing": lambda t: ["check", "/no/such/run"],
+    "prompt missing run": lambda t: ["prompt", "/no/such/run", "abc"],
+    "prompt unknown sample": lambda t: ["prompt", str(write_run(t / "run", "a", all_right())), "nosuchid"],
+    "prompt recipe length 1e9": lambda t: ["prompt", _file(t, "r.json", '{"family": "niah", "context_tokens": 1000000000}')],
+    "export length 1e9": lambda t: ["export", "quick", str(t / "out"), "--lengths", "1000000000"],
+    "export unknown suite": lambda t: ["export", "weekly", str(t / "out")],
+    "export unknown format": lambda t: ["export", "quick", str(t / "out"), "--format", "csv"],
+    "plan missing config": lambda t: ["plan", "/no/config.json"],
+    "plan binary config": lambda t: ["plan", _file(t, "config.json", b"\xff\xfe\x00")],
+    "plan gpus 0": lambda t: ["plan", _file(t, "config.json", "{}"), "--gpus", "0"],
+}
+
+
+class Hung(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise Hung(f"no answer in {SECONDS} s")
+
+
+def _argv(name: str, tmp: Path, url: str) -> list[str]:
+    if name in RUN:
+        flags = RUN[name](tmp)
+        endpoint = [] if "--endpoint" in flags or "--resume" in flags else ["--endpoint", url]
+        results = [] if "--results-dir" in flags or "--resume" in flags else ["--results-dir", str(tmp / "r")]
+        return ["run", *flags, *endpoint, *results, "--quiet"]
+    return OTHER[name](tmp)
+
+
+@pytest.mark.parametrize("name", sorted(RUN) + sorted(OTHER))
+def test_bad_input_ends_in_one_line_exit_2_and_leaves_nothing(name: str, tmp_path: Path, engine: FakeEngine,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    argv = _argv(name, tmp_path, engine.url)
+    sent = len(engine.completion_calls())
+    capsys.readouterr()
+    before = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(SECONDS)
+    try:
+        with pytest.raises(SystemExit) if _argparse_error(argv) else _no_exit() as ended:
+            code = main(argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    code = ended.value.code if ended is not None and hasattr(ended, "value") else code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2, err
+    assert len(err) == 1 and "error" in err[0], err
+    assert len(engine.completion_calls()) == sent  # nothing sent
+    results = tmp_path / "r"
+    assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
+
+
+def test_the_table_holds_more_than_the_attacks_110_inputs() -> None:
+    assert len(RUN) + len(OTHER) > 110
+
+
+def _argparse_error(argv: list[str]) -> bool:
+    """Cases argparse itself refuses (a flag's type or choices): it exits 2 with one line."""
+    typed = {"--seed": int, "--samples": int, "--concurrency": int, "--retries": int, "--timeout": float,
+             "--timeout-per-1k": float, "--threshold": float, "--confidence": float, "--ratio": float,
+             "--alpha": float, "--fail-if-drop": float, "--gpus": int, "--prefill-rate": float}
+    for flag, kind in typed.items():
+        if flag in argv:
+            try:
+                kind(argv[argv.index(flag) + 1])
+            except ValueError:
+                return True
+    choices = {"--mode": ("completions", "chat"), "--order": ("cache-aware", "as-listed"), "--format": ("lm-eval", "hf")}
+    if any(flag in argv and argv[argv.index(flag) + 1] not in ok for flag, ok in choices.items()):
+        return True
+    return "--frobnicate" in argv
+
+
+class _no_exit:
+    value = None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
