@@ -1,12 +1,15 @@
-"""RULER parity on the real embedded engine: lm-eval's own RULER `niah_single_1` (or `ruler_vt`, `--task vt`)
-against ctxprobe's `niah` single (or `multihop` vartrack, 4 hops, one chain) with `template: ruler` (and
-`length_convention: ruler`, haystack `noise:ruler`) and with ctxprobe's own template, at 1K/2K/4K. Prints each accuracy with its Wilson 95% interval; ctxprobe's two layouts run
-with identical needles, so their paired difference is printed too (exact McNemar).
+"""RULER parity on the real embedded engine: lm-eval's own RULER task against ctxprobe's counterpart (the
+`ruler` suite's task) with `template: ruler` and `length_convention: ruler`, and with ctxprobe's own
+template, at 1K/2K/4K. `--task` is any of RULER's tasks that need no download: `niah_single_1`,
+`niah_multikey_2`, `niah_multikey_3`, `vt`, `cwe`, `fwe` (or `all`); RULER's essay tasks read Paul Graham's
+essays from the hub and its QA tasks download SQuAD and HotpotQA, so they are not run here. Prints each
+accuracy with its Wilson 95% interval; ctxprobe's two layouts run with identical needles, so their paired
+difference is printed too (exact McNemar).
 
 Needs lm-eval[api,ruler] 0.4.13, transformers (no torch) and gguf, for RULER's tokenizer folder, built from
 the packaged GGUF's vocabulary (tests/evals/fixtures/lmeval_ruler/capture_ruler_log.py). No network.
 
-    python benchmarks/bench_ruler_parity.py --docs 12 [--task vt]
+    python benchmarks/bench_ruler_parity.py --docs 12 [--task vt|all]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from ctxprobe.evals.paired.templates import template_rows
-from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.stats import wilson
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf
@@ -28,10 +31,15 @@ from ctxprobe.tasks.token_counter import packaged_gguf
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (1024, 2048, 4096)
 RULER_DOCS_PER_LENGTH = 500  # niah_utils and vt_utils generate 500 docs per length, in length order
-# --task: lm-eval's task, and ctxprobe's family and parameters for it
+# --task: lm-eval's task, and ctxprobe's family, parameters and haystack for it (None: no depth sweep)
 TASKS = {
-    "niah_single_1": ("niah_single_1", "niah", "length_convention=ruler"),
-    "vt": ("ruler_vt", "multihop", "kind=vartrack,hops=4,chains=0,length_convention=ruler"),
+    "niah_single_1": ("niah_single_1", "niah", "length_convention=ruler", "noise:ruler"),
+    "niah_multikey_2": ("niah_multikey_2", "niah", "length_convention=ruler", "needle"),
+    "niah_multikey_3": ("niah_multikey_3", "niah", "key_kind=uuid,value_kind=uuid,length_convention=ruler",
+                        "needle:uuid"),
+    "vt": ("ruler_vt", "multihop", "kind=vartrack,hops=4,chains=0,length_convention=ruler", "noise:ruler"),
+    "cwe": ("ruler_cwe", "aggregate", "kind=common_words,length_convention=ruler", None),
+    "fwe": ("ruler_fwe", "aggregate", "kind=frequent_words,length_convention=ruler", None),
 }
 
 
@@ -63,31 +71,42 @@ def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int, task: str) -> di
     return scores
 
 
-def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str) -> Path:
+def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str,
+                  haystack: str | None) -> Path:
     step = 100 / max(docs - 1, 1)
-    depths = ",".join(f"{i * step:.1f}" for i in range(docs))
+    depths, samples = (",".join(f"{i * step:.1f}" for i in range(docs)), 1) if haystack else ("50", docs)
+    results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
-           "--templates", "ctxprobe,ruler", "--haystack", "noise:ruler", "--lengths", "1k,2k,4k", "--depths", depths,
-           "--samples", "1", "--quiet", "--allow-errors", "--results-dir", str(out / "ctxprobe")]
+           "--templates", "ctxprobe,ruler", "--haystack", haystack or "prose", "--lengths", "1k,2k,4k",
+           "--depths", depths, "--samples", str(samples), "--quiet", "--allow-errors", "--results-dir", str(results)]
     print("$ ctxprobe " + " ".join(cmd[3:]), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return next((out / "ctxprobe").iterdir())
+    return next(results.iterdir())
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=12, help="samples per length for each of the three")
-    ap.add_argument("--task", choices=sorted(TASKS), default="niah_single_1", help="RULER's task to compare")
+    ap.add_argument("--task", choices=[*sorted(TASKS), "all"], default="niah_single_1", help="RULER's task to compare")
     ap.add_argument("--out", type=Path, default=None, help="keep the logs and the ctxprobe run here "
                     "(default: a temporary folder, removed at the end)")
     args = ap.parse_args()
-    lm_task, family, params = TASKS[args.task]
     with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=max(LENGTHS) + 512) as engine:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
-        ruler = ruler_lm_eval(engine, out, args.docs, lm_task)
-        run = load_run(ctxprobe_runs(engine, out, args.docs, family, params))
+        for task in sorted(TASKS) if args.task == "all" else [args.task]:
+            lm_task, family, params, haystack = TASKS[task]
+            (out / task).mkdir(parents=True, exist_ok=True)
+            ruler = ruler_lm_eval(engine, out / task, args.docs, lm_task)
+            run = load_run(ctxprobe_runs(engine, out / task, args.docs, family, params, haystack))
+            table(lm_task, ruler, run)
+        if args.out:
+            print(f"logs and the ctxprobe runs: {out}")
+    return 0
+
+
+def table(lm_task: str, ruler: dict[int, tuple[int, int]], run: Run) -> None:
     by_layout: dict[tuple[str, int], tuple[int, int]] = {}
     for record in run.records:
         key = (str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens)
@@ -112,12 +131,10 @@ def main() -> int:
             recipe = record.sample.recipe
             print(f"error ({recipe.params['template']} layout, {recipe.context_tokens}, depth {recipe.depth}): "
                   f"{record.error.value}: {record.error_detail}")
-    if args.out:
-        print(f"logs and the ctxprobe run: {out}")
     for row in template_rows(run.records):
         print(f"paired, ruler - ctxprobe layout, {row.context_tokens}: {row.diff:+.2f} "
               f"[{row.diff_lo:+.2f}, {row.diff_hi:+.2f}], exact McNemar p = {row.p_value:.3g} (n = {row.n})")
-    return 0
+    print(flush=True)
 
 
 if __name__ == "__main__":

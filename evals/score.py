@@ -5,6 +5,7 @@
 - `values`: each expected value as whole tokens in the answer region; partial = fraction found.
 - `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing
   whole in the answer line; partial = edit similarity to the best-matching extracted span.
+- `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
 """
 
@@ -41,6 +42,8 @@ def score_sample(sample: Sample, text: str) -> Score:
         return _score_values(region, sample.expected.answers)
     if kind == "string":
         return _score_string(region, sample.expected.answers[0])
+    if kind == "any":
+        return max((_score_string(region, a) for a in sample.expected.answers), key=lambda s: (s.correct, s.partial))
     return _score_chain(region, sample.expected.chain or sample.expected.answers)
 
 

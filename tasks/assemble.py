@@ -13,6 +13,7 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import NeedleSpot
+from ctxprobe.tasks.token_counter import TokenCounter
 
 MIN_HAYSTACK_TOKENS = 64  # the least haystack a prompt may have around its needles
 
@@ -43,7 +44,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     head_n, tail_n, *needle_n = counter.count_many([draft.head, draft.tail, *needle_units])
     lead = counter.bos_tokens if lead is None else lead
     frame = lead + head_n + tail_n + sum(needle_n)
-    budget = target - frame - safety_margin(target)
+    budget = target - frame - safety_margin(target) - _opening_cost(draft, counts, needle_units, window)
     if budget < MIN_HAYSTACK_TOKENS:
         raise UserError(
             f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
@@ -56,13 +57,16 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
 
     # Needle i goes before selected unit `slot[i]` (slot == len(units) means at the end).
     slots = [_nearest_boundary(cum, n.depth / 100.0 * hay_tokens) for n in draft.needles]
+    unit_texts = list(_unit_texts(haystack, units))  # a copy: the first may be rewritten
+    if draft.context_opening is not None:
+        hay_tokens = _open_context(draft.context_opening, counter, slots, needle_units, needle_n, unit_texts, cum)
+        frame = lead + head_n + tail_n + sum(needle_n)
     order = sorted(range(len(slots)), key=lambda i: (slots[i], i))
     parts: list[str] = [draft.head]
     char_pos = len(draft.head)
     tok_pos = lead + head_n
     spots: list[NeedleSpot | None] = [None] * len(slots)
     total_hay = hay_tokens + sum(needle_n)
-    unit_texts = _unit_texts(haystack, units)
     cursor = 0
     inserted_tokens = 0
     for i in order:
@@ -87,6 +91,36 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     prompt = "".join(parts)
     planned = frame + hay_tokens
     return Assembled(prompt=prompt, planned_tokens=planned, needles=[s for s in spots if s is not None])
+
+
+def _opening_cost(draft: Draft, counts: UnitCounts, needle_units: list[str], window: int) -> int:
+    """The most tokens the context opening can add to whichever piece comes first (the window's first
+    unit, or a needle at depth 0), kept out of the haystack's budget."""
+    if draft.context_opening is None:
+        return 0
+    first = [*counts.haystack.units(window, window + 1), *needle_units]
+    opened = [_reopened(draft.context_opening, text) for text in first]
+    before, after = counts.counter.count_many(first), counts.counter.count_many(opened)
+    return max(0, *(a - b for a, b in zip(after, before)))
+
+
+def _reopened(opening: str, text: str) -> str:
+    return opening + text.lstrip()
+
+
+def _open_context(opening: str, counter: TokenCounter, slots: list[int], needle_units: list[str], needle_n: list[int],
+                  unit_texts: list[str], cum: np.ndarray) -> int:
+    """Write the first piece after the head with `opening` for its separator, in place (the needle's text
+    and count, or the first unit's text and the cumulative counts); returns the haystack's new token total."""
+    first_needles = [i for i, slot in enumerate(slots) if slot == 0]
+    if first_needles:
+        i = first_needles[0]
+        needle_units[i] = _reopened(opening, needle_units[i])
+        needle_n[i] = counter.count_many([needle_units[i]])[0]
+    elif unit_texts:
+        unit_texts[0] = _reopened(opening, unit_texts[0])
+        cum[1:] += counter.count_many([unit_texts[0]])[0] - (cum[1] - cum[0])
+    return int(cum[-1])
 
 
 def _select_units(span: Span, budget: int, tol: int) -> list[int]:

@@ -10,7 +10,7 @@ import weakref
 from functools import lru_cache
 from typing import Any
 
-from ctxprobe.tasks.assemble import assemble
+from ctxprobe.tasks.assemble import Assembled, assemble
 from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
@@ -18,6 +18,7 @@ from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, seed_window, sha256_text
+from ctxprobe.tasks.sized import compose, is_sized
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
 MAX_ATTEMPTS = 32
@@ -74,8 +75,12 @@ class PromptBuilder:
         family = get_family(recipe.family)
         params = validate_params(family, recipe.params)
         check_depth(recipe.depth)
-        counts = self.unit_counts(recipe.haystack)
         key = needle_key(recipe)  # the needles and values depend on what is asked, never on the tokenizer
+        if is_sized(family):
+            draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),  # type: ignore[arg-type]
+                                   recipe.context_tokens, self.counter, self.lead_tokens(recipe.mode))
+            return self._sample(recipe, draft, built)
+        counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
             rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
             draft = family.draft(params, recipe.depth, recipe.mode, rng)
@@ -88,6 +93,9 @@ class PromptBuilder:
                 f"could not place unique answers in haystack {recipe.haystack!r} after {MAX_ATTEMPTS} tries "
                 "(the haystack already contains the task's values)"
             )
+        return self._sample(recipe, draft, built)
+
+    def _sample(self, recipe: Recipe, draft: Draft, built: Assembled) -> Sample:
         return Sample(
             sample_id=recipe.sample_id(),
             recipe=recipe,

@@ -46,6 +46,9 @@ class Draft:
     unique: tuple[str, ...] = field(default=())
     # Tokens of the nominal length kept for the answer (RULER's length convention counts 128).
     reserve_tokens: int = 0
+    # What stands between the head and the first unit or needle in place of that piece's own separator
+    # (RULER's `\n`, whatever the haystack); None keeps the piece's separator.
+    context_opening: str | None = None
 
 
 # Parameters that change how a task is laid out, not what it asks: the needles and values are drawn

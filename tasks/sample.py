@@ -83,7 +83,7 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["value", "values", "string", "chain"]
+    kind: Literal["value", "values", "string", "chain", "any"]  # any: one of the answers (QA's alternatives)
     answers: list[str]
     chain: list[str] = Field(default_factory=list)
 

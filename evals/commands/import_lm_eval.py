@@ -1,4 +1,4 @@
-"""`ctxprobe import-lm-eval OUT...`: lm-eval sample logs (ctxprobe exports, RULER niah tasks) as a
+"""`ctxprobe import-lm-eval OUT...`: lm-eval sample logs (ctxprobe exports, RULER's 13 tasks) as a
 ctxprobe run folder, its accuracy table, and for RULER, exact versus substring accuracy."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ samples.jsonl), so `show`, `compare` and `report` work on them.
 
 - ctxprobe's own exported tasks come back by sample id; the prompt lm-eval sent must hash to the
   sample's sha256 (a mismatch means the data or the prompt changed, and the import is refused).
-- RULER `niah_*` docs become samples of family `ruler` (see `ruler.py`), scored by ctxprobe's exact
+- RULER docs (all 13 tasks) become samples of family `ruler` (see `ruler.py`), scored by ctxprobe's exact
   scorer, with RULER's substring score kept beside it.
 Every answer is scored again here by ctxprobe; lm-eval's own metric values are only compared."""
 
@@ -101,7 +101,7 @@ def _record(logged: LoggedDoc, run: LogRun) -> SampleRecord:
         references[SUBSTRING] = (float(logged_score) if isinstance(logged_score, (int, float)) and logged_score >= 0
                                  else ruler_substring(logged.output, sample.expected.answers))
     else:
-        raise UserError(f"{logged.path}: task {logged.task!r} is neither a ctxprobe export nor a RULER niah task")
+        raise UserError(f"{logged.path}: task {logged.task!r} is neither a ctxprobe export nor a RULER task")
     endpoint = public_url(str(run.model_args.get("base_url") or "lm-eval"))
     response = Response(endpoint=endpoint, text=logged.output, latency_s=None)  # lm-eval logs no timings
     return SampleRecord(sample=sample, response=response, score=score_sample(sample, logged.output),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import yaml
@@ -27,13 +28,14 @@ def parse_params(text: str | None) -> dict[str, Any]:
 def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                           opts.haystack, opts.seed, templates=opts.templates)
+                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None) -> Suite:
-    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates override either."""
+                    templates: str | None = None, qa: str | None = None) -> Suite:
+    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates override either,
+    and `qa` is the dataset of every `qa` task that names none (those still without one are left out)."""
     if suite and family:
         raise UserError("give either --suite or --family, not both")
     if family:
@@ -60,4 +62,29 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["seed"] = seed
     if templates:
         data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
-    return parse_suite(data, "invalid suite options")
+    return parse_suite(with_qa_dataset(data, qa), "invalid suite options")
+
+
+def with_qa_dataset(data: dict[str, Any], qa: str | None) -> dict[str, Any]:
+    """`qa` (datasets, comma-separated: `hf:squad.parquet,hf:hotpot.json`) given to the suite's `qa` tasks that
+    name none: each task gets the dataset of the format it `expect`s (any: the first). Those still without
+    one are left out, with a note."""
+    from ctxprobe.tasks.families.qa_data import load_qa
+
+    datasets = [(spec, load_qa(spec).format) for spec in (qa or "").split(",") if spec.strip()]
+    tasks = []
+    for task in data["tasks"]:
+        params = task.get("params") or {}
+        if task["family"] == "qa" and not params.get("dataset"):
+            expect = params.get("expect", "any")
+            fitting = [spec for spec, fmt in datasets if expect in ("any", fmt)]
+            if not fitting:
+                continue
+            task = {**task, "params": {**params, "dataset": fitting[0]}}
+        tasks.append(task)
+    if len(tasks) < len(data["tasks"]):
+        print(f"note: {len(data['tasks']) - len(tasks)} qa task(s) left out: give --qa hf:PATH[,hf:PATH] (SQuAD "
+              "and HotpotQA files) to run them", file=sys.stderr)
+    if not tasks:
+        raise UserError("the suite's tasks are all qa tasks: give --qa hf:PATH")
+    return {**data, "tasks": tasks}

@@ -12,6 +12,7 @@ from typing import Any, Callable, Protocol
 
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.ruler_score import ruler_references
 from ctxprobe.evals.run.answer_budget import AnswerBudget
 from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.score import score_sample
@@ -104,8 +105,9 @@ def record_of(sample: Sample, response: Response | None, error: ErrorKind | None
             error, score = ErrorKind.truncated, None
             detail = (f"stopped at the answer budget ({sent} tokens): {why}; the answer ends {response.text[-40:]!r}; "
                       f"raise it with {hint}")
+    references = ruler_references(sample, response.text) if score is not None and response is not None else {}
     return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
-                        attempts=attempts, finished_at=time.time())
+                        attempts=attempts, reference_scores=references, finished_at=time.time())
 
 
 def _cell_name(recipe: Recipe) -> str:

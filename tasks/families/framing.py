@@ -7,7 +7,9 @@ short trailing clause. The budget is not part of the prompt: changing it changes
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ctxprobe.tasks.registry import Draft, NeedleDraft
 from ctxprobe.tasks.sample import Expected, Mode
@@ -21,15 +23,28 @@ RULER_GENERATION_TOKENS = 128
 CHAT_SENTENCE_TOKENS = 64  # added to a family's answer budget in chat mode: a sentence around the answer
 
 
+def template_field() -> Any:
+    """A family's `template` parameter."""
+    return Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
+
+
+def length_convention_field(ruler: str) -> Any:
+    """A family's `length_convention` parameter; `ruler` says what RULER's convention counts."""
+    return Field("prompt", description=f"prompt: the length is the prompt's; ruler: {ruler}")
+
+
 def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],
           expected: Expected, max_tokens: int, unique: tuple[str, ...] = (), template: Template = "ctxprobe",
           length_convention: LengthConvention = "prompt", ruler_gap: str = "\n",
-          ruler_generation_tokens: int = RULER_GENERATION_TOKENS) -> Draft:
+          ruler_generation_tokens: int = RULER_GENERATION_TOKENS, context_opening: str | None = None,
+          ruler_prefix_gap: str = " ") -> Draft:
     """ctxprobe's layout: `\\n\\n{question}\\n\\n{prefix}`. RULER's (lm-eval's `ruler` tasks): the
     question after `ruler_gap` (the needle tasks' `\\n`, variable tracking's `\\n\\n`) and the answer prefix
-    after one space, `\\n{question} {prefix}` (chat: `\\n{question}` alone, as lm-eval sends it)."""
+    after `ruler_prefix_gap` (lm-eval's target delimiter, mostly one space), `\\n{question} {prefix}` (chat:
+    `\\n{question}` alone, as lm-eval sends it).
+    `context_opening` replaces the first haystack piece's own separator (RULER's needle tasks: `\\n`)."""
     if template == "ruler":
-        tail = f"{ruler_gap}{question} {prefix}" if mode == "completions" else f"{ruler_gap}{question}"
+        tail = f"{ruler_gap}{question}{ruler_prefix_gap}{prefix}" if mode == "completions" else f"{ruler_gap}{question}"
     elif mode == "completions":
         tail = f"\n\n{question}\n\n{prefix}"
     else:
@@ -39,7 +54,8 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
         max_tokens += CHAT_SENTENCE_TOKENS
     reserve = ruler_generation_tokens if length_convention == "ruler" else 0
     return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
-                 expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve)
+                 expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve,
+                 context_opening=context_opening)
 
 
 def join_names(items: list[str]) -> str:

@@ -4,12 +4,13 @@
 - `multikey`: the target plus `distractors` needles of the same form with other keys.
 - `multivalue`: one key with `values` values; all are required.
 - `multiquery`: `queries` keys, each with a value; all are asked at once.
-Value kinds: `number` (7 digits), `word`, `uuid`. The target needle goes at the recipe's depth;
-the others are spread or placed at random (`placement`).
+Value kinds: `number` (7 digits), `word`, `uuid`; keys are adjective-noun words or uuids. The target
+needle goes at the recipe's depth; the others are spread or placed at random (`placement`).
 
 `template: ruler` writes RULER's strings as lm-eval's `ruler` tasks do (its instruction, needle, question,
 answer prefix and separators), for numbers comparable with published RULER tables; with the `noise:ruler`
-haystack, `variant: single` is RULER's `niah_single_1`. `length_convention: ruler` counts 128 generated
+haystack, `variant: single` is RULER's `niah_single_1`; on the `needle` haystack (lines of distractor
+needles) it is `niah_multikey_2`, and with uuid keys and values on `needle:uuid`, `niah_multikey_3`. `length_convention: ruler` counts 128 generated
 tokens in the nominal length, as RULER does."""
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class NiahParams(BaseModel):
         "single", description="single, multikey (distractor keys), multivalue (all values of one key), multiquery (several keys)"
     )
     value_kind: Literal["number", "word", "uuid"] = Field("number", description="7-digit number, word or UUID")
+    key_kind: Literal["word", "uuid"] = Field("word", description="adjective-noun key, or a UUID (RULER's niah_multikey_3)")
     distractors: int = Field(3, ge=1, le=64, description="multikey: needles with other keys")
     values: int = Field(4, ge=2, le=32, description="multivalue: values for the one key")
     queries: int = Field(4, ge=2, le=32, description="multiquery: keys asked at once")
@@ -45,7 +47,7 @@ class NiahParams(BaseModel):
         "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
 
 
-@task_family("niah", version="2")
+@task_family("niah", version="3")
 class Niah:
     Params = NiahParams
 
@@ -54,7 +56,11 @@ class Niah:
         one, many = (_RULER_NOUN if p.template == "ruler" else _NOUN)[p.value_kind]
         keys: set[str] = set()
         values: set[str] = set()
-        target = make_key(rng, keys)
+
+        def new_key() -> str:
+            return make_value("uuid", rng, keys) if p.key_kind == "uuid" else make_key(rng, keys)
+
+        target = new_key()
         needles: list[NeedleDraft] = []
 
         def needle(role: str, key: str, d: float) -> str:
@@ -67,7 +73,7 @@ class Niah:
             answer = needle("target", target, depth)
             if p.variant == "multikey":
                 for d in spread_depths(depth, p.distractors + 1, rng, p.placement)[1:]:
-                    needle("distractor", make_key(rng, keys), d)
+                    needle("distractor", new_key(), d)
             asked = [target]
             expected = Expected(kind="value", answers=[answer])
         elif p.variant == "multivalue":
@@ -75,7 +81,7 @@ class Niah:
             asked = [target]
             expected = Expected(kind="values", answers=answers)
         else:
-            asked = [target] + [make_key(rng, keys) for _ in range(p.queries - 1)]
+            asked = [target] + [new_key() for _ in range(p.queries - 1)]
             depths = spread_depths(depth, p.queries, rng, p.placement)
             answers = [needle("target", key, d) for key, d in zip(asked, depths)]
             expected = Expected(kind="values", answers=answers)
@@ -116,7 +122,7 @@ class Niah:
             question = f"What is the special magic {one} for {query} mentioned in the provided text?"
             prefix = f"The special magic {one} for {query} mentioned in the provided text is"
         return frame(head, question, prefix, mode, needles, expected, max_tokens=_max_tokens(p, expected),
-                     unique=keys, template="ruler", length_convention=p.length_convention)
+                     unique=keys, template="ruler", length_convention=p.length_convention, context_opening="\n")
 
 
 def _max_tokens(p: NiahParams, expected: Expected) -> int:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
+from ctxprobe.evals.run.inline_suite import suite_from_args
 from ctxprobe.tasks.suite import builtin_suites, load_suite
 
 
@@ -11,8 +14,25 @@ def test_the_builtin_suites_are_the_documented_ones() -> None:
     assert {"quick", "nightly", "ruler"} <= set(builtin_suites())
 
 
+QA = Path(__file__).parent / "fixtures" / "qa"
+
+
 @pytest.mark.parametrize("name", builtin_suites())
 def test_a_builtin_suite_checks(name: str) -> None:
-    suite = load_suite(name)
-    assert suite.name == name and suite.tasks
+    suite = suite_from_args(name, None, None, None, None, None, None, None,
+                            qa=f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}")
+    assert suite.name == name and suite.tasks and len(suite.tasks) == len(load_suite(name).tasks)
     suite.check()
+
+
+def test_the_ruler_suite_has_rulers_13_tasks_and_leaves_out_qa_without_a_dataset(capsys: pytest.CaptureFixture[str]) -> None:
+    full = load_suite("ruler")
+    assert len(full.tasks) == 13
+    families = [t.family for t in full.tasks]
+    assert families.count("niah") == 8 and families.count("aggregate") == 2 and families.count("qa") == 2
+    assert {t.haystack for t in full.tasks} == {None, "noise:ruler", "needle", "needle:uuid"}
+    without = suite_from_args("ruler", None, None, None, None, None, None, None)
+    assert len(without.tasks) == 11 and "2 qa task(s) left out" in capsys.readouterr().err
+    only_squad = suite_from_args("ruler", None, None, None, None, None, None, None, qa=f"hf:{QA / 'squad.json'}")
+    [qa] = [t for t in only_squad.tasks if t.family == "qa"]
+    assert qa.params["expect"] == "squad" and qa.params["dataset"].endswith("squad.json")

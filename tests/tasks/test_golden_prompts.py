@@ -38,11 +38,51 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'multihop', 'code'): "2e245910a1776f894bb20153738c0300",
         ('local:gemma3-270m', 'multihop', 'legal'): "6125195276dbabfb9a6d793149b2bc79",
         ('local:gemma3-270m', 'multihop', 'noise'): "5f73ef4fda02a2efd92c86dc4d268484",
+        ('estimate', 'aggregate', 'prose'): "a7d425868129bfc2ddfe77d997e82605",
+        ('local:gemma3-270m', 'aggregate', 'prose'): "72763c438ee32378aff0efd57a925211",
+    },
+    # niah 3: RULER's layout opens the context on the line after the instruction on every haystack (prose
+    # and noise prompts in `template: ruler` changed); the version seeds the needles, so every prompt differs.
+    "3": {
+        ('estimate', 'niah', 'prose'): "53828f95f0b335f2b31aa053db63930f",
+        ('estimate', 'niah', 'code'): "85e67cd7e5757bf8110429b155e4776b",
+        ('estimate', 'niah', 'legal'): "b650ba8f6d94c6105a8e07479215fee5",
+        ('estimate', 'niah', 'noise'): "a6ef7022dd775a3b0ea526d1f4676a22",
+        ('estimate', 'niah', 'needle'): "bc81dc73379f67f408b76ad5d5781614",
+        ('local:gemma3-270m', 'niah', 'prose'): "cb5ec85158fbb172cd877f2655688650",
+        ('local:gemma3-270m', 'niah', 'code'): "ce775a7f74eda6a848b0f70f904311c4",
+        ('local:gemma3-270m', 'niah', 'legal'): "ae0ebaa566e81cdd9d5aa4f931518e30",
+        ('local:gemma3-270m', 'niah', 'noise'): "08794a947b9a42d64b184bdc619b133d",
+        ('local:gemma3-270m', 'niah', 'needle'): "e500955b5da29d2d3bb12c51d4bee0a7",
+    },
+}
+# niah in RULER's layout (template: ruler, length_convention: ruler), by family version
+RULER_LAYOUT: dict[str, dict[tuple[str, str, str], str]] = {
+    "3": {
+        ('estimate', 'niah', 'prose'): "1c2b32bd2a6407aa79ad9b1df7497da4",
+        ('estimate', 'niah', 'noise'): "fec311745e04bcbb0b5f1d0a041cd310",
+        ('estimate', 'niah', 'noise:ruler'): "356fc776eee95157642d3bf7066876d9",
+        ('estimate', 'niah', 'needle'): "6db081967ccd39cd792ccd6806898a40",
+        ('local:gemma3-270m', 'niah', 'prose'): "9ed4479eb62733efc166a030877664f4",
+        ('local:gemma3-270m', 'niah', 'noise'): "c8d5982df9178565a29d9a744e08fc55",
+        ('local:gemma3-270m', 'niah', 'noise:ruler'): "60902dd3927066e090288ae9460cc2a4",
+        ('local:gemma3-270m', 'niah', 'needle'): "b8ce31b5637e80a0282bf56449a2c195",
     },
 }
 
 
-@pytest.mark.parametrize("key", sorted(GOLDEN["2"]))
+@pytest.mark.parametrize("key", sorted(RULER_LAYOUT["3"]))
+def test_rulers_layout_is_pinned_for_each_family_version(key: tuple[str, str, str]) -> None:
+    counter, family, haystack = key
+    pinned = RULER_LAYOUT.get(family_version(family), {})
+    assert key in pinned, f"{family}'s generator version {family_version(family)} has no RULER-layout prompts"
+    builder = builder_for(token_counter(counter))
+    recipe = builder.recipe(family=family, params={"template": "ruler", "length_convention": "ruler"},
+                            haystack=haystack, context_tokens=2048, depth=40.0, seed=7)
+    assert builder.build(recipe).prompt_sha256[:32] == pinned[key]
+
+
+@pytest.mark.parametrize("key", sorted({key for rows in GOLDEN.values() for key in rows}))
 def test_prompt_bytes_are_pinned_for_each_family_version(key: tuple[str, str, str]) -> None:
     counter, family, haystack = key
     version = family_version(family)

@@ -15,17 +15,19 @@ from ctxprobe.tasks.registry import BASE_VERSION, family_version, get_family
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import load_suite
 
-# Ids of recipes built before versions were per family (one global version "2"): they must not move.
-PINNED_IDS = {  # family -> (sample_id, task_key) of recipe(family, 2048 tokens, depth 40, seed 7), estimate
-    "niah": ("0efee77263f1b985", "b0609ddb5a534548"),
-    "recall": ("e867a8d2704965f2", "a801a3011b5501f1"),
-    "multihop": ("71c424224501a727", "0aa9c68ae4edf549"),
+# Ids of recipes by family version; version "2" is the single global version before versions were per
+# family: they must not move while a family stays at its version.
+PINNED_IDS = {  # family -> version -> (sample_id, task_key) of recipe(family, 2048 tokens, depth 40, seed 7), estimate
+    "niah": {"2": ("0efee77263f1b985", "b0609ddb5a534548"), "3": ("37bf534c2f685f61", "7cbcb5cefce6616c")},
+    "recall": {"2": ("e867a8d2704965f2", "a801a3011b5501f1")},
+    "multihop": {"2": ("71c424224501a727", "0aa9c68ae4edf549")},
 }
-# suite -> (recipes, sha256 of the comma-joined sample ids, of the task keys), as computed before the change
+# suite -> (recipes, sha256 of the comma-joined sample ids, of the task keys): niah at version 3, and the
+# ruler suite with RULER's 13 tasks
 PINNED_SUITES = {
-    "quick": (16, "84784b36118a60ea", "94330d4bac452928"),
-    "nightly": (1848, "e2b096b089d42d0b", "7490fa033e926252"),
-    "ruler": (1680, "cb1e9d7d8932c8a6", "9e5e3ef9bbc1f016"),
+    "quick": (16, "c26250c258d7d426", "32ca4c0f334d03c0"),
+    "nightly": (1848, "82a508337a7c6e34", "9e6f8da9f442afdb"),
+    "ruler": (3120, "c34a6be8f63d7e28", "7d736146d44fadf5"),
 }
 
 
@@ -42,10 +44,11 @@ def _by_hand(fields: dict[str, object]) -> str:
 
 
 @pytest.mark.parametrize("family", sorted(PINNED_IDS))
-def test_ids_are_those_of_the_single_global_version(family: str) -> None:
+def test_ids_are_those_pinned_for_the_familys_version(family: str) -> None:
     recipe = _builder().recipe(family=family, context_tokens=2048, depth=40.0, seed=7)
-    assert recipe.generator_version == "2" == family_version(family)
-    assert (recipe.sample_id(), recipe.task_key()) == PINNED_IDS[family]
+    version = family_version(family)
+    assert recipe.generator_version == version
+    assert (recipe.sample_id(), recipe.task_key()) == PINNED_IDS[family][version]
 
 
 @pytest.mark.parametrize("suite", sorted(PINNED_SUITES))
@@ -99,7 +102,7 @@ def test_bumping_recall_leaves_niah_alone(monkeypatch: pytest.MonkeyPatch) -> No
     before = built()
     assert {"niah", "recall"} <= set(before)
     monkeypatch.setattr(type(get_family("recall")), "version", "3")
-    assert family_version("recall") == "3" and family_version("niah") == "2"
+    assert family_version("recall") == "3" and family_version("niah") == "3"
     after = built()
     for family in before:
         if family == "recall":

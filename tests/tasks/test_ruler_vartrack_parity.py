@@ -132,10 +132,11 @@ def test_suite_templates_leave_out_a_layout_the_task_has_none_of() -> None:
 
 
 def test_the_builtin_ruler_suite_runs_rulers_tasks_in_both_layouts() -> None:
-    from ctxprobe.tasks.suite import builtin_suites, load_suite
+    from ctxprobe.evals.run.inline_suite import suite_from_args
+    from ctxprobe.tasks.suite import builtin_suites
 
     assert "ruler" in builtin_suites()
-    suite = load_suite("ruler")
+    suite = suite_from_args("ruler", None, None, None, None, None, None, None)
     suite.check()
     recipes = suite.recipes(lambda mode: "estimate:4")
     assert {r.params["template"] for r in recipes} == {"ctxprobe", "ruler"}

@@ -1,0 +1,77 @@
+"""Families whose whole context is the task (RULER's aggregation tasks): no haystack to fill, the family
+writes the prompt for a given size (a number of words) and the builder finds the largest size that fits.
+
+A sized family has `sized_draft(params, mode, rng, length, size)`, a Draft whose head holds the instruction
+and the context, and `max_size(params, length)`. Each size is drawn from a fresh generator of the same seed, so
+the chosen size rebuilds the same bytes. The prompt is counted whole (a word list is not made of units),
+and its planned length is that count: at most the target, and within the builder's tolerance below it
+unless the family runs out of words (RULER's word list caps `cwe` the same way)."""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from ctxprobe.tasks.assemble import Assembled
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.registry import Draft
+from ctxprobe.tasks.sample import Mode
+from ctxprobe.tasks.token_counter import TokenCounter
+
+
+@runtime_checkable
+class SizedFamily(Protocol):
+    def sized_draft(self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int) -> Draft: ...
+
+    def max_size(self, params: BaseModel, length: int) -> int: ...
+
+
+class Sized:
+    """The base of a sized family: it writes whole prompts (`sized_draft`), never a draft for a haystack."""
+
+    name: str
+
+    def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
+        raise NotImplementedError(f"{self.name} is a sized family: the builder calls sized_draft")
+
+
+def is_sized(family: object) -> bool:
+    return isinstance(family, SizedFamily)
+
+
+def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, length: int, counter: TokenCounter,
+            lead: int) -> tuple[Draft, Assembled]:
+    """The largest size whose prompt fits `length` less the draft's reserved tokens, found by doubling then
+    bisection on the prompt's token count."""
+
+    def at(size: int) -> tuple[Draft, int]:
+        draft = family.sized_draft(params, mode, random.Random(seed), length, size)
+        return draft, lead + counter.count_many([draft.head + draft.tail])[0]
+
+    cap = family.max_size(params, length)
+    best = at(1)
+    if best[1] > length - best[0].reserve_tokens:
+        raise UserError(f"length {length} is too small for this task: its smallest prompt takes {best[1]} tokens")
+    low, high = 1, None
+    size = 64
+    while high is None:  # doubling: `low` fits, find a size that does not
+        size = min(size, cap)
+        draft, tokens = at(size)
+        if tokens <= length - draft.reserve_tokens:
+            low, best = size, (draft, tokens)
+            if size == cap:
+                high = cap + 1
+            size *= 2
+        else:
+            high = size
+    while high - low > 1:
+        mid = (low + high) // 2
+        draft, tokens = at(mid)
+        if tokens <= length - draft.reserve_tokens:
+            low, best = mid, (draft, tokens)
+        else:
+            high = mid
+    draft, tokens = best
+    return draft, Assembled(prompt=draft.head + draft.tail, planned_tokens=tokens, needles=[])
