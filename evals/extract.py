@@ -20,7 +20,8 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # A token: a digit group with thousands separators (1,234,567), or a run of letters/digits joined by
 # `-`, `_` or `.` with no space (uuids, `tidy-lobster`, `VAR_X`, `12.5`).
 _TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|[^\W_]+(?:[-_.][^\W_]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends after . ! or ?, but not after a list marker that starts the line ("1. tidy-lobster").
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+")
 _UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 # Words that carry no answer: "Sure. The answer is: X" -> X.
@@ -130,9 +131,13 @@ def _paragraph(lines: list[str], first_line_only: bool) -> list[str]:
 def answer_region(sample: Sample, text: str) -> AnswerRegion:
     """Where the answer is. Completions mode: the first line after the prompt's answer prefix (an echo
     of the prefix at the very start is cut); `values` answers may be a list, so the first paragraph.
-    Chat mode: the first paragraph, after the first echo of the answer prefix if any."""
+    Chat mode: the first paragraph, after a repeated question at the start and the first echo of the
+    answer prefix, if any."""
     chat = sample.recipe.mode == "chat"
-    body = _cut_echo(strip_reasoning(text), sample.answer_prefix, anywhere=chat)
+    body = strip_reasoning(text)
+    if chat:  # a chat model may repeat the question before it answers
+        body = _cut_echo(body, sample.question, anywhere=False).lstrip("?.!: \t\r\n")
+    body = _cut_echo(body, sample.answer_prefix, anywhere=chat)
     first_line_only = not chat and sample.expected.kind != "values"
     lines = _paragraph(body.splitlines(), first_line_only)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))

@@ -134,10 +134,10 @@ class EndpointClient:
         return self._model
 
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None) -> Response:
+                   affinity: int | None = None, extra_body: Mapping[str, Any] | None = None) -> Response:
         """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
         replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
-        retries go to the least busy one."""
+        retries go to the least busy one. `extra_body` adds fields to this request (a reasoning budget)."""
         model = await self.resolve_model()
         timeout_s = self.config.request_timeout_s(planned_tokens)
         attempts = 0
@@ -146,7 +146,7 @@ class EndpointClient:
                 attempts += 1
                 with self._pool.use(affinity if attempts == 1 else None) as root:
                     try:
-                        return await self._attempt(root, model, prompt, max_tokens, seed, timeout_s)
+                        return await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body)
                     except _Retryable as retry:
                         if attempts > self.config.retries:
                             raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
@@ -165,15 +165,16 @@ class EndpointClient:
         return delay
 
     async def _attempt(
-        self, root: str, model: str, prompt: str, max_tokens: int, seed: int, timeout_s: float
+        self, root: str, model: str, prompt: str, max_tokens: int, seed: int, timeout_s: float,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> Response:
         client = self._clients[root]
         request: dict[str, Any] = {
             "model": model, "max_tokens": max_tokens, "temperature": 0, "seed": seed,
             "timeout": self._timeout(timeout_s),
         }
-        if self.config.extra_body:
-            request["extra_body"] = dict(self.config.extra_body)
+        if self.config.extra_body or extra_body:
+            request["extra_body"] = {**self.config.extra_body, **(extra_body or {})}
         if self.config.mode == "chat":
             create: Any = client.chat.completions.create
             request["messages"] = [{"role": "user", "content": prompt}]
@@ -219,7 +220,7 @@ class EndpointClient:
         return Response(
             endpoint=root, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
             prompt_tokens=parts.prompt_tokens, completion_tokens=parts.completion_tokens,
-            cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
+            reasoning_tokens=parts.reasoning_tokens, cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
         )
 
     async def _open_stream(self, create: Any, request: dict[str, Any]) -> Any:

@@ -58,6 +58,7 @@ class ReplyParts:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
     cached_tokens: int | None = None
 
     def add_chunk(self, chunk: object) -> bool:
@@ -103,6 +104,8 @@ class ReplyParts:
             completion = _int(_get(usage, "completion_tokens"))
             self.prompt_tokens = self.prompt_tokens if prompt is None else prompt
             self.completion_tokens = self.completion_tokens if completion is None else completion
+            reasoning = _int(_get(_get(usage, "completion_tokens_details"), "reasoning_tokens"))
+            self.reasoning_tokens = self.reasoning_tokens if reasoning is None else reasoning
             cached = _int(_get(_get(usage, "prompt_tokens_details"), "cached_tokens"))
             if cached is not None:
                 self.cached_tokens = cached

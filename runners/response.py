@@ -20,6 +20,7 @@ class ErrorKind(str, Enum):
     connection_error = "connection_error"
     empty = "empty"
     no_answer_room = "no_answer_room"  # the engine stopped for length before max_tokens: context exhausted
+    truncated = "truncated"  # stopped at the answer budget while the answer was still being written
 
 
 def no_answer(text: str, reasoning: str | None, completion_tokens: int | None) -> bool:
@@ -42,6 +43,8 @@ class Response(BaseModel):
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = Field(None, description="tokens spent reasoning: the engine's "
+                                         "usage.completion_tokens_details.reasoning_tokens, else counted")
     cached_tokens: int | None = None
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None

@@ -58,6 +58,8 @@ class SuiteTask(BaseModel):
     samples: int | None = Field(None, ge=1)
     haystack: str | None = None
     mode: Mode | None = None
+    answer_tokens: int | None = Field(None, ge=1, description="tokens the answer may take (default: the family's "
+                                      "budget, plus a sentence's worth in chat mode)")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -79,6 +81,9 @@ class Suite(BaseModel):
     samples: int = Field(1, ge=1, description="samples per (task, length, depth) cell")
     haystack: str = "prose"
     mode: Mode | None = Field(None, description="completions or chat; unset: the endpoint's default")
+    answer_tokens: int | None = Field(None, ge=1, description="tokens each answer may take (a task's own wins)")
+    reasoning_tokens: int | None = Field(None, ge=0, description="tokens a reasoning model may think, on top of "
+                                         "the answer budget")
     lengths: list[int]
     depths: list[float]
     tasks: list[SuiteTask] = Field(min_length=1)
@@ -110,7 +115,7 @@ class Suite(BaseModel):
         `tokenizer(mode)` names the tokenizer identity of recipes in that mode. The mode is `mode` when
         given (the command line), else the task's, else the suite's, else `default_mode` (the endpoint's)."""
         out: list[Recipe] = []
-        for task, params in self._task_layouts():
+        for task, params in self.task_layouts():
             task_mode: Mode = mode or task.mode or self.mode or default_mode
             for length in task.lengths or self.lengths:
                 for index in range(task.samples or self.samples):
@@ -125,7 +130,7 @@ class Suite(BaseModel):
 
 
     def size(self) -> int:
-        """How many samples the suite makes (counted, not built: templates counted as `_task_layouts` does)."""
+        """How many samples the suite makes (counted, not built: templates counted as `task_layouts` does)."""
         total = 0
         for task in self.tasks:
             family = get_family(task.family)
@@ -134,7 +139,7 @@ class Suite(BaseModel):
                 task.depths or self.depths)
         return total
 
-    def _task_layouts(self) -> list[tuple[SuiteTask, dict[str, Any]]]:
+    def task_layouts(self) -> list[tuple[SuiteTask, dict[str, Any]]]:
         """Each task with its full parameters (defaults included: the record says exactly what ran), once
         per template in `templates` where the family has a `template` parameter."""
         out = []

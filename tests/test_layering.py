@@ -17,7 +17,8 @@ FORBIDDEN = {"tasks": ("runners", "evals"), "runners": ("evals",)}
 # Inside evals: the layer of each module, by the first part of its path under evals/ ...
 LAYER_OF = {
     "log": "log",  # records, manifest, versioned outputs, RunStore, load_run, record -> row
-    "score": "score", "extract": "score", "stats": "score", "ruler_score": "score",
+    "score": "score", "extract": "score", "stats": "score", "ruler_score": "score", "truncation": "score",
+    "answer_style": "probe",  # how a model answers: the chat check and the answer-style needle probe
     "paired": "score",  # paired statistics, pairing, compare rows, template sensitivity
     "confseq": "score", "sequential": "score",  # confidence sequences, stop rules, the sequential gate
     "report": "report", "run": "run", "limit": "limit", "compare": "compare", "lmeval": "lmeval", "plan": "plan",
@@ -31,13 +32,15 @@ EVALS_RULES: dict[str, tuple[set[str], set[str]]] = {
     "score": ({"log"}, BELOW_ALL | {"runners.response"}),
     "report": ({"log", "score"}, BELOW_ALL),
     "plan": (set(), BELOW_ALL),
-    "doctor": (set(), BELOW_ALL | {"runners"}),
-    "run": ({"log", "score", "report", "plan"}, BELOW_ALL | {"runners"}),
+    "probe": ({"log", "score"}, BELOW_ALL | {"runners"}),
+    "doctor": ({"probe"}, BELOW_ALL | {"runners"}),
+    "run": ({"log", "score", "report", "plan", "probe"}, BELOW_ALL | {"runners"}),
     "limit": ({"log", "score"}, BELOW_ALL | {"runners"}),
     "compare": ({"log", "score", "report"}, BELOW_ALL),
     "lmeval": ({"log", "score"}, BELOW_ALL | {"runners"}),
     "pages": ({"report", "compare"}, BELOW_ALL),
-    "commands": ({"log", "score", "report", "plan", "doctor", "run", "limit", "compare", "lmeval", "pages", "commands"},
+    "commands": ({"log", "score", "report", "plan", "probe", "doctor", "run", "limit", "compare", "lmeval", "pages",
+                  "commands"},
                  BELOW_ALL | {"runners", "api"}),
     "cli": ({"commands"}, BELOW_ALL),
     "evals": (set(), set()),

@@ -16,16 +16,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
                    help=f"environment variable holding the API key (default: {DEFAULT_API_KEY_ENV})")
     p.add_argument("--model", help="model name (default: the first one GET /v1/models lists)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="how long each probe may wait for an answer, seconds (default: the run's, 120)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import ctxprobe
-    from ctxprobe.evals.doctor.checks import render_doctor
+    from ctxprobe.evals.doctor.checks import DEFAULT_TIMEOUT_S, render_doctor
     from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
 
     check_endpoint_url(args.endpoint)
-    report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model)
+    if args.timeout is not None and args.timeout <= 0:
+        from ctxprobe.tasks.errors import UserError
+
+        raise UserError(f"--timeout {args.timeout:g} must be positive")
+    report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model,
+                             timeout_s=args.timeout or DEFAULT_TIMEOUT_S)
     print(report.model_dump_json(indent=2) if args.json else render_doctor(report))
     return 0

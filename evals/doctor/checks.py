@@ -10,16 +10,17 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ctxprobe.evals.answer_style import AnswerStyle, answer_style, chat_fit
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import EngineAdapter, known_engines
 from ctxprobe.runners.engines.base import registered
 from ctxprobe.runners.probe import EngineInfo, probe_engine
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.token_counter import TokenCounter
 
 Status = Literal["ok", "missing", "failed", "n/a"]
 
-CHAT_WORD = "ready"
 PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
 
 
@@ -35,13 +36,19 @@ class DoctorReport(BaseModel):
     engine: EngineInfo
     checks: list[Check]
     recommended_mode: Literal["chat", "completions"] | None = None
+    answer_styles: list[AnswerStyle] = []
+
+
+DEFAULT_TIMEOUT_S = 120.0  # the run's own --timeout default: a busy server answers a probe late too
 
 
 def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str | None = None,
-           timeout_s: float = 60.0) -> DoctorReport:
-    """Ask the endpoint what it exposes. Raises `UserError` when it does not answer at all."""
-    info = probe_engine(endpoint, model=model, api_key_env=api_key_env)
+           timeout_s: float = DEFAULT_TIMEOUT_S) -> DoctorReport:
+    """Ask the endpoint what it exposes; every probe waits up to `timeout_s` (the run's `--timeout`).
+    Raises `UserError` when it does not answer at all."""
+    info = probe_engine(endpoint, model=model, api_key_env=api_key_env, timeout_s=timeout_s)
     name = info.engine
+    tokenize, counter = _tokenize(endpoint, name, api_key_env)
     checks = [Check(name="engine", status="ok" if name != "unknown" else "missing",
                     found=f"{name} {info.version or '(version not stated)'}; model {info.model or '?'}",
                     advice="" if name != "unknown" else f"not a known engine ({', '.join(known_engines())}): "
@@ -49,7 +56,7 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
               Check(name="context length", status="ok" if info.context_length else "missing",
                     found=f"{info.context_length:,} tokens ({info.context_source})" if info.context_length
                     else "not stated", advice="" if info.context_length else "ctxprobe limit measures it"),
-              _tokenize(endpoint, name, api_key_env)]
+              tokenize]
     config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
                             mode="completions", concurrency=1, timeout=timeout_s, retries=1)
     completions, chat = asyncio.run(_generation_checks(config, name))
@@ -59,20 +66,27 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
         mode = "chat"
     elif completions.status != "failed":  # completions answered (cached tokens may be unreported)
         mode = "completions"
-    return DoctorReport(endpoint=endpoint, engine=info, checks=checks, recommended_mode=mode)
+    modes = ["completions"] if completions.status != "failed" else []
+    modes += ["chat"] if chat.status == "ok" else []  # a model that does not follow chat has no chat style
+    styles, style_checks = asyncio.run(_styles(config, modes, counter))
+    return DoctorReport(endpoint=endpoint, engine=info, checks=checks + style_checks, recommended_mode=mode,
+                        answer_styles=styles)
 
 
-def _tokenize(endpoint: str, engine: str, api_key_env: str) -> Check:
+def _tokenize(endpoint: str, engine: str, api_key_env: str) -> tuple[Check, TokenCounter]:
+    """The tokenize check, and the counter the answer-style probes size their prompt with."""
     from ctxprobe.runners.tokenize import server_token_counter
+    from ctxprobe.tasks.token_counter import make_token_counter
 
     try:
         counter = server_token_counter(endpoint, api_key_env=api_key_env)
         n = counter.count_many([PROBE_PROMPT])[0]
     except UserError as exc:
         return Check(name="tokenize", status="missing", found=str(exc),
-                     advice="count with --token-counter local:PATH (the model's GGUF or tokenizer.json) or estimate")
+                     advice="count with --token-counter local:PATH (the model's GGUF or tokenizer.json) or estimate"
+                     ), make_token_counter("estimate")
     return Check(name="tokenize", status="ok", found=f"the engine's own tokenizer ({engine}): exact prompt lengths "
-                 f"({n} tokens for the probe sentence)")
+                 f"({n} tokens for the probe sentence)"), counter
 
 
 async def _generation_checks(config: EndpointConfig, engine: str) -> tuple[Check, Check]:
@@ -99,19 +113,43 @@ async def _completions(client: EndpointClient, engine: str) -> Check:
 
 
 async def _chat(client: EndpointClient) -> Check:
-    try:
-        reply = await client.send(f"Reply with the single word: {CHAT_WORD}.", max_tokens=64, planned_tokens=50, seed=0)
-    except EndpointError as exc:
-        return Check(name="chat", status="failed", found=f"{exc.kind.value}: {exc.detail}"[:300],
-                     advice="no chat template (a base model?): use --mode completions")
-    reasoning = "with a reasoning field" if reply.reasoning else "no reasoning text"
-    answered = reply.text.strip()[:60]
-    said = answered.lower()
-    echoed = "reply with" in said or "<|im_" in said  # a base model continues the template's text
-    if CHAT_WORD not in said or echoed:  # an instruction-following model says the word; a base model rambles
-        return Check(name="chat", status="missing", found=f"chat answered {answered!r}, not the word it was asked for "
-                     f"({reasoning})", advice="a base model (or no chat template): use --mode completions")
-    return Check(name="chat", status="ok", found=f"chat works ({reasoning}); answered {answered!r}")
+    fit = await chat_fit(client)
+    advice = {"failed": "no chat template (a base model?): use --mode completions",
+              "missing": "a base model (or no chat template): use --mode completions",
+              "n/a": "no answer to judge: try again, or with a longer --timeout"}.get(fit.status, "")
+    return Check(name="chat", status=fit.status, found=fit.found, advice=advice)
+
+
+async def _styles(config: EndpointConfig, modes: list[str], counter: TokenCounter
+                  ) -> tuple[list[AnswerStyle], list[Check]]:
+    """One short needle prompt per working mode: how the model answers, and the budget that fits it."""
+    styles: list[AnswerStyle] = []
+    checks: list[Check] = []
+    for mode in modes:
+        name = f"answer style ({mode})"
+        async with EndpointClient(config.model_copy(update={"mode": mode})) as client:
+            try:
+                style = await answer_style(client, mode, counter)  # type: ignore[arg-type]
+            except (EndpointError, UserError) as exc:
+                checks.append(Check(name=name, status="failed", found=str(exc)[:300]))
+                continue
+        styles.append(style)
+        checks.append(_style_check(name, style))
+    return styles, checks
+
+
+def _style_check(name: str, style: AnswerStyle) -> Check:
+    reasons = (f"reasons ({style.reasoning_tokens} tokens): give --reasoning-tokens N" if style.reasons
+               else "no reasoning")
+    if style.tokens_before_answer is None:
+        return Check(name=name, status="missing", found=f"the needle's value was not in the answer {style.text!r}; "
+                     f"{reasons}", advice="this mode may not suit the model")
+    fits = style.recommended_answer_tokens <= style.family_budget
+    found = (f"{style.tokens_before_answer} tokens before the answer, {style.completion_tokens} in all; {reasons}; "
+             f"recommended --answer-tokens {style.recommended_answer_tokens} (this mode's default: "
+             f"{style.family_budget})")
+    return Check(name=name, status="ok", found=found,
+                 advice="" if fits else f"pass --answer-tokens {style.recommended_answer_tokens}")
 
 
 def _metrics(endpoint: str, engine: str, api_key_env: str) -> Check:

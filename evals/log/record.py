@@ -33,6 +33,9 @@ class SampleRecord(BaseModel):
     error: ErrorKind | None = None
     error_detail: str | None = None
     attempts: int = 1
+    answer_tokens: int | None = Field(None, description="the answer budget sent (None: the sample's max_tokens, "
+                                      "as in records written before budgets per mode)")
+    reasoning_tokens_budget: int = Field(0, description="reasoning tokens allowed on top of the answer budget")
     reference_scores: dict[str, float] = Field(
         default_factory=dict, description="other harnesses' scores of the same output, e.g. RULER's substring match")
     finished_at: float = Field(default=0.0, description="unix time the record was written")

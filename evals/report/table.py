@@ -84,8 +84,11 @@ def cell_text(row: pd.Series) -> tuple[str, str]:
     return f"{_pct(row['accuracy'])} ({row['n']}{tag})", f"[{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
 
 
+_ERROR_HINTS = {"err_truncated": " (cut off at the answer budget: raise --answer-tokens)"}
+
+
 def _error_note(row: pd.Series) -> str:
-    return ", ".join(f"{int(row[col])} {col[4:]}" for col in ERROR_COLUMNS if row[col])
+    return ", ".join(f"{int(row[col])} {col[4:]}{_ERROR_HINTS.get(col, '')}" for col in ERROR_COLUMNS if row[col])
 
 
 def _blocks(cells: pd.DataFrame, summary: pd.DataFrame) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.lock import LOCK, writer_lock
 from ctxprobe.evals.log.store import RunStore, claim_run_folder
 from ctxprobe.evals.log.write_errors import RESERVE, WRITE_FAILED_EXIT, WriteFailed, space_reserve
@@ -31,6 +31,8 @@ from ctxprobe.evals.run import engine_metrics
 from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
 from ctxprobe.evals.run.options import RunOptions, validated
 from ctxprobe.evals.run.order import Order
+from ctxprobe.evals.run.answer_budget import AnswerBudget
+from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.prepare import prepare_run
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_rule, stop_summary
 from ctxprobe.evals.sequential.cells import StopRule
@@ -94,7 +96,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         else:
             recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
                                                         default_mode=served.config.mode)
-        done = check_resumable(store, recipes) if previous else {}
+        budget = preflight(opts, suite, served, recipes)
+        done = check_resumable(store, recipes, budget) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = _manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
         if rule.stop == "decided":
@@ -110,11 +113,11 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
             if paired is not None:
-                asyncio.run(_send_paired(paired, served, store, opts.order, progress, on_progress))
+                asyncio.run(_send_paired(paired, served, store, opts.order, progress, on_progress, budget))
             elif rule.stop == "decided":
-                asyncio.run(_send_rounds(recipes, rule, served, store, opts.order, progress, on_progress))
+                asyncio.run(_send_rounds(recipes, rule, served, store, opts.order, progress, on_progress, budget))
             else:
-                asyncio.run(_send(todo, served, store, opts.order, progress, on_progress))
+                asyncio.run(_send(todo, served, store, opts.order, progress, on_progress, budget))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -200,8 +203,11 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
         return RunResult(store.dir, manifest, progress, code, msg)
     if errored and not opts.allow_errors:
-        msg = (f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); "
-               f"`{resume}` sends them again")
+        cut = sum(1 for r in store.latest_records().values() if r.error is ErrorKind.truncated)
+        again = f"`{resume}` sends them again"
+        if cut:
+            again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
+        msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {again}"
         return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg)
     return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored")
 
@@ -224,10 +230,12 @@ def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:
     return use
 
 
-def check_resumable(store: RunStore, recipes: list[Recipe]) -> dict[str, SampleRecord]:
-    """The finished samples to keep. Every finished sample must still be in the plan: if it isn't, the
-    plan changed (another tokenizer, generator or suite), and resuming is refused with one line naming
-    the first difference. Nothing is ever dropped from samples.jsonl."""
+def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget | None = None
+                    ) -> dict[str, SampleRecord]:
+    """The finished samples to keep: the scored ones, and the truncated ones unless `budget` now gives them
+    more room (a truncated answer sent again with the same budget is cut again). Every finished sample
+    must still be in the plan: if it isn't, the plan changed (another tokenizer, generator or suite), and
+    resuming is refused with one line naming the first difference. Nothing is ever dropped from samples.jsonl."""
     planned = {r.sample_id(): r for r in recipes}
     by_task = {r.task_key(): r for r in recipes}
     latest = store.latest_records()
@@ -241,7 +249,8 @@ def check_resumable(store: RunStore, recipes: list[Recipe]) -> dict[str, SampleR
                 diff = "it is no longer in the suite (suite, lengths, depths or generator version changed)"
             raise UserError(f"cannot resume {store.dir}: sample {sid} was planned differently: {diff}; "
                             "start a new run (finished samples are kept as they are)")
-    return {sid: r for sid, r in latest.items() if r.error is None}
+    return {sid: r for sid, r in latest.items() if r.error is None or (
+        r.error is ErrorKind.truncated and budget is not None and not budget.raised_for(r))}
 
 
 def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -269,27 +278,28 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
 
 
 async def _send_rounds(recipes: list[Recipe], rule: StopRule, served: Served, store: RunStore, order: Order,
-                       progress: Progress, on_progress: Callable[[Progress], None] | None) -> None:
+                       progress: Progress, on_progress: Callable[[Progress], None] | None,
+                       budget: AnswerBudget) -> None:
     """`--stop decided`: send round after round (`rounds.next_round`) until every cell is decided or capped."""
     caps, sent = cell_caps(recipes), set[str]()
     while batch := next_round(recipes, store.latest_records().values(), rule, caps, sent):
         sent.update(r.sample_id() for r in batch)
-        await _send(batch, served, store, order, progress, on_progress)
+        await _send(batch, served, store, order, progress, on_progress, budget)
 
 
 async def _send_paired(paired: Any, served: Served, store: RunStore, order: Order, progress: Progress,
-                       on_progress: Callable[[Progress], None] | None) -> None:
+                       on_progress: Callable[[Progress], None] | None, budget: AnswerBudget) -> None:
     """`--against`: send the baseline's samples round after round until every family is decided or used up."""
     from ctxprobe.evals.run.against import next_paired_round
 
     sent = set[str]()
     while batch := next_paired_round(paired, list(store.latest_records().values()), sent):
         sent.update(r.sample_id() for r in batch)
-        await _send(batch, served, store, order, progress, on_progress)
+        await _send(batch, served, store, order, progress, on_progress, budget)
 
 
 async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order, progress: Progress,
-                on_progress: Callable[[Progress], None] | None) -> None:
+                on_progress: Callable[[Progress], None] | None, budget: AnswerBudget) -> None:
     """Send the recipes, one client per mode (a suite may mix chat and completions tasks); `progress`
     counts them all."""
     from ctxprobe.runners.endpoint import EndpointClient
@@ -310,7 +320,8 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
         config = served.config.model_copy(update={"mode": mode})
         async with EndpointClient(config) as client:
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
-                              order=order, on_record=show, still_there=still_there, progress=progress)
+                              order=order, on_record=show, still_there=still_there, progress=progress,
+                              budget=budget, context_length=served.engine.get("context_length"))
 
 
 def _remove_if_empty(store: RunStore) -> None:

@@ -4,19 +4,23 @@ concurrency, score the answer, and append the record the moment it is finished."
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.ruler_score import ruler_references
+from ctxprobe.evals.run.answer_budget import AnswerBudget
 from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.truncation import cut_off
 from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.runners.response import no_answer
 from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import TokenCounter
@@ -24,7 +28,7 @@ from ctxprobe.tasks.token_counter import TokenCounter
 
 class Sender(Protocol):
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None) -> Response: ...
+                   affinity: int | None = None, **extra: Any) -> Response: ...
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
@@ -87,13 +91,37 @@ def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None,
 
 
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
-              attempts: int) -> SampleRecord:
+              attempts: int, max_tokens: int | None = None) -> SampleRecord:
+    """The record of one sent sample; `max_tokens` is what was sent (the answer budget plus any reasoning
+    budget; default the sample's answer budget)."""
+    sent = max_tokens or sample.max_tokens
     if response is not None and error is None:
-        error, detail = answer_error(response, sample.max_tokens)
+        error, detail = answer_error(response, sent)
     score = score_sample(sample, response.text) if response is not None and error is None else None
+    if response is not None and score is not None:
+        why = cut_off(sample, response, score)
+        if why is not None:
+            hint = "--answer-tokens" + (" or --reasoning-tokens" if response.reasoning else "")
+            error, score = ErrorKind.truncated, None
+            detail = (f"stopped at the answer budget ({sent} tokens): {why}; the answer ends {response.text[-40:]!r}; "
+                      f"raise it with {hint}")
     references = ruler_references(sample, response.text) if score is not None and response is not None else {}
     return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
                         attempts=attempts, reference_scores=references, finished_at=time.time())
+
+
+def _cell_name(recipe: Recipe) -> str:
+    """`niah single [prose] 4K`: a cell as a person reads it (for display only)."""
+    kind = recipe.params.get("variant") or recipe.params.get("kind") or ""
+    return f"{recipe.family} {kind} [{recipe.haystack}] {format_length(recipe.context_tokens)}".replace("  ", " ")
+
+
+def _count(counter: TokenCounter, text: str) -> int | None:
+    """Tokens of `text` (reasoning the engine did not count), or None when the counter cannot say."""
+    try:
+        return counter.count_many([text])[0]
+    except UserError:
+        return None
 
 
 async def run_recipes(
@@ -108,12 +136,18 @@ async def run_recipes(
     still_there: Callable[[], bool] | None = None,
     order: Order = "as-listed",
     progress: Progress | None = None,
+    budget: AnswerBudget | None = None,
+    context_length: int | None = None,
 ) -> Progress:
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
     building the next prompt while the current one is in flight.
     After a connection error, `still_there()` asks whether the endpoint answers at all; when it doesn't,
-    the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised."""
+    the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised.
+    `budget` says how many tokens each sample may generate; a sample whose prompt and budget do not fit in
+    `context_length` is recorded as an error without being sent."""
+    budget = budget or AnswerBudget()
+    misfit_cells: set[str] = set()
     progress = progress if progress is not None else Progress(total=len(recipes))
     builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
     loop = asyncio.get_running_loop()
@@ -144,16 +178,35 @@ async def run_recipes(
         response: Response | None = None
         error: ErrorKind | None = None
         detail: str | None = None
-        progress.sent += 1
-        try:
-            response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
-                                         planned_tokens=sample.planned_tokens, seed=recipe.seed, affinity=affinity)
-        except EndpointError as exc:
-            error, detail = exc.kind, exc.detail
-        if error is ErrorKind.connection_error and still_there is not None:
-            if not await loop.run_in_executor(None, still_there):
-                raise EndpointLost(detail or "connection refused")
-        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1)
+        max_tokens = budget.max_tokens(sample)
+        misfit = budget.misfit(sample, context_length)
+        if misfit is not None:
+            assert context_length is not None
+            too_long = sample.planned_tokens >= context_length
+            error = ErrorKind.rejected_too_long if too_long else ErrorKind.no_answer_room
+            detail = misfit
+            cell = _cell_name(recipe)
+            if cell not in misfit_cells:  # one line per cell
+                misfit_cells.add(cell)
+                print(f"ctxprobe: {cell}: {misfit}; other samples of this cell that do not fit are not sent either",
+                      file=sys.stderr)
+        else:
+            progress.sent += 1
+            extra = budget.extra_body()
+            try:
+                response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
+                                             seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}))
+            except EndpointError as exc:
+                error, detail = exc.kind, exc.detail
+            if error is ErrorKind.connection_error and still_there is not None:
+                if not await loop.run_in_executor(None, still_there):
+                    raise EndpointLost(detail or "connection refused")
+            if response is not None and response.reasoning and response.reasoning_tokens is None and counter is not None:
+                used = await loop.run_in_executor(builder, _count, counter, response.reasoning)
+                response = response.model_copy(update={"reasoning_tokens": used})
+        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1, max_tokens)
+        record = record.model_copy(update={"answer_tokens": budget.answer(sample),
+                                           "reasoning_tokens_budget": budget.reasoning_tokens})
         store.append(record)
         progress.add(record)
         if on_record is not None:

@@ -75,6 +75,12 @@ class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
         "(fewer prefill tokens with a prefix cache); as-listed: the suite's order")
+    answer_tokens: int | None = Field(
+        None, ge=1, description="tokens each answer may take (default: the family's budget in completions mode, "
+        "plus 64 in chat mode, where a model answers in a sentence); a raised budget resends truncated samples on resume")
+    reasoning_tokens: int | None = Field(
+        None, ge=0, description="tokens a reasoning model may think before answering, added to the answer budget "
+        "and sent as the engine's reasoning cap (default: 0, or 1024 when the endpoint's model reasons)")
     label: str = Field("", max_length=200, description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
     results_dir: str = Field("results", description="where run folders are made")
     resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")

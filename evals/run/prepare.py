@@ -19,8 +19,10 @@ from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
 
-# What `--resume RUN` may give again: how to reach the endpoint (a moved server), never what to run.
-RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report"}
+# What `--resume RUN` may give again: how to reach the endpoint (a moved server) and the answer budgets (a
+# raised one sends the truncated samples again), never what to run.
+RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
+                                                                     "answer_tokens", "reasoning_tokens"}
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,8 @@ class EngineAdapter(ABC):
     too_long_marker: ClassVar[re.Pattern[str] | None] = None
     too_long_limit: ClassVar[tuple[re.Pattern[str], ...]] = ()
     too_long_prompt: ClassVar[tuple[re.Pattern[str], ...]] = ()
+    # the request field that caps the tokens a reasoning model spends thinking (docs/ENGINES.md), if any
+    reasoning_budget_field: ClassVar[str | None] = None
 
     # --- recognition and facts ------------------------------------------------------------------------
     @abstractmethod

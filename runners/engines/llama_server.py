@@ -21,6 +21,7 @@ class LlamaServer(EngineAdapter):
     cached_tokens_advice = "llama-server always reports them (usage.prompt_tokens_details, timings.cache_n)"
     metrics_advice = "start llama-server with --metrics"
     context_source = "GET /props default_generation_settings.n_ctx (per slot)"
+    reasoning_budget_field = "thinking_budget_tokens"
     metrics = {
         "prompt_tokens": "llamacpp:prompt_tokens_total",
         "cached_prompt_tokens": "llamacpp:prompt_tokens_cached_total",

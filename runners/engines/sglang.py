@@ -20,6 +20,7 @@ class SGLang(EngineAdapter):
     metrics_advice = "start SGLang with --enable-metrics"
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
+    reasoning_budget_field = "thinking_budget"
     metrics = {
         "cached_prompt_tokens": "sglang:cached_tokens_total",
         "prompt_tokens": "sglang:prompt_tokens_total",

@@ -20,6 +20,7 @@ class VLLM(EngineAdapter):
     metrics_advice = "vLLM always serves /metrics"
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
+    reasoning_budget_field = "thinking_token_budget"
     metrics = {
         "prefix_cache_queries": "vllm:prefix_cache_queries_total",
         "prefix_cache_hits": "vllm:prefix_cache_hits_total",

@@ -1,5 +1,9 @@
-"""How every family frames its question: completions mode ends with an answer prefix for base models,
-chat mode asks for the answer alone."""
+"""How every family frames its question and sizes its answer budget: completions mode ends with an answer
+prefix for base models, which write the value at once (the family's tight budget); chat mode asks for the
+answer alone, and a chat model still answers in a sentence ("The special magic number for noble-satchel
+mentioned in the provided text is 8038428."), so its budget adds `CHAT_SENTENCE_TOKENS`. SmolLM2-135M-Instruct
+spends up to 17 tokens before its niah answer; 64 leaves room for a longer restatement, markdown and a
+short trailing clause. The budget is not part of the prompt: changing it changes no prompt and no id."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ LengthConvention = Literal["prompt", "ruler"]
 # RULER's nominal length includes the tokens it lets the model generate: 128 for its needle tasks
 # (`niah_*`), 30 for variable tracking (`vt`).
 RULER_GENERATION_TOKENS = 128
+CHAT_SENTENCE_TOKENS = 64  # added to a family's answer budget in chat mode: a sentence around the answer
 
 
 def template_field() -> Any:
@@ -46,6 +51,7 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
         tail = f"\n\n{question} Answer with the answer only."
     if mode != "completions":
         prefix = ""
+        max_tokens += CHAT_SENTENCE_TOKENS
     reserve = ruler_generation_tokens if length_convention == "ruler" else 0
     return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
                  expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve,

@@ -20,3 +20,6 @@ def test_doctor_on_the_real_engine(embedded_engine: EmbeddedEngine) -> None:
     assert "cached" in found["completions + cached tokens"].found
     # the packaged model is a base model with no chat template: chat does not answer the word it is asked for
     assert report.recommended_mode == "completions", found["chat"].found
+    # its answer style, measured on one short needle prompt in the mode that fits
+    assert [style.mode for style in report.answer_styles] == ["completions"], found["answer style (completions)"]
+    assert "answer style (completions)" in found

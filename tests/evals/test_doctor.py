@@ -34,7 +34,8 @@ def test_each_engine_reports_what_it_exposes(flavor: str, cached: str, metrics: 
 
 
 def test_a_base_model_that_rambles_in_chat_is_sent_to_completions() -> None:
-    with FakeEngine("vllm", context_length=8192, answer="Reply with the single word: the weather today is") as engine:
+    with FakeEngine("vllm", context_length=8192, answer="Reply with the single word: the weather today is",
+                    follows_chat=False) as engine:
         report = ctxprobe.doctor(engine.url)
     assert statuses(report)["chat"] == "missing" and report.recommended_mode == "completions"
 

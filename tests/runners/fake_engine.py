@@ -12,9 +12,14 @@ reasoning fields and `<think>` text.
     FakeEngine(answer=lambda body: ...)             # an answer per request, from its JSON body
     FakeEngine("toy", routes={("GET", "/toy/info"): lambda engine, body: (200, {...})},
                too_long=lambda engine, limit, prompt_tokens: {...})   # an engine the fake does not know
+    FakeEngine(follows_chat=False)                  # a base model: ignores the chat check's instruction
 
 What it says of each engine (`owned_by`, metric names, whether there is a /metrics) comes from the engine
 adapters' registry (runners/engines/); the registered engines it has response shapes for are `FLAVORS`.
+
+An instruction-following model (the default) answers the run's and doctor's chat check ("Reply with the
+single word: ready.") with the word; those checks are not among `completion_calls()` (see `chat_checks()`).
+Like every engine, it stops at `max_tokens` (one token a word) with finish_reason `length`.
 
 Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
 models that declare one. Reusable by any test: import it by path from tests/runners/.
@@ -88,6 +93,14 @@ def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool 
                       "code": "context_length_exceeded"}}
 
 
+CHAT_CHECK = "Reply with the single word: "  # how ctxprobe's chat check (evals/answer_style.py) starts
+
+
+def _is_chat_check(body: Any) -> bool:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return bool(messages) and str(messages[-1].get("content", "")).startswith(CHAT_CHECK)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # the default backlog of 5 refuses bursts of concurrent connections
@@ -98,7 +111,8 @@ class FakeEngine:
                  answer: str | Callable[[dict[str, Any]], str] = "The answer is 42.", reasoning: str | None = None,
                  version: str | None = None, n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None,
                  routes: dict[tuple[str, str], Route] | None = None,
-                 too_long: Callable[[FakeEngine, int, int], Any] | None = None) -> None:
+                 too_long: Callable[[FakeEngine, int, int], Any] | None = None,
+                 follows_chat: bool = True) -> None:
         self.flavor = flavor
         self.adapter = adapter(flavor)
         self.routes = routes or {}
@@ -111,6 +125,7 @@ class FakeEngine:
         self.n_ctx_train = n_ctx_train
         self.slots = slots
         self.api_key = api_key
+        self.follows_chat = follows_chat
         self.cached_tokens = 0
         self.script: deque[Reply] = deque()
         self.requests: list[Recorded] = []
@@ -137,7 +152,12 @@ class FakeEngine:
         self._server.server_close()
 
     def completion_calls(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path in ("/v1/completions", "/v1/chat/completions")]
+        """The completion requests, the chat checks left out."""
+        return [r for r in self.requests if r.path in ("/v1/completions", "/v1/chat/completions")
+                and not _is_chat_check(r.body)]
+
+    def chat_checks(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path == "/v1/chat/completions" and _is_chat_check(r.body)]
 
     # --- the fake model -------------------------------------------------------------------------------
     @staticmethod
@@ -150,7 +170,10 @@ class FakeEngine:
         return self.words(str(body.get("prompt", ""))) + 1
 
     def answer_to(self, body: dict[str, Any]) -> str:
-        """The text this request is answered with: the fixed answer, or what the answer function makes of it."""
+        """The text this request is answered with: the fixed answer, or what the answer function makes of it
+        (the word the chat check asks for, from a model that follows chat)."""
+        if self.follows_chat and _is_chat_check(body):
+            return str(body["messages"][-1]["content"]).rsplit(" ", 1)[-1].rstrip(".")
         return self.answer(body) if callable(self.answer) else self.answer
 
     def next_reply(self) -> Reply | None:
@@ -256,7 +279,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self._json(404, {"detail": "Not Found"})
 
         def _complete(self, body: dict[str, Any], *, chat: bool) -> None:
-            reply = engine.next_reply() or Reply()
+            checking = engine.follows_chat and _is_chat_check(body)  # the script is for completion calls
+            reply = Reply() if checking else engine.next_reply() or Reply()
             if reply.delay_s:
                 engine.wait(reply.delay_s)
             if reply.drop:
@@ -274,19 +298,24 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             answer = engine.answer_to(body)
             pieces = [w + " " for w in answer.split(" ")]
             pieces[-1] = pieces[-1].rstrip(" ")
+            finish = "stop"
+            limit = body.get("max_tokens")
+            if isinstance(limit, int) and len(pieces) > limit:  # one token a word, as the fake counts them
+                pieces, finish = pieces[:limit], "length"
+                answer = "".join(pieces)
             usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": len(pieces),
                                      "total_tokens": prompt_tokens + len(pieces)}
             if engine.flavor == "llama-server":
                 usage["prompt_tokens_details"] = {"cached_tokens": engine.cached_tokens}
             if body.get("stream"):
-                return self._stream(body, chat, pieces, usage)
+                return self._stream(body, chat, pieces, usage, finish)
             if chat:
                 message: dict[str, Any] = {"role": "assistant", "content": answer}
                 if engine.reasoning is not None:
                     message[self._reasoning_field()] = engine.reasoning
-                choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
+                choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
             else:
-                choice = {"index": 0, "text": answer, "logprobs": None, "finish_reason": "stop"}
+                choice = {"index": 0, "text": answer, "logprobs": None, "finish_reason": finish}
             out: dict[str, Any] = {"id": "cmpl-1", "object": "chat.completion" if chat else "text_completion",
                                    "created": 1700000000, "model": engine.model, "choices": [choice], "usage": usage}
             if engine.flavor == "llama-server":
@@ -296,7 +325,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
         def _reasoning_field(self) -> str:
             return "reasoning" if engine.flavor == "vllm" else "reasoning_content"
 
-        def _stream(self, body: dict[str, Any], chat: bool, pieces: list[str], usage: dict[str, Any]) -> None:
+        def _stream(self, body: dict[str, Any], chat: bool, pieces: list[str], usage: dict[str, Any],
+                    finish: str = "stop") -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Connection", "close")
@@ -317,11 +347,11 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                         chunk({"delta": {self._reasoning_field(): word + " "}})
                 for piece in pieces:
                     chunk({"delta": {"content": piece}})
-                chunk({"delta": {}, "finish_reason": "stop"})
+                chunk({"delta": {}, "finish_reason": finish})
             else:
                 for piece in pieces:
                     chunk({"text": piece, "logprobs": None})
-                chunk({"text": "", "logprobs": None, "finish_reason": "stop"})
+                chunk({"text": "", "logprobs": None, "finish_reason": finish})
             extra: dict[str, Any] = {}
             if engine.flavor == "llama-server":
                 extra["timings"] = {"cache_n": engine.cached_tokens, "prompt_n": usage["prompt_tokens"]}

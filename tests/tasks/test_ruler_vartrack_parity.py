@@ -127,7 +127,7 @@ def test_suite_templates_leave_out_a_layout_the_task_has_none_of() -> None:
     suite = parse_suite({"name": "t", "lengths": [1024], "depths": [50], "samples": 1, "templates": ["ctxprobe", "ruler"],
                          "tasks": [{"family": "multihop", "params": {"kind": "keychain"}},
                                    {"family": "multihop", "params": {"kind": "vartrack"}}]}, "suite")
-    layouts = [(task.params.get("kind"), params["template"]) for task, params in suite._task_layouts()]
+    layouts = [(task.params.get("kind"), params["template"]) for task, params in suite.task_layouts()]
     assert layouts == [("keychain", "ctxprobe"), ("vartrack", "ctxprobe"), ("vartrack", "ruler")]
 
 

@@ -82,3 +82,12 @@ def test_each_candidate_is_its_own_family_of_tests(tmp_path: Path):
     # the family pooled over its lengths (context_tokens 0) fails with its 2K row
     assert [(r.candidate, r.context_tokens) for r in both.failed] == [("worse", 0), ("worse", 2048)]
     assert both.exit_code == 1
+
+
+def test_a_truncated_answer_leaves_the_pairs_instead_of_counting_as_a_drop(tmp_path: Path):
+    keys = grid()
+    base = write_run(tmp_path / "a", "base", all_right())
+    cand = write_run(tmp_path / "b", "cand", {**all_right(), keys[0]: ErrorKind.truncated, keys[1]: ErrorKind.truncated})
+    result = ctxprobe.compare(base, cand, write=False)
+    assert result.pairings[0].pairs == 38 and result.pairings[0].errored_cand == {"truncated": 2}
+    assert all(r.diff == 0 for r in result.rows)  # not two wrong answers

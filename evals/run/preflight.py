@@ -1,0 +1,60 @@
+"""What a run checks once before it sends a sample: that chat mode fits the model, whether the model
+reasons, and so the budgets every sample gets.
+
+A base model served in chat mode (llama-server falls back to ChatML when the GGUF has no chat template,
+and Gemma continues it as text) scores 0 without a word; the doctor's chat check catches it with one
+short request. The run refuses with the fix (`--mode completions`), unless chat mode was asked for
+explicitly (`--mode chat`), when it warns and goes on. The same reply says whether the model reasons
+(a reasoning field or `<think>`): a reasoning model gets a reasoning budget on top of its answer budget."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from ctxprobe.evals.answer_style import ChatFit, chat_fit
+from ctxprobe.evals.run.answer_budget import AnswerBudget, reasoning_field, suite_budgets
+from ctxprobe.evals.run.options import RunOptions
+from ctxprobe.evals.run.serving import Served
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.suite import Suite
+
+DEFAULT_REASONING_TOKENS = 1024  # a reasoning model's thinking room when none is given
+
+
+def check_chat(served: Served) -> ChatFit:
+    """The doctor's chat check, with the run's timeout."""
+    from ctxprobe.runners.endpoint import EndpointClient
+
+    async def ask() -> ChatFit:
+        async with EndpointClient(served.config.model_copy(update={"mode": "chat", "concurrency": 1})) as client:
+            return await chat_fit(client)
+
+    return asyncio.run(ask())
+
+
+def preflight(opts: RunOptions, suite: Suite, served: Served, recipes: list[Recipe]) -> AnswerBudget:
+    """Check chat mode where samples use it, and return the run's budgets."""
+    reasons = False
+    if any(r.mode == "chat" for r in recipes):
+        fit = check_chat(served)
+        reasons = fit.reasoning
+        if fit.status == "n/a":
+            print(f"ctxprobe: warning: could not check that chat mode fits the model ({fit.found})", file=sys.stderr)
+        elif fit.status != "ok":
+            fix = (f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
+                   "template) continues the template as text")
+            if opts.mode != "chat":
+                raise UserError(f"{fix}: use --mode completions (or --mode chat to run chat mode anyway)")
+            print(f"ctxprobe: warning: {fix}; running chat mode as asked (--mode chat)", file=sys.stderr)
+    reasoning = opts.reasoning_tokens if opts.reasoning_tokens is not None else suite.reasoning_tokens
+    if reasoning is None:
+        reasoning = DEFAULT_REASONING_TOKENS if reasons else 0
+        if reasons:
+            print(f"ctxprobe: the model reasons: {reasoning} reasoning tokens on top of each answer budget "
+                  "(--reasoning-tokens N sets them)", file=sys.stderr)
+    engine = str(served.engine.get("engine") or "unknown")
+    return AnswerBudget(answer_tokens=opts.answer_tokens, reasoning_tokens=reasoning,
+                        reasoning_field=reasoning_field(engine), by_task=suite_budgets(suite))
+
