@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.runners.http_json import display_url
 from ctxprobe.tasks.suite import Suite
 
 
@@ -58,10 +58,7 @@ def ctxprobe_version() -> str:
 
 def public_url(url: str) -> str:
     """The URL without user:password@ and without a query string (which may carry a key)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return display_url(url)
 
 
 def saved_options(options: BaseModel) -> dict[str, Any]:
