@@ -2,11 +2,13 @@
 
 A prompt's length is the sum of the counts of its parts, so building a 1M-token prompt never
 re-tokenizes the prompt: the first build counts each unit once (one tokenizer pass), later builds
-only read the cached array."""
+only read the cached array. Builds run on several threads at once: growing is one thread at a time
+(the arrays only ever grow, so a reader holding the previous ones sees a correct prefix)."""
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,7 @@ class UnitCounts:
         self.path = folder / f"{fingerprint(counter)}-{haystack.fingerprint[:24]}.npy"
         self.counts = np.load(self.path) if self.path.exists() else np.zeros(0, dtype=np.int32)
         self._cumsum = np.concatenate(([0], np.cumsum(self.counts, dtype=np.int64)))
+        self._grow = threading.Lock()
 
     @property
     def cumsum(self) -> np.ndarray:
@@ -37,6 +40,10 @@ class UnitCounts:
     def ensure_tokens(self, tokens: int, lookahead: int = LOOKAHEAD, start: int = 0) -> None:
         """Count units until those from unit `start` on total `tokens`, plus `lookahead` units past that
         point (the assembler may use a few of them to fill the last gap)."""
+        with self._grow:
+            self._ensure_tokens(tokens, lookahead, start)
+
+    def _ensure_tokens(self, tokens: int, lookahead: int, start: int) -> None:
         grown = False
         while True:
             have_units = len(self.counts)

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.evals.report.count_note import count_note
 from ctxprobe.evals.stats import Z95, wilson
 from ctxprobe.tasks.lengths import format_length
 
@@ -142,7 +143,9 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
 
 def render_text(records: Iterable[SampleRecord], z: float = Z95) -> str:
     """Plain-text tables for the terminal: per family/variant/haystack, depth rows x context columns,
-    cells `acc (n)` over their Wilson interval, an `all depths` row, and errors apart."""
+    cells `acc (n)` over their Wilson interval, an `all depths` row, and errors apart; then a line for any
+    samples served at another length than planned."""
+    records = list(records)
     frame = record_frame(records)
     cells, summary = aggregate(frame, CELL, z), aggregate(frame, [*CONDITION, "context_tokens"], z)
     out: list[str] = []
@@ -156,7 +159,7 @@ def render_text(records: Iterable[SampleRecord], z: float = Z95) -> str:
         if notes:
             out.append("errors (not in n): " + "; ".join(notes))
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out).rstrip() + "\n" + count_note(records)
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:

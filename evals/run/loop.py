@@ -1,11 +1,16 @@
-"""Where prompts are sent: build each recipe's prompt (one builder thread), send it with bounded
-concurrency, score the answer, and append the record the moment it is finished."""
+"""Where prompts are sent: build each recipe's prompt, send it with bounded concurrency, score the answer,
+and append the record the moment it is finished.
+
+Each lane builds its next prompt while its current one is in flight, on a daemon thread of its own, so
+`concurrency` lanes keep `concurrency` requests in flight even when every build waits on tokenize calls,
+and a build stuck on a frozen server never holds the process at exit. An endpoint that stops serving
+mid-run (a tokenize call that still fails after its retries, a refused key, no answer at all after a
+connection error or a timeout) stops the run as `EndpointLost`: resumable, never bad input."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -13,10 +18,12 @@ from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.run.count_check import count_off
+from ctxprobe.runners.daemon_threads import in_daemon_thread
 from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.runners.response import no_answer
+from ctxprobe.runners.retry import CallFailed
 from ctxprobe.tasks.build import build_sample
-from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import TokenCounter
 
@@ -41,6 +48,10 @@ class EndpointLost(Exception):
         self.detail = detail
 
 
+# Errors after which the run asks whether the endpoint still answers at all.
+_ASK_IF_THERE = (ErrorKind.connection_error, ErrorKind.timeout)
+
+
 @dataclass
 class Progress:
     total: int
@@ -61,6 +72,11 @@ class Progress:
             self.prompt_tokens += record.response.prompt_tokens
         else:
             self.prompt_tokens += record.sample.planned_tokens
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent whose answer was not kept (the run stopped while they were out)."""
+        return self.sent - self.done
 
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -87,11 +103,12 @@ def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None,
 
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
               attempts: int) -> SampleRecord:
+    """The record of one sample; `attempts` counts its HTTP requests (retries and earlier runs included)."""
     if response is not None and error is None:
         error, detail = answer_error(response, sample.max_tokens)
     score = score_sample(sample, response.text) if response is not None and error is None else None
     return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
-                        attempts=attempts, finished_at=time.time())
+                        attempts=attempts, prompt_tokens_off=count_off(sample, response), finished_at=time.time())
 
 
 async def run_recipes(
@@ -110,21 +127,18 @@ async def run_recipes(
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
     building the next prompt while the current one is in flight.
-    After a connection error, `still_there()` asks whether the endpoint answers at all; when it doesn't,
-    the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised."""
+    After a connection error or a timeout, `still_there()` asks whether the endpoint answers at all; when
+    it doesn't, the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is
+    raised, as it is for a refused key or a tokenize call that still fails after its retries."""
     progress = progress if progress is not None else Progress(total=len(recipes))
-    builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
-    loop = asyncio.get_running_loop()
     prior = attempts_before or {}
     pending = iter(send_groups(recipes, order))
 
     async def build(recipe: Recipe) -> Sample:
         try:
-            return await loop.run_in_executor(builder, build_sample, recipe, counter)
-        except UserError as exc:  # a server token counter that stopped answering is a lost endpoint
-            if still_there is not None and not await loop.run_in_executor(None, still_there):
-                raise EndpointLost(str(exc)) from None
-            raise
+            return await in_daemon_thread(build_sample, recipe, counter)
+        except CallFailed as exc:  # the server's token counter stopped serving: resumable, not bad input
+            raise EndpointLost(str(exc)) from None
 
     async def lane(index: int) -> None:
         for group in pending:  # one shared iterator: each group goes to the first free lane
@@ -143,15 +157,19 @@ async def run_recipes(
         error: ErrorKind | None = None
         detail: str | None = None
         progress.sent += 1
+        attempts = 1
         try:
             response = await sender.send(sample.prompt, max_tokens=sample.max_tokens,
                                          planned_tokens=sample.planned_tokens, seed=recipe.seed, affinity=affinity)
+            attempts = response.attempts
         except EndpointError as exc:
-            error, detail = exc.kind, exc.detail
-        if error is ErrorKind.connection_error and still_there is not None:
-            if not await loop.run_in_executor(None, still_there):
-                raise EndpointLost(detail or "connection refused")
-        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1)
+            error, detail, attempts = exc.kind, exc.detail, exc.attempts
+            if exc.key_refused:  # every later request would be refused too: stop, resume with the key
+                raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
+        if error in _ASK_IF_THERE and still_there is not None:
+            if not await in_daemon_thread(still_there):
+                raise EndpointLost(detail or "no answer")
+        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts)
         store.append(record)
         progress.add(record)
         if on_record is not None:
@@ -165,6 +183,4 @@ async def run_recipes(
     except BaseExceptionGroup as group:  # report one error, as a plain exception: a lost endpoint first
         flat = _leaves(group)
         raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
-    finally:
-        builder.shutdown(wait=False, cancel_futures=True)
     return progress
