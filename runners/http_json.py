@@ -38,7 +38,11 @@ def api_root(base_url: str) -> str:
     """`http://h:8000`, `http://h:8000/` and `http://h:8000/v1` all name the server root `http://h:8000`.
     Engine-specific calls (`/tokenize`, `/props`, ...) live at the root; OpenAI calls under `/v1`."""
     url = base_url.strip().rstrip("/")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"invalid endpoint {display_url(base_url)!r}: use a URL like http://127.0.0.1:8000")
     if url.endswith("/v1"):
