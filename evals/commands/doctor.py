@@ -15,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="environment variable holding the API key (default: OPENAI_API_KEY)")
     p.add_argument("--model", help="model name (default: the first one GET /v1/models lists)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-context-check", action="store_true",
+                   help="skip the one prompt near the stated context length (a long prefill on a long context)")
     p.set_defaults(func=run)
 
 
@@ -22,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     import ctxprobe
     from ctxprobe.evals.doctor.checks import render_doctor
 
-    report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model)
+    report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model,
+                             context_check=not args.no_context_check)
     print(report.model_dump_json(indent=2) if args.json else render_doctor(report))
     return 0
