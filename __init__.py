@@ -7,13 +7,38 @@ The library API that nightly jobs and the `ctxprobe` command line both call:
     run = ctxprobe.load_run(result.run_dir)
     run.frame()                                                  # one row per sample (pandas)
 
-Heavy modules load on first use, so `import ctxprobe` stays cheap.
+Extension points: `@ctxprobe.task_family("name", version="1")` registers a task family (`get_family`,
+`known_families` look them up), `ctxprobe.Suite` is a suite in code, `ctxprobe.EngineAdapter` is the base
+of an engine adapter.
+
+Heavy modules load on first use, so `import ctxprobe` stays cheap; the `TYPE_CHECKING` block below names
+the same objects for type checkers (a test keeps it and `__all__` the same).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxprobe.evals.compare.api import CompareResult, compare
+    from ctxprobe.evals.compare.history import HistoryResult, history
+    from ctxprobe.evals.doctor.checks import DoctorReport, doctor
+    from ctxprobe.evals.limit.api import limit
+    from ctxprobe.evals.limit.options import LimitOptions
+    from ctxprobe.evals.lmeval.api import export_hf, export_lm_eval, import_lm_eval
+    from ctxprobe.evals.log.load import Run, load_run
+    from ctxprobe.evals.log.manifest import RunManifest
+    from ctxprobe.evals.log.record import SampleRecord
+    from ctxprobe.evals.plan.api import plan
+    from ctxprobe.evals.pages import report
+    from ctxprobe.evals.run.api import ExitCode, RunResult, run
+    from ctxprobe.evals.run.estimate import Estimate, estimate
+    from ctxprobe.evals.run.options import RunOptions
+    from ctxprobe.runners.engines.base import EngineAdapter
+    from ctxprobe.tasks.errors import UserError
+    from ctxprobe.tasks.registry import get_family, known_families, task_family
+    from ctxprobe.tasks.suite import Suite
 
 # name -> module that defines it (imported on first attribute access)
 _API: dict[str, str] = {
@@ -34,13 +59,18 @@ _API: dict[str, str] = {
     "CompareResult": "ctxprobe.evals.compare.api",
     "history": "ctxprobe.evals.compare.history",
     "HistoryResult": "ctxprobe.evals.compare.history",
-    "report": "ctxprobe.evals.report.html.render",
+    "report": "ctxprobe.evals.pages",
     "doctor": "ctxprobe.evals.doctor.checks",
     "DoctorReport": "ctxprobe.evals.doctor.checks",
     "UserError": "ctxprobe.tasks.errors",
     "export_lm_eval": "ctxprobe.evals.lmeval.api",
     "export_hf": "ctxprobe.evals.lmeval.api",
     "import_lm_eval": "ctxprobe.evals.lmeval.api",
+    "task_family": "ctxprobe.tasks.registry",
+    "get_family": "ctxprobe.tasks.registry",
+    "known_families": "ctxprobe.tasks.registry",
+    "Suite": "ctxprobe.tasks.suite",
+    "EngineAdapter": "ctxprobe.runners.engines.base",
 }
 
 __all__ = sorted(_API)

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ctxprobe.evals.compare.templates import template_rows
+from ctxprobe.evals.paired.templates import template_rows
 from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.stats import wilson
 from ctxprobe.runners.launcher import EmbeddedEngine

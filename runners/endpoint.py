@@ -17,65 +17,70 @@ import json
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
 import httpx2
 import openai
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, api_key, api_root, display_url, is_loopback
+from ctxprobe.runners.http_json import api_key, api_root, display_url, is_loopback
 from ctxprobe.runners.replicas import LeastInFlight
-from ctxprobe.runners.response import ErrorKind, Response, no_answer
+from ctxprobe.runners.response import DEFAULT_CONCURRENCY, ErrorKind, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.retry import RetryPolicy, refused_key, retryable_status
+from ctxprobe.runners.settings import ClientSettings, part, problem
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
 
 
-@dataclass(frozen=True)
-class EndpointConfig:
-    """How to reach an endpoint. Holds the NAME of the API-key variable, never the key."""
+class EndpointConfig(ClientSettings):
+    """How to reach an endpoint: the user's `ClientSettings` (by the same names) and what suits the server.
+    Holds the NAME of the API-key variable, never the key."""
 
-    base_urls: tuple[str, ...]
-    model: str | None = None  # None: the first entry of GET /v1/models
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    mode: Mode = "completions"
-    concurrency: int = 4
-    timeout_base_s: float = 60.0
-    timeout_per_1k_tokens_s: float = 1.0
-    connect_timeout_s: float = 10.0
-    max_retries: int = 4
+    model_config = ConfigDict(frozen=True)
+
+    base_urls: tuple[str, ...] = Field(description="server roots; several are replicas of one deployment")
+    mode: Mode = Field("completions", title="mode")
+    concurrency: int = Field(DEFAULT_CONCURRENCY, ge=1, description="requests in flight")
+    connect_timeout_s: float = Field(10.0, gt=0)
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     stream: bool = True  # llama-cpp-python: False (its stream has no usage and hides a too-long error)
-    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    extra_body: Mapping[str, Any] = Field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        urls = (self.base_urls,) if isinstance(self.base_urls, str) else tuple(self.base_urls)
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise UserError(problem(type(self), exc)) from None
+
+    @field_validator("base_urls", mode="before")
+    @classmethod
+    def _roots(cls, urls: Any) -> tuple[str, ...]:
+        urls = (urls,) if isinstance(urls, str) else tuple(urls)
         if not urls:
             raise UserError("no endpoint given: pass --endpoint http://host:port")
-        roots = tuple(dict.fromkeys(api_root(u) for u in urls))
-        object.__setattr__(self, "base_urls", roots)
-        if self.mode not in ("completions", "chat"):
-            raise UserError(f"unknown mode {self.mode!r}; known: completions, chat")
-        if self.concurrency < 1:
-            raise UserError(f"concurrency {self.concurrency} must be at least 1")
-        if self.timeout_base_s <= 0 or self.timeout_per_1k_tokens_s < 0 or self.connect_timeout_s <= 0:
-            raise UserError("timeouts must be positive")
-        if self.max_retries < 0:
-            raise UserError(f"retries {self.max_retries} must be 0 or more")
+        return tuple(dict.fromkeys(api_root(u) for u in urls))
+
+    @classmethod
+    def of(cls, settings: ClientSettings, **server: Any) -> EndpointConfig:
+        """What suits the server (`base_urls`, `mode`, `concurrency`, its model name, ...) with the user's
+        client settings (any model made of `ClientSettings`) taken as given; a model left unnamed (None)
+        leaves the server's."""
+        given = {k: v for k, v in part(settings, ClientSettings).model_dump().items() if v is not None}
+        return cls(**{**server, **given})
 
     def request_timeout_s(self, planned_tokens: int) -> float:
         """The whole-request deadline: base + per-1K-prompt-tokens x planned tokens."""
-        return self.timeout_base_s + self.timeout_per_1k_tokens_s * max(planned_tokens, 0) / 1000.0
+        return self.timeout + self.timeout_per_1k * max(planned_tokens, 0) / 1000.0
 
     @property
     def retry_policy(self) -> RetryPolicy:
         """The policy of every other call to this endpoint (probe, tokenize, metrics): the same retries and
         backoff, and the base timeout as each call's deadline."""
-        return RetryPolicy(self.timeout_base_s, self.max_retries, self.backoff_base_s, self.backoff_max_s)
+        return RetryPolicy(self.timeout, self.retries, self.backoff_base_s, self.backoff_max_s)
 
 
 class EndpointError(Exception):
@@ -134,9 +139,9 @@ class EndpointClient:
                 base_url=f"{root}/v1",
                 api_key=key,
                 max_retries=0,
-                timeout=self._timeout(config.timeout_base_s),
+                timeout=self._timeout(config.timeout),
                 http_client=httpx2.AsyncClient(
-                    limits=limits, timeout=self._timeout(config.timeout_base_s), trust_env=not is_loopback(root),
+                    limits=limits, timeout=self._timeout(config.timeout), trust_env=not is_loopback(root),
                     verify=root.startswith("https://"),  # plain http needs no TLS context (slow to build)
                 ),
             )
@@ -176,7 +181,7 @@ class EndpointClient:
             if self._model is None:
                 root = self.config.base_urls[0]
                 try:
-                    page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout_base_s))
+                    page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout))
                 except openai.APIStatusError as err:
                     raise UserError(f"endpoint {display_url(root)} did not list its models (HTTP {err.status_code}): "
                                     f"{err.message}; name the model explicitly") from None
@@ -203,7 +208,7 @@ class EndpointClient:
                         response = await self._attempt(root, model, prompt, max_tokens, seed, timeout_s)
                         return response.model_copy(update={"attempts": attempts})
                     except _Retryable as retry:
-                        if attempts > self.config.max_retries:
+                        if attempts > self.config.retries:
                             raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
                                                 attempts=attempts) from None
                         delay = self._backoff_s(attempts, retry.retry_after_s)

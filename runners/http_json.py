@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ctxprobe.runners.retry import CallFailed, RetryPolicy, refused_key, retryable_status
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DUMMY_API_KEY = "EMPTY"  # what OpenAI-compatible servers without auth accept
 
 

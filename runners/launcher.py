@@ -26,16 +26,16 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 from ctxprobe.runners.endpoint import EndpointConfig
 from ctxprobe.runners.http_json import Unreachable, request_json
 from ctxprobe.runners.probe import EngineInfo, probe_engine
-from ctxprobe.runners.serve import KV_CACHE_TYPES, READY_LINE
+from ctxprobe.runners.serve import READY_LINE
+from ctxprobe.runners.settings import ClientSettings, EngineSettings, ServeSettings, checked, to_argv
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import packaged_gguf
 
-KvCacheType = Literal["f16", "q8_0", "q4_0"]
 DEFAULT_MODEL_ALIAS = "gemma-3-270m"
 PORT_ATTEMPTS = 3
 _GGUF_MAGIC = b"GGUF"
@@ -98,35 +98,23 @@ def engine_version() -> str:
 
 
 class EmbeddedEngine:
+    """`EmbeddedEngine(model_file, settings=EngineSettings(...))`, or the settings' fields as keywords
+    (`n_ctx=4096, parallel=2`), checked by the same model: a bad one is a `UserError`."""
+
     def __init__(
         self,
         model_file: str | Path | None = None,
         *,
-        n_ctx: int = 8192,
-        kv_cache_type: KvCacheType = "f16",
-        threads: int | None = None,
-        parallel: int = 1,
-        swa_cache: str = "full",
+        settings: EngineSettings | None = None,
         model_alias: str | None = None,
         startup_timeout_s: float = 180.0,
         log_path: str | Path | None = None,
+        **options: Any,
     ) -> None:
-        if n_ctx < 16:
-            raise UserError(f"n_ctx {n_ctx} is too small")
-        if kv_cache_type not in KV_CACHE_TYPES:
-            raise UserError(f"unknown KV cache type {kv_cache_type!r}; known: {', '.join(KV_CACHE_TYPES)}")
-        if swa_cache not in ("full", "window"):
-            raise UserError(f"unknown sliding-window cache {swa_cache!r}; known: full, window")
-        if threads is not None and threads < 1:
-            raise UserError(f"threads {threads} must be at least 1")
-        if parallel < 1:
-            raise UserError(f"parallel {parallel} must be at least 1")
+        if settings is not None and options:
+            raise TypeError("pass the engine settings or their fields, not both")
+        self.settings = settings if settings is not None else checked(EngineSettings, options)
         self.model_file = Path(model_file) if model_file is not None else None
-        self.n_ctx = n_ctx  # per slot
-        self.kv_cache_type = kv_cache_type
-        self.threads = threads
-        self.parallel = parallel
-        self.swa_cache = swa_cache
         self.model_alias = model_alias or (DEFAULT_MODEL_ALIAS if model_file is None else Path(model_file).stem)
         self.startup_timeout_s = startup_timeout_s
         self.log_path = Path(log_path) if log_path is not None else None
@@ -134,6 +122,15 @@ class EmbeddedEngine:
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+
+    @property
+    def n_ctx(self) -> int:
+        """Context per slot, in tokens."""
+        return self.settings.context
+
+    @property
+    def parallel(self) -> int:
+        return self.settings.slots
 
     @property
     def base_url(self) -> str:
@@ -150,16 +147,12 @@ class EmbeddedEngine:
         self.stop()
 
     def command(self, port: int) -> list[str]:
+        """The child's command line: the serve module, given `ServeSettings` as flags."""
         assert self.model_path is not None
-        cmd = [
-            sys.executable, "-m", "ctxprobe.runners.serve",
-            "--model", str(self.model_path), "--alias", self.model_alias, "--port", str(port),
-            "--n-ctx", str(self.n_ctx), "--parallel", str(self.parallel), "--kv-cache-type", self.kv_cache_type,
-            "--swa-cache", self.swa_cache,
-        ]
-        if self.threads is not None:
-            cmd += ["--threads", str(self.threads)]
-        return cmd
+        given = self.settings.model_dump(include=set(EngineSettings.model_fields))
+        served = ServeSettings(**{**given, "n_ctx": self.n_ctx, "parallel": self.parallel},
+                               model=str(self.model_path), alias=self.model_alias, port=port)
+        return [sys.executable, "-m", "ctxprobe.runners.serve", *to_argv(served)]
 
     def start(self) -> None:
         """Launch and wait until the server answers `GET /health`; EngineStartError with the cause if not."""
@@ -249,11 +242,11 @@ class EmbeddedEngine:
         with xllamacpp's version (the wheel's build_info says b0-unknown)."""
         return probe_engine(self.base_url, model=self.model_alias, n_ctx=self.n_ctx, version=engine_version())
 
-    def endpoint_config(self, **overrides: Any) -> EndpointConfig:
+    def endpoint_config(self, settings: ClientSettings | None = None, **overrides: Any) -> EndpointConfig:
         """Client settings that suit this server: completions, streamed (TTFT; usage and cached tokens
         come in the last chunk), one request in flight per slot (more would queue, and a queued request's
-        latency and deadline would count its wait)."""
-        settings: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": "completions",
-                                    "concurrency": self.parallel, "stream": True}
-        settings.update(overrides)
-        return EndpointConfig(**settings)
+        latency and deadline would count its wait). `overrides` replace these; the user's `settings`
+        (timeouts, retries, the key's variable, a model name) are taken as given."""
+        server: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": "completions",
+                                  "concurrency": self.parallel, "stream": True, **overrides}
+        return EndpointConfig.of(settings, **server) if settings is not None else EndpointConfig(**server)

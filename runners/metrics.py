@@ -9,8 +9,9 @@ import math
 import re
 
 from ctxprobe.runners.engines import adapter
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls, display_url
+from ctxprobe.runners.http_json import EndpointCalls, display_url
 from ctxprobe.runners.retry import RetryPolicy
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
 
 _SAMPLE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{[^}]*\})?\s+(\S+)")

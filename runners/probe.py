@@ -13,7 +13,8 @@ from typing import Any
 
 from ctxprobe.runners.engines import EngineAdapter, adapters
 from ctxprobe.runners.engines.base import dig
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls
+from ctxprobe.runners.http_json import EndpointCalls
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY, EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
 

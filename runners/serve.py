@@ -9,7 +9,8 @@ wait), and a native abort would take ctxprobe down with it. Here it can be kille
 launcher (runners/launcher.py) does exactly that: SIGTERM keeps its default action, so the process ends at
 once even mid-prefill; the server has nothing to save.
 
-`--n-ctx` is per slot, as a user means it: llama.cpp divides its context among the slots (n_ctx 8192 with
+Its flags are `ServeSettings`' fields (runners/settings.py), written by the launcher and read back and
+validated by the same model: no option is declared here. `--n-ctx` is per slot, as a user means it: llama.cpp divides its context among the slots (n_ctx 8192 with
 2 slots gives 4096 each), so the server is given n_ctx x parallel. Flash attention stays at the engine's
 default (auto: on where the backend has it). Start failures leave llama.cpp's own error lines on stderr
 (the launcher's log file), which the launcher quotes; this process then exits with START_FAILED.
@@ -17,13 +18,14 @@ default (auto: on where the backend has it). Start failures leave llama.cpp's ow
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import threading
 from typing import Any
 
-KV_CACHE_TYPES = ("f16", "q8_0", "q4_0")
+from ctxprobe.runners.settings import ServeSettings, from_argv
+from ctxprobe.tasks.errors import UserError
+
 START_FAILED = 3
 READY_LINE = "ctxprobe-serve: ready"
 
@@ -35,7 +37,7 @@ def engine_version() -> str:
     return str(xllamacpp.__version__)
 
 
-def server_params(args: argparse.Namespace) -> Any:
+def server_params(args: ServeSettings) -> Any:
     """xllamacpp's CommonParams for these options."""
     import xllamacpp  # type: ignore[import-untyped]
 
@@ -44,8 +46,8 @@ def server_params(args: argparse.Namespace) -> Any:
     params.model_alias = {args.alias}
     params.hostnames = ["127.0.0.1"]
     params.port = args.port
-    params.n_parallel = args.parallel
-    params.n_ctx = args.n_ctx * args.parallel  # llama.cpp splits n_ctx among the slots
+    params.n_parallel = args.slots
+    params.n_ctx = args.context * args.slots  # llama.cpp splits n_ctx among the slots
     params.kv_unified = False  # each slot owns its n_ctx: no slot can take another's room
     kv = getattr(xllamacpp.ggml_type, f"GGML_TYPE_{args.kv_cache_type.upper()}")
     params.cache_type_k = kv
@@ -62,23 +64,17 @@ def server_params(args: argparse.Namespace) -> Any:
     return params
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m ctxprobe.runners.serve", description=__doc__.splitlines()[0])
-    p.add_argument("--model", required=True, help="the GGUF file to serve")
-    p.add_argument("--alias", default="model", help="the model name /v1/models lists")
-    p.add_argument("--port", type=int, required=True, help="loopback port to listen on")
-    p.add_argument("--n-ctx", type=int, default=8192, help="context per slot, in tokens")
-    p.add_argument("--parallel", type=int, default=1, help="slots (requests served at once)")
-    p.add_argument("--kv-cache-type", choices=KV_CACHE_TYPES, default="f16")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: the engine's choice)")
-    p.add_argument("--swa-cache", choices=("full", "window"), default="full",
-                   help="KV cache of sliding-window layers: full (prefix reuse at any depth) or window (less memory)")
-    p.add_argument("--verbosity", type=int, default=2, help="llama.cpp log level: 1 errors, 2 + warnings, 3 + info")
-    return p.parse_args(argv)
+def parse_args(argv: list[str] | None = None) -> ServeSettings:
+    """The flags the launcher wrote (`to_argv`), validated by the model that declares them."""
+    return from_argv(ServeSettings, sys.argv[1:] if argv is None else argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    try:
+        args = parse_args(argv)
+    except UserError as err:
+        print(f"ctxprobe-serve: {err}", file=sys.stderr, flush=True)
+        return 2
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # die at once, mid-prefill too
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     import xllamacpp  # type: ignore[import-untyped]

@@ -20,7 +20,8 @@ from typing import Any
 
 from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.engines import Call, adapter, known_engines
-from ctxprobe.runners.http_json import DEFAULT_API_KEY_ENV, EndpointCalls, api_root, display_url
+from ctxprobe.runners.http_json import EndpointCalls, api_root, display_url
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.tasks.errors import UserError
@@ -113,7 +114,7 @@ def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, po
     """Probe the endpoint and count with its tokenizer, `concurrency` calls at a time under `policy`."""
     info = probe_engine(url, api_key_env=api_key_env, policy=policy)
     if info.engine == "unknown":
-        raise UserError(f"endpoint {display_url(api_root(url))} is not a vLLM, SGLang, llama-server or llama-cpp-python server; "
+        raise UserError(f"endpoint {display_url(api_root(url))} is not a known engine ({', '.join(known_engines())}); "
                         "its tokenizer cannot be used: choose another token counter")
     return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env, policy=policy,
                            concurrency=concurrency)

@@ -1,3 +1,5 @@
 """Deterministic long-context tasks at exact token lengths."""
 
-GENERATOR_VERSION = "2"  # bump whenever any generator's output changes (the golden-prompt test pins it)
+
+# Each family declares its own generator version (`@task_family("niah", version="2")` in
+# tasks/registry.py), part of its recipes' ids: see tasks/identity.py for every key a recipe has.

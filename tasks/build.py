@@ -4,7 +4,6 @@ once and nowhere else, hash the prompt. The same recipe gives the same bytes in 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 import threading
@@ -17,7 +16,8 @@ from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
-from ctxprobe.tasks.registry import LAYOUT_PARAMS, Draft, get_family, validate_params
+from ctxprobe.tasks.identity import needle_key
+from ctxprobe.tasks.registry import Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, seed_window, sha256_text
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
@@ -106,13 +106,6 @@ class PromptBuilder:
             expected=draft.expected,
             needles=built.needles,
         )
-
-
-def needle_key(recipe: Recipe) -> str:
-    """The generator's seed: the task fields without the tokenizer and without layout parameters."""
-    fields = recipe.task_fields()
-    fields["params"] = {k: v for k, v in fields["params"].items() if k not in LAYOUT_PARAMS}
-    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
 _BUILDERS: weakref.WeakKeyDictionary[object, PromptBuilder] = weakref.WeakKeyDictionary()

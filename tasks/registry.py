@@ -1,15 +1,20 @@
-"""The one registry of task families: `@task_family("niah")` registers a family by name."""
+"""The one registry of task families: `@task_family("niah", version="2")` registers a family by name with
+its generator version. A family's version is part of each of its recipes (and so of its sample ids): a
+change to what one family builds bumps that family's version alone, and every other family's ids, prompts
+and histories stay as they are."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ctxprobe.tasks.errors import UserError, first_problem
-from ctxprobe.tasks.sample import Expected, Mode
+
+if TYPE_CHECKING:  # the recipe (tasks.sample) reads its family's version from here at run time
+    from ctxprobe.tasks.sample import Expected, Mode
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,14 @@ class Draft:
 LAYOUT_PARAMS = frozenset({"template", "length_convention"})
 
 
+# The version a family starts at when it does not declare one: the version every family built before
+# versions were per family, so their ids stayed as they were.
+BASE_VERSION = "2"
+
+
 class TaskFamily(Protocol):
     name: ClassVar[str]
+    version: ClassVar[str]
     Params: ClassVar[type[BaseModel]]
 
     def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft: ...
@@ -59,9 +70,13 @@ F = TypeVar("F", bound=type)
 _FAMILIES: dict[str, type] = {}
 
 
-def task_family(name: str) -> Callable[[F], F]:
+def task_family(name: str, version: str = BASE_VERSION) -> Callable[[F], F]:
+    """Register a family under `name`. `version` is its generator version: bump it whenever what the
+    family builds changes (the golden-prompt test pins each family's prompts under its version)."""
+
     def register(cls: F) -> F:
         cls.name = name  # type: ignore[attr-defined]
+        cls.version = version  # type: ignore[attr-defined]
         _FAMILIES[name] = cls
         return cls
 
@@ -78,6 +93,14 @@ def get_family(name: str) -> TaskFamily:
     if name not in _FAMILIES:
         raise UserError(f"unknown task family {name!r}; known: {', '.join(sorted(_FAMILIES))}")
     return _FAMILIES[name]()  # type: ignore[no-any-return]
+
+
+def family_version(name: str) -> str:
+    """The generator version of family `name`; `BASE_VERSION` for a name no family registered (records
+    of imported tasks carry their own version, so this default only fills in a recipe that gave none)."""
+    _load_builtin()
+    family = _FAMILIES.get(name)
+    return str(getattr(family, "version", BASE_VERSION)) if family is not None else BASE_VERSION
 
 
 def validate_params(family: TaskFamily, params: dict[str, object]) -> BaseModel:

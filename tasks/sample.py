@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxprobe.tasks import GENERATOR_VERSION
+from ctxprobe.tasks import identity
+from ctxprobe.tasks.registry import family_version
 
 Mode = Literal["completions", "chat"]
 
@@ -31,15 +32,19 @@ class Recipe(BaseModel):
                         "reads its own part of the haystack (see `seed_window`)")
     mode: Mode = "completions"
     tokenizer: str = "estimate:4"
-    generator_version: str = GENERATOR_VERSION
+    generator_version: str = Field("", description="the family's generator version (`@task_family(..., "
+                                   "version=...)`); filled in from the family registry when not given")
 
     @model_validator(mode="before")
     @classmethod
     def _older_records(cls, data: Any) -> Any:
-        """Records of generator version 1 named the counter by its spec (`token_counter`)."""
+        """Records of generator version 1 named the counter by its spec (`token_counter`). A recipe that
+        names no generator version is built by its family's current one."""
         if isinstance(data, dict) and "token_counter" in data and "tokenizer" not in data:
             data = {**data, "tokenizer": data["token_counter"]}
             del data["token_counter"]
+        if isinstance(data, dict) and not data.get("generator_version") and isinstance(data.get("family"), str):
+            data = {**data, "generator_version": family_version(data["family"])}
         return data
 
     def canonical_json(self) -> str:
@@ -48,16 +53,15 @@ class Recipe(BaseModel):
     def task_fields(self) -> dict[str, Any]:
         """What the sample asks, without the tokenizer: the needles and values are drawn from these alone,
         and runs counted with different tokenizers pair on them."""
-        return self.model_dump(mode="json", exclude={"tokenizer"})
+        return identity.task_fields(self)
 
     def task_key(self) -> str:
-        """A stable key of `task_fields()` (the generator's seed; the pairing key across tokenizers)."""
-        text = json.dumps(self.task_fields(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """The pairing key across tokenizers (see `tasks.identity`)."""
+        return identity.task_key(self)
 
     def sample_id(self) -> str:
-        """A short stable id of the whole recipe, tokenizer identity included (an identifier, never parsed)."""
-        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+        """A short stable id of the whole recipe, tokenizer identity included (see `tasks.identity`)."""
+        return identity.sample_id(self)
 
 
 class NeedleSpot(BaseModel):

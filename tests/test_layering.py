@@ -1,9 +1,11 @@
-"""Dependencies point one way: tasks <- runners <- evals. Checked on the source, not at run time, so an
-import hidden inside a function counts too."""
+"""Dependencies point one way: tasks <- runners <- evals, and inside evals each layer imports only the
+layers its row of `EVALS_RULES` names. Checked on the source, not at run time, so an import hidden inside a
+function counts too (no function-level import can dodge a cycle)."""
 
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,40 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # package folder -> the ctxprobe subpackages it must never import
 FORBIDDEN = {"tasks": ("runners", "evals"), "runners": ("evals",)}
+
+# Inside evals: the layer of each module, by the first part of its path under evals/ ...
+LAYER_OF = {
+    "log": "log",  # records, manifest, versioned outputs, RunStore, load_run, record -> row
+    "score": "score", "extract": "score", "stats": "score",
+    "paired": "score",  # paired statistics, pairing, compare rows, template sensitivity
+    "report": "report", "run": "run", "limit": "limit", "compare": "compare", "lmeval": "lmeval", "plan": "plan",
+    "doctor": "doctor", "pages": "pages", "commands": "commands", "cli": "cli", "__init__": "evals",
+}
+# ... and what each layer may import: (evals layers, packages outside evals). `api` is the root package
+# (`import ctxprobe`), `runners.response` the client's response types alone.
+BELOW_ALL = {"tasks"}
+EVALS_RULES: dict[str, tuple[set[str], set[str]]] = {
+    "log": (set(), BELOW_ALL | {"runners.response"}),
+    "score": ({"log"}, BELOW_ALL | {"runners.response"}),
+    "report": ({"log", "score"}, BELOW_ALL),
+    "plan": (set(), BELOW_ALL),
+    "doctor": (set(), BELOW_ALL | {"runners"}),
+    "run": ({"log", "score", "report", "plan"}, BELOW_ALL | {"runners"}),
+    "limit": ({"log", "score"}, BELOW_ALL | {"runners"}),
+    "compare": ({"log", "score", "report"}, BELOW_ALL),
+    "lmeval": ({"log", "score"}, BELOW_ALL | {"runners"}),
+    "pages": ({"report", "compare"}, BELOW_ALL),
+    "commands": ({"log", "score", "report", "plan", "doctor", "run", "limit", "compare", "lmeval", "pages", "commands"},
+                 BELOW_ALL | {"runners", "api"}),
+    "cli": ({"commands"}, BELOW_ALL),
+    "evals": (set(), set()),
+}
+# Edges the table does not allow yet, each with what removes it; an entry that no longer occurs fails too.
+PENDING = {
+    ("limit", "run"): "the endpoint options, serving and the send loop move below run and limit with the "
+                      "one settings object",
+    ("lmeval", "run"): "open_counter and the inline suite move below run with the one settings object",
+}
 
 
 def imported_modules(path: Path, root: Path) -> list[str]:
@@ -38,6 +74,62 @@ def violations(folder: str, root: Path = ROOT) -> list[str]:
     return found
 
 
+def layer_of(parts: list[str]) -> str:
+    """The evals layer of a module, from its path parts under evals/ (`["report", "html", "render"]`)."""
+    first = parts[0].removesuffix(".py")
+    if first not in LAYER_OF:
+        raise AssertionError(f"evals/{first} is in no layer: add it to LAYER_OF")
+    return LAYER_OF[first]
+
+
+def target(name: str) -> str | None:
+    """What an imported ctxprobe module is to the rules: an evals layer, `runners.response`, `runners`,
+    `tasks`, `api` (the root package); None for a module outside ctxprobe."""
+    parts = name.split(".")
+    if parts[0] != "ctxprobe":
+        return None
+    if len(parts) == 1:
+        return "api"
+    if parts[1] == "evals":
+        return layer_of(parts[2:]) if len(parts) > 2 else "evals"
+    if parts[1] == "runners" and parts[2:3] == ["response"]:
+        return "runners.response"
+    return parts[1]
+
+
+def evals_edges(root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
+    """(layer, imported layer or package) -> the imports that make the edge, across every evals module."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path in sorted((root / "evals").rglob("*.py")):
+        source = layer_of(list(path.relative_to(root / "evals").parts))
+        for name in imported_modules(path, root):
+            dest = target(name)
+            if dest is not None and dest != source:
+                edges.setdefault((source, dest), []).append(f"{path.relative_to(root)} imports {name}")
+    return edges
+
+
+def broken_rules(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+    out = []
+    for (source, dest), where in sorted(edges.items()):
+        layers, outside = EVALS_RULES[source]
+        allowed = dest in layers or dest in outside or (dest == "runners.response" and "runners" in outside)
+        if not allowed and (source, dest) not in PENDING:
+            out += where
+    return out
+
+
+def cycle(edges: dict[tuple[str, str], list[str]]) -> list[str] | None:
+    graph: dict[str, set[str]] = {}
+    for source, dest in edges:
+        graph.setdefault(source, set()).add(dest)
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        return list(exc.args[1])
+    return None
+
+
 @pytest.mark.parametrize("folder", sorted(FORBIDDEN))
 def test_no_import_points_back_up(folder: str) -> None:
     assert violations(folder) == []
@@ -50,3 +142,28 @@ def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
         "def f():\n    from ctxprobe.evals.cli import main\n    from ...runners import endpoint\n")
     assert violations("tasks", tmp_path) == ["tasks/sub/m.py imports ctxprobe.evals.cli",
                                              "tasks/sub/m.py imports ctxprobe.runners"]
+
+
+def test_every_evals_layer_imports_only_what_its_rule_allows() -> None:
+    assert broken_rules(evals_edges()) == []
+
+
+def test_the_evals_layers_form_no_cycle() -> None:
+    assert cycle(evals_edges()) is None
+
+
+def test_pending_edges_still_exist() -> None:
+    """An edge removed from the code leaves PENDING too, so the table states what holds."""
+    assert set(PENDING) <= set(evals_edges())
+
+
+def test_the_layer_check_catches_a_hidden_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    for folder in ("log", "report", "run"):
+        (tmp_path / "evals" / folder).mkdir(parents=True)
+    (tmp_path / "evals" / "log" / "m.py").write_text("from ctxprobe.tasks.sample import Sample\n")
+    (tmp_path / "evals" / "report" / "m.py").write_text(
+        "from ..log import m\ndef f():\n    from ctxprobe.evals.run.serving import open_counter\n")
+    (tmp_path / "evals" / "run" / "m.py").write_text("def g():\n    from ctxprobe.evals.report.html import render\n")
+    edges = evals_edges(tmp_path)
+    assert broken_rules(edges) == ["evals/report/m.py imports ctxprobe.evals.run.serving"]
+    assert cycle(edges) in (["report", "run", "report"], ["run", "report", "run"])

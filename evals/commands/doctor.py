@@ -7,12 +7,14 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
+
     p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
                        description="Check an endpoint with a few tiny requests: engine, version, context length, "
                                    "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions.")
     p.add_argument("endpoint", help="the endpoint's base URL, e.g. http://gpu-node:8000")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help="environment variable holding the API key (default: OPENAI_API_KEY)")
+    p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
+                   help=f"environment variable holding the API key (default: {DEFAULT_API_KEY_ENV})")
     p.add_argument("--model", help="model name (default: the first one GET /v1/models lists)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-context-check", action="store_true",

@@ -10,12 +10,14 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
+
     p = sub.add_parser("prompt", help="rebuild and print one prompt from its recipe")
     p.add_argument("source", help="a run folder, or a recipe JSON file")
     p.add_argument("sample_id", nargs="?", help="the sample id (with a run folder)")
     p.add_argument("--token-counter", metavar="SPEC",
                    help="where to reach the recipe's tokenizer (default: the run's; estimate recipes need none)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+    p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
                    help="environment variable holding the API key of a server token counter")
     p.add_argument("--sha256", action="store_true", help="print the prompt's sha256 instead of the prompt")
     p.set_defaults(func=run)
@@ -24,7 +26,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from ctxprobe.evals.run.serving import open_counter
     from ctxprobe.evals.log.store import RunStore
     from ctxprobe.tasks.build import build_sample
     from ctxprobe.tasks.errors import UserError
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run folder or recipe file at {args.source}")
     counter = None
     if spec and not recipe.tokenizer.startswith("estimate"):
+        from ctxprobe.evals.run.serving import open_counter  # the HTTP client loads only when a server counts
+
         counter = open_counter(spec, endpoint=None, api_key_env=args.api_key_env)
     sample = build_sample(recipe, counter)
     if recorded is not None and sample.prompt_sha256 != recorded:

@@ -12,10 +12,10 @@ from ctxprobe.evals.commands.options import add_model_args, model_values
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
+    from ctxprobe.evals.run.options import EMBEDDED_FIELDS as embedded
     from ctxprobe.evals.run.options import EndpointOptions
 
-    embedded = {"model_file", "n_ctx", "parallel", "kv_cache_type", "swa_cache", "threads"}
-    fields = EndpointOptions.model_fields
+    fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: kv[0] != "endpoints"))  # --endpoint first
     add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
                    {k: v for k, v in fields.items() if k not in embedded}, repeat={"endpoints": "--endpoint"})
     add_model_args(p.add_argument_group("embedded engine"), {k: v for k, v in fields.items() if k in embedded})
@@ -44,11 +44,16 @@ def _endpoint_fields() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import ctxprobe
-    from ctxprobe.evals.report.summary import write_report
     from ctxprobe.evals.run.options import RunOptions, validated
+    from ctxprobe.evals.run.prepare import prepare_run
 
     options = validated(RunOptions, model_values(args, RunOptions.model_fields))
+    if not options.dry_run:
+        prepare_run(options)  # bad input ends here, before the HTTP client, pandas and the engine load
+
+    import ctxprobe
+    from ctxprobe.evals.report.summary import write_report
+
     if options.dry_run:
         from ctxprobe.evals.run.estimate import render_estimate
 

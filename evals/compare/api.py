@@ -5,74 +5,19 @@ compare.md / .csv / .json and diff heatmaps to a new `results/<time>-compare-<la
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ctxprobe.evals.compare.paired_stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.compare.pairing import pair_runs
-from ctxprobe.evals.compare.rows import CompareRow, compare_rows
-from ctxprobe.evals.compare.verdict import Example, adjust, examples, failing_rows
+from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, RunInput
 from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.paired.pairing import pair_runs
+from ctxprobe.evals.paired.rows import compare_rows
+from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
+from ctxprobe.evals.paired.verdict import adjust, examples, failing_rows
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
 P_METHOD = "exact McNemar (two-sided binomial on discordant pairs); Holm over each candidate's family x length rows"
 
-
-class RunInput(BaseModel):
-    """What the comparison read: a run folder and its manifest's key facts."""
-
-    path: str
-    label: str
-    suite: str
-    status: str
-    created: float
-    tokenizer: str
-    token_counter: str
-    model: str | None = None
-    engine: dict[str, Any] = Field(default_factory=dict)
-    samples: int
-
-
-class CandidatePairing(BaseModel):
-    """How one candidate paired with the baseline, and what was left out (errors by kind per side)."""
-
-    candidate: str
-    pairs: int
-    by_prompt: int
-    by_task: int
-    errored_base: dict[str, int]
-    errored_cand: dict[str, int]
-    unpaired_base: int
-    unpaired_cand: int
-
-
-class CompareResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    baseline: RunInput
-    candidates: list[RunInput]
-    alpha: float
-    fail_if_drop: float | None
-    interval_method: str = INTERVAL_METHOD
-    p_method: str = P_METHOD
-    partial_method: str = PARTIAL_METHOD
-    pairings: list[CandidatePairing]
-    rows: list[CompareRow]
-    examples: list[Example]
-    failed: list[CompareRow] = Field(description="family x length rows the gate fails")
-    warnings: list[str] = Field(default_factory=list)
-    out_dir: str | None = None
-    files: list[str] = Field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """1 when the gate fails a row, else 0."""
-        return 1 if self.failed else 0
-
-    def family_rows(self, candidate: str | None = None) -> list[CompareRow]:
-        return [r for r in self.rows if r.level == "family_length" and candidate in (None, r.candidate)]
+__all__ = ["CandidatePairing", "CompareResult", "RunInput", "compare", "compare_runs", "labels_for", "run_input"]
 
 
 def run_input(run: Run, label: str) -> RunInput:
@@ -114,7 +59,8 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     failed = failing_rows(rows, fail_if_drop, alpha) if fail_if_drop is not None else []
     return CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
-                         fail_if_drop=fail_if_drop, pairings=pairings, rows=rows, examples=found, failed=failed,
+                         fail_if_drop=fail_if_drop, interval_method=INTERVAL_METHOD, p_method=P_METHOD,
+                         partial_method=PARTIAL_METHOD, pairings=pairings, rows=rows, examples=found, failed=failed,
                          warnings=warnings)
 
 

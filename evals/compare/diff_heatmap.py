@@ -16,8 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
-from ctxprobe.evals.compare.api import CompareResult
-from ctxprobe.evals.compare.rows import CompareRow
+from ctxprobe.evals.log.compare import CompareResult, CompareRow
 from ctxprobe.tasks.lengths import format_length
 
 DIFF_CMAP = matplotlib.colormaps["RdBu"].with_extremes(bad="#d9d9d9")

@@ -9,59 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
-from ctxprobe.evals.compare.api import RunInput, compare_runs, run_input
-from ctxprobe.evals.compare.rows import CompareRow
-from ctxprobe.evals.report.table import context_summary
+from ctxprobe.evals.compare.api import compare_runs, run_input
+from ctxprobe.evals.log.history import HistoryPoint, HistoryResult, NightStep
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.store import MANIFEST, RunStore
+from ctxprobe.evals.report.table import context_summary
 from ctxprobe.tasks.errors import UserError
 
-
-class HistoryPoint(BaseModel):
-    """One run's accuracy in one family x length row (depths pooled)."""
-
-    run: str
-    label: str
-    created: float
-    family: str
-    variant: str
-    haystack: str
-    context_tokens: int
-    n: int
-    correct: int
-    accuracy: float | None
-    ci_lo: float
-    ci_hi: float
-    errors: int
-
-
-class NightStep(BaseModel):
-    """One run against the run before it: the paired family x length rows, and the flagged drops."""
-
-    previous: str
-    current: str
-    pairs: int = 0
-    rows: list[CompareRow] = Field(default_factory=list)
-    drops: list[CompareRow] = Field(default_factory=list)
-    note: str | None = None
-
-
-class HistoryResult(BaseModel):
-    suite: str
-    alpha: float
-    runs: list[RunInput]
-    points: list[HistoryPoint]
-    steps: list[NightStep]
-    skipped: list[str] = Field(default_factory=list, description="folders with a manifest that could not be read")
-    out_dir: str | None = None
-    files: list[str] = Field(default_factory=list)
-
-    @property
-    def flagged(self) -> list[NightStep]:
-        return [s for s in self.steps if s.drops]
+__all__ = ["HistoryPoint", "HistoryResult", "NightStep", "finished_runs", "history"]
 
 
 def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tuple[list[tuple[Path, RunManifest]], list[str]]:

@@ -5,14 +5,14 @@ each time, so a nightly job links one stable place)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import shutil
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from ctxprobe.evals.compare.history import HistoryPoint, HistoryResult
+from ctxprobe.evals.log.history import HISTORY_JSON, HistoryPoint, HistoryResult
+from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.tasks.lengths import format_length
 
 Column = tuple[str, str, str, int]
@@ -102,7 +102,7 @@ def write_history(result: HistoryResult, results_dir: Path) -> HistoryResult:
     out_dir.mkdir(parents=True)
     md = out_dir / "history.md"
     md.write_text(f"# History of suite {result.suite}\n\n```\n{render_text(result)}```\n", encoding="utf-8")
-    paths = [md, plot_trend(result, out_dir / "trend.png"), out_dir / "history.json"]
+    paths = [md, plot_trend(result, out_dir / "trend.png"), out_dir / HISTORY_JSON]
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})
-    paths[-1].write_text(json.dumps(done.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    write_output(paths[-1], done)
     return done

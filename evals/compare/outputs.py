@@ -3,44 +3,14 @@ recorded), and the diff heatmaps, written to a new `results/<time>-compare-<labe
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 
-from ctxprobe.evals.compare.api import CompareResult
-from ctxprobe.evals.compare.rows import CompareRow
+from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
+from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.store import run_folder
-from ctxprobe.tasks.lengths import format_length
-
-COLUMNS = ["length", "depth", "n", "base", "cand", "diff", "95% CI", "p", "p_holm", "partial diff [95% CI]", ""]
-
-
-def _pct(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:.0f}%"
-
-
-def _signed(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:+.0f}"
-
-
-def row_cells(row: CompareRow) -> list[str]:
-    verdict = ""
-    if row.significant:
-        verdict = "DROP" if row.diff < 0 else "GAIN"
-    return [
-        format_length(row.context_tokens), "all" if row.depth is None else f"{row.depth:g}%", str(row.n),
-        _pct(row.base_accuracy), _pct(row.cand_accuracy), _signed(row.diff),
-        f"[{_signed(row.diff_lo)}, {_signed(row.diff_hi)}]", f"{row.p_value:.3g}",
-        "" if row.p_holm is None else f"{row.p_holm:.3g}",
-        f"{_signed(row.partial_diff)} [{_signed(row.partial_lo)}, {_signed(row.partial_hi)}]", verdict,
-    ]
-
-
-def aligned(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-
+from ctxprobe.evals.paired.text import COLUMNS, aligned, row_cells, signed
 
 def _blocks(result: CompareResult, candidate: str) -> dict[tuple[str, str, str], list[CompareRow]]:
     blocks: dict[tuple[str, str, str], list[CompareRow]] = {}
@@ -80,14 +50,14 @@ def _footer(result: CompareResult) -> list[str]:
     lines = [f"diff = candidate - baseline (points); CI: {result.interval_method}; p: {result.p_method}; "
              f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm."]
     significant = [r for r in result.rows if r.significant]
-    lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {_signed(r.diff)}" for r in significant)
+    lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {signed(r.diff)}" for r in significant)
                                          if significant else "none"))
     for ex in result.examples[:12]:
         lines.append(f"  e.g. {ex.candidate} {ex.where} ({ex.worse} worse) expected {ex.expected}: baseline "
                      f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%")
     if result.fail_if_drop is not None:
         verdict = "FAIL" if result.failed else "pass"
-        named = "; ".join(f"{r.candidate} {r.where()} {_signed(r.diff)} (p_holm {r.p_holm:.3g})" for r in result.failed)
+        named = "; ".join(f"{r.candidate} {r.where()} {signed(r.diff)} (p_holm {r.p_holm:.3g})" for r in result.failed)
         lines.append(f"gate --fail-if-drop {result.fail_if_drop}: {verdict}" + (f": {named}" if named else ""))
     return lines
 
@@ -99,7 +69,7 @@ def render_markdown(result: CompareResult) -> str:
     for run in [result.baseline, *result.candidates]:
         role = "baseline" if run is result.baseline else "candidate"
         out.append(f"- {role} **{run.label}**: `{run.path}` (suite {run.suite}, {run.status}, {run.samples} samples, "
-                   f"tokenizer {run.tokenizer}, engine {run.engine.get('engine', '?')})")
+                   f"tokenizer {run.tokenizer}, engine {run.engine.engine if run.engine else '?'})")
     for cand in result.candidates:
         out += ["", f"## {result.baseline.label} vs {cand.label}", "", *_header(result, cand.label)]
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
@@ -122,7 +92,7 @@ def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     paths[0].write_text(render_markdown(result), encoding="utf-8")
     pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(paths[1], index=False)
     paths += write_diff_heatmaps(result, out_dir)
-    paths.append(out_dir / "compare.json")
+    paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})
-    paths[-1].write_text(done.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_output(paths[-1], done)
     return done

@@ -1,11 +1,11 @@
 """The doctor's checks: each asks the endpoint one thing, with the API key, and says what it found and,
-where something is missing, the engine flag that turns it on (docs/ENGINES.md). Nothing here sends more
-than a few tokens, but the context check (evals/doctor/counts.py): one prompt near the stated context."""
+where something is missing, the engine flag that turns it on (each engine adapter's advice, from
+docs/ENGINES.md). Nothing here sends more than a few tokens, but the context check (evals/doctor/counts.py):
+one prompt near the stated context."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel
@@ -13,21 +13,16 @@ from pydantic import BaseModel
 from ctxprobe.evals.doctor.check import Check, Status
 from ctxprobe.evals.doctor.counts import context_accepted, counts_add_up
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
+from ctxprobe.runners.engines import EngineAdapter, known_engines
+from ctxprobe.runners.engines.base import registered
 from ctxprobe.runners.probe import EngineInfo, probe_engine
 from ctxprobe.runners.retry import RetryPolicy
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.tokenize import ServerTokenizer
 from ctxprobe.tasks.errors import UserError
 
 __all__ = ["Check", "DoctorReport", "Status", "doctor", "render_doctor"]
 
-# Engine flags that turn on what ctxprobe reads (docs/ENGINES.md, "Usage, caching, metrics").
-CACHED_TOKENS_FLAG = {"vllm": "start vLLM with --enable-prompt-tokens-details",
-                      "sglang": "start SGLang with --enable-cache-report",
-                      "llama-server": "llama-server always reports them (usage.prompt_tokens_details, timings.cache_n)",
-                      "llama-cpp-python": "llama-cpp-python never reports them"}
-METRICS_FLAG = {"vllm": "vLLM always serves /metrics", "sglang": "start SGLang with --enable-metrics",
-                "llama-server": "start llama-server with --metrics",
-                "llama-cpp-python": "llama-cpp-python has no /metrics"}
 CHAT_WORD = "ready"
 PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
 
@@ -39,7 +34,7 @@ class DoctorReport(BaseModel):
     recommended_mode: Literal["chat", "completions"] | None = None
 
 
-def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | None = None,
+def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str | None = None,
            timeout_s: float = 60.0, context_check: bool = True) -> DoctorReport:
     """Ask the endpoint what it exposes. Raises `UserError` when it does not answer at all.
     `context_check=False` leaves out the one prompt near the stated context (a long prefill)."""
@@ -48,7 +43,7 @@ def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | N
     name = info.engine
     checks = [Check(name="engine", status="ok" if name != "unknown" else "missing",
                     found=f"{name} {info.version or '(version not stated)'}; model {info.model or '?'}",
-                    advice="" if name != "unknown" else "not vLLM, SGLang, llama-server or llama-cpp-python: "
+                    advice="" if name != "unknown" else f"not a known engine ({', '.join(known_engines())}): "
                     "ctxprobe runs, but counts tokens with --token-counter local:… or estimate"),
               Check(name="context length", status="ok" if info.context_length else "missing",
                     found=f"{info.context_length:,} tokens ({info.context_source})" if info.context_length
@@ -56,7 +51,7 @@ def doctor(endpoint: str, *, api_key_env: str = "OPENAI_API_KEY", model: str | N
     tokenize, counter = _tokenize(endpoint, name, api_key_env, policy)
     checks.append(tokenize)
     config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
-                            mode="completions", concurrency=1, timeout_base_s=timeout_s, max_retries=1)
+                            mode="completions", concurrency=1, timeout=timeout_s, retries=1)
     completions, chat, served, context = asyncio.run(_generation_checks(config, name, counter, info.context_length,
                                                                         context_check))
     if counter is not None:
@@ -93,7 +88,7 @@ async def _generation_checks(config: EndpointConfig, engine: str, counter: Serve
                              context_length: int | None,
                              context_check: bool) -> tuple[Check, Check, int | None, Check | None]:
     """(completions, chat, the server's count of the completions prompt, the context check if asked)."""
-    async with EndpointClient(config) as plain, EndpointClient(replace(config, mode="chat")) as chat:
+    async with EndpointClient(config) as plain, EndpointClient(config.model_copy(update={"mode": "chat"})) as chat:
         completions, served = await _completions(plain, engine)
         context = None
         if counter is not None and context_check:
@@ -112,7 +107,7 @@ async def _completions(client: EndpointClient, engine: str) -> tuple[Check, int 
     if again.cached_tokens is None:
         return Check(name="completions + cached tokens", status="missing",
                      found="completions work; cached prompt tokens are not reported",
-                     advice=CACHED_TOKENS_FLAG.get(engine, "")), again.prompt_tokens
+                     advice=_advice(engine).cached_tokens_advice), again.prompt_tokens
     return Check(name="completions + cached tokens", status="ok",
                  found=f"completions work; a repeated {again.prompt_tokens}-token prompt: {again.cached_tokens} "
                  "cached"), again.prompt_tokens
@@ -140,11 +135,16 @@ def _metrics(endpoint: str, engine: str, api_key_env: str, policy: RetryPolicy) 
     try:
         found = scrape_metrics(endpoint, engine, api_key_env=api_key_env, policy=policy)
     except UserError as exc:
-        return Check(name="metrics", status="failed", found=str(exc), advice=METRICS_FLAG.get(engine, ""))
+        return Check(name="metrics", status="failed", found=str(exc), advice=_advice(engine).metrics_advice)
     if not found:
         return Check(name="metrics", status="missing", found="no /metrics ctxprobe can read",
-                     advice=METRICS_FLAG.get(engine, ""))
+                     advice=_advice(engine).metrics_advice)
     return Check(name="metrics", status="ok", found="/metrics: " + ", ".join(sorted(found)))
+
+
+def _advice(engine: str) -> type[EngineAdapter] | EngineAdapter:
+    """The engine's adapter (its flags that turn on what ctxprobe reads), or the base's empty advice."""
+    return registered().get(engine, EngineAdapter)
 
 
 def render_doctor(report: DoctorReport) -> str:

@@ -17,8 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Awaitable, Callable
 
-from pydantic import BaseModel
-
+from ctxprobe.evals.log.limit import AcceptedResult
 from ctxprobe.tasks.assemble import tolerance
 
 
@@ -31,20 +30,6 @@ class Probe:
     prompt_tokens: int | None = None  # as the server counted the prompt (usage, or what a rejection states)
     stated_limit: int | None = None  # "maximum context length is N tokens" etc.
     detail: str = ""
-
-
-class AcceptedResult(BaseModel):
-    accepted_tokens: int | None  # longest prompt that leaves `max_tokens` of answer room
-    basis: str  # how accepted_tokens follows from the probes
-    largest_taken: int | None  # longest prompt the endpoint took (planned tokens, like every length here)
-    rejected_tokens: int | None  # shortest prompt rejected as too long (planned tokens)
-    largest_taken_served: int | None = None  # the server's count of that prompt, where it gave one
-    rejected_served: int | None = None  # the prompt size the rejection stated, where it did
-    max_tokens: int  # the answer room every probe asked for
-    stated_limit: int | None
-    stopped_by_error: str | None
-    requests: int
-    probes: list[dict[str, object]]
 
 
 Try = Callable[[int], Awaitable[Probe]]

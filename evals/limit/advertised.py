@@ -6,15 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from ctxprobe.evals.log.limit import Advertised
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import parse_length
 
-
-class Advertised(BaseModel):
-    tokens: int | None
-    source: str
+__all__ = ["Advertised", "advertised_length"]
 
 
 def advertised_length(given: str | None, config_path: str | None) -> Advertised:

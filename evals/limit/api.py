@@ -3,19 +3,20 @@ more endpoints (each `endpoints` entry is measured on its own; none: the embedde
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ctxprobe.evals.limit.advertised import advertised_length
-from ctxprobe.evals.limit.search import LimitConfig
-from ctxprobe.evals.limit.target import TargetLimits, TaskSpec, accepted_length, effective_length
-from ctxprobe.evals.run.inline_suite import parse_params
-from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.limit.options import LimitOptions
+from ctxprobe.evals.limit.search import LimitConfig
+from ctxprobe.evals.limit.target import accepted_length, effective_length
+from ctxprobe.evals.log.limit import LIMIT_JSON, LimitOutput, TargetLimits, TaskSpec
+from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
+from ctxprobe.evals.log.outputs import write_output
+from ctxprobe.evals.log.store import RunStore, run_folder
+from ctxprobe.evals.run.inline_suite import parse_params
 from ctxprobe.evals.run.options import validated
 from ctxprobe.evals.run.serving import serving
-from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import parse_length
@@ -77,8 +78,7 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
     store.close()
     if not results:
         raise UserError("no endpoint was measured")
-    (store.dir / "limit.json").write_text(json.dumps({"targets": [r.model_dump(mode="json") for r in results]},
-                                                     indent=2) + "\n", encoding="utf-8")
+    write_output(store.dir / LIMIT_JSON, LimitOutput(targets=results))
     manifest = store.load_manifest()
     manifest.status = "finished"
     store.write_manifest(manifest)

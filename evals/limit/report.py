@@ -11,7 +11,7 @@ def _n(x: int | None) -> str:
 
 def render_limits(results: list[TargetLimits]) -> str:
     rows: list[list[str]] = [["", *[r.endpoint for r in results]],
-                             ["engine", *[f"{r.engine.get('engine')} {r.engine.get('model') or ''}".strip() for r in results]],
+                             ["engine", *[_engine(r) for r in results]],
                              ["advertised", *[_n(r.advertised.tokens) for r in results]],
                              ["configured", *[_n(r.configured) for r in results]],
                              ["accepted", *[_n(r.accepted.accepted_tokens) for r in results]],
@@ -44,6 +44,10 @@ def render_limits(results: list[TargetLimits]) -> str:
                 acc = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
                 out.append(f"    {row.length:>9,}  acc {acc}  n {row.n:<3} CI [{row.lo:.2f}, {row.hi:.2f}]  {row.verdict}")
     return "\n".join(out)
+
+
+def _engine(r: TargetLimits) -> str:
+    return f"{r.engine.engine} {r.engine.model or ''}".strip() if r.engine else "None"
 
 
 def _served(planned: int | None, served: int | None) -> str:

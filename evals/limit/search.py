@@ -19,10 +19,11 @@ a length and returns how many were correct and how many were scored.
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.evals.log.limit import LengthResult, LimitResult
 from ctxprobe.evals.stats import wilson, z_for
 
 
@@ -53,36 +54,6 @@ class LimitConfig(BaseModel):
         if self.max_length < self.min_length:
             raise ValueError(f"max_length {self.max_length} is below min_length {self.min_length}")
         return self
-
-
-class LengthResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    length: int
-    successes: int
-    n: int = Field(description="scored samples")
-    requests: int = Field(description="samples requested, scored or not")
-    accuracy: float | None
-    lo: float
-    hi: float
-    verdict: Literal["pass", "fail", "no_data"]
-    settled: bool = Field(description="the interval cleared the threshold (False: decided at the cap)")
-
-
-class LimitResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    effective: int | None = Field(description="longest passing length; None when the shortest fails")
-    bracket: tuple[int, int] | None = Field(description="(longest passing, shortest failing); None if it never drops")
-    first_failing: int | None
-    threshold: float
-    criterion: Literal["absolute", "relative"]
-    confidence: float
-    lengths: list[LengthResult] = Field(description="in the order measured")
-    requests: int
-    full_grid_lengths: int
-    full_grid_requests: int
-    verdict: str
 
 
 def snap(length: float, config: LimitConfig) -> int:

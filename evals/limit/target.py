@@ -4,39 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
-
-from pydantic import BaseModel
 
 from ctxprobe.evals.limit.accept import AcceptedResult, Probe, find_accepted
-from ctxprobe.evals.limit.advertised import Advertised
 from ctxprobe.evals.limit.search import LimitConfig, LimitResult, find_effective_length
+from ctxprobe.evals.log.limit import TargetLimits, TaskSpec
 from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.run.loop import run_recipes
 from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.run.loop import run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.build import build_sample, builder_for
-from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.token_counter import TokenCounter
 
 _SERVER_ERROR = re.compile(r"HTTP 5\d\d\b")  # the client's http_error detail starts "HTTP <status> from <url>"
 GOLDEN = 61.803398875  # depths of successive samples: an even, deterministic spread over 0-100
 
-
-class TaskSpec(BaseModel):
-    family: str
-    params: dict[str, Any] = {}
-
-
-class TargetLimits(BaseModel):
-    endpoint: str
-    engine: dict[str, Any]
-    advertised: Advertised
-    configured: int | None
-    configured_source: str | None
-    accepted: AcceptedResult
-    effective: LimitResult | None
-    tasks: list[TaskSpec]
+__all__ = ["TargetLimits", "TaskSpec", "accepted_length", "effective_length"]
 
 
 def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int,

@@ -15,9 +15,9 @@ from pathlib import Path
 import yaml
 
 from ctxprobe.evals.lmeval.source import ExportSource
-from ctxprobe.evals.report.table import variant_label
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
+from ctxprobe.tasks.variant import ALWAYS_SHOWN, variant_params
 
 DATA_DIR = "data"
 UTILS = '''"""lm-eval helpers of this ctxprobe export (ctxprobe must be installed: it scores the answers)."""
@@ -61,11 +61,9 @@ def task_name(sample: Sample) -> str:
     """`ctxprobe_<family>_<non-default params>_<length>` (plus `_chat` for chat-mode samples): a name,
     never parsed back (each doc carries its typed recipe)."""
     recipe = sample.recipe
-    label = variant_label(recipe.params, recipe.family)
     parts = [recipe.family]
-    for item in label.split(", ") if label != "-" else []:
-        key, _, value = item.partition("=")
-        parts.append(value if key in ("variant", "kind") else f"{key}{value}")
+    for key, value in variant_params(recipe.params, recipe.family).items():
+        parts.append(str(value) if key in ALWAYS_SHOWN else f"{key}{value}")
     parts.append(str(recipe.context_tokens))
     if recipe.mode == "chat":
         parts.append("chat")

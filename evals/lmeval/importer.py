@@ -22,7 +22,9 @@ from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_ur
 from ctxprobe.evals.log.record import Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.score import score_sample
+from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.identity import condition_key
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 
@@ -124,8 +126,7 @@ def _manifest(records: list[SampleRecord], runs: list[LogRun], logs: list[Path],
     recipes = [r.sample.recipe for r in records]
     conditions: dict[str, SuiteTask] = {}
     for recipe in recipes:
-        key = json.dumps([recipe.family, recipe.params], sort_keys=True)
-        conditions.setdefault(key, SuiteTask(family=recipe.family, params=recipe.params,
+        conditions.setdefault(condition_key(recipe), SuiteTask(family=recipe.family, params=recipe.params,
                                              lengths=sorted({r.context_tokens for r in recipes if r.family == recipe.family
                                                              and r.params == recipe.params})))
     models = sorted({str(r.model_args.get("model") or r.model) for r in runs if r.model_args.get("model") or r.model})
@@ -135,8 +136,8 @@ def _manifest(records: list[SampleRecord], runs: list[LogRun], logs: list[Path],
                   tasks=list(conditions.values()))
     return RunManifest(command="import-lm-eval", ctxprobe_version=ctxprobe_version(), status="finished",
                        label=label, endpoints=endpoints, model=models[0] if models else None,
-                       engine={"harness": "lm-eval", "lm_eval_version": next((r.lm_eval_version for r in runs
-                                                                              if r.lm_eval_version), None)},
+                       engine=EngineInfo(engine="lm-eval", version=next((r.lm_eval_version for r in runs
+                                                                         if r.lm_eval_version), None)),
                        mode=",".join(sorted({r.mode for r in recipes})), suite=suite,
                        tokenizer=",".join(sorted({r.tokenizer for r in recipes})),
                        options={"logs": [str(p) for p in logs]}, samples_planned=len(records),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
@@ -36,7 +37,7 @@ def export_samples(source: str, *, token_counter: str | None = None, lengths: st
         run = load_run(path)
         spec = token_counter or run.manifest.token_counter
         endpoint = run.manifest.endpoints[0] if run.manifest.endpoints else None
-        counter = open_counter(spec, endpoint=endpoint, api_key_env=run.manifest.api_key_env or "OPENAI_API_KEY")
+        counter = open_counter(spec, endpoint=endpoint, api_key_env=run.manifest.api_key_env or DEFAULT_API_KEY_ENV)
         recipes = [r.sample.recipe for r in run.records]
         name = run.manifest.suite.name
     else:
@@ -44,7 +45,7 @@ def export_samples(source: str, *, token_counter: str | None = None, lengths: st
 
         suite = suite_from_args(source, None, None, lengths, depths, samples, None, seed)
         spec = token_counter or DEFAULT_COUNTER
-        counter = open_counter(spec, endpoint=None, api_key_env="OPENAI_API_KEY")
+        counter = open_counter(spec, endpoint=None, api_key_env=DEFAULT_API_KEY_ENV)
         recipes = suite.recipes(builder_for(counter).recipe_tokenizer)
         name = suite.name
     builder = builder_for(counter)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION
-from ctxprobe.runners.http_json import display_url
+from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.suite import Suite
 
 
@@ -31,7 +32,7 @@ class RunManifest(BaseModel):
     label: str = ""
     endpoints: list[str] = Field(default_factory=list, description="public URLs (no credentials, no query)")
     model: str | None = None
-    engine: dict[str, Any] = Field(default_factory=dict, description="the engine probe's facts")
+    engine: EngineInfo | None = Field(None, description="the engine probe's facts; None where nothing was probed")
     mode: str | None = None
     suite: Suite
     seeds: list[int] = Field(default_factory=list)
@@ -49,6 +50,22 @@ class RunManifest(BaseModel):
     engine_metrics: dict[str, float] | None = Field(None, description="the engine's /metrics counters over the run "
                                                     "(deltas), where it exposes them")
 
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine_facts(cls, value: Any) -> Any:
+        return engine_facts(value)
+
+
+def engine_facts(value: Any) -> Any:
+    """Engine facts as older files wrote them (a plain dict) made typed: `{}` is none probed, a dict without
+    an `engine` (an lm-eval import's `harness`) names the harness instead."""
+    if isinstance(value, dict):
+        if not value:
+            return None
+        if "engine" not in value:
+            return {**value, "engine": value.get("harness") or "unknown",
+                    "version": value.get("version") or value.get("lm_eval_version")}
+    return value
 
 
 def ctxprobe_version() -> str:
@@ -60,7 +77,10 @@ def ctxprobe_version() -> str:
 
 def public_url(url: str) -> str:
     """The URL without user:password@ and without a query string (which may carry a key)."""
-    return display_url(url)
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def saved_options(options: BaseModel) -> dict[str, Any]:

@@ -1,11 +1,12 @@
-"""The schema version of a run folder's files (manifest.json and every line of samples.jsonl). Files
-written before versions were recorded are version 1 and stay readable."""
+"""The schema version of every file ctxprobe writes (manifest.json, every line of samples.jsonl,
+limit.json, compare.json, history.json). Files written before versions were recorded are version 1 and
+stay readable; 2 versioned the run folder; 3 typed the engine facts and versioned the other outputs."""
 
 from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def versioned(data: Any) -> Any:

@@ -11,7 +11,7 @@ from ctxprobe.evals.report.table import render_text, write_summary
 
 
 def run_title(manifest: RunManifest) -> str:
-    parts = [manifest.label, manifest.model or "", str(manifest.engine.get("engine") or "")]
+    parts = [manifest.label, manifest.model or "", manifest.engine.engine if manifest.engine else ""]
     return " · ".join(p for p in parts if p)
 
 
@@ -22,7 +22,7 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
         return "no finished samples yet\n"
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
-    from ctxprobe.evals.compare.templates import render_template_sensitivity
+    from ctxprobe.evals.paired.templates import render_template_sensitivity
 
     write_summary(records, run_dir)
     write_heatmaps(records, run_dir, run_title(manifest))

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.evals.log.rows import record_row, variant_label
 from ctxprobe.evals.report.count_note import count_note
 from ctxprobe.evals.stats import Z95, wilson
 from ctxprobe.tasks.lengths import format_length
@@ -20,48 +21,24 @@ from ctxprobe.tasks.lengths import format_length
 CONDITION = ["family", "variant", "haystack"]
 CELL = [*CONDITION, "context_tokens", "depth"]
 ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
-_FIRST_PARAMS = ("variant", "kind", "value_kind")
 
-
-def variant_label(params: dict[str, Any], family: str | None = None) -> str:
-    """A display label for a family's parameters: `variant=multikey, value_kind=uuid, distractors=3`
-    (variant and kind first, the rest sorted); `-` when there are none. Built for display, never parsed.
-    With the family named, parameters at their defaults are left out (variant and kind always shown),
-    so a recipe that spells out its defaults and one that doesn't share a label."""
-    if family is not None:
-        params = _non_default(family, params)
-    keys = [k for k in _FIRST_PARAMS if k in params] + sorted(k for k in params if k not in _FIRST_PARAMS)
-    return ", ".join(f"{k}={params[k]}" for k in keys) or "-"
-
-
-def _non_default(family: str, params: dict[str, Any]) -> dict[str, Any]:
-    from ctxprobe.tasks.errors import UserError
-    from ctxprobe.tasks.registry import get_family, validate_params
-
-    try:
-        get_family(family)
-    except UserError:
-        return params  # not a ctxprobe family (an imported RULER task): its parameters as recorded
-    full = validate_params(get_family(family), params).model_dump(mode="json")
-    defaults = get_family(family).Params().model_dump(mode="json")
-    return {k: v for k, v in full.items() if k in ("variant", "kind") or v != defaults.get(k)}
+__all__ = ["CELL", "CONDITION", "ERROR_COLUMNS", "accuracy_table", "aggregate", "context_summary", "record_frame",
+           "render_markdown", "render_text", "variant_label", "write_summary"]
 
 
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
     """One row per record: its coordinates, whether it was scored, correct (0/1), partial, error kind."""
     rows = []
     for rec in records:
-        recipe = rec.sample.recipe
         if rec.score is None and rec.error is None:
             raise ValueError(f"record {rec.sample.sample_id} has neither a score nor an error")
-        row: dict[str, Any] = {
-            "family": recipe.family, "variant": variant_label(recipe.params, recipe.family), "haystack": recipe.haystack,
-            "context_tokens": recipe.context_tokens, "depth": float(recipe.depth),
-            "scored": rec.error is None,
-            "correct": float(rec.score.correct) if rec.error is None and rec.score else math.nan,
-            "partial": rec.score.partial if rec.error is None and rec.score else math.nan,
-        }
-        row.update({col: rec.error is not None and col == f"err_{rec.error.value}" for col in ERROR_COLUMNS})
+        full = record_row(rec)
+        scored = full["error"] is None
+        row: dict[str, Any] = {key: full[key] for key in CELL}
+        row.update(depth=float(full["depth"]), scored=scored,
+                   correct=float(full["correct"]) if scored and full["correct"] is not None else math.nan,
+                   partial=full["partial"] if scored and full["partial"] is not None else math.nan)
+        row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
         rows.append(row)
     columns = [*CELL, "scored", "correct", "partial", *ERROR_COLUMNS]
     return pd.DataFrame(rows, columns=columns)

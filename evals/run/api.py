@@ -14,25 +14,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.run import engine_metrics
-from ctxprobe.evals.run.inline_suite import suite_for
-from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
-from ctxprobe.evals.log.manifest import (
-    RunManifest,
-    ctxprobe_version,
-    public_url,
-    saved_options,
-)
-from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
-from ctxprobe.evals.run.order import Order
+from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.evals.log.store import RunStore, run_folder
+from ctxprobe.evals.run import engine_metrics
+from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
+from ctxprobe.evals.run.options import RunOptions, validated
+from ctxprobe.evals.run.order import Order
+from ctxprobe.evals.run.prepare import prepare_run
+from ctxprobe.evals.run.serving import Served, serving
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
@@ -63,18 +58,8 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
         **kwargs: Any) -> RunResult:
     """Run a suite (see `RunOptions`; keyword arguments are its fields) and return how it ended.
     Bad input raises `UserError` before anything is sent or any folder is made."""
-    opts = options if options is not None else validated(RunOptions, kwargs)
-    if opts.resume:
-        store = RunStore(Path(opts.resume))
-        previous: RunManifest | None = store.load_manifest()
-        assert previous is not None
-        suite = previous.suite
-        opts = _resumed_options(opts, previous)
-    else:
-        suite = suite_for(opts)
-        suite.check()
-        store = RunStore(run_folder(Path(opts.results_dir), opts.label))
-        previous = None
+    prepared = prepare_run(options if options is not None else validated(RunOptions, kwargs))
+    opts, suite, store, previous = prepared.options, prepared.suite, prepared.store, prepared.previous
     with _sigterm_as_interrupt(), serving(opts, suite) as served:
         builder = builder_for(served.counter)
         recipes = suite.recipes(builder.recipe_tokenizer, mode=opts.mode, default_mode=served.config.mode)
@@ -197,21 +182,6 @@ def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 # Options a resume may change: where and how to reach the endpoint (not the mode, which is part of the plan)
 # and how the run reports. What to run always comes from the run.
-_RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report"}
-
-
-def _resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
-    """The saved options, with the endpoint options given again on the command line taking over
-    (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
-    saved = dict(previous.options)
-    for key in _RESUME_OVERRIDES:
-        value = getattr(given, key)
-        if key in given.model_fields_set and value not in (None, []):
-            saved[key] = value
-    saved["resume"] = given.resume
-    return validated(RunOptions, {k: v for k, v in saved.items() if k in RunOptions.model_fields})
-
-
 def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, previous: RunManifest | None,
               planned: int) -> RunManifest:
     base = previous.model_dump() if previous is not None else {"created": time.time()}
@@ -237,7 +207,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
     def still_there() -> bool:  # one call per replica, within the run's --timeout: a frozen server costs no more
         for url in served.config.base_urls:
             try:
-                request_json("GET", f"{url}/v1/models", timeout_s=min(served.config.timeout_base_s, 30.0),
+                request_json("GET", f"{url}/v1/models", timeout_s=min(served.config.timeout, 30.0),
                              api_key_env=served.config.api_key_env)
                 return True
             except Unreachable:
@@ -247,7 +217,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
     show = (lambda record, prog: on_progress(prog)) if on_progress else None
     for mode in dict.fromkeys(r.mode for r in recipes):
         group = [r for r in recipes if r.mode == mode]
-        config = replace(served.config, mode=mode)
+        config = served.config.model_copy(update={"mode": mode})
         async with EndpointClient(config) as client:
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
                               order=order, on_record=show, still_there=still_there, progress=progress)

@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
-from ctxprobe.tasks.errors import UserError
 from ctxprobe.evals.run.options import SuiteOptions
+from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
-from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.run.count_check import count_off
+from ctxprobe.evals.run.order import Order, send_groups
+from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.daemon_threads import in_daemon_thread
 from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.runners.response import no_answer

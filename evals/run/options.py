@@ -8,35 +8,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ctxprobe.runners.settings import ClientSettings, EngineSettings
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.sample import Mode
 
-KvCacheType = Literal["f16", "q8_0", "q4_0"]
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
-
-class EndpointOptions(BaseModel):
-    """Where prompts go and how: a remote endpoint, or the embedded engine when `endpoints` is empty."""
-
-    model_config = ConfigDict(extra="forbid")
+class EndpointOptions(ClientSettings, EngineSettings):
+    """Where prompts go and how: a remote endpoint, or the embedded engine when `endpoints` is empty. The
+    client's and the engine's settings are runners' own models (runners/settings.py), passed on as given."""
 
     endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
-    model: str | None = Field(None, description="model name (default: the first one GET /v1/models lists)")
-    api_key_env: str = Field(DEFAULT_API_KEY_ENV, description="environment variable holding the API key (its value is never written anywhere)")
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
     concurrency: int | None = Field(None, ge=1, description="requests in flight (default: the server's slots for llama-server, else 4)")
-    timeout: float = Field(120.0, gt=0, description="request timeout base, seconds")
-    timeout_per_1k: float = Field(2.0, ge=0, description="extra timeout per 1K prompt tokens (long prefills take minutes)")
-    retries: int = Field(4, ge=0, description="retries on 429, 5xx and connection errors")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
     model_file: str | None = Field(None, description="embedded engine: serve this local GGUF instead of Gemma 3 270M")
-    n_ctx: int | None = Field(None, ge=16, description="embedded engine: context per slot, in tokens (default: longest prompt + answer room)")
-    parallel: int | None = Field(None, ge=1, description="embedded engine: slots, requests served at once, each with its own context (default 1)")
-    kv_cache_type: KvCacheType = Field("f16", description="embedded engine: KV cache type")
-    swa_cache: Literal["full", "window"] = Field(
-        "full", description="embedded engine: KV cache of sliding-window layers: full (a prefix cache reuses any "
-        "shared prefix) or window (llama-server's default: less memory, reuse only up to its checkpoints)")
-    threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
+
+
+EMBEDDED_FIELDS = frozenset({"model_file", *EngineSettings.model_fields})  # the embedded engine's options
 
 
 class SuiteOptions(BaseModel):

@@ -7,20 +7,13 @@ The order never changes a prompt or its id: it is a scheduling choice, recorded 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Literal
 
+from ctxprobe.tasks.identity import sharing_key
 from ctxprobe.tasks.sample import Recipe
 
 Order = Literal["cache-aware", "as-listed"]
-
-
-def sharing_key(recipe: Recipe) -> tuple[object, ...]:
-    """Recipes with the same key build prompts that are identical up to their first needle."""
-    return (recipe.mode, recipe.tokenizer, recipe.generator_version, recipe.family,
-            json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.window, recipe.context_tokens,
-            recipe.seed)
 
 
 def send_groups(recipes: Sequence[Recipe], order: Order) -> list[list[Recipe]]:

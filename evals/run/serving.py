@@ -13,6 +13,7 @@ from ctxprobe.evals.run.options import EndpointOptions
 from ctxprobe.runners.endpoint import EndpointConfig
 from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.retry import RetryPolicy
+from ctxprobe.runners.settings import EngineSettings, part
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec
 
@@ -55,7 +56,6 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     """Probe the endpoint (or start the embedded engine) and open the token counter."""
     from ctxprobe.runners.probe import probe_engine
 
-    given = _client_settings(opts)
     policy = _policy(opts)
     if opts.endpoints:
         info = probe_engine(opts.endpoints[0], model=opts.model, api_key_env=opts.api_key_env, policy=policy)
@@ -64,7 +64,7 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
         counter = open_counter(spec, endpoint=opts.endpoints[0], api_key_env=opts.api_key_env, policy=policy,
                                concurrency=concurrency)
         spec = f"server:{opts.endpoints[0]}" if spec == "server" else spec
-        config = EndpointConfig(base_urls=tuple(opts.endpoints), mode="chat", concurrency=concurrency, **given)
+        config = EndpointConfig.of(opts, base_urls=tuple(opts.endpoints), mode="chat", concurrency=concurrency)
         yield Served(config, info.model_dump(), _shown_spec(spec), counter)
         return
     from ctxprobe.runners.launcher import EmbeddedEngine
@@ -72,9 +72,10 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     spec = opts.token_counter or embedded_counter_spec(opts.model_file)
     offline = not spec.startswith("server")
     counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env) if offline else None  # fail fast
-    n_ctx = opts.n_ctx or default_n_ctx(suite)
-    with EmbeddedEngine(model_file=opts.model_file, n_ctx=n_ctx, kv_cache_type=opts.kv_cache_type,
-                        threads=opts.threads, parallel=opts.parallel or 1, swa_cache=opts.swa_cache) as engine:
+    settings = part(opts, EngineSettings)
+    if settings.n_ctx is None:  # sized to the suite
+        settings = settings.model_copy(update={"n_ctx": default_n_ctx(suite)})
+    with EmbeddedEngine(opts.model_file, settings=settings) as engine:
         info = engine.info()
         if counter is None:  # the engine's own tokenizer, now that it runs
             spec = f"server:{engine.base_url}"
@@ -82,7 +83,7 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
                                    concurrency=opts.concurrency or opts.parallel or 1)
         # The launcher knows what suits its server; the user's flags win.
         overrides = {"concurrency": opts.concurrency} if opts.concurrency else {}
-        yield Served(engine.endpoint_config(**overrides, **given), info.model_dump(), spec, counter)
+        yield Served(engine.endpoint_config(opts, **overrides), info.model_dump(), spec, counter)
 
 
 def _shown_spec(spec: str) -> str:
@@ -95,12 +96,3 @@ def default_n_ctx(suite: Suite) -> int:
     """The longest prompt plus room for the answer, rounded up to 256."""
     longest = max(max(t.lengths or suite.lengths) for t in suite.tasks)
     return -(-(longest + 512) // 256) * 256
-
-
-def _client_settings(opts: EndpointOptions) -> dict[str, Any]:
-    """Client settings from the options that apply to any endpoint."""
-    given: dict[str, Any] = {"api_key_env": opts.api_key_env, "timeout_base_s": opts.timeout,
-                             "timeout_per_1k_tokens_s": opts.timeout_per_1k, "max_retries": opts.retries}
-    if opts.model:
-        given["model"] = opts.model
-    return given

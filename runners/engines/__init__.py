@@ -1,25 +1,28 @@
 """One adapter per engine: how it is recognised, what it states about itself, its tokenize call, its
-too-long shape and its metric names (runners.engines.base says what each holds). Found by name:
+too-long shape and its metric names (runners.engines.base says what each holds). Every module of this
+package is imported here, so an adapter module registers itself by being in the folder. Found by name:
 
     adapter("llama-server").tokenize_call(...)
 """
 
 from __future__ import annotations
 
-from ctxprobe.runners.engines import llama_cpp_python, llama_server, sglang, vllm  # noqa: F401 - registers them
-from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, registered
+import importlib
+import pkgutil
+
+from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, register, registered, unregister
 from ctxprobe.tasks.errors import UserError
 
-__all__ = ["Call", "Calls", "EngineAdapter", "TooLong", "adapter", "adapters", "known_engines"]
+__all__ = ["Call", "Calls", "EngineAdapter", "TooLong", "adapter", "adapters", "known_engines", "register",
+           "unregister"]
 
-# The order engines are tried in when nothing hints which one answers: the cheapest identifying calls
-# first, and llama-cpp-python's too-long wording (which shares vLLM's "maximum context length") before vLLM's.
-_ORDER = ("llama-server", "sglang", "llama-cpp-python", "vllm")
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")  # each adapter module registers its engine
 
 
 def adapters() -> list[EngineAdapter]:
-    found = registered()
-    return [found[name] for name in _ORDER if name in found] + [a for n, a in found.items() if n not in _ORDER]
+    """Every registered adapter, in the order engines are tried (`probe_rank`, then name)."""
+    return sorted(registered().values(), key=lambda a: (a.probe_rank, a.name))
 
 
 def known_engines() -> tuple[str, ...]:

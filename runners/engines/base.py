@@ -1,4 +1,8 @@
-"""What every engine adapter says about its engine, and the registry that finds an adapter by name.
+"""What every engine adapter says about its engine, and the open registry that finds an adapter by name.
+
+A new engine is one module in runners/engines/ (found and imported by the package) holding one
+`@register`ed subclass: probe, doctor, the server tokenizer, the too-long parser and the metrics scrape
+all read the registry, so nothing else names it.
 
 An adapter holds one engine's facts from docs/ENGINES.md: how it is recognised (its `/v1/models`
 `owned_by` and its own identifying call), where it states its context length, version and slots, its
@@ -72,6 +76,12 @@ class EngineAdapter(ABC):
 
     name: ClassVar[str]
     owned_by: ClassVar[str]  # what the engine writes into GET /v1/models `owned_by`
+    # Where it is tried when nothing hints which engine answers: cheap identifying calls first, and a
+    # too-long wording that contains another's (llama-cpp-python's holds vLLM's) before that one.
+    probe_rank: ClassVar[int] = 100
+    # The doctor's advice where cached prompt tokens or /metrics are missing (the engine's own flag).
+    cached_tokens_advice: ClassVar[str] = ""
+    metrics_advice: ClassVar[str] = ""
     metrics: ClassVar[Mapping[str, str]] = {}  # ctxprobe's name -> the engine's Prometheus name
     context_source: ClassVar[str | None] = None  # the call the context length comes from
     # too-long rejections (HTTP 400): a marker that says "this is one", then where N and M are said
@@ -151,6 +161,11 @@ def register(cls: type[EngineAdapter]) -> type[EngineAdapter]:
         raise ValueError(f"engine {cls.name!r} registered twice")
     _REGISTRY[cls.name] = cls()
     return cls
+
+
+def unregister(name: str) -> None:
+    """Forget engine `name` (an adapter registered for a while, e.g. by a test)."""
+    _REGISTRY.pop(name, None)
 
 
 def registered() -> dict[str, EngineAdapter]:

@@ -16,6 +16,9 @@ from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, dig, regis
 class LlamaCppPython(EngineAdapter):
     name = "llama-cpp-python"
     owned_by = "me"
+    probe_rank = 30
+    cached_tokens_advice = "llama-cpp-python never reports them"
+    metrics_advice = "llama-cpp-python has no /metrics"
     adds_bos_always = True
     count_field = "count"
     # "This model's maximum context length is N tokens. However, you requested T tokens (P in the messages,

@@ -17,6 +17,9 @@ from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, d
 class LlamaServer(EngineAdapter):
     name = "llama-server"
     owned_by = "llamacpp"
+    probe_rank = 10
+    cached_tokens_advice = "llama-server always reports them (usage.prompt_tokens_details, timings.cache_n)"
+    metrics_advice = "start llama-server with --metrics"
     context_source = "GET /props default_generation_settings.n_ctx (per slot)"
     metrics = {
         "prompt_tokens": "llamacpp:prompt_tokens_total",

@@ -15,6 +15,9 @@ from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, dig, posit
 class SGLang(EngineAdapter):
     name = "sglang"
     owned_by = "sglang"
+    probe_rank = 20
+    cached_tokens_advice = "start SGLang with --enable-cache-report"
+    metrics_advice = "start SGLang with --enable-metrics"
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
     metrics = {

@@ -15,6 +15,9 @@ from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, dig, posit
 class VLLM(EngineAdapter):
     name = "vllm"
     owned_by = "vllm"
+    probe_rank = 40
+    cached_tokens_advice = "start vLLM with --enable-prompt-tokens-details"
+    metrics_advice = "vLLM always serves /metrics"
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
     metrics = {

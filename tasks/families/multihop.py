@@ -56,7 +56,7 @@ class MultihopParams(BaseModel):
         return self
 
 
-@task_family("multihop")
+@task_family("multihop", version="2")
 class Multihop:
     Params = MultihopParams
 

@@ -45,7 +45,7 @@ class NiahParams(BaseModel):
         "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
 
 
-@task_family("niah")
+@task_family("niah", version="2")
 class Niah:
     Params = NiahParams
 

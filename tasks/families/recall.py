@@ -47,7 +47,7 @@ class RecallParams(BaseModel):
     placement: Literal["random", "spread"] = Field("random", description="where the distractors go")
 
 
-@task_family("recall")
+@task_family("recall", version="2")
 class Recall:
     Params = RecallParams
 

@@ -10,6 +10,11 @@ reasoning fields and `<think>` text.
 
     FakeEngine("sglang", api_key="k-123")           # answers 401 to any request without "Bearer k-123"
     FakeEngine(answer=lambda body: ...)             # an answer per request, from its JSON body
+    FakeEngine("toy", routes={("GET", "/toy/info"): lambda engine, body: (200, {...})},
+               too_long=lambda engine, limit, prompt_tokens: {...})   # an engine the fake does not know
+
+What it says of each engine (`owned_by`, metric names, whether there is a /metrics) comes from the engine
+adapters' registry (runners/engines/); the registered engines it has response shapes for are `FLAVORS`.
 
 Faults around the completions, for the run's hardening: `tokenize_fail_every=7` (every 7th tokenize call
 answers 503), `tokenize_fail_after=N` (every tokenize call after the Nth answers 503), `tokenize_delay_s`,
@@ -32,10 +37,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
-Flavor = Literal["vllm", "sglang", "llama-server", "llama-cpp-python"]
-FLAVORS: tuple[Flavor, ...] = ("vllm", "sglang", "llama-server", "llama-cpp-python")
+from ctxprobe.runners.engines import adapter, known_engines
+
+Flavor = str  # a registered engine's name
+_VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23", "llama-server": "b7000-abc1234", "llama-cpp-python": "0.3.36"}
+FLAVORS: tuple[Flavor, ...] = tuple(name for name in known_engines() if name in _VERSIONS)  # shapes served below
+Route = Callable[["FakeEngine", Any], tuple[int, Any]]
 CHAT_TEMPLATE_TOKENS = 7  # what the fake chat template adds around one user message (BOS included)
 
 
@@ -103,16 +112,20 @@ class FakeEngine:
     def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
                  answer: str | Callable[[dict[str, Any]], str] = "The answer is 42.", reasoning: str | None = None,
                  version: str | None = None, n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None,
+                 routes: dict[tuple[str, str], Route] | None = None,
+                 too_long: Callable[[FakeEngine, int, int], Any] | None = None,
                  tokenize_fail_every: int = 0, tokenize_fail_after: int | None = None, tokenize_delay_s: float = 0.0,
                  tokenize_noise: int = 0, usage_scale: float = 1.0, accepts_up_to: int | None = None,
                  completion_delay_s: float = 0.0) -> None:
         self.flavor = flavor
+        self.adapter = adapter(flavor)
+        self.routes = routes or {}
+        self.too_long = too_long
         self.model = model
         self.context_length = context_length
         self.answer = answer
         self.reasoning = reasoning
-        self.version = version or {"vllm": "0.33.0", "sglang": "0.5.23", "llama-server": "b7000-abc1234",
-                                   "llama-cpp-python": "0.3.36"}[flavor]
+        self.version = version or _VERSIONS.get(flavor, "1.0")
         self.n_ctx_train = n_ctx_train
         self.slots = slots
         self.api_key = api_key
@@ -258,16 +271,19 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             flavor = engine.flavor
-            if self.path == "/metrics" and flavor != "llama-cpp-python":
+            if ("GET", self.path) in engine.routes:
+                return self._json(*engine.routes["GET", self.path](engine, None))
+            if self.path == "/metrics" and engine.adapter.metrics:
                 return self._text(200, _metrics(engine))
             if self.path == "/v1/models":
-                card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000}
+                card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000,
+                                        "owned_by": engine.adapter.owned_by}
                 if flavor in ("vllm", "sglang"):
-                    card.update(owned_by=flavor, root=engine.model, max_model_len=engine.context_length)
+                    card.update(root=engine.model, max_model_len=engine.context_length)
                 elif flavor == "llama-server":
-                    card.update(owned_by="llamacpp", meta={"n_ctx_train": engine.n_ctx_train, "n_vocab": 262144})
+                    card.update(meta={"n_ctx_train": engine.n_ctx_train, "n_vocab": 262144})
                 else:
-                    card.update(owned_by="me", permissions=[])
+                    card.update(permissions=[])
                 return self._json(200, {"object": "list", "data": [card]})
             if self.path == "/version" and flavor == "vllm":
                 return self._json(200, {"version": engine.version})
@@ -287,6 +303,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if self._refused():
                 return
             path = self.path
+            if ("POST", path) in engine.routes:
+                return self._json(*engine.routes["POST", path](engine, body))
             kind = "completions" if path in ("/v1/completions", "/v1/chat/completions") else "tokenize"
             engine.enter(kind)
             try:
@@ -334,8 +352,9 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             prompt_tokens = engine.prompt_tokens(body)
             limit = engine.accepts_up_to or engine.context_length
             if prompt_tokens >= limit:
-                bad = too_long_body(engine.flavor, limit=limit, prompt_tokens=prompt_tokens,
-                                    chat=chat, max_tokens=int(body.get("max_tokens") or 16))
+                bad = engine.too_long(engine, limit, prompt_tokens) if engine.too_long else \
+                    too_long_body(engine.flavor, limit=limit, prompt_tokens=prompt_tokens,
+                                  chat=chat, max_tokens=int(body.get("max_tokens") or 16))
                 return self._json(400, bad)
             prompt_tokens = round(prompt_tokens * engine.usage_scale)
             answer = engine.answer_to(body)
@@ -400,7 +419,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-# Prometheus names from docs/ENGINES.md, two label sets each where engines label by model.
+# Prometheus names from docs/ENGINES.md that the fake exports, two label sets each where engines label by
+# model; an engine not listed here exports every name its adapter reads.
 _METRICS = {
     "vllm": ["vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total",
              "vllm:kv_cache_usage_perc", "vllm:time_to_first_token_seconds_sum",
@@ -416,7 +436,7 @@ def _metrics(engine: FakeEngine) -> str:
     tokens, 100 for the rest (prompt tokens, draft tokens, TTFT sum and count)."""
     calls = len(engine.completion_calls())
     lines = []
-    for name in _METRICS[engine.flavor]:
+    for name in _METRICS.get(engine.flavor, engine.adapter.metrics.values()):
         value = calls * (40 if "cache" in name else 60 if "accepted" in name else 100)
         lines += [f"# TYPE {name} counter", f'{name}{{model_name="{engine.model}",replica="a"}} {value / 2}',
                   f'{name}{{model_name="{engine.model}",replica="b"}} {value / 2}']

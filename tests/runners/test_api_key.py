@@ -43,7 +43,7 @@ def test_every_call_carries_the_configured_key(flavor: str, keyed_env: str) -> N
         metrics = scrape_metrics(engine.url, info.engine, api_key_env=keyed_env)
 
         async def complete() -> str:
-            config = EndpointConfig(base_urls=(engine.url,), api_key_env=keyed_env, max_retries=0)
+            config = EndpointConfig(base_urls=(engine.url,), api_key_env=keyed_env, retries=0)
             async with EndpointClient(config) as client:
                 return (await client.send("one two", max_tokens=8, planned_tokens=3, seed=1)).text
 

@@ -90,7 +90,7 @@ def test_retryable_status_is_retried_then_succeeds(status: int) -> None:
 def test_retries_run_out_into_http_error() -> None:
     with FakeEngine("sglang") as engine:
         engine.script.extend([Reply(status=500)] * 10)
-        err = run(fail_one(EndpointConfig(base_urls=(engine.url,), model="m", max_retries=2, **FAST)))
+        err = run(fail_one(EndpointConfig(base_urls=(engine.url,), model="m", retries=2, **FAST)))
         assert len(engine.completion_calls()) == 3
     assert err.kind is ErrorKind.http_error
     assert err.attempts == 3
@@ -126,7 +126,7 @@ def test_other_client_errors_are_not_retried() -> None:
 def test_dropped_connections_are_retried_then_reported() -> None:
     with FakeEngine("llama-server") as engine:
         engine.script.extend([Reply(drop=True)] * 3)
-        err = run(fail_one(EndpointConfig(base_urls=(engine.url,), model="m", max_retries=2, **FAST)))
+        err = run(fail_one(EndpointConfig(base_urls=(engine.url,), model="m", retries=2, **FAST)))
     assert err.kind is ErrorKind.connection_error and err.attempts == 3
 
 
@@ -140,7 +140,7 @@ def test_unreachable_endpoint_is_a_connection_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends: nothing listens there
-    err = run(fail_one(EndpointConfig(base_urls=(f"http://127.0.0.1:{port}",), model="m", max_retries=1, **FAST)))
+    err = run(fail_one(EndpointConfig(base_urls=(f"http://127.0.0.1:{port}",), model="m", retries=1, **FAST)))
     assert err.kind is ErrorKind.connection_error
 
 
@@ -156,8 +156,8 @@ def test_unreachable_endpoint_during_model_discovery_is_a_user_error() -> None:
 def test_slow_prefill_times_out_once_without_retry(stream: bool) -> None:
     with FakeEngine("vllm") as engine:
         engine.script.append(Reply(delay_s=3.0))
-        config = EndpointConfig(base_urls=(engine.url,), model="m", timeout_base_s=0.3,
-                                timeout_per_1k_tokens_s=0.0, stream=stream, **FAST)
+        config = EndpointConfig(base_urls=(engine.url,), model="m", timeout=0.3,
+                                timeout_per_1k=0.0, stream=stream, **FAST)
         err = run(fail_one(config))
         assert len(engine.completion_calls()) == 1
     assert err.kind is ErrorKind.timeout
@@ -166,7 +166,7 @@ def test_slow_prefill_times_out_once_without_retry(stream: bool) -> None:
 def test_deadline_grows_with_planned_tokens() -> None:
     with FakeEngine("vllm") as engine:
         engine.script.append(Reply(delay_s=0.5))
-        config = EndpointConfig(base_urls=(engine.url,), model="m", timeout_base_s=0.2, timeout_per_1k_tokens_s=1.0)
+        config = EndpointConfig(base_urls=(engine.url,), model="m", timeout=0.2, timeout_per_1k=1.0)
         assert config.request_timeout_s(1_000_000) == pytest.approx(1000.2)
         assert run(send_one(config, planned_tokens=1000)).text  # 1.2 s allowed for a 0.5 s prefill
 

@@ -1,15 +1,17 @@
 """Golden prompts: the sha256 of one prompt per family x haystack, counted with the estimate and with the
 packaged Gemma 3 tokenizer. Determinism is a feature: the same recipe must give the same bytes on any
-machine. Any change to a generator's output fails here until GENERATOR_VERSION is bumped and the new
-prompts are pinned under the new version (old versions' rows stay, as a record of what they built)."""
+machine. Each family has its own generator version (`@task_family(name, version=...)`): any change to a
+family's output fails here until that family's version is bumped and its new prompts are pinned under the
+new version (old versions' rows stay, as a record of what they built). Other families are left alone."""
 
 from __future__ import annotations
 
 import pytest
 
-from ctxprobe.tasks import GENERATOR_VERSION
 from ctxprobe.tasks.build import builder_for, token_counter
+from ctxprobe.tasks.registry import family_version
 
+# family version -> (counter, family, haystack) -> the prompt's sha256 (first 32 hex digits)
 GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
     "2": {
         ('estimate', 'niah', 'prose'): "393cc1915089788464e868b752a120b2",
@@ -41,13 +43,14 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
 
 
 @pytest.mark.parametrize("key", sorted(GOLDEN["2"]))
-def test_prompt_bytes_are_pinned_for_this_generator_version(key: tuple[str, str, str]) -> None:
-    pinned = GOLDEN.get(GENERATOR_VERSION)
-    assert pinned is not None, f"generator version {GENERATOR_VERSION} has no golden prompts: pin them here"
+def test_prompt_bytes_are_pinned_for_each_family_version(key: tuple[str, str, str]) -> None:
     counter, family, haystack = key
+    version = family_version(family)
+    pinned = {k: v for k, v in GOLDEN.get(version, {}).items() if k[1] == family}
+    assert pinned, f"{family}'s generator version {version} has no golden prompts: pin them here"
     builder = builder_for(token_counter(counter))
     recipe = builder.recipe(family=family, haystack=haystack, context_tokens=2048, depth=40.0, seed=7)
+    assert recipe.generator_version == version
     assert builder.build(recipe).prompt_sha256[:32] == pinned[key], (
-        f"{family} on {haystack} ({counter}) builds other bytes than generator version {GENERATOR_VERSION} did: "
-        "if the change is meant, bump GENERATOR_VERSION in tasks/__init__.py and pin the new prompts")
-
+        f"{family} on {haystack} ({counter}) builds other bytes than its generator version {version} did: "
+        f"if the change is meant, bump {family}'s version in its @task_family(...) and pin the new prompts")

@@ -9,7 +9,8 @@ from collections import defaultdict
 import pytest
 
 from ctxprobe.tasks.assemble import tolerance
-from ctxprobe.tasks.build import builder_for, needle_key, token_counter
+from ctxprobe.tasks.build import builder_for, token_counter
+from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.families.framing import RULER_GENERATION_TOKENS
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite

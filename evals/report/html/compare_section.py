@@ -1,5 +1,5 @@
-"""What a `ctxprobe compare` folder shows on the page, read from its `compare.json` as plain JSON (so the
-report reads comparisons written by any version that keeps these fields): the inputs, the per-row verdicts
+"""What a `ctxprobe compare` folder shows on the page, read from its `compare.json` through the versioned
+model (so comparisons written by older versions read the same): the inputs, the per-row verdicts
 (difference, paired interval, Holm-adjusted p), diff heatmaps (as tables from the cell rows, and the PNGs
 compare wrote), and examples where the builds disagree, with both raw outputs where the run folders are
 still there."""
@@ -11,13 +11,15 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.log.compare import COMPARE_JSON, read_compare
+from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
-from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 
-COMPARE_JSON = "compare.json"
+__all__ = ["COMPARE_JSON", "compare_section", "verdict_rows"]
 
 
 def _pct(x: Any) -> str:
@@ -87,8 +89,6 @@ def diff_tables(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, An
 
 def _load(path: str | None) -> tuple[PromptRebuilder | None, dict[str, SampleRecord]]:
     """A run's prompt rebuilder and records by sample id; nothing where the folder is gone."""
-    from ctxprobe.evals.log.load import load_run
-
     if not path or not Path(path).is_dir():
         return None, {}
     try:
@@ -140,7 +140,7 @@ def pairing_text(p: dict[str, Any]) -> str:
 
 def compare_section(folder: Path) -> dict[str, Any]:
     """Everything the compare template shows."""
-    data = json.loads((folder / COMPARE_JSON).read_text(encoding="utf-8"))
+    data = read_compare(folder).model_dump(mode="json")
     rows = data.get("rows", [])
     inputs = [dict(c, role="candidate") for c in data.get("candidates", [])]
     if data.get("baseline"):

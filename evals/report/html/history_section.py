@@ -1,20 +1,21 @@
-"""What a history shows on the page, read from `history.json` as plain JSON (written by `ctxprobe history`
+"""What a history shows on the page, read from `history.json` through its versioned model (written by `ctxprobe history`
 into `results/history-<suite>/`): accuracy per family x length for every night, with Wilson intervals and
 errors apart, the trend chart history drew, and the nights flagged for a significant drop from the night
 before (with the rows that dropped)."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.log.history import HISTORY_JSON
+from ctxprobe.evals.log.history import read_history as read_history_file
 from ctxprobe.evals.report.html.charts import accuracy_colour, png_data_uri
 from ctxprobe.evals.report.html.run_section import when
 from ctxprobe.tasks.lengths import format_length
 
-HISTORY_JSON = "history.json"
+__all__ = ["HISTORY_JSON", "history_section", "read_history"]
 
 Column = tuple[str, str, str, int]
 
@@ -75,4 +76,5 @@ def history_section(data: dict[str, Any], folder: Path | None) -> dict[str, Any]
 
 
 def read_history(folder: Path) -> dict[str, Any]:
-    return json.loads((folder / HISTORY_JSON).read_text(encoding="utf-8"))
+    """`history.json` (any version) as the plain values the template reads."""
+    return read_history_file(folder).model_dump(mode="json")

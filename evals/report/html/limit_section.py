@@ -4,17 +4,16 @@ effective search's curve: accuracy with Wilson intervals against length, the thr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.limit.target import TargetLimits
+from ctxprobe.evals.log.limit import LIMIT_JSON, TargetLimits, read_limit
+from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.report.html.charts import Series, length_chart
 from ctxprobe.evals.report.html.run_section import when
-from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.tasks.lengths import format_length
 
-LIMIT_JSON = "limit.json"
+__all__ = ["LIMIT_JSON", "limit_section"]
 
 
 def _n(x: int | None) -> str:
@@ -57,7 +56,8 @@ def target_section(t: TargetLimits) -> dict[str, Any]:
     probes = [{"planned": _n(p.get("planned_tokens")), "outcome": p.get("outcome"),  # type: ignore[arg-type]
                "prompt_tokens": _n(p.get("prompt_tokens")), "stated": _n(p.get("stated_limit")),  # type: ignore[arg-type]
                "detail": str(p.get("detail") or "")[:300]} for p in t.accepted.probes]
-    engine = " ".join(str(x) for x in (t.engine.get("engine"), t.engine.get("version"), t.engine.get("model")) if x)
+    facts = (t.engine.engine, t.engine.version, t.engine.model) if t.engine else ()
+    engine = " ".join(str(x) for x in facts if x)
     return {"endpoint": t.endpoint, "engine": engine or "?", "numbers": four_numbers(t), "curve": curve,
             "lengths": lengths, "probes": probes, "verdict": e.verdict if e else None,
             "requests": f"{e.requests} samples; the equivalent full grid ({e.full_grid_lengths} lengths) would use "
@@ -67,8 +67,7 @@ def target_section(t: TargetLimits) -> dict[str, Any]:
 
 def limit_section(folder: Path, manifest: RunManifest) -> dict[str, Any]:
     """Everything the limit template shows (one block per endpoint measured)."""
-    data = json.loads((folder / LIMIT_JSON).read_text(encoding="utf-8"))
-    targets = [TargetLimits.model_validate(t) for t in data.get("targets", [])]
+    targets = read_limit(folder).targets
     return {"kind": "limit", "title": f"limit {manifest.label}".strip(), "path": str(folder),
             "header": [("label", manifest.label or "-"), ("model", manifest.model or "?"),
                        ("tokenizer", manifest.tokenizer or "?"), ("token counter", manifest.token_counter or "?"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.token_counter import TokenCounter
+from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
 WINDOW_CHARS = 600  # on each side of a needle
 
@@ -41,7 +41,6 @@ class PromptRebuilder:
 
     def __init__(self, manifest: RunManifest) -> None:
         self.spec = manifest.token_counter or "estimate"
-        self.api_key_env = manifest.api_key_env or "OPENAI_API_KEY"
         self._counter: TokenCounter | None = None
         self._problem: str | None = None
         self._opened = False
@@ -54,10 +53,8 @@ class PromptRebuilder:
                                  "which a report does not call; `ctxprobe prompt RUN_DIR SAMPLE_ID` rebuilds it "
                                  "while the server is up")
             elif not self.spec.startswith("estimate"):
-                from ctxprobe.evals.run.serving import open_counter
-
-                try:
-                    self._counter = open_counter(self.spec, endpoint=None, api_key_env=self.api_key_env)
+                try:  # an offline counter (`local:`): no server is reached, so no key is needed
+                    self._counter = make_token_counter(self.spec)
                 except (UserError, OSError) as exc:
                     self._problem = f"not rebuilt: the run's token counter {self.spec} is not available here ({exc})"
         return self._counter

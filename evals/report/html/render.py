@@ -8,17 +8,18 @@ output; the escaping itself is jinja2's autoescape, on for every template."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ctxprobe.tasks.errors import UserError
 
 REPORT_HTML = "report.html"
+HistoryOf = Callable[[Path], dict[str, Any]]  # a results folder of runs -> its history, as history.json holds it
 
 
-def section(path: Path) -> dict[str, Any]:
-    """The page section of one folder, by what the folder holds."""
+def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
+    """The page section of one folder, by what the folder holds (a folder of runs needs `history_of`)."""
     from ctxprobe.evals.report.html.compare_section import COMPARE_JSON, compare_section
     from ctxprobe.evals.report.html.history_section import HISTORY_JSON, history_section, read_history
     from ctxprobe.evals.log.store import MANIFEST, RunStore
@@ -41,21 +42,19 @@ def section(path: Path) -> dict[str, Any]:
         from ctxprobe.evals.log.load import load_run
 
         return run_section(load_run(path))
-    return _history_of(path)
+    return _history_of(path, history_of)
 
 
-def _history_of(path: Path) -> dict[str, Any]:
-    """A results folder of runs: their history, computed now where the history module is installed."""
-    if not any((p / "manifest.json").is_file() for p in path.iterdir() if p.is_dir()):
-        raise UserError(f"{path} is not a run, limit, compare or history folder, nor a folder of runs")
-    try:
-        from ctxprobe.evals.compare.history import history  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise UserError(f"{path} is a folder of runs; run `ctxprobe history {path}` first and report its "
-                        "history-<suite> folder") from None
+def _history_of(path: Path, history_of: HistoryOf | None) -> dict[str, Any]:
+    """A results folder of runs: their history, computed now by `history_of` where the caller gives one."""
     from ctxprobe.evals.report.html.history_section import history_section
 
-    return history_section(history(path, write=False).model_dump(mode="json"), None)
+    if not any((p / "manifest.json").is_file() for p in path.iterdir() if p.is_dir()):
+        raise UserError(f"{path} is not a run, limit, compare or history folder, nor a folder of runs")
+    if history_of is None:
+        raise UserError(f"{path} is a folder of runs; run `ctxprobe history {path}` first and report its "
+                        "history-<suite> folder")
+    return history_section(history_of(path), None)
 
 
 def render_page(sections: list[dict[str, Any]], title: str) -> str:
@@ -69,14 +68,16 @@ def render_page(sections: list[dict[str, Any]], title: str) -> str:
     return env.get_template("page.html.j2").render(title=title, sections=sections)
 
 
-def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT_HTML) -> Path:
+def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT_HTML,
+           history_of: HistoryOf | None = None) -> Path:
     """Render run, limit, compare and history folders (in the order given) into one HTML file at
-    `output`; returns its path. A path that is none of these is a `UserError`, before anything is written."""
+    `output`; returns its path. A path that is none of these is a `UserError`, before anything is written.
+    A results folder of runs is rendered as its history where `history_of` computes one."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if not paths:
         raise UserError("report needs at least one folder")
-    sections = [section(Path(p)) for p in paths]
+    sections = [section(Path(p), history_of) for p in paths]
     title = "ctxprobe report: " + "; ".join(str(s["title"]) for s in sections)
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)

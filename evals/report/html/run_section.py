@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ctxprobe.evals.compare.paired_stats import INTERVAL_METHOD
-from ctxprobe.evals.compare.templates import BASE_LAYOUT, template_rows
+from ctxprobe.evals.log.load import Run
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.stats import INTERVAL_METHOD
+from ctxprobe.evals.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.table import context_summary, variant_label
-from ctxprobe.evals.log.load import Run
-from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.lengths import format_length
 
 FAILURES_PER_CONDITION = 3
@@ -45,11 +45,12 @@ def duration(seconds: float) -> str:
 def header(run: Run) -> list[tuple[str, str]]:
     """(name, value) pairs from the manifest; quantisation facts only where the run knows them."""
     m, opts = run.manifest, run.manifest.options
-    engine = " ".join(str(x) for x in (m.engine.get("engine"), m.engine.get("version")) if x) or "?"
-    rows = [("model", m.model or "?"), ("engine", engine), ("label", m.label or "-")]
-    if m.engine.get("context_length"):
-        source = m.engine.get("context_source")
-        rows.append(("engine context", f"{m.engine['context_length']:,}" + (f" ({source})" if source else "")))
+    facts = m.engine
+    engine = " ".join(str(x) for x in (facts.engine, facts.version) if x) if facts else ""
+    rows = [("model", m.model or "?"), ("engine", engine or "?"), ("label", m.label or "-")]
+    if facts and facts.context_length:
+        source = facts.context_source
+        rows.append(("engine context", f"{facts.context_length:,}" + (f" ({source})" if source else "")))
     embedded = not m.endpoints or not opts.get("endpoints")
     if opts.get("model_file"):
         rows.append(("model file", Path(str(opts["model_file"])).name))

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from ctxprobe.evals.compare.paired_stats import (
+from ctxprobe.evals.paired.stats import (
     PairedCounts, holm, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
 )
 from ctxprobe.evals.stats import wilson

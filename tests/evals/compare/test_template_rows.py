@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.evals.compare.templates import render_template_sensitivity, template_pairs, template_rows
+from ctxprobe.evals.paired.templates import render_template_sensitivity, template_pairs, template_rows
 from ctxprobe.evals.report.table import context_summary, render_text
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from tests.evals.compare.synthetic import DEPTHS, SEEDS, Key, grid

@@ -4,29 +4,13 @@ another's verdict), which rows differ at alpha, which ones the gate fails, and e
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
-from ctxprobe.evals.compare.paired_stats import holm
-from ctxprobe.evals.compare.pairing import Pair
-from ctxprobe.evals.compare.rows import CompareRow, group_key
+from ctxprobe.evals.log.compare import CompareRow, Example
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.pairing import Pair
+from ctxprobe.evals.paired.rows import group_key
+from ctxprobe.evals.paired.stats import holm
 
 EXAMPLES_PER_ROW = 3
-
-
-class Example(BaseModel):
-    """A pair one build got right and the other wrong."""
-
-    model_config = ConfigDict(frozen=True)
-
-    candidate: str
-    where: str
-    worse: str  # "candidate" or "baseline"
-    sample_id: str
-    expected: list[str]
-    base_extracted: list[str]
-    cand_extracted: list[str]
-    needle_depth: float | None
 
 
 def adjust(rows: list[CompareRow], alpha: float) -> list[CompareRow]:

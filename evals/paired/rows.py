@@ -1,61 +1,18 @@
 """Comparison rows: per cell (family x parameters x haystack x length x depth) and per family x length
 with depths pooled, each build's accuracy over the same pairs, the paired difference with its interval,
 the exact McNemar p-value, and partial credit's mean difference with a seeded paired bootstrap interval.
-Grouping and labels are the run table's (`evals.report.table`), so a row here names what a row there does."""
+Grouping and labels are the run table's (`evals.log.rows.variant_label`), so a row here names what a row there does."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
-
-from ctxprobe.evals.compare.paired_stats import (
+from ctxprobe.evals.paired.stats import (
     counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
 )
-from ctxprobe.evals.compare.pairing import Pair
-from ctxprobe.evals.report.table import variant_label
+from ctxprobe.evals.log.compare import CompareRow, Level
+from ctxprobe.evals.log.rows import variant_label
+from ctxprobe.evals.paired.pairing import Pair
 
-Level = Literal["cell", "family_length"]
-
-
-class CompareRow(BaseModel):
-    """One group of pairs. `diff` is candidate minus baseline; `p_holm` and `significant` are set on
-    family x length rows (the gate's family of tests), cells keep their unadjusted `p_value`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    candidate: str
-    level: Level
-    family: str
-    variant: str
-    haystack: str
-    context_tokens: int
-    depth: float | None
-    n: int
-    base_correct: int
-    cand_correct: int
-    base_accuracy: float
-    cand_accuracy: float
-    diff: float
-    diff_lo: float
-    diff_hi: float
-    base_only: int
-    cand_only: int
-    p_value: float
-    p_holm: float | None = None
-    significant: bool = False
-    partial_base: float
-    partial_cand: float
-    partial_diff: float
-    partial_lo: float
-    partial_hi: float
-
-    def where(self) -> str:
-        """`niah variant=single [prose] 2K` (and `@ 50%` for a cell): for messages, never parsed."""
-        from ctxprobe.tasks.lengths import format_length
-
-        text = f"{self.family} {self.variant} [{self.haystack}] {format_length(self.context_tokens)}"
-        return text if self.depth is None else f"{text} @ {self.depth:g}%"
+__all__ = ["CompareRow", "Level", "compare_rows", "group_key", "grouped"]
 
 
 GroupKey = tuple[str, str, str, int, float | None]

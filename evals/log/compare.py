@@ -1,0 +1,140 @@
+"""What `ctxprobe compare` writes (`compare.json`) and history and the report read back: the inputs, the
+paired rows, the examples and the gate's verdict. Computed in `evals.compare`; typed and versioned here so
+every reader shares one shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ctxprobe.evals.log.manifest import engine_facts
+from ctxprobe.evals.log.outputs import read_output
+from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.runners.response import EngineInfo
+from ctxprobe.tasks.lengths import format_length
+
+COMPARE_JSON = "compare.json"
+Level = Literal["cell", "family_length"]
+
+
+class RunInput(BaseModel):
+    """What the comparison read: a run folder and its manifest's key facts."""
+
+    path: str
+    label: str
+    suite: str
+    status: str
+    created: float
+    tokenizer: str
+    token_counter: str
+    model: str | None = None
+    engine: EngineInfo | None = None
+    samples: int
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine_facts(cls, value: Any) -> Any:
+        return engine_facts(value)
+
+
+class CandidatePairing(BaseModel):
+    """How one candidate paired with the baseline, and what was left out (errors by kind per side)."""
+
+    candidate: str
+    pairs: int
+    by_prompt: int
+    by_task: int
+    errored_base: dict[str, int]
+    errored_cand: dict[str, int]
+    unpaired_base: int
+    unpaired_cand: int
+
+
+class CompareRow(BaseModel):
+    """One group of pairs. `diff` is candidate minus baseline; `p_holm` and `significant` are set on
+    family x length rows (the gate's family of tests), cells keep their unadjusted `p_value`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    level: Level
+    family: str
+    variant: str
+    haystack: str
+    context_tokens: int
+    depth: float | None
+    n: int
+    base_correct: int
+    cand_correct: int
+    base_accuracy: float
+    cand_accuracy: float
+    diff: float
+    diff_lo: float
+    diff_hi: float
+    base_only: int
+    cand_only: int
+    p_value: float
+    p_holm: float | None = None
+    significant: bool = False
+    partial_base: float
+    partial_cand: float
+    partial_diff: float
+    partial_lo: float
+    partial_hi: float
+
+    def where(self) -> str:
+        """`niah variant=single [prose] 2K` (and `@ 50%` for a cell): for messages, never parsed."""
+        text = f"{self.family} {self.variant} [{self.haystack}] {format_length(self.context_tokens)}"
+        return text if self.depth is None else f"{text} @ {self.depth:g}%"
+
+
+class Example(BaseModel):
+    """A pair one build got right and the other wrong."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    where: str
+    worse: str  # "candidate" or "baseline"
+    sample_id: str
+    expected: list[str]
+    base_extracted: list[str]
+    cand_extracted: list[str]
+    needle_depth: float | None
+
+
+class CompareResult(BaseModel):
+    """One comparison: `compare.json`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    baseline: RunInput
+    candidates: list[RunInput]
+    alpha: float
+    fail_if_drop: float | None
+    interval_method: str
+    p_method: str
+    partial_method: str
+    pairings: list[CandidatePairing]
+    rows: list[CompareRow]
+    examples: list[Example]
+    failed: list[CompareRow] = Field(description="family x length rows the gate fails")
+    warnings: list[str] = Field(default_factory=list)
+    out_dir: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the gate fails a row, else 0."""
+        return 1 if self.failed else 0
+
+    def family_rows(self, candidate: str | None = None) -> list[CompareRow]:
+        return [r for r in self.rows if r.level == "family_length" and candidate in (None, r.candidate)]
+
+
+def read_compare(folder: Path) -> CompareResult:
+    """A compare folder's `compare.json` (any version)."""
+    return read_output(Path(folder) / COMPARE_JSON, CompareResult)

@@ -1,0 +1,67 @@
+"""What `ctxprobe history` writes (`history.json`) and the report reads back: every finished run of one
+suite, its accuracy per family x length, and each night against the one before. Computed in
+`evals.compare.history`; typed and versioned here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ctxprobe.evals.log.compare import CompareRow, RunInput
+from ctxprobe.evals.log.outputs import read_output
+from ctxprobe.evals.log.schema import SCHEMA_VERSION
+
+HISTORY_JSON = "history.json"
+
+
+class HistoryPoint(BaseModel):
+    """One run's accuracy in one family x length row (depths pooled)."""
+
+    run: str
+    label: str
+    created: float
+    family: str
+    variant: str
+    haystack: str
+    context_tokens: int
+    n: int
+    correct: int
+    accuracy: float | None
+    ci_lo: float
+    ci_hi: float
+    errors: int
+
+
+class NightStep(BaseModel):
+    """One run against the run before it: the paired family x length rows, and the flagged drops."""
+
+    previous: str
+    current: str
+    pairs: int = 0
+    rows: list[CompareRow] = Field(default_factory=list)
+    drops: list[CompareRow] = Field(default_factory=list)
+    note: str | None = None
+
+
+class HistoryResult(BaseModel):
+    """One suite's history: `history.json`."""
+
+    schema_version: int = SCHEMA_VERSION
+    suite: str
+    alpha: float
+    runs: list[RunInput]
+    points: list[HistoryPoint]
+    steps: list[NightStep]
+    skipped: list[str] = Field(default_factory=list, description="folders with a manifest that could not be read")
+    out_dir: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[NightStep]:
+        return [s for s in self.steps if s.drops]
+
+
+def read_history(folder: Path) -> HistoryResult:
+    """A history folder's `history.json` (any version)."""
+    return read_output(Path(folder) / HISTORY_JSON, HistoryResult)

@@ -1,0 +1,55 @@
+"""Everything a run checks before it starts an engine or reaches an endpoint: its options, its suite (every
+family, parameter, haystack and length), the run folder it resumes or the results folder it will make.
+
+It imports no HTTP client, no data frame library and no engine, so that bad input ends in one line within a
+fraction of a second: `ctxprobe run` calls it before it loads the rest of the run, and `ctxprobe.run`
+starts with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.store import RunStore, run_folder
+from ctxprobe.evals.run.inline_suite import suite_for
+from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
+from ctxprobe.tasks.suite import Suite
+
+# What `--resume RUN` may give again: how to reach the endpoint (a moved server), never what to run.
+RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report"}
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A run's checked plan: the options it runs with (a resumed run's saved ones), its suite, its store,
+    and the manifest it resumes (None for a new run)."""
+
+    options: RunOptions
+    suite: Suite
+    store: RunStore
+    previous: RunManifest | None
+
+
+def prepare_run(opts: RunOptions) -> PreparedRun:
+    """Check a run's input; bad input raises `UserError` before any folder is made."""
+    if opts.resume:
+        store = RunStore(Path(opts.resume))
+        previous = store.load_manifest()
+        assert previous is not None
+        return PreparedRun(resumed_options(opts, previous), previous.suite, store, previous)
+    suite = suite_for(opts)
+    suite.check()
+    return PreparedRun(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None)
+
+
+def resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
+    """The saved options, with the endpoint options given again on the command line taking over
+    (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
+    saved = dict(previous.options)
+    for key in RESUME_OVERRIDES:
+        value = getattr(given, key)
+        if key in given.model_fields_set and value not in (None, []):
+            saved[key] = value
+    saved["resume"] = given.resume
+    return validated(RunOptions, {k: v for k, v in saved.items() if k in RunOptions.model_fields})

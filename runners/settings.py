@@ -1,0 +1,127 @@
+"""The endpoint and embedded-engine settings, declared once: each option's name, type, default, bounds and
+help live in these models, and every layer reads the same object. The run's `EndpointOptions`
+(evals/run/options.py) is made of them, the command line's flags and help come from their fields, the
+manifest records them as given, `EndpointConfig` (runners/endpoint.py) is a `ClientSettings`, and the
+embedded server's child process (runners/serve.py) receives `ServeSettings` as flags written and parsed
+from the same fields, then validated by the same model.
+
+`EngineSettings` are what a user gives: `n_ctx` and `parallel` may be left to the run (None); the
+launcher resolves them (`context`, `slots`) before it starts the server."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ctxprobe.tasks.errors import UserError
+
+KvCacheType = Literal["f16", "q8_0", "q4_0"]
+SwaCache = Literal["full", "window"]
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_N_CTX = 8192  # the embedded engine's context per slot when nothing sizes it (a run sizes it to its suite)
+
+S = TypeVar("S", bound=BaseModel)
+
+
+class ClientSettings(BaseModel):
+    """What any endpoint's client takes from the user: the model, the key's variable, deadlines, retries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(None, description="model name (default: the first one GET /v1/models lists)")
+    api_key_env: str = Field(DEFAULT_API_KEY_ENV, description="environment variable holding the API key (its value "
+                             "is never written anywhere)")
+    timeout: float = Field(120.0, gt=0, description="request timeout base, seconds")
+    timeout_per_1k: float = Field(2.0, ge=0, description="extra timeout per 1K prompt tokens (long prefills take "
+                                  "minutes)")
+    retries: int = Field(4, ge=0, description="retries on 429, 5xx and connection errors")
+
+
+class EngineSettings(BaseModel):
+    """How the embedded llama.cpp server is started."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n_ctx: int | None = Field(None, ge=16, description="embedded engine: context per slot, in tokens (default: "
+                              "longest prompt + answer room)")
+    parallel: int | None = Field(None, ge=1, description="embedded engine: slots, requests served at once, each "
+                                 "with its own context (default 1)")
+    kv_cache_type: KvCacheType = Field("f16", title="KV cache type", description="embedded engine: KV cache type")
+    swa_cache: SwaCache = Field(
+        "full", title="sliding-window cache", description="embedded engine: KV cache of sliding-window layers: full "
+        "(a prefix cache reuses any shared prefix) or window (llama-server's default: less memory, reuse only up "
+        "to its checkpoints)")
+    threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
+
+    @property
+    def context(self) -> int:
+        """Context per slot, in tokens."""
+        return self.n_ctx or DEFAULT_N_CTX
+
+    @property
+    def slots(self) -> int:
+        return self.parallel or 1
+
+
+class ServeSettings(EngineSettings):
+    """What the server's child process is started with: the engine settings, resolved, and where it serves."""
+
+    model: str = Field(description="the GGUF file to serve")
+    alias: str = Field("model", description="the model name /v1/models lists")
+    port: int = Field(ge=1, le=65535, description="loopback port to listen on")
+    verbosity: int = Field(2, description="llama.cpp log level: 1 errors, 2 + warnings, 3 + info")
+
+
+def part(settings: BaseModel, model: type[S]) -> S:
+    """The `model` part of a larger settings object: its fields, by the same names, values unchanged."""
+    return model.model_validate({name: getattr(settings, name) for name in model.model_fields})
+
+
+def checked(model: type[S], values: dict[str, Any]) -> S:
+    """`model(**values)`, or a `UserError` naming the first bad setting in one line."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise UserError(problem(model, exc)) from None
+
+
+def problem(model: type[BaseModel], exc: ValidationError) -> str:
+    """The first error as a sentence: `n_ctx 8 is too small: at least 16`, `unknown KV cache type 'q2'; ...`."""
+    error = exc.errors()[0]
+    name = str(error["loc"][0]) if error["loc"] else "settings"
+    field = model.model_fields.get(name)
+    title = field.title if field is not None and field.title else name
+    value, ctx = error.get("input"), error.get("ctx") or {}
+    if error["type"] in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return f"{name} {value} is too small: {'at least' if 'ge' in ctx else 'more than'} {bound}"
+    if error["type"] == "literal_error":
+        return f"unknown {title} {value!r}; known: {ctx.get('expected', '')}"
+    return f"{name}: {error['msg']}"
+
+
+def to_argv(settings: BaseModel) -> list[str]:
+    """`--name value` for every field that has a value: what `from_argv` reads back."""
+    argv: list[str] = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if value is not None:
+            argv += [_flag(name), str(value)]
+    return argv
+
+
+def from_argv(model: type[S], argv: Sequence[str]) -> S:
+    """The settings `to_argv` wrote, validated by the model that declares them."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"ctxprobe ({model.__name__})", add_help=True)
+    for name, field in model.model_fields.items():
+        parser.add_argument(_flag(name), dest=name, default=None, help=field.description)
+    values = {k: v for k, v in vars(parser.parse_args(list(argv))).items() if v is not None}
+    return checked(model, values)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")

@@ -1,0 +1,26 @@
+"""A task's distinguishing parameters: those that tell it apart from its family's defaults, in the order
+every name built from them shows them (variant and kind first, the rest sorted). The report's variant
+label and the lm-eval export's task names are both built from these typed values, so neither is ever
+parsed back out of the other."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxprobe.tasks.registry import get_family, known_families, validate_params
+
+FIRST_PARAMS = ("variant", "kind", "value_kind")
+ALWAYS_SHOWN = ("variant", "kind")
+
+
+def variant_params(params: dict[str, Any], family: str | None = None) -> dict[str, Any]:
+    """`params` in display order. With the family named, parameters at their defaults are left out
+    (variant and kind always shown), so a recipe that spells out its defaults and one that doesn't name
+    the same variant. A name no family registered (an imported RULER task) keeps its parameters as recorded."""
+    if family is not None and family in known_families():
+        registered = get_family(family)
+        full = validate_params(registered, params).model_dump(mode="json")
+        defaults = registered.Params().model_dump(mode="json")
+        params = {k: v for k, v in full.items() if k in ALWAYS_SHOWN or v != defaults.get(k)}
+    keys = [k for k in FIRST_PARAMS if k in params] + sorted(k for k in params if k not in FIRST_PARAMS)
+    return {k: params[k] for k in keys}

@@ -1,0 +1,116 @@
+"""A recipe's keys (tasks/identity.py) and its per-family generator version: every id stays what it was,
+each key is what its docstring says it is, and bumping one family's version leaves the others alone."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from ctxprobe.evals.run.order import send_groups
+from ctxprobe.tasks import identity
+from ctxprobe.tasks.build import builder_for, token_counter
+from ctxprobe.tasks.registry import BASE_VERSION, family_version, get_family
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.suite import load_suite
+
+# Ids of recipes built before versions were per family (one global version "2"): they must not move.
+PINNED_IDS = {  # family -> (sample_id, task_key) of recipe(family, 2048 tokens, depth 40, seed 7), estimate
+    "niah": ("0efee77263f1b985", "b0609ddb5a534548"),
+    "recall": ("e867a8d2704965f2", "a801a3011b5501f1"),
+    "multihop": ("71c424224501a727", "0aa9c68ae4edf549"),
+}
+# suite -> (recipes, sha256 of the comma-joined sample ids, of the task keys), as computed before the change
+PINNED_SUITES = {
+    "quick": (16, "84784b36118a60ea", "94330d4bac452928"),
+    "nightly": (1848, "e2b096b089d42d0b", "7490fa033e926252"),
+    "ruler": (1680, "cb1e9d7d8932c8a6", "9e5e3ef9bbc1f016"),
+}
+
+
+def _builder():  # type: ignore[no-untyped-def]
+    return builder_for(token_counter("estimate"))
+
+
+def _joined(keys: list[str]) -> str:
+    return hashlib.sha256(",".join(keys).encode()).hexdigest()[:16]
+
+
+def _by_hand(fields: dict[str, object]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("family", sorted(PINNED_IDS))
+def test_ids_are_those_of_the_single_global_version(family: str) -> None:
+    recipe = _builder().recipe(family=family, context_tokens=2048, depth=40.0, seed=7)
+    assert recipe.generator_version == "2" == family_version(family)
+    assert (recipe.sample_id(), recipe.task_key()) == PINNED_IDS[family]
+
+
+@pytest.mark.parametrize("suite", sorted(PINNED_SUITES))
+def test_builtin_suites_keep_every_id(suite: str) -> None:
+    recipes = load_suite(suite).recipes(_builder().recipe_tokenizer)
+    assert (len(recipes), _joined([r.sample_id() for r in recipes]),
+            _joined([r.task_key() for r in recipes])) == PINNED_SUITES[suite]
+
+
+def test_each_key_digests_the_fields_it_documents() -> None:
+    recipe = Recipe(family="niah", params={"variant": "single", "template": "ruler"}, context_tokens=4096,
+                    depth=10.0, seed=3, mode="chat", tokenizer="hf:abc")
+    whole = recipe.model_dump(mode="json")
+    assert identity.sample_id(recipe) == recipe.sample_id() == _by_hand(whole)
+    asked = {k: v for k, v in whole.items() if k != "tokenizer"}
+    assert identity.task_key(recipe) == recipe.task_key() == _by_hand(asked)
+    assert identity.needle_key(recipe) == _by_hand({**asked, "params": {"variant": "single"}})
+    assert identity.condition_key(recipe) == json.dumps(["niah", recipe.params], sort_keys=True)
+
+
+def test_keys_ignore_what_they_document_ignoring() -> None:
+    base = Recipe(family="niah", params={"template": "ctxprobe"}, context_tokens=4096, depth=10.0, seed=3)
+    other_tokenizer = base.model_copy(update={"tokenizer": "hf:other"})
+    other_layout = base.model_copy(update={"params": {"template": "ruler"}})
+    deeper = base.model_copy(update={"depth": 90.0})
+    assert base.task_key() == other_tokenizer.task_key() and base.sample_id() != other_tokenizer.sample_id()
+    assert identity.needle_key(base) == identity.needle_key(other_layout) and base.task_key() != other_layout.task_key()
+    assert identity.sharing_key(base) == identity.sharing_key(deeper) and base.task_key() != deeper.task_key()
+    assert identity.sharing_key(base) != identity.sharing_key(base.model_copy(update={"seed": 4}))
+
+
+def test_a_recipe_names_its_familys_version_and_an_older_record_keeps_its_own() -> None:
+    assert Recipe(family="niah", context_tokens=1024).generator_version == family_version("niah")
+    assert Recipe(family="not-registered", context_tokens=1024).generator_version == BASE_VERSION
+    old = Recipe.model_validate({"family": "niah", "context_tokens": 1024, "generator_version": "1"})
+    assert old.generator_version == "1"
+    assert Recipe.model_validate_json(old.model_dump_json()).sample_id() == old.sample_id()
+
+
+def test_bumping_recall_leaves_niah_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    builder = _builder()
+    suite = load_suite("quick")
+
+    def built() -> dict[str, list[tuple[str, str, str]]]:
+        out: dict[str, list[tuple[str, str, str]]] = {}
+        for recipe in suite.recipes(builder.recipe_tokenizer):
+            out.setdefault(recipe.family, []).append(
+                (recipe.sample_id(), identity.needle_key(recipe), builder.build(recipe).prompt_sha256))
+        return out
+
+    before = built()
+    assert {"niah", "recall"} <= set(before)
+    monkeypatch.setattr(type(get_family("recall")), "version", "3")
+    assert family_version("recall") == "3" and family_version("niah") == "2"
+    after = built()
+    for family in before:
+        if family == "recall":
+            assert all(a[0] != b[0] and a[1] != b[1] for a, b in zip(after[family], before[family]))
+        else:
+            assert after[family] == before[family], f"{family} changed when recall's version did"
+    bumped = [r for r in suite.recipes(builder.recipe_tokenizer) if r.family == "recall"]
+    assert {r.generator_version for r in bumped} == {"3"}
+
+
+def test_a_bumped_family_is_sent_apart_from_its_old_version() -> None:
+    recipe = Recipe(family="recall", context_tokens=2048, depth=10.0)
+    bumped = recipe.model_copy(update={"generator_version": "3", "depth": 90.0})
+    assert len(send_groups([recipe, bumped], "cache-aware")) == 2
