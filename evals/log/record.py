@@ -32,7 +32,7 @@ class SampleRecord(BaseModel):
     score: Score | None = None
     error: ErrorKind | None = None
     error_detail: str | None = None
-    attempts: int = Field(1, description="HTTP requests sent for this sample, retries and earlier runs included")
+    attempts: int = Field(1, description="HTTP requests this record's answer (or error) took, retries included")
     prompt_tokens_off: int | None = Field(
         None, description="the server's usage.prompt_tokens minus planned_tokens, where beyond the tolerance "
         "(evals/run/count_check.py): the sample was served at another length than its recipe says")

@@ -103,7 +103,7 @@ def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None,
 
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
               attempts: int) -> SampleRecord:
-    """The record of one sample; `attempts` counts its HTTP requests (retries and earlier runs included)."""
+    """The record of one sample; `attempts` counts the HTTP requests it took, retries included."""
     if response is not None and error is None:
         error, detail = answer_error(response, sample.max_tokens)
     score = score_sample(sample, response.text) if response is not None and error is None else None
