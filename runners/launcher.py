@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import Unreachable, request_json
 from ctxprobe.runners.probe import EngineInfo, probe_engine
 from ctxprobe.runners.serve import READY_LINE
@@ -57,7 +57,7 @@ def _die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _check_gguf(path: Path) -> Path:
+def check_gguf(path: Path) -> Path:
     if not path.is_file():
         raise UserError(f"model file not found: {path}")
     with path.open("rb") as f:
@@ -158,7 +158,7 @@ class EmbeddedEngine:
         """Launch and wait until the server answers `GET /health`; EngineStartError with the cause if not."""
         if self.process is not None:
             raise RuntimeError("the embedded engine is already running")
-        self.model_path = _check_gguf(self.model_file) if self.model_file else packaged_gguf()
+        self.model_path = check_gguf(self.model_file) if self.model_file else packaged_gguf()
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="ctxprobe-engine-", suffix=".log")
             os.close(fd)

@@ -5,7 +5,7 @@ tokens (the MTP acceptance rate that long contexts can change). Gauges keep thei
 
 from __future__ import annotations
 
-from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.tasks.errors import UserError
 
 GAUGES = ("kv_cache_usage", "cache_hit_rate", "spec_accept_rate", "requests_processing", "requests_deferred")

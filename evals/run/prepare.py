@@ -14,7 +14,9 @@ from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.run.inline_suite import suite_for
 from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
+from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.token_counter import check_counter_spec
 
 # What `--resume RUN` may give again: how to reach the endpoint (a moved server), never what to run.
 RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report"}
@@ -33,6 +35,9 @@ class PreparedRun:
 
 def prepare_run(opts: RunOptions) -> PreparedRun:
     """Check a run's input; bad input raises `UserError` before any folder is made."""
+    check_counter_spec(opts.token_counter)
+    if opts.model_file and not opts.endpoints:
+        check_gguf(Path(opts.model_file))
     if opts.resume:
         store = RunStore(Path(opts.resume))
         previous = store.load_manifest()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.run.options import EndpointOptions
-from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import EngineSettings, part

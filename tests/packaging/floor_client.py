@@ -38,7 +38,7 @@ def main() -> None:
                 config = EndpointConfig(base_urls=(engine.url,), mode=mode, stream=stream)  # type: ignore[arg-type]
                 assert asyncio.run(send(config, "one two three")) == "The answer is 42.", (mode, stream)
         with FakeEngine("vllm", context_length=50) as engine:
-            config = EndpointConfig(base_urls=(engine.url,), model="m", mode=mode, max_retries=0)  # type: ignore[arg-type]
+            config = EndpointConfig(base_urls=(engine.url,), model="m", mode=mode, retries=0)  # type: ignore[arg-type]
             assert asyncio.run(too_long(config)) is ErrorKind.rejected_too_long, mode
     print("ok")
 

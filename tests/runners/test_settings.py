@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.runners.endpoint import EndpointConfig
+from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.serve import parse_args
 from ctxprobe.runners.settings import (DEFAULT_N_CTX, ClientSettings, EngineSettings, ServeSettings, checked,
