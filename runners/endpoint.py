@@ -1,8 +1,9 @@
 """Sending one prompt to an OpenAI-compatible endpoint and reading back a typed `Response`.
 
 Built on `openai.AsyncOpenAI` with the SDK's own retries off: this client retries 429, 5xx and connection
-errors itself (exponential backoff with jitter, honouring Retry-After), never a too-long 400 and never a
-timeout (a prefill that ran out of time once will run out again). Each request's deadline grows with its
+errors itself under the one retry policy every call shares (runners.retry: exponential backoff with
+jitter, honouring Retry-After), never a too-long 400 and never a timeout (a prefill that ran out of time
+once will run out again). Messages and responses name a replica without its credentials. Each request's deadline grows with its
 planned prompt length, because a 1M-token prefill sends nothing for minutes. Several base URLs are
 replicas of one deployment; each request goes to the one with the fewest requests in flight.
 
@@ -22,10 +23,11 @@ import httpx2
 import openai
 
 from ctxprobe.runners.endpoint_config import EndpointConfig
-from ctxprobe.runners.http_json import api_key, is_loopback
+from ctxprobe.runners.http_json import api_key, display_url, is_loopback
 from ctxprobe.runners.replicas import LeastInFlight
 from ctxprobe.runners.response import ErrorKind, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
+from ctxprobe.runners.retry import refused_key, retryable_status
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
@@ -34,12 +36,19 @@ from ctxprobe.tasks.sample import Mode
 class EndpointError(Exception):
     """A request that produced no usable response, typed for the sample record."""
 
-    def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None) -> None:
+    def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None,
+                 status: int | None = None, prompt_tokens: int | None = None) -> None:
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
         self.attempts = attempts
         self.limit = limit  # the context length a too-long rejection stated, where it did
+        self.status = status  # the HTTP status of an error answer
+        self.prompt_tokens = prompt_tokens  # the prompt length a too-long rejection stated, where it did
+
+    @property
+    def key_refused(self) -> bool:
+        return self.status is not None and refused_key(self.status)
 
 
 class _Retryable(Exception):
@@ -124,12 +133,12 @@ class EndpointClient:
                 try:
                     page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout))
                 except openai.APIStatusError as err:
-                    raise UserError(f"endpoint {root} did not list its models (HTTP {err.status_code}): "
+                    raise UserError(f"endpoint {display_url(root)} did not list its models (HTTP {err.status_code}): "
                                     f"{err.message}; name the model explicitly") from None
                 except openai.APIConnectionError as err:
-                    raise UserError(f"endpoint {root} is unreachable: {_reason(err)}") from None
+                    raise UserError(f"endpoint {display_url(root)} is unreachable: {_reason(err)}") from None
                 if not page.data:
-                    raise UserError(f"endpoint {root} lists no models; name the model explicitly")
+                    raise UserError(f"endpoint {display_url(root)} lists no models; name the model explicitly")
                 self._model = page.data[0].id
         return self._model
 
@@ -146,7 +155,8 @@ class EndpointClient:
                 attempts += 1
                 with self._pool.use(affinity if attempts == 1 else None) as root:
                     try:
-                        return await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body)
+                        response = await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body)
+                        return response.model_copy(update={"attempts": attempts})
                     except _Retryable as retry:
                         if attempts > self.config.retries:
                             raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
@@ -158,17 +168,14 @@ class EndpointClient:
                 await asyncio.sleep(delay)
 
     def _backoff_s(self, attempts: int, retry_after_s: float | None) -> float:
-        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2.0 ** (attempts - 1))
-        delay: float = cap * self._rng.uniform(0.5, 1.0)
-        if retry_after_s is not None:
-            delay = max(delay, min(retry_after_s, self.config.backoff_max_s))
-        return delay
+        return self.config.retry_policy.backoff_s(attempts, retry_after_s, self._rng)
 
     async def _attempt(
         self, root: str, model: str, prompt: str, max_tokens: int, seed: int, timeout_s: float,
         extra_body: Mapping[str, Any] | None = None,
     ) -> Response:
         client = self._clients[root]
+        shown = display_url(root)
         request: dict[str, Any] = {
             "model": model, "max_tokens": max_tokens, "temperature": 0, "seed": seed,
             "timeout": self._timeout(timeout_s),
@@ -195,18 +202,19 @@ class EndpointClient:
                 else:
                     parts.add_whole(await create(**request))
         except (TimeoutError, openai.APITimeoutError):
-            raise EndpointError(ErrorKind.timeout, f"no complete answer from {root} within {timeout_s:.0f} s") from None
+            raise EndpointError(ErrorKind.timeout, f"no complete answer from {shown} within {timeout_s:.0f} s") from None
         except openai.APIStatusError as err:
-            raise self._status_error(root, err) from None
+            raise self._status_error(shown, err) from None
         except openai.APIConnectionError as err:
-            raise _Retryable(ErrorKind.connection_error, f"{root}: {_reason(err)}") from None
+            raise _Retryable(ErrorKind.connection_error, f"{shown}: {_reason(err)}") from None
         except openai.APIError as err:  # an error event inside a 200 stream
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
-                raise EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit) from None
-            raise EndpointError(ErrorKind.http_error, f"error in the stream from {root}: {err.message}") from None
+                raise EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
+                                    prompt_tokens=too_long.prompt_tokens) from None
+            raise EndpointError(ErrorKind.http_error, f"error in the stream from {shown}: {err.message}") from None
         except json.JSONDecodeError as err:
-            raise EndpointError(ErrorKind.http_error, f"malformed stream from {root}: {err}") from None
+            raise EndpointError(ErrorKind.http_error, f"malformed stream from {shown}: {err}") from None
         latency_s = time.perf_counter() - started
         text, reasoning = parts.answer_and_reasoning()
         if no_answer(text, reasoning, parts.completion_tokens):
@@ -214,11 +222,11 @@ class EndpointClient:
                 "ends its stream so on errors such as a too-long prompt: use stream=False there)"
             raise EndpointError(
                 ErrorKind.empty,
-                f"no text and no reasoning from {root} (finish_reason={parts.finish_reason}, "
+                f"no text and no reasoning from {shown} (finish_reason={parts.finish_reason}, "
                 f"completion_tokens={parts.completion_tokens}){cut}",
             )
         return Response(
-            endpoint=root, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
+            endpoint=shown, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
             prompt_tokens=parts.prompt_tokens, completion_tokens=parts.completion_tokens,
             reasoning_tokens=parts.reasoning_tokens, cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
         )
@@ -238,8 +246,9 @@ class EndpointClient:
         if 400 <= status < 500:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
-                return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit)
+                return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
+                                     prompt_tokens=too_long.prompt_tokens, status=status)
         detail = f"HTTP {status} from {root}: {err.message}"[:600]
-        if status == 429 or status >= 500:
+        if retryable_status(status):
             return _Retryable(ErrorKind.http_error, detail, _retry_after(err.response))
-        return EndpointError(ErrorKind.http_error, detail)
+        return EndpointError(ErrorKind.http_error, detail, status=status)

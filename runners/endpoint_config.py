@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.runners.http_json import api_root
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY
+from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import ClientSettings, part, problem
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
@@ -57,3 +58,9 @@ class EndpointConfig(ClientSettings):
     def request_timeout_s(self, planned_tokens: int) -> float:
         """The whole-request deadline: base + per-1K-prompt-tokens x planned tokens."""
         return self.timeout + self.timeout_per_1k * max(planned_tokens, 0) / 1000.0
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The policy of every other call to this endpoint (probe, tokenize, metrics): the same retries and
+        backoff, and the base timeout as each call's deadline."""
+        return RetryPolicy(self.timeout, self.retries, self.backoff_base_s, self.backoff_max_s)

@@ -1,18 +1,25 @@
-"""Small blocking JSON-over-HTTP calls (stdlib urllib) for engine probes, server tokenizers and the
-launcher's readiness check. Completions go through `runners.endpoint` instead."""
+"""Small blocking JSON-over-HTTP calls (stdlib urllib) for engine probes, server tokenizers, the metrics
+scrape and the launcher's readiness check, under the run's retry policy (runners.retry). Completions go
+through `runners.endpoint` instead.
+
+A URL may carry credentials (`http://user:KEY@host`): they are sent as HTTP basic auth (as the completions
+client sends them) and never shown: every message names the endpoint by `display_url`."""
 
 from __future__ import annotations
 
+import base64
 import http.client
 import ipaddress
 import json
 import os
 import socket
+import time
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ctxprobe.runners.retry import CallFailed, RetryPolicy, refused_key, retryable_status
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
 
@@ -23,16 +30,49 @@ class Unreachable(Exception):
     """No HTTP answer at all: refused, DNS failure, reset, or timed out."""
 
 
+class TimedOut(Unreachable):
+    """No answer within the call's deadline (a frozen or overloaded server): never retried."""
+
+
 def api_root(base_url: str) -> str:
     """`http://h:8000`, `http://h:8000/` and `http://h:8000/v1` all name the server root `http://h:8000`.
     Engine-specific calls (`/tokenize`, `/props`, ...) live at the root; OpenAI calls under `/v1`."""
     url = base_url.strip().rstrip("/")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UserError(f"invalid endpoint {base_url!r}: use a URL like http://127.0.0.1:8000")
+        raise UserError(f"invalid endpoint {display_url(base_url)!r}: use a URL like http://127.0.0.1:8000")
     if url.endswith("/v1"):
         url = url[: -len("/v1")]
     return url
+
+
+def display_url(url: str) -> str:
+    """The URL as ctxprobe shows and writes it: no `user:password@`, no query string (either may carry a
+    key). Safe on any text, a malformed URL included."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # not a URL at all: keep what cannot be a credential
+        return url.strip().rpartition("@")[2].partition("?")[0]
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _without_credentials(url: str) -> tuple[str, str | None]:
+    """(the URL without `user:password@`, the basic-auth header value they make, or None)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    netloc = parts.netloc.rpartition("@")[2]
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return urlunsplit(parts._replace(netloc=netloc)), "Basic " + base64.b64encode(pair.encode()).decode()
 
 
 def is_loopback(url: str) -> bool:
@@ -68,8 +108,9 @@ def request_json(
     """Send one request; return (HTTP status, decoded JSON body or the raw text when not JSON).
     Non-2xx answers are returned, not raised; `Unreachable` when no answer came."""
     data = None if payload is None else json.dumps(payload).encode("utf-8")
+    url, basic = _without_credentials(url)
     req = urllib.request.Request(url, data=data, method=method)
-    req.add_header("Authorization", f"Bearer {api_key(api_key_env)}")
+    req.add_header("Authorization", basic or f"Bearer {api_key(api_key_env)}")
     req.add_header("Accept", "application/json")
     if data is not None:
         req.add_header("Content-Type", "application/json")
@@ -79,8 +120,12 @@ def request_json(
     except urllib.error.HTTPError as err:
         status, raw = err.code, err.read()
     except urllib.error.URLError as err:
+        if isinstance(err.reason, (socket.timeout, TimeoutError)):
+            raise TimedOut(f"no answer within {timeout_s:g} s") from None
         raise Unreachable(str(err.reason)) from None
-    except (ConnectionError, socket.timeout, TimeoutError, http.client.HTTPException) as err:
+    except (socket.timeout, TimeoutError):
+        raise TimedOut(f"no answer within {timeout_s:g} s") from None
+    except (ConnectionError, http.client.HTTPException, ValueError) as err:  # ValueError: a malformed URL
         raise Unreachable(str(err) or type(err).__name__) from None
     text = raw.decode("utf-8", errors="replace")
     try:
@@ -90,13 +135,18 @@ def request_json(
 
 
 class EndpointCalls:
-    """JSON calls to one endpoint's root, each with the API key from the variable `api_key_env` names:
-    the probe, the tokenize calls and the metrics scrape all go through here. An endpoint that does not
-    answer, or refuses the key, is one user error."""
+    """JSON calls to one endpoint's root, each with the API key from the variable `api_key_env` names,
+    under one retry policy: the probe, the tokenize calls and the metrics scrape all go through here.
+    A call that fails after the retries, times out, or has its key refused raises `CallFailed`."""
 
-    def __init__(self, base_url: str, *, timeout_s: float, api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+    def __init__(self, base_url: str, *, policy: RetryPolicy | None = None, timeout_s: float | None = None,
+                 api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
         self.root = api_root(base_url)
-        self.timeout_s = timeout_s
+        self.shown = display_url(self.root)
+        policy = policy or RetryPolicy()
+        self.policy = policy if timeout_s is None else RetryPolicy(timeout_s, policy.max_retries,
+                                                                   policy.backoff_base_s, policy.backoff_max_s)
+        self.timeout_s = self.policy.timeout_s
         self.api_key_env = api_key_env
 
     def get(self, path: str) -> Any:
@@ -110,13 +160,29 @@ class EndpointCalls:
         return body if status == 200 and isinstance(body, dict) else None
 
     def send(self, method: str, path: str, payload: Any = None) -> tuple[int, Any]:
-        """(status, body) of any answer but a refused key; UserError when there is no answer."""
-        try:
-            status, body = request_json(method, self.root + path, payload, timeout_s=self.timeout_s,
-                                        api_key_env=self.api_key_env)
-        except Unreachable as err:
-            raise UserError(f"endpoint {self.root} is unreachable: {err}") from None
-        if status in (401, 403):
-            raise UserError(f"endpoint {self.root} refused the API key (HTTP {status} on {path}); "
-                            f"set it in the environment variable {self.api_key_env}")
-        return status, body
+        """(status, body) of any final answer (2xx, or a 4xx other than a refused key); 429 and 5xx are
+        retried and, when they persist, raise `CallFailed` like no answer at all."""
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                status, body = request_json(method, self.root + path, payload, timeout_s=self.timeout_s,
+                                            api_key_env=self.api_key_env)
+            except TimedOut as err:
+                raise CallFailed(f"endpoint {self.shown} did not answer {method} {path}: {err}",
+                                 attempts=attempts) from None
+            except Unreachable as err:
+                if attempts > self.policy.max_retries:
+                    raise CallFailed(f"endpoint {self.shown} is unreachable: {err} (after {attempts} attempts)",
+                                     attempts=attempts) from None
+                time.sleep(self.policy.backoff_s(attempts))
+                continue
+            if refused_key(status):
+                raise CallFailed(f"endpoint {self.shown} refused the API key (HTTP {status} on {path}); set it "
+                                 f"in the environment variable {self.api_key_env}", status=status, attempts=attempts)
+            if not retryable_status(status):
+                return status, body
+            if attempts > self.policy.max_retries:
+                raise CallFailed(f"{method} {path} at {self.shown} failed with HTTP {status} after {attempts} "
+                                 f"attempts: {str(body)[:200]}", status=status, attempts=attempts)
+            time.sleep(self.policy.backoff_s(attempts))

@@ -9,7 +9,8 @@ import math
 import re
 
 from ctxprobe.runners.engines import adapter
-from ctxprobe.runners.http_json import EndpointCalls
+from ctxprobe.runners.http_json import EndpointCalls, display_url
+from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.errors import UserError
 
@@ -33,16 +34,17 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 
 def scrape_metrics(base_url: str, engine: str, *, api_key_env: str = DEFAULT_API_KEY_ENV,
-                   timeout_s: float = 10.0) -> dict[str, float] | None:
+                   timeout_s: float = 10.0, policy: RetryPolicy | None = None) -> dict[str, float] | None:
     """ctxprobe's metric name -> value, for the names the engine exports; None where the engine has no
     metrics or they are switched off (an answer other than 200)."""
     names = adapter(engine).metrics
     if not names:
         return None
-    status, body = EndpointCalls(base_url, timeout_s=timeout_s, api_key_env=api_key_env).send("GET", "/metrics")
+    calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
+    status, body = calls.send("GET", "/metrics")
     if status != 200:
         return None
     if not isinstance(body, str):
-        raise UserError(f"GET /metrics at {base_url} did not answer in the Prometheus text format")
+        raise UserError(f"GET /metrics at {display_url(base_url)} did not answer in the Prometheus text format")
     found = parse_prometheus(body)
     return {ours: found[theirs] for ours, theirs in names.items() if theirs in found}

@@ -16,6 +16,7 @@ from ctxprobe.runners.engines.base import dig
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY, EngineInfo
+from ctxprobe.runners.retry import RetryPolicy
 
 __all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "detect", "probe_engine"]
 
@@ -39,12 +40,13 @@ def probe_engine(
     version: str | None = None,
     timeout_s: float = 10.0,
     api_key_env: str = DEFAULT_API_KEY_ENV,
+    policy: RetryPolicy | None = None,
 ) -> EngineInfo:
     """Identify the engine at `base_url`. `n_ctx` is used where the engine states no context length
     (llama-cpp-python); `version`, from a caller that knows it better, replaces what the engine states
     (the embedded wheel's build_info says `b0-unknown`). Raises `UserError` when the endpoint
-    does not answer or refuses the key."""
-    calls = EndpointCalls(base_url, timeout_s=timeout_s, api_key_env=api_key_env)
+    does not answer or refuses the key. With a `policy` its timeout replaces `timeout_s`."""
+    calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
     cards = dig(calls.get("/v1/models"), "data")
     cards = [c for c in cards if isinstance(c, Mapping)] if isinstance(cards, list) else []
     card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
@@ -61,6 +63,6 @@ def probe_engine(
         context_length=context_length,
         context_source=source,
         model=str(card["id"]) if card.get("id") is not None else model,
-        base_url=calls.root,
+        base_url=calls.shown,
         slots=adapter.slots(ident) if adapter else None,
     )

@@ -48,6 +48,7 @@ class Response(BaseModel):
     cached_tokens: int | None = None
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
+    attempts: int = Field(1, description="HTTP requests this answer took, retries included")
 
 
 DEFAULT_CONCURRENCY = 4  # requests in flight for an engine that does not say how many it serves at once

@@ -4,19 +4,26 @@
 
 Counts are of the text alone, without BOS. llama-cpp-python's call always adds BOS (`adds_bos`), so its
 answer is reduced by what it gives for the empty text. `bos_tokens` is what the endpoint puts before a
-completion prompt, for callers that plan a prompt's full length."""
+completion prompt, for callers that plan a prompt's full length.
+
+Every call is under the run's retry policy and `--timeout` (runners.retry): a 5xx is retried, a frozen
+server costs one timeout, and a call that still fails raises `CallFailed`. Counting many texts keeps
+`concurrency` calls in flight on daemon threads (runners.daemon_threads), so a build that is stopped
+leaves no queue of calls behind."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, lru_cache
 from typing import Any
 
+from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.engines import Call, adapter, known_engines
-from ctxprobe.runners.http_json import EndpointCalls, api_root
+from ctxprobe.runners.http_json import EndpointCalls, api_root, display_url
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import probe_engine
+from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
@@ -27,26 +34,30 @@ class ServerTokenizer:
     approximate = False
 
     def __init__(self, base_url: str, engine: str, *, model: str | None = None, concurrency: int = 8,
-                 timeout_s: float = 300.0, api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+                 policy: RetryPolicy | None = None, api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
         if engine not in known_engines():
             raise UserError(f"no tokenize call known for engine {engine!r}; known: {', '.join(known_engines())}")
         self.adapter = adapter(engine)
-        self.calls = EndpointCalls(base_url, timeout_s=timeout_s, api_key_env=api_key_env)
-        self.base_url = self.calls.root
+        self.calls = EndpointCalls(base_url, policy=policy, api_key_env=api_key_env)
+        self.base_url = self.calls.shown  # for messages and the manifest: never a credential
         self.engine = engine
         self.model = model
         self.concurrency = max(1, concurrency)
         self.spec = f"server:{self.base_url}"
         self.identity = f"{engine}:{model or ''}"
+        self._bos_lock = threading.Lock()
 
     @property
     def adds_bos(self) -> bool:
         """Whether the engine's tokenize call counts a BOS of its own (llama-cpp-python: always)."""
         return self.adapter.adds_bos_always and self._call_bos > 0
 
-    @cached_property
+    @property
     def _call_bos(self) -> int:
-        return self._raw_count("", special=True) if self.adapter.adds_bos_always else 0
+        with self._bos_lock:  # asked once, whichever build thread asks first
+            if not hasattr(self, "_bos_of_call"):
+                self._bos_of_call = self._raw_count("", special=True) if self.adapter.adds_bos_always else 0
+            return self._bos_of_call
 
     @cached_property
     def bos_tokens(self) -> int:
@@ -59,12 +70,9 @@ class ServerTokenizer:
         return self._raw_count(text, special=False) - self._call_bos
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        """Counts in the order given, at most `concurrency` requests at a time."""
-        if len(texts) <= 1:
-            return [self.count(t) for t in texts]
-        self._call_bos  # noqa: B018 - resolve once before the threads start
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
-            return list(pool.map(self.count, texts))
+        """Counts in the order given, at most `concurrency` requests at a time; the first failure stops
+        the calls not yet sent."""
+        return daemon_map(self.count, texts, self.concurrency)
 
     def token_ids(self, text: str) -> list[int]:
         """The text's token ids as the endpoint splits it, without BOS."""
@@ -97,21 +105,26 @@ class ServerTokenizer:
             return body
         if soft:  # the engine cannot do it (no template, no route): not an error
             return {}
-        raise UserError(f"tokenize call {call.path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
-                        f"{str(body)[:300]}")
+        raise CallFailed(f"tokenize call {call.path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
+                         f"{str(body)[:300]}", status=status)
 
 
-def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV) -> ServerTokenizer:
-    """Probe the endpoint and count with its tokenizer."""
-    info = probe_engine(url, api_key_env=api_key_env)
+def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
+                         concurrency: int = 8) -> ServerTokenizer:
+    """Probe the endpoint and count with its tokenizer, `concurrency` calls at a time under `policy`."""
+    info = probe_engine(url, api_key_env=api_key_env, policy=policy)
     if info.engine == "unknown":
-        raise UserError(f"endpoint {api_root(url)} is not a known engine ({', '.join(known_engines())}); "
+        raise UserError(f"endpoint {display_url(api_root(url))} is not a known engine ({', '.join(known_engines())}); "
                         "its tokenizer cannot be used: choose another token counter")
-    return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env)
+    return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env, policy=policy,
+                           concurrency=concurrency)
 
 
 @lru_cache(maxsize=8)
-def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV) -> TokenCounter:
+def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
+                 concurrency: int = 8) -> TokenCounter:
     """Any token counter from its spec (tasks.token_counter), the `server` kind reached with the API key
-    from `api_key_env`. One counter per (spec, key variable) per process, so counts are cached once."""
-    return make_token_counter(spec, server=lambda url: server_token_counter(url, api_key_env=api_key_env))
+    from `api_key_env` under `policy`, `concurrency` calls at a time. One counter per (spec, key variable,
+    policy, concurrency) per process, so counts are cached once."""
+    return make_token_counter(spec, server=lambda url: server_token_counter(
+        url, api_key_env=api_key_env, policy=policy, concurrency=concurrency))

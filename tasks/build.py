@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import threading
 import weakref
 from functools import lru_cache
 from typing import Any
@@ -26,13 +27,15 @@ MAX_ATTEMPTS = 32
 
 class PromptBuilder:
     """Builds samples with one token counter, and owns what it learns about that counter: its tokenizer
-    identity, the tokens the endpoint adds around a prompt, and the haystack units' counts."""
+    identity, the tokens the endpoint adds around a prompt, and the haystack units' counts. Several
+    threads may build at once: what it learns is learned once."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.tokenizer = tokenizer_id(counter)
         self._lead: dict[str, int] = {}
         self._counts: dict[str, UnitCounts] = {}
+        self._learn = threading.RLock()
 
     def recipe_tokenizer(self, mode: str) -> str:
         """The `tokenizer` field of this builder's recipes in `mode`. In chat mode the chat template's
@@ -51,20 +54,22 @@ class PromptBuilder:
     def lead_tokens(self, mode: str) -> int:
         """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
         counter can measure it (vLLM, SGLang, llama-server); otherwise BOS. Measured once."""
-        if mode not in self._lead:
-            lead = self.counter.bos_tokens
-            if mode == "chat":
-                measure = getattr(self.counter, "chat_overhead", None)
-                overhead = measure() if callable(measure) else None
-                lead = overhead if isinstance(overhead, int) else lead
-            self._lead[mode] = lead
-        return self._lead[mode]
+        with self._learn:
+            if mode not in self._lead:
+                lead = self.counter.bos_tokens
+                if mode == "chat":
+                    measure = getattr(self.counter, "chat_overhead", None)
+                    overhead = measure() if callable(measure) else None
+                    lead = overhead if isinstance(overhead, int) else lead
+                self._lead[mode] = lead
+            return self._lead[mode]
 
     def unit_counts(self, haystack_spec: str) -> UnitCounts:
         """One UnitCounts per haystack, so a suite counts each unit once."""
-        if haystack_spec not in self._counts:
-            self._counts[haystack_spec] = UnitCounts(haystack(haystack_spec), self.counter)
-        return self._counts[haystack_spec]
+        with self._learn:
+            if haystack_spec not in self._counts:
+                self._counts[haystack_spec] = UnitCounts(haystack(haystack_spec), self.counter)
+            return self._counts[haystack_spec]
 
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
@@ -112,14 +117,16 @@ class PromptBuilder:
 
 
 _BUILDERS: weakref.WeakKeyDictionary[object, PromptBuilder] = weakref.WeakKeyDictionary()
+_BUILDERS_LOCK = threading.Lock()
 
 
 def builder_for(counter: TokenCounter) -> PromptBuilder:
     """The one PromptBuilder of a counter object (kept while the counter lives)."""
-    builder = _BUILDERS.get(counter)
-    if builder is None:
-        builder = _BUILDERS[counter] = PromptBuilder(counter)
-    return builder
+    with _BUILDERS_LOCK:
+        builder = _BUILDERS.get(counter)
+        if builder is None:
+            builder = _BUILDERS[counter] = PromptBuilder(counter)
+        return builder
 
 
 def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:

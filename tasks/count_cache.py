@@ -6,13 +6,16 @@ only read the cached counts.
 
 Counts are kept in spans of consecutive units, each starting where a prompt's haystack window starts: a
 seed's window (`seed_window`) can start billions of units in (`--seed 20261201`), and nothing before it is
-ever counted. Spans that grow into each other are joined. The files are bounded: see `count_cache_prune`."""
+ever counted. Spans that grow into each other are joined. The files are bounded: see `count_cache_prune`.
+Builds run on several threads at once: growing a span is one thread at a time (arrays are replaced,
+never changed in place, so a reader holding the previous ones sees a correct prefix)."""
 
 from __future__ import annotations
 
 import bisect
 import contextlib
 import os
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +49,7 @@ class UnitCounts:
         self.path = self.folder / f"{fingerprint(counter)}-{haystack.fingerprint[:24]}.counts.npz"
         self._spans: dict[int, np.ndarray] = _load(self.path)
         self._cumsums: dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()  # spans grow one thread at a time
 
     @property
     def counts(self) -> np.ndarray:
@@ -64,21 +68,22 @@ class UnitCounts:
 
     def span(self, start: int, tokens: int, lookahead: int = LOOKAHEAD) -> Span:
         """The counts from unit `start` on, far enough to total `tokens` with `lookahead` units to spare."""
-        at = self._span_holding(start)
-        grown = False
-        while True:
-            counts, cum = self._spans[at], self._cumsum(at)
-            goal = int(cum[start - at]) + tokens
-            within = int(np.searchsorted(cum, goal, side="right"))
-            if int(cum[-1]) >= goal and len(counts) - within >= lookahead:
-                break
-            per_unit = max(float(cum[-1]) / len(counts) if len(counts) else _FIRST_GUESS, 1.0)
-            self._grow(at, int(max(0, goal - int(cum[-1])) / per_unit * 1.02) + lookahead)
-            grown = True
-        if grown and not self.counter.approximate:
-            self._save()
-        offset = start - at
-        return Span(start=start, counts=self._spans[at][offset:], cumsum=self._cumsum(at)[offset:] - self._cumsum(at)[offset])
+        with self._lock:
+            at = self._span_holding(start)
+            grown = False
+            while True:
+                counts, cum = self._spans[at], self._cumsum(at)
+                goal = int(cum[start - at]) + tokens
+                within = int(np.searchsorted(cum, goal, side="right"))
+                if int(cum[-1]) >= goal and len(counts) - within >= lookahead:
+                    break
+                per_unit = max(float(cum[-1]) / len(counts) if len(counts) else _FIRST_GUESS, 1.0)
+                self._grow(at, int(max(0, goal - int(cum[-1])) / per_unit * 1.02) + lookahead)
+                grown = True
+            if grown and not self.counter.approximate:
+                self._save()
+            offset = start - at
+            return Span(start=start, counts=self._spans[at][offset:], cumsum=self._cumsum(at)[offset:] - self._cumsum(at)[offset])
 
     def _span_holding(self, start: int) -> int:
         """The start of the span that holds (or ends right at) unit `start`; a new empty one if none does."""

@@ -19,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="how long each probe may wait for an answer, seconds (default: the run's, 120)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-context-check", action="store_true",
+                   help="skip the one prompt near the stated context length (a long prefill on a long context)")
     p.set_defaults(func=run)
 
 
@@ -33,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise UserError(f"--timeout {args.timeout:g} must be positive")
     report = ctxprobe.doctor(args.endpoint, api_key_env=args.api_key_env, model=args.model,
-                             timeout_s=args.timeout or DEFAULT_TIMEOUT_S)
+                             timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
+                             context_check=not args.no_context_check)
     print(report.model_dump_json(indent=2) if args.json else render_doctor(report))
     return 0

@@ -1,7 +1,7 @@
 """The doctor's checks: each asks the endpoint one thing, with the API key, and says what it found and,
 where something is missing, the engine flag that turns it on (each engine adapter's advice, from
-docs/ENGINES.md). Nothing here sends more
-than a few tokens."""
+docs/ENGINES.md). Nothing here sends more than a few tokens, but the context check (evals/doctor/counts.py):
+one prompt near the stated context."""
 
 from __future__ import annotations
 
@@ -11,24 +11,21 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ctxprobe.evals.answer_style import AnswerStyle, answer_style, chat_fit
+from ctxprobe.evals.doctor.check import Check, Status
+from ctxprobe.evals.doctor.counts import context_accepted, counts_add_up
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import EngineAdapter, known_engines
 from ctxprobe.runners.engines.base import registered
 from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
+from ctxprobe.runners.tokenize import ServerTokenizer
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.token_counter import TokenCounter
+from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
-Status = Literal["ok", "missing", "failed", "n/a"]
+__all__ = ["Check", "DoctorReport", "Status", "doctor", "render_doctor"]
 
 PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
-
-
-class Check(BaseModel):
-    name: str
-    status: Status
-    found: str
-    advice: str = ""
 
 
 class DoctorReport(BaseModel):
@@ -43,24 +40,30 @@ DEFAULT_TIMEOUT_S = 120.0  # the run's own --timeout default: a busy server answ
 
 
 def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str | None = None,
-           timeout_s: float = DEFAULT_TIMEOUT_S) -> DoctorReport:
+           timeout_s: float = DEFAULT_TIMEOUT_S, context_check: bool = True) -> DoctorReport:
     """Ask the endpoint what it exposes; every probe waits up to `timeout_s` (the run's `--timeout`).
-    Raises `UserError` when it does not answer at all."""
-    info = probe_engine(endpoint, model=model, api_key_env=api_key_env, timeout_s=timeout_s)
+    Raises `UserError` when it does not answer at all. `context_check=False` leaves out the one prompt near
+    the stated context (a long prefill)."""
+    policy = RetryPolicy(timeout_s=timeout_s, max_retries=1)
+    info = probe_engine(endpoint, model=model, api_key_env=api_key_env, policy=policy)
     name = info.engine
-    tokenize, counter = _tokenize(endpoint, name, api_key_env)
     checks = [Check(name="engine", status="ok" if name != "unknown" else "missing",
                     found=f"{name} {info.version or '(version not stated)'}; model {info.model or '?'}",
                     advice="" if name != "unknown" else f"not a known engine ({', '.join(known_engines())}): "
                     "ctxprobe runs, but counts tokens with --token-counter local:… or estimate"),
               Check(name="context length", status="ok" if info.context_length else "missing",
                     found=f"{info.context_length:,} tokens ({info.context_source})" if info.context_length
-                    else "not stated", advice="" if info.context_length else "ctxprobe limit measures it"),
-              tokenize]
+                    else "not stated", advice="" if info.context_length else "ctxprobe limit measures it")]
+    tokenize, counter = _tokenize(endpoint, name, api_key_env, policy)
+    checks.append(tokenize)
     config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
                             mode="completions", concurrency=1, timeout=timeout_s, retries=1)
-    completions, chat = asyncio.run(_generation_checks(config, name))
-    checks += [completions, chat, _metrics(endpoint, name, api_key_env)]
+    completions, chat, served, context = asyncio.run(_generation_checks(config, name, counter, info.context_length,
+                                                                        context_check))
+    if counter is not None:
+        checks.append(counts_add_up(counter, _REPEATED, served))
+    checks += [c for c in (context,) if c is not None]
+    checks += [completions, chat, _metrics(endpoint, name, api_key_env, policy)]
     mode: Literal["chat", "completions"] | None = None
     if chat.status == "ok":
         mode = "chat"
@@ -68,48 +71,56 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
         mode = "completions"
     modes = ["completions"] if completions.status != "failed" else []
     modes += ["chat"] if chat.status == "ok" else []  # a model that does not follow chat has no chat style
-    styles, style_checks = asyncio.run(_styles(config, modes, counter))
+    styles, style_checks = asyncio.run(_styles(config, modes, counter or make_token_counter("estimate")))
     return DoctorReport(endpoint=endpoint, engine=info, checks=checks + style_checks, recommended_mode=mode,
                         answer_styles=styles)
 
 
-def _tokenize(endpoint: str, engine: str, api_key_env: str) -> tuple[Check, TokenCounter]:
-    """The tokenize check, and the counter the answer-style probes size their prompt with."""
+def _tokenize(endpoint: str, engine: str, api_key_env: str,
+              policy: RetryPolicy) -> tuple[Check, ServerTokenizer | None]:
     from ctxprobe.runners.tokenize import server_token_counter
-    from ctxprobe.tasks.token_counter import make_token_counter
 
     try:
-        counter = server_token_counter(endpoint, api_key_env=api_key_env)
+        counter = server_token_counter(endpoint, api_key_env=api_key_env, policy=policy)
         n = counter.count_many([PROBE_PROMPT])[0]
     except UserError as exc:
         return Check(name="tokenize", status="missing", found=str(exc),
-                     advice="count with --token-counter local:PATH (the model's GGUF or tokenizer.json) or estimate"
-                     ), make_token_counter("estimate")
-    return Check(name="tokenize", status="ok", found=f"the engine's own tokenizer ({engine}): exact prompt lengths "
-                 f"({n} tokens for the probe sentence)"), counter
+                     advice="count with --token-counter local:PATH (the model's GGUF or tokenizer.json) or "
+                     "estimate"), None
+    return Check(name="tokenize", status="ok", found=f"the engine's own tokenizer ({engine}): {n} tokens for the "
+                 "probe sentence (whether counts add up: below)"), counter
 
 
-async def _generation_checks(config: EndpointConfig, engine: str) -> tuple[Check, Check]:
+_REPEATED = " ".join([PROBE_PROMPT] * 8)  # the completions check's prompt
+
+
+async def _generation_checks(config: EndpointConfig, engine: str, counter: ServerTokenizer | None,
+                             context_length: int | None,
+                             context_check: bool) -> tuple[Check, Check, int | None, Check | None]:
+    """(completions, chat, the server's count of the completions prompt, the context check if asked)."""
     async with EndpointClient(config) as plain, EndpointClient(config.model_copy(update={"mode": "chat"})) as chat:
-        completions = await _completions(plain, engine)
-        return completions, await _chat(chat)
+        completions, served = await _completions(plain, engine)
+        context = None
+        if counter is not None and context_check:
+            context = await context_accepted(plain, counter, context_length)
+        return completions, await _chat(chat), served, context
 
 
-async def _completions(client: EndpointClient, engine: str) -> Check:
+async def _completions(client: EndpointClient, engine: str) -> tuple[Check, int | None]:
     """Completions, sent twice: the second answer says whether cached prompt tokens are reported."""
-    prompt = " ".join([PROBE_PROMPT] * 8)
     try:
-        await client.send(prompt, max_tokens=2, planned_tokens=200, seed=0)
-        again = await client.send(prompt, max_tokens=2, planned_tokens=200, seed=0)
+        await client.send(_REPEATED, max_tokens=2, planned_tokens=200, seed=0)
+        again = await client.send(_REPEATED, max_tokens=2, planned_tokens=200, seed=0)
     except EndpointError as exc:
         return Check(name="completions + cached tokens", status="failed", found=f"{exc.kind.value}: {exc.detail}",
-                     advice="use --mode chat")
+                     advice="use --mode chat"), None
     if again.cached_tokens is None:
         return Check(name="completions + cached tokens", status="missing",
                      found="completions work; cached prompt tokens are not reported",
-                     advice=_advice(engine).cached_tokens_advice)
+                     advice=_advice(engine).cached_tokens_advice), again.prompt_tokens
     return Check(name="completions + cached tokens", status="ok",
-                 found=f"completions work; a repeated {again.prompt_tokens}-token prompt: {again.cached_tokens} cached")
+                 found=f"completions work; a repeated {again.prompt_tokens}-token prompt: {again.cached_tokens} "
+                 "cached"), again.prompt_tokens
 
 
 async def _chat(client: EndpointClient) -> Check:
@@ -152,11 +163,11 @@ def _style_check(name: str, style: AnswerStyle) -> Check:
                  advice="" if fits else f"pass --answer-tokens {style.recommended_answer_tokens}")
 
 
-def _metrics(endpoint: str, engine: str, api_key_env: str) -> Check:
+def _metrics(endpoint: str, engine: str, api_key_env: str, policy: RetryPolicy) -> Check:
     from ctxprobe.runners.metrics import scrape_metrics
 
     try:
-        found = scrape_metrics(endpoint, engine, api_key_env=api_key_env)
+        found = scrape_metrics(endpoint, engine, api_key_env=api_key_env, policy=policy)
     except UserError as exc:
         return Check(name="metrics", status="failed", found=str(exc), advice=_advice(engine).metrics_advice)
     if not found:

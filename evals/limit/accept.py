@@ -5,7 +5,12 @@ the limit N (every engine in docs/ENGINES.md does), N - answer_room is tried dir
 engine the search takes two requests: one accepted prompt and one cheap rejection. A server error (5xx)
 is an upper bound like a rejection (an engine may state a larger limit than it holds, and fail between the
 two), so it narrows the search instead of ending it; other errors end the search and are reported. Every probe asks for `answer_room` answer tokens; the
-accepted length reported is the longest prompt that leaves that room."""
+accepted length reported is the longest prompt that leaves that room.
+
+Every length is stated in one count, ctxprobe's plan (the token counter's), for the prompts taken and
+rejected alike; the server's own counts (usage of a taken prompt, the size a rejection states) are kept
+beside them, so a counter that is not the served model's shows as a difference, not as a taken prompt
+longer than a rejected one."""
 
 from __future__ import annotations
 
@@ -22,13 +27,9 @@ class Probe:
 
     planned_tokens: int
     outcome: str  # "accepted" | "too_long" | "failed" (a 5xx: an upper bound) | "error" (ends the search)
-    prompt_tokens: int | None = None  # as the server counted an accepted prompt
+    prompt_tokens: int | None = None  # as the server counted the prompt (usage, or what a rejection states)
     stated_limit: int | None = None  # "maximum context length is N tokens" etc.
     detail: str = ""
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens or self.planned_tokens
 
 
 Try = Callable[[int], Awaitable[Probe]]
@@ -82,7 +83,7 @@ def _next(probes: list[Probe], max_tokens: int, max_length: int) -> int | None:
 def _result(probes: list[Probe], max_tokens: int, configured: int | None) -> AcceptedResult:
     lo, hi, stated = _bounds(probes)
     error = next((p.detail for p in probes if p.outcome == "error"), None)
-    largest = lo.tokens if lo else None
+    largest = lo.planned_tokens if lo else None
     accepted, basis = largest, "the longest prompt taken"
     limit, said = (stated, "the limit the rejection stated") if stated else (configured, "the configured length")
     if largest is not None and limit is not None and largest > limit - max_tokens:
@@ -96,6 +97,7 @@ def _result(probes: list[Probe], max_tokens: int, configured: int | None) -> Acc
         basis += f"; the engine states {stated:,} tokens but was configured with {configured:,}"
     return AcceptedResult(
         accepted_tokens=accepted, basis=basis, largest_taken=largest,
-        rejected_tokens=hi.planned_tokens if hi else None, max_tokens=max_tokens, stated_limit=stated,
+        rejected_tokens=hi.planned_tokens if hi else None, largest_taken_served=lo.prompt_tokens if lo else None,
+        rejected_served=hi.prompt_tokens if hi else None, max_tokens=max_tokens, stated_limit=stated,
         stopped_by_error=error, requests=len(probes), probes=[asdict(p) for p in probes],
     )

@@ -29,8 +29,10 @@ def render_limits(results: list[TargetLimits]) -> str:
             out.append(f"  accepted: no prompt was accepted ({a.requests} requests)")
         else:
             out.append(f"  accepted: {_n(a.accepted_tokens)} prompt tokens {room} ({a.basis})")
-            above = f"rejected as too long at {_n(a.rejected_tokens)}" if a.rejected_tokens else "none rejected"
-            out.append(f"    largest prompt taken {_n(a.largest_taken)}; {above}; {a.requests} requests")
+            above = (f"rejected as too long at {_n(a.rejected_tokens)}{_served(a.rejected_tokens, a.rejected_served)}"
+                     if a.rejected_tokens else "none rejected")
+            out.append(f"    largest prompt taken {_n(a.largest_taken)}{_served(a.largest_taken, a.largest_taken_served)}; "
+                       f"{above} (ctxprobe's counts); {a.requests} requests")
         if a.stopped_by_error:
             out.append(f"    search stopped by an error: {a.stopped_by_error}")
         if r.effective is not None:
@@ -46,6 +48,11 @@ def render_limits(results: list[TargetLimits]) -> str:
 
 def _engine(r: TargetLimits) -> str:
     return f"{r.engine.engine} {r.engine.model or ''}".strip() if r.engine else "None"
+
+
+def _served(planned: int | None, served: int | None) -> str:
+    """The server's count beside ctxprobe's, where it gave one that differs."""
+    return f" (the server counted {served:,})" if served is not None and served != planned else ""
 
 
 def _effective(r: TargetLimits) -> str:

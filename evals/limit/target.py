@@ -37,7 +37,8 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int
                                                  planned_tokens=sample.planned_tokens, seed=0)
                 except EndpointError as err:
                     if err.kind is ErrorKind.rejected_too_long:
-                        return Probe(sample.planned_tokens, "too_long", stated_limit=err.limit, detail=err.detail)
+                        return Probe(sample.planned_tokens, "too_long", prompt_tokens=err.prompt_tokens,
+                                     stated_limit=err.limit, detail=err.detail)
                     if err.kind is ErrorKind.http_error and _SERVER_ERROR.match(err.detail):
                         return Probe(sample.planned_tokens, "failed", detail=err.detail)
                     return Probe(sample.planned_tokens, "error", detail=f"{err.kind.value}: {err.detail}")

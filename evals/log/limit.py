@@ -30,8 +30,10 @@ class Advertised(BaseModel):
 class AcceptedResult(BaseModel):
     accepted_tokens: int | None  # longest prompt that leaves `max_tokens` of answer room
     basis: str  # how accepted_tokens follows from the probes
-    largest_taken: int | None  # longest prompt the endpoint took (server's count where it gave one)
-    rejected_tokens: int | None  # shortest prompt rejected as too long
+    largest_taken: int | None  # longest prompt the endpoint took (planned tokens, like every length here)
+    rejected_tokens: int | None  # shortest prompt rejected as too long (planned tokens)
+    largest_taken_served: int | None = None  # the server's count of that prompt, where it gave one
+    rejected_served: int | None = None  # the prompt size the rejection stated, where it did
     max_tokens: int  # the answer room every probe asked for
     stated_limit: int | None
     stopped_by_error: str | None

@@ -45,6 +45,8 @@ class RunManifest(BaseModel):
     samples_planned: int | None = None
     samples_done: int | None = None
     samples_errored: int | None = None
+    samples_count_off: int | None = Field(None, description="samples the server counted beyond the tolerance off "
+                                          "their planned length (records' prompt_tokens_off)")
     cache: dict[str, float] | None = Field(None, description="prompt tokens the server served from its prefix "
                                            "cache, their share, and the prefill seconds that saved")
     engine_metrics: dict[str, float] | None = Field(None, description="the engine's /metrics counters over the run "

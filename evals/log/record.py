@@ -32,10 +32,13 @@ class SampleRecord(BaseModel):
     score: Score | None = None
     error: ErrorKind | None = None
     error_detail: str | None = None
-    attempts: int = 1
+    attempts: int = Field(1, description="HTTP requests this record's answer (or error) took, retries included")
     answer_tokens: int | None = Field(None, description="the answer budget sent (None: the sample's max_tokens, "
                                       "as in records written before budgets per mode)")
     reasoning_tokens_budget: int = Field(0, description="reasoning tokens allowed on top of the answer budget")
+    prompt_tokens_off: int | None = Field(
+        None, description="the server's usage.prompt_tokens minus planned_tokens, where beyond the tolerance "
+        "(evals/run/count_check.py): the sample was served at another length than its recipe says")
     reference_scores: dict[str, float] = Field(
         default_factory=dict, description="other harnesses' scores of the same output, e.g. RULER's substring match")
     finished_at: float = Field(default=0.0, description="unix time the record was written")

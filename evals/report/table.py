@@ -15,6 +15,7 @@ import pandas as pd
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.rows import record_row, variant_label
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
+from ctxprobe.evals.report.count_note import count_note
 from ctxprobe.evals.stats import Z95, wilson
 from ctxprobe.tasks.lengths import format_length
 
@@ -125,7 +126,9 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
 def render_text(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopping | None = None) -> str:
     """Plain-text tables for the terminal: per family/variant/haystack, depth rows x context columns,
     cells `acc (n)` over their Wilson interval (a run stopped adaptively: its confidence sequence, and n
-    tagged with why the cell stopped), an `all depths` row, and errors apart."""
+    tagged with why the cell stopped), an `all depths` row, and errors apart; then a line for any samples
+    served at another length than planned."""
+    records = list(records)
     frame = record_frame(records)
     cells = apply_stopping(aggregate(frame, CELL, z), stopping)
     summary = apply_stopping(aggregate(frame, [*CONDITION, "context_tokens"], z), stopping)
@@ -140,7 +143,7 @@ def render_text(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopp
         if notes:
             out.append("errors (not in n): " + "; ".join(notes))
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out).rstrip() + "\n" + count_note(records)
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:

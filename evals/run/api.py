@@ -134,7 +134,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             store.close()
             latest = store.latest_records()
             manifest.cache = cache_use(list(latest.values()))
-            if metrics_before is not None:
+            if metrics_before is not None and manifest.status != "endpoint_lost":  # a gone server: no wait
                 manifest.engine_metrics = engine_metrics.deltas(metrics_before,
                                                                 engine_metrics.scrape(served.config, engine_name))
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
@@ -147,6 +147,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
                 manifest.paired_gate = gate_report(paired)
             elif rule.stop == "decided":
                 manifest.stopped_cells = stop_summary(latest.values(), rule, cell_caps(recipes))
+            manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
             manifest.updated = time.time()
             if fresh and not latest and not progress.sent and manifest.status != "finished":
                 _remove_unused(store)  # nothing was sent: leave no empty run folder behind
@@ -182,16 +183,18 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
             lost_detail: str | None) -> RunResult:
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
-    left = planned - done - errored
     resume = f"ctxprobe run --resume {store.dir}"
+    counts = _left_counts(planned - done - errored, progress)
+    off = (f"; {manifest.samples_count_off} samples served at another length than planned (see the table)"
+           if manifest.samples_count_off else "")
     if manifest.status == "endpoint_lost":
-        msg = (f"the endpoint stopped answering ({lost_detail}); {done} samples done, {errored} errored, {left} "
-               f"not sent. When it is back: {resume}" + (" --endpoint URL if it moved" if opts.endpoints else ""))
-        return RunResult(store.dir, manifest, progress, ExitCode.ENDPOINT_LOST, msg)
+        msg = (f"the endpoint stopped serving ({lost_detail}); {done} samples done, {errored} errored, {counts}. "
+               f"When it is back: {resume}" + (" --endpoint URL if it moved" if opts.endpoints else ""))
+        return RunResult(store.dir, manifest, progress, ExitCode.ENDPOINT_LOST, msg + off)
     if manifest.status == "interrupted":
         where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
-        msg = f"interrupted: {done} samples done, {errored} errored, {left} not sent{where}"
-        return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg)
+        msg = f"interrupted: {done} samples done, {errored} errored, {counts}{where}"
+        return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg + off)
     gate = manifest.paired_gate
     if gate is not None:
         verdict = gate["verdict"]
@@ -201,15 +204,21 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Ru
         used = sum(e["n"] for e in gate["rows"] if e["primary"])
         held = sum(e["baseline_samples"] for e in gate["rows"] if e["primary"])
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
-        return RunResult(store.dir, manifest, progress, code, msg)
+        return RunResult(store.dir, manifest, progress, code, msg + off)
     if errored and not opts.allow_errors:
         cut = sum(1 for r in store.latest_records().values() if r.error is ErrorKind.truncated)
         again = f"`{resume}` sends them again"
         if cut:
             again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
         msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {again}"
-        return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg)
-    return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored")
+        return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg + off)
+    return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored" + off)
+
+
+def _left_counts(left: int, progress: Progress) -> str:
+    """The samples without a record: those sent whose answer never came (sent again on resume), the rest."""
+    out = min(progress.in_flight, left)
+    return f"{out} in flight (sent, no answer kept), {left - out} not sent" if out else f"{left} not sent"
 
 
 def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:
@@ -305,10 +314,11 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.runners.http_json import Unreachable, request_json
 
-    def still_there() -> bool:
+    def still_there() -> bool:  # one call per replica, within the run's --timeout: a frozen server costs no more
         for url in served.config.base_urls:
             try:
-                request_json("GET", f"{url}/v1/models", timeout_s=5.0, api_key_env=served.config.api_key_env)
+                request_json("GET", f"{url}/v1/models", timeout_s=min(served.config.timeout, 30.0),
+                             api_key_env=served.config.api_key_env)
                 return True
             except Unreachable:
                 continue

@@ -18,7 +18,7 @@ def scrape(config: EndpointConfig, engine: str) -> dict[str, float] | None:
     total: dict[str, float] = {}
     for url in config.base_urls:
         try:
-            found = scrape_metrics(url, engine, api_key_env=config.api_key_env)
+            found = scrape_metrics(url, engine, api_key_env=config.api_key_env, policy=config.retry_policy)
         except UserError:  # metrics are a bonus: a run never fails for them
             return None
         if found is None:

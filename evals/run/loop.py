@@ -1,12 +1,17 @@
-"""Where prompts are sent: build each recipe's prompt (one builder thread), send it with bounded
-concurrency, score the answer, and append the record the moment it is finished."""
+"""Where prompts are sent: build each recipe's prompt, send it with bounded concurrency, score the answer,
+and append the record the moment it is finished.
+
+Each lane builds its next prompt while its current one is in flight, on a daemon thread of its own, so
+`concurrency` lanes keep `concurrency` requests in flight even when every build waits on tokenize calls,
+and a build stuck on a frozen server never holds the process at exit. An endpoint that stops serving
+mid-run (a tokenize call that still fails after its retries, a refused key, no answer at all after a
+connection error or a timeout) stops the run as `EndpointLost`: resumable, never bad input."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -14,11 +19,14 @@ from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.ruler_score import ruler_references
 from ctxprobe.evals.run.answer_budget import AnswerBudget
+from ctxprobe.evals.run.count_check import count_off
 from ctxprobe.evals.run.order import Order, send_groups
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.truncation import cut_off
+from ctxprobe.runners.daemon_threads import in_daemon_thread
 from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.runners.response import no_answer
+from ctxprobe.runners.retry import CallFailed
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.errors import UserError
@@ -46,6 +54,10 @@ class EndpointLost(Exception):
         self.detail = detail
 
 
+# Errors after which the run asks whether the endpoint still answers at all.
+_ASK_IF_THERE = (ErrorKind.connection_error, ErrorKind.timeout)
+
+
 @dataclass
 class Progress:
     total: int
@@ -66,6 +78,11 @@ class Progress:
             self.prompt_tokens += record.response.prompt_tokens
         else:
             self.prompt_tokens += record.sample.planned_tokens
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent whose answer was not kept (the run stopped while they were out)."""
+        return self.sent - self.done
 
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -92,8 +109,9 @@ def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None,
 
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
               attempts: int, max_tokens: int | None = None) -> SampleRecord:
-    """The record of one sent sample; `max_tokens` is what was sent (the answer budget plus any reasoning
-    budget; default the sample's answer budget)."""
+    """The record of one sent sample; `attempts` counts the HTTP requests it took, retries included;
+    `max_tokens` is what was sent (the answer budget plus any reasoning budget; default the sample's answer
+    budget)."""
     sent = max_tokens or sample.max_tokens
     if response is not None and error is None:
         error, detail = answer_error(response, sent)
@@ -107,7 +125,8 @@ def record_of(sample: Sample, response: Response | None, error: ErrorKind | None
                       f"raise it with {hint}")
     references = ruler_references(sample, response.text) if score is not None and response is not None else {}
     return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
-                        attempts=attempts, reference_scores=references, finished_at=time.time())
+                        attempts=attempts, reference_scores=references, prompt_tokens_off=count_off(sample, response),
+                        finished_at=time.time())
 
 
 def _cell_name(recipe: Recipe) -> str:
@@ -142,25 +161,22 @@ async def run_recipes(
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
     building the next prompt while the current one is in flight.
-    After a connection error, `still_there()` asks whether the endpoint answers at all; when it doesn't,
-    the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is raised.
+    After a connection error or a timeout, `still_there()` asks whether the endpoint answers at all; when
+    it doesn't, the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is
+    raised, as it is for a refused key or a tokenize call that still fails after its retries.
     `budget` says how many tokens each sample may generate; a sample whose prompt and budget do not fit in
     `context_length` is recorded as an error without being sent."""
     budget = budget or AnswerBudget()
     misfit_cells: set[str] = set()
     progress = progress if progress is not None else Progress(total=len(recipes))
-    builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxprobe-build")
-    loop = asyncio.get_running_loop()
     prior = attempts_before or {}
     pending = iter(send_groups(recipes, order))
 
     async def build(recipe: Recipe) -> Sample:
         try:
-            return await loop.run_in_executor(builder, build_sample, recipe, counter)
-        except UserError as exc:  # a server token counter that stopped answering is a lost endpoint
-            if still_there is not None and not await loop.run_in_executor(None, still_there):
-                raise EndpointLost(str(exc)) from None
-            raise
+            return await in_daemon_thread(build_sample, recipe, counter)
+        except CallFailed as exc:  # the server's token counter stopped serving: resumable, not bad input
+            raise EndpointLost(str(exc)) from None
 
     async def lane(index: int) -> None:
         for group in pending:  # one shared iterator: each group goes to the first free lane
@@ -178,6 +194,7 @@ async def run_recipes(
         response: Response | None = None
         error: ErrorKind | None = None
         detail: str | None = None
+        attempts = 1
         max_tokens = budget.max_tokens(sample)
         misfit = budget.misfit(sample, context_length)
         if misfit is not None:
@@ -196,15 +213,18 @@ async def run_recipes(
             try:
                 response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
                                              seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}))
+                attempts = response.attempts
             except EndpointError as exc:
-                error, detail = exc.kind, exc.detail
-            if error is ErrorKind.connection_error and still_there is not None:
-                if not await loop.run_in_executor(None, still_there):
-                    raise EndpointLost(detail or "connection refused")
+                error, detail, attempts = exc.kind, exc.detail, exc.attempts
+                if exc.key_refused:  # every later request would be refused too: stop, resume with the key
+                    raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
+            if error in _ASK_IF_THERE and still_there is not None:
+                if not await in_daemon_thread(still_there):
+                    raise EndpointLost(detail or "no answer")
             if response is not None and response.reasoning and response.reasoning_tokens is None and counter is not None:
-                used = await loop.run_in_executor(builder, _count, counter, response.reasoning)
+                used = await in_daemon_thread(_count, counter, response.reasoning)
                 response = response.model_copy(update={"reasoning_tokens": used})
-        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + 1, max_tokens)
+        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts, max_tokens)
         record = record.model_copy(update={"answer_tokens": budget.answer(sample),
                                            "reasoning_tokens_budget": budget.reasoning_tokens})
         store.append(record)
@@ -220,6 +240,4 @@ async def run_recipes(
     except BaseExceptionGroup as group:  # report one error, as a plain exception: a lost endpoint first
         flat = _leaves(group)
         raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
-    finally:
-        builder.shutdown(wait=False, cancel_futures=True)
     return progress

@@ -11,6 +11,8 @@ from typing import Any
 
 from ctxprobe.evals.run.options import EndpointOptions
 from ctxprobe.runners.endpoint_config import EndpointConfig
+from ctxprobe.runners.http_json import display_url
+from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import EngineSettings, part
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec
@@ -23,14 +25,21 @@ class Served:
     counter: TokenCounter
 
 
-def open_counter(spec: str, *, endpoint: str | None, api_key_env: str) -> TokenCounter:
-    """A token counter from its spec; a bare `server` means `endpoint`'s own tokenizer, reached with the key."""
+def open_counter(spec: str, *, endpoint: str | None, api_key_env: str, policy: RetryPolicy | None = None,
+                 concurrency: int = 8) -> TokenCounter:
+    """A token counter from its spec; a bare `server` means `endpoint`'s own tokenizer, reached with the key
+    under the run's retry policy, `concurrency` tokenize calls at a time."""
     from ctxprobe.runners.tokenize import make_counter
 
     check_counter_spec(spec)
     if spec == "server" and endpoint:
         spec = f"server:{endpoint}"
-    return make_counter(spec, api_key_env=api_key_env)
+    return make_counter(spec, api_key_env=api_key_env, policy=policy, concurrency=concurrency)
+
+
+def _policy(opts: EndpointOptions) -> RetryPolicy:
+    """The retry policy of every call but the completions (which take the same settings)."""
+    return RetryPolicy(timeout_s=opts.timeout, max_retries=opts.retries)
 
 
 def embedded_counter_spec(model_file: str | None) -> str:
@@ -47,14 +56,16 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     """Probe the endpoint (or start the embedded engine) and open the token counter."""
     from ctxprobe.runners.probe import probe_engine
 
+    policy = _policy(opts)
     if opts.endpoints:
-        info = probe_engine(opts.endpoints[0], model=opts.model, api_key_env=opts.api_key_env)
+        info = probe_engine(opts.endpoints[0], model=opts.model, api_key_env=opts.api_key_env, policy=policy)
+        concurrency = opts.concurrency or info.default_concurrency
         spec = opts.token_counter or f"server:{opts.endpoints[0]}"
-        counter = open_counter(spec, endpoint=opts.endpoints[0], api_key_env=opts.api_key_env)
+        counter = open_counter(spec, endpoint=opts.endpoints[0], api_key_env=opts.api_key_env, policy=policy,
+                               concurrency=concurrency)
         spec = f"server:{opts.endpoints[0]}" if spec == "server" else spec
-        config = EndpointConfig.of(opts, base_urls=tuple(opts.endpoints), mode="chat",
-                                   concurrency=opts.concurrency or info.default_concurrency)
-        yield Served(config, info.model_dump(), spec, counter)
+        config = EndpointConfig.of(opts, base_urls=tuple(opts.endpoints), mode="chat", concurrency=concurrency)
+        yield Served(config, info.model_dump(), _shown_spec(spec), counter)
         return
     from ctxprobe.runners.launcher import EmbeddedEngine
 
@@ -68,10 +79,17 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
         info = engine.info()
         if counter is None:  # the engine's own tokenizer, now that it runs
             spec = f"server:{engine.base_url}"
-            counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env)
+            counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env, policy=policy,
+                                   concurrency=opts.concurrency or opts.parallel or 1)
         # The launcher knows what suits its server; the user's flags win.
         overrides = {"concurrency": opts.concurrency} if opts.concurrency else {}
         yield Served(engine.endpoint_config(opts, **overrides), info.model_dump(), spec, counter)
+
+
+def _shown_spec(spec: str) -> str:
+    """A counter spec as the manifest keeps it: a server's URL without credentials."""
+    kind, _, where = spec.partition(":")
+    return f"server:{display_url(where)}" if kind == "server" and where else spec
 
 
 def default_n_ctx(suite: Suite) -> int:

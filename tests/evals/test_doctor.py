@@ -45,3 +45,38 @@ def test_doctor_uses_the_configured_key_and_fails_in_one_line(monkeypatch: pytes
     assert main(["doctor", "http://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unreachable" in err[0]
+
+
+def test_counts_that_add_up_and_a_context_that_holds_are_ok() -> None:
+    with FakeEngine("vllm", context_length=16384, answer="ready") as engine:
+        report = ctxprobe.doctor(engine.url)
+        longest = max(engine.prompt_tokens(r.body) for r in engine.completion_calls())
+    found = {c.name: c for c in report.checks}
+    assert found["token counts"].status == "ok" and "exact prompt lengths" in found["token counts"].found
+    assert found["context accepted"].status == "ok"
+    assert 16384 - 16 - 20 <= longest <= 16384 - 16  # one prompt within a filler sentence of the stated context
+
+
+def test_a_tokenizer_that_answers_at_random_is_not_called_exact() -> None:
+    with FakeEngine("vllm", context_length=8192, answer="ready", tokenize_noise=3) as engine:
+        report = ctxprobe.doctor(engine.url, context_check=False)
+    found = {c.name: c for c in report.checks}
+    assert found["token counts"].status == "failed" and "do not add up" in found["token counts"].found
+    assert "exact" not in " ".join(c.found for c in report.checks)
+    assert "context accepted" not in found
+
+
+def test_a_usage_that_disagrees_with_the_tokenizer_fails_the_count_check() -> None:
+    with FakeEngine("vllm", context_length=8192, answer="ready", usage_scale=1.02) as engine:
+        report = ctxprobe.doctor(engine.url, context_check=False)
+    check = next(c for c in report.checks if c.name == "token counts")
+    assert check.status == "failed" and "was served as" in check.found
+
+
+def test_a_stated_context_the_server_rejects_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", context_length=65536, accepts_up_to=8192, answer="ready") as engine:
+        assert main(["doctor", engine.url]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "context accepted" in x)
+    assert "failed" in line and "65,536" in line and "rejected as too long" in line and "8,192" in line
+    assert "context length" in out and "ok" in out

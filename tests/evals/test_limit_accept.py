@@ -85,3 +85,24 @@ def test_a_padded_limit_with_server_errors_below_it_narrows_the_search() -> None
     assert result.stated_limit == 3072
     assert "states 3,072 tokens but was configured with 3,000" in result.basis
     assert any(p["outcome"] == "failed" for p in result.probes)
+
+
+def test_taken_and_rejected_are_stated_in_one_count() -> None:
+    """A counter that is not the served model's: the server counts 3 % more than planned. The largest
+    prompt taken and the shortest rejected are both ctxprobe's planned counts (taken < rejected always),
+    each with the server's own count beside it."""
+    from ctxprobe.evals.limit.report import _served
+
+    async def try_length(n: int) -> Probe:
+        planned, served = n - 3, (n - 3) * 103 // 100
+        if served > 8192:
+            return Probe(planned, "too_long", prompt_tokens=served, detail="too long")
+        return Probe(planned, "accepted", prompt_tokens=served)
+
+    result = run(try_length, start=1024, max_length=1 << 16)
+    assert result.largest_taken is not None and result.rejected_tokens is not None
+    assert result.largest_taken < result.rejected_tokens
+    assert result.largest_taken_served == result.largest_taken * 103 // 100 > 8192 * 0.99
+    assert result.rejected_served == result.rejected_tokens * 103 // 100 > 8192
+    assert result.accepted_tokens == result.largest_taken
+    assert _served(100, 103) == " (the server counted 103)" and _served(100, 100) == ""

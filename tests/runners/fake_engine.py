@@ -20,6 +20,13 @@ adapters' registry (runners/engines/); the registered engines it has response sh
 An instruction-following model (the default) answers the run's and doctor's chat check ("Reply with the
 single word: ready.") with the word; those checks are not among `completion_calls()` (see `chat_checks()`).
 Like every engine, it stops at `max_tokens` (one token a word) with finish_reason `length`.
+Faults around the completions, for the run's hardening: `tokenize_fail_every=7` (every 7th tokenize call
+answers 503), `tokenize_fail_after=N` (every tokenize call after the Nth answers 503), `tokenize_delay_s`,
+`tokenize_noise=3` (counts off by a random -3..+3: a tokenizer that is not the model's), `usage_scale=3.0`
+(usage.prompt_tokens three times the prompt's), `accepts_up_to=N` (rejects prompts over N tokens whatever
+context it states), `freeze()` (stops answering anything, as a SIGSTOPped server: connections are accepted
+and left unanswered until `thaw()` or close). `peak_in_flight["completions"|"tokenize"]` is the most
+requests of each kind it was serving at once.
 
 Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
 models that declare one. Reusable by any test: import it by path from tests/runners/.
@@ -28,6 +35,7 @@ models that declare one. Reusable by any test: import it by path from tests/runn
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections import deque
@@ -105,6 +113,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # the default backlog of 5 refuses bursts of concurrent connections
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up waiting: not news
+            super().handle_error(request, client_address)
+
 
 class FakeEngine:
     def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
@@ -112,7 +126,10 @@ class FakeEngine:
                  version: str | None = None, n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None,
                  routes: dict[tuple[str, str], Route] | None = None,
                  too_long: Callable[[FakeEngine, int, int], Any] | None = None,
-                 follows_chat: bool = True) -> None:
+                 follows_chat: bool = True,
+                 tokenize_fail_every: int = 0, tokenize_fail_after: int | None = None, tokenize_delay_s: float = 0.0,
+                 tokenize_noise: int = 0, usage_scale: float = 1.0, accepts_up_to: int | None = None,
+                 completion_delay_s: float = 0.0) -> None:
         self.flavor = flavor
         self.adapter = adapter(flavor)
         self.routes = routes or {}
@@ -126,6 +143,19 @@ class FakeEngine:
         self.slots = slots
         self.api_key = api_key
         self.follows_chat = follows_chat
+        self.tokenize_fail_every = tokenize_fail_every
+        self.tokenize_fail_after = tokenize_fail_after
+        self.tokenize_delay_s = tokenize_delay_s
+        self.tokenize_noise = tokenize_noise
+        self.usage_scale = usage_scale
+        self.accepts_up_to = accepts_up_to
+        self.completion_delay_s = completion_delay_s
+        self.tokenize_calls = 0
+        self.in_flight = {"completions": 0, "tokenize": 0}
+        self.peak_in_flight = {"completions": 0, "tokenize": 0}
+        self._noise = random.Random(0)
+        self._thawed = threading.Event()
+        self._thawed.set()
         self.cached_tokens = 0
         self.script: deque[Reply] = deque()
         self.requests: list[Recorded] = []
@@ -146,7 +176,43 @@ class FakeEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def freeze(self) -> None:
+        """Stop answering: every request (new or read from now on) waits, unanswered, until thawed."""
+        self._thawed.clear()
+
+    def thaw(self) -> None:
+        self._thawed.set()
+
+    def wait_if_frozen(self) -> None:
+        while not self._thawed.wait(0.05) and not self._stop.is_set():
+            pass
+
+    def enter(self, kind: str) -> None:
+        with self._lock:
+            self.in_flight[kind] += 1
+            self.peak_in_flight[kind] = max(self.peak_in_flight[kind], self.in_flight[kind])
+
+    def leave(self, kind: str) -> None:
+        with self._lock:
+            self.in_flight[kind] -= 1
+
+    def tokenize_fault(self) -> bool:
+        """Whether this tokenize call answers 503 (the injected faults), counting the call."""
+        with self._lock:
+            self.tokenize_calls += 1
+            n = self.tokenize_calls
+        if self.tokenize_fail_after is not None and n > self.tokenize_fail_after:
+            return True
+        return bool(self.tokenize_fail_every) and n % self.tokenize_fail_every == 0
+
+    def noisy(self, count: int) -> int:
+        if not self.tokenize_noise:
+            return count
+        with self._lock:
+            return max(0, count + self._noise.randint(-self.tokenize_noise, self.tokenize_noise))
+
     def close(self) -> None:
+        self._thawed.set()
         self._stop.set()
         self._server.shutdown()
         self._server.server_close()
@@ -222,6 +288,7 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(raw)
 
         def do_GET(self) -> None:  # noqa: N802
+            engine.wait_if_frozen()
             self._record(None)
             if self._refused():
                 return
@@ -251,25 +318,40 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self._json(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:  # noqa: N802
+            engine.wait_if_frozen()
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"null")
             self._record(body)
             if self._refused():
                 return
-            flavor, path = engine.flavor, self.path
+            path = self.path
             if ("POST", path) in engine.routes:
                 return self._json(*engine.routes["POST", path](engine, body))
-            if path in ("/v1/completions", "/v1/chat/completions"):
-                return self._complete(body, chat=path.endswith("chat/completions"))
+            kind = "completions" if path in ("/v1/completions", "/v1/chat/completions") else "tokenize"
+            engine.enter(kind)
+            try:
+                if kind == "completions":
+                    return self._complete(body, chat=path.endswith("chat/completions"))
+                if engine.tokenize_delay_s:
+                    engine.wait(engine.tokenize_delay_s)
+                if engine.tokenize_fault():
+                    return self._json(503, {"error": {"message": "Service Unavailable", "code": 503}})
+                return self._tokenize(body, path)
+            finally:
+                engine.leave(kind)
+
+        def _tokenize(self, body: Any, path: str) -> None:
+            flavor = engine.flavor
             if flavor == "vllm" and path == "/tokenize" or flavor == "sglang" and path in ("/tokenize", "/v1/tokenize"):
                 if "messages" in body:
                     count = engine.prompt_tokens(body)
                 else:
                     count = engine.words(body["prompt"]) + (1 if body.get("add_special_tokens", True) else 0)
+                count = engine.noisy(count)
                 return self._json(200, {"count": count, "max_model_len": engine.context_length,
                                         "tokens": list(range(count))})
             if flavor == "llama-server" and path == "/tokenize":
-                count = engine.words(body["content"]) + (1 if body.get("add_special", False) else 0)
+                count = engine.noisy(engine.words(body["content"]) + (1 if body.get("add_special", False) else 0))
                 return self._json(200, {"tokens": list(range(count))})
             if flavor == "llama-server" and path == "/v1/chat/completions/input_tokens":
                 return self._json(200, {"input_tokens": engine.prompt_tokens(body)})
@@ -280,9 +362,10 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
 
         def _complete(self, body: dict[str, Any], *, chat: bool) -> None:
             checking = engine.follows_chat and _is_chat_check(body)  # the script is for completion calls
-            reply = Reply() if checking else engine.next_reply() or Reply()
+            reply = Reply() if checking else engine.next_reply() or Reply(delay_s=engine.completion_delay_s)
             if reply.delay_s:
                 engine.wait(reply.delay_s)
+            engine.wait_if_frozen()
             if reply.drop:
                 self.close_connection = True
                 return
@@ -290,11 +373,13 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 return self._json(reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}},
                                   reply.headers)
             prompt_tokens = engine.prompt_tokens(body)
-            if prompt_tokens >= engine.context_length:
-                bad = engine.too_long(engine, engine.context_length, prompt_tokens) if engine.too_long else \
-                    too_long_body(engine.flavor, limit=engine.context_length, prompt_tokens=prompt_tokens,
+            limit = engine.accepts_up_to or engine.context_length
+            if prompt_tokens >= limit:
+                bad = engine.too_long(engine, limit, prompt_tokens) if engine.too_long else \
+                    too_long_body(engine.flavor, limit=limit, prompt_tokens=prompt_tokens,
                                   chat=chat, max_tokens=int(body.get("max_tokens") or 16))
                 return self._json(400, bad)
+            prompt_tokens = round(prompt_tokens * engine.usage_scale)
             answer = engine.answer_to(body)
             pieces = [w + " " for w in answer.split(" ")]
             pieces[-1] = pieces[-1].rstrip(" ")

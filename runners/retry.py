@@ -1,0 +1,61 @@
+"""One retry policy for every call ctxprobe makes to an endpoint: the probe, the tokenize calls, the
+`/metrics` scrape and the completions themselves.
+
+429, 5xx and connection errors (refused, reset) are retried with exponential backoff and jitter,
+honouring Retry-After; a timeout is never retried (a call that ran out of time once, against a frozen or
+overloaded server, would run out again, and a run must not wait minutes past its `--timeout`). A call
+that still fails raises `CallFailed`: before anything was sent that is bad input (exit 2, it is a
+`UserError`); mid-run the run stops as `endpoint_lost` (exit 3) and can be resumed."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from ctxprobe.tasks.errors import UserError
+
+DEFAULT_TIMEOUT_S = 120.0  # the run's --timeout default: each call's deadline
+DEFAULT_RETRIES = 4
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long one call may take and how often a transient failure is tried again."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_retries: int = DEFAULT_RETRIES
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+
+    def backoff_s(self, attempts: int, retry_after_s: float | None = None,
+                  rng: random.Random | None = None) -> float:
+        """The wait before attempt `attempts + 1`: base x 2^(attempts-1), capped, with jitter in [0.5, 1];
+        at least the server's Retry-After (within the cap)."""
+        cap = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (attempts - 1))
+        delay: float = cap * (rng or random).uniform(0.5, 1.0)
+        if retry_after_s is not None:
+            delay = max(delay, min(retry_after_s, self.backoff_max_s))
+        return delay
+
+
+def retryable_status(status: int) -> bool:
+    """429 (busy) and 5xx (a transient server fault) are tried again; other answers are final."""
+    return status == 429 or status >= 500
+
+
+def refused_key(status: int) -> bool:
+    return status in (401, 403)
+
+
+class CallFailed(UserError):
+    """A call to the endpoint that gave no usable answer after the policy's retries (or one that must not
+    be retried: a timeout, a refused key). `status` is the last HTTP status (None: no answer at all)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+    @property
+    def key_refused(self) -> bool:
+        return self.status is not None and refused_key(self.status)
