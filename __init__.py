@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ctxprobe.evals.pages import report
     from ctxprobe.evals.run.api import ExitCode, RunResult, run
     from ctxprobe.evals.run.estimate import Estimate, estimate
-    from ctxprobe.evals.run.options import RunOptions
+    from ctxprobe.evals.send.options import RunOptions
     from ctxprobe.runners.engines.base import EngineAdapter
     from ctxprobe.tasks.errors import UserError
     from ctxprobe.tasks.registry import get_family, known_families, task_family
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 # name -> module that defines it (imported on first attribute access)
 _API: dict[str, str] = {
     "run": "ctxprobe.evals.run.api",
-    "RunOptions": "ctxprobe.evals.run.options",
+    "RunOptions": "ctxprobe.evals.send.options",
     "RunResult": "ctxprobe.evals.run.api",
     "ExitCode": "ctxprobe.evals.run.api",
     "estimate": "ctxprobe.evals.run.estimate",

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxprobe.evals.run.loop import run_recipes
-from ctxprobe.evals.run.order import Order, expected_cached_tokens, send_groups
+from ctxprobe.evals.send.loop import run_recipes
+from ctxprobe.evals.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.runners.endpoint import EndpointClient

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.run.loop import record_of
+from ctxprobe.evals.send.loop import record_of
 from ctxprobe.evals.score import score_sample
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.launcher import EmbeddedEngine, engine_version

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     import ctxprobe
     from ctxprobe.evals.doctor.checks import DEFAULT_TIMEOUT_S, render_doctor
-    from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
+    from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 
     check_endpoint_url(args.endpoint)
     if args.timeout is not None and args.timeout <= 0:

@@ -11,7 +11,7 @@ from ctxprobe.evals.commands.run import add_endpoint_args
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from ctxprobe.evals.limit.options import LimitOptions
-    from ctxprobe.evals.run.options import EndpointOptions
+    from ctxprobe.evals.send.options import EndpointOptions
 
     p = sub.add_parser("limit", help="advertised vs configured vs accepted vs effective context length",
                        description="The four context lengths of an endpoint, each with its source. "
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     import ctxprobe
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.limit.report import render_limits
-    from ctxprobe.evals.run.options import validated
+    from ctxprobe.evals.send.options import validated
 
     options = validated(LimitOptions, model_values(args, LimitOptions.model_fields))
     report = ctxprobe.limit(options)

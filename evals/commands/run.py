@@ -12,8 +12,8 @@ from ctxprobe.evals.commands.options import add_model_args, model_values
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
-    from ctxprobe.evals.run.options import EMBEDDED_FIELDS as embedded
-    from ctxprobe.evals.run.options import EndpointOptions
+    from ctxprobe.evals.send.options import EMBEDDED_FIELDS as embedded
+    from ctxprobe.evals.send.options import EndpointOptions
 
     fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: kv[0] != "endpoints"))  # --endpoint first
     add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
@@ -22,7 +22,7 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ctxprobe.evals.run.options import DryRunOptions, RunOptions, SuiteOptions
+    from ctxprobe.evals.send.options import DryRunOptions, RunOptions, SuiteOptions
 
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
@@ -39,13 +39,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _endpoint_fields() -> dict[str, Any]:
-    from ctxprobe.evals.run.options import EndpointOptions
+    from ctxprobe.evals.send.options import EndpointOptions
 
     return EndpointOptions.model_fields
 
 
 def run(args: argparse.Namespace) -> int:
-    from ctxprobe.evals.run.options import RunOptions, validated
+    from ctxprobe.evals.send.options import RunOptions, validated
     from ctxprobe.evals.run.prepare import prepare_run
 
     options = validated(RunOptions, model_values(args, RunOptions.model_fields))

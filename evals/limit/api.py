@@ -14,9 +14,9 @@ from ctxprobe.evals.log.limit import LIMIT_JSON, LimitOutput, TargetLimits, Task
 from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.store import RunStore, run_folder
-from ctxprobe.evals.run.inline_suite import parse_params
-from ctxprobe.evals.run.options import validated
-from ctxprobe.evals.run.serving import serving
+from ctxprobe.evals.send.inline_suite import parse_params
+from ctxprobe.evals.send.options import validated
+from ctxprobe.evals.send.serving import serving
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import parse_length

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ctxprobe.evals.run.options import EndpointOptions
+from ctxprobe.evals.send.options import EndpointOptions
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 

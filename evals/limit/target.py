@@ -10,7 +10,7 @@ from ctxprobe.evals.limit.search import LimitConfig, LimitResult, find_effective
 from ctxprobe.evals.log.limit import TargetLimits, TaskSpec
 from ctxprobe.evals.log.record import ErrorKind
 from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.run.loop import run_recipes
+from ctxprobe.evals.send.loop import run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.token_counter import TokenCounter

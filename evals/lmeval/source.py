@@ -26,7 +26,7 @@ def export_samples(source: str, *, token_counter: str | None = None, lengths: st
                    depths: str | None = None, samples: int | None = None, seed: int | None = None) -> ExportSource:
     """A run folder's samples (rebuilt with its own token counter unless one is given), or a suite's
     (name or YAML path, with the overrides) counted with `token_counter` (default: the packaged Gemma)."""
-    from ctxprobe.evals.run.serving import open_counter
+    from ctxprobe.evals.send.serving import open_counter
 
     path = Path(source)
     if (path / "manifest.json").is_file():
@@ -41,7 +41,7 @@ def export_samples(source: str, *, token_counter: str | None = None, lengths: st
         recipes = [r.sample.recipe for r in run.records]
         name = run.manifest.suite.name
     else:
-        from ctxprobe.evals.run.inline_suite import suite_from_args
+        from ctxprobe.evals.send.inline_suite import suite_from_args
 
         suite = suite_from_args(source, None, None, lengths, depths, samples, None, seed)
         spec = token_counter or DEFAULT_COUNTER

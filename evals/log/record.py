@@ -38,7 +38,7 @@ class SampleRecord(BaseModel):
     reasoning_tokens_budget: int = Field(0, description="reasoning tokens allowed on top of the answer budget")
     prompt_tokens_off: int | None = Field(
         None, description="the server's usage.prompt_tokens minus planned_tokens, where beyond the tolerance "
-        "(evals/run/count_check.py): the sample was served at another length than its recipe says")
+        "(evals/send/count_check.py): the sample was served at another length than its recipe says")
     reference_scores: dict[str, float] = Field(
         default_factory=dict, description="other harnesses' scores of the same output, e.g. RULER's substring match")
     finished_at: float = Field(default=0.0, description="unix time the record was written")

@@ -1,5 +1,5 @@
 """The line under a run's table that names samples the server counted at another length than planned
-(records' `prompt_tokens_off`, set by the run: evals/run/count_check.py)."""
+(records' `prompt_tokens_off`, set by the run: evals/send/count_check.py)."""
 
 from __future__ import annotations
 

@@ -28,15 +28,15 @@ from ctxprobe.evals.log.lock import LOCK, writer_lock
 from ctxprobe.evals.log.store import RunStore, claim_run_folder
 from ctxprobe.evals.log.write_errors import RESERVE, WRITE_FAILED_EXIT, WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
-from ctxprobe.evals.run.loop import EndpointLost, Progress, run_recipes
-from ctxprobe.evals.run.options import RunOptions, validated
-from ctxprobe.evals.run.order import Order
-from ctxprobe.evals.run.answer_budget import AnswerBudget
+from ctxprobe.evals.send.loop import EndpointLost, Progress, run_recipes
+from ctxprobe.evals.send.options import RunOptions, validated
+from ctxprobe.evals.send.order import Order
+from ctxprobe.evals.send.answer_budget import AnswerBudget
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.prepare import prepare_run
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_rule, stop_summary
 from ctxprobe.evals.sequential.cells import StopRule
-from ctxprobe.evals.run.serving import Served, serving
+from ctxprobe.evals.send.serving import Served, serving
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe

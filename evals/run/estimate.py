@@ -11,9 +11,9 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from ctxprobe.evals.run.inline_suite import suite_for
-from ctxprobe.evals.run.options import RunOptions, validated
-from ctxprobe.evals.run.order import Order, expected_cached_tokens, send_groups
+from ctxprobe.evals.send.inline_suite import suite_for
+from ctxprobe.evals.send.options import RunOptions, validated
+from ctxprobe.evals.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.runners.probe import DEFAULT_CONCURRENCY
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
@@ -107,7 +107,7 @@ def _memory(est: Estimate, opts: RunOptions) -> None:
 
 def _measured_rate(opts: RunOptions, suite: Suite, recipes: list[Recipe]) -> tuple[float | None, str | None]:
     """Prompt tokens per second of one short request to the endpoint (or the embedded engine)."""
-    from ctxprobe.evals.run.serving import serving
+    from ctxprobe.evals.send.serving import serving
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.tasks.build import builder_for
 

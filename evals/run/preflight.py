@@ -13,9 +13,9 @@ import asyncio
 import sys
 
 from ctxprobe.evals.answer_style import ChatFit, chat_fit
-from ctxprobe.evals.run.answer_budget import AnswerBudget, reasoning_field, suite_budgets
-from ctxprobe.evals.run.options import RunOptions
-from ctxprobe.evals.run.serving import Served
+from ctxprobe.evals.send.answer_budget import AnswerBudget, reasoning_field, suite_budgets
+from ctxprobe.evals.send.options import RunOptions
+from ctxprobe.evals.send.serving import Served
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.store import RunStore, run_folder
-from ctxprobe.evals.run.inline_suite import suite_for
-from ctxprobe.evals.run.options import EndpointOptions, RunOptions, validated
+from ctxprobe.evals.send.inline_suite import suite_for
+from ctxprobe.evals.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite

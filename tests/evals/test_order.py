@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.evals.cli import main
-from ctxprobe.evals.run.order import expected_cached_tokens, send_groups
+from ctxprobe.evals.send.order import expected_cached_tokens, send_groups
 from ctxprobe.tasks.suite import Suite
 from tests.runners.fake_engine import FakeEngine
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.evals.log.record import ErrorKind, Response
-from ctxprobe.evals.run.loop import record_of
+from ctxprobe.evals.send.loop import record_of
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.truncation import cut_off
 from ctxprobe.tasks.build import build_sample

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.run.loop import answer_error
+from ctxprobe.evals.send.loop import answer_error
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.run.options import EndpointOptions
+from ctxprobe.evals.send.options import EndpointOptions
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.retry import RetryPolicy

@@ -18,9 +18,9 @@ from typing import Any, Callable, Protocol
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.ruler_score import ruler_references
-from ctxprobe.evals.run.answer_budget import AnswerBudget
-from ctxprobe.evals.run.count_check import count_off
-from ctxprobe.evals.run.order import Order, send_groups
+from ctxprobe.evals.send.answer_budget import AnswerBudget
+from ctxprobe.evals.send.count_check import count_off
+from ctxprobe.evals.send.order import Order, send_groups
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.truncation import cut_off
 from ctxprobe.runners.daemon_threads import in_daemon_thread

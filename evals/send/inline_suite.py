@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from ctxprobe.evals.run.options import SuiteOptions
+from ctxprobe.evals.send.options import SuiteOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ctxprobe.evals.run.endpoint_urls import check_endpoint_url
+from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.sequential.cells import StopOptions
 from ctxprobe.runners.settings import ClientSettings, EngineSettings
 from ctxprobe.tasks.errors import UserError, first_problem
