@@ -30,7 +30,6 @@ from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.retry import refused_key, retryable_status
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.sample import Mode
 
 
 class EndpointError(Exception):

@@ -150,7 +150,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
             manifest.updated = time.time()
             if fresh and not latest and not progress.sent and manifest.status != "finished":
-                _remove_unused(store)  # nothing was sent: leave no empty run folder behind
+                _drop_unsent(store)  # nothing was sent: leave no empty run folder behind
             else:
                 if write_failed is not None:
                     free_reserve()  # a full disk: the space kept for this manifest
@@ -342,14 +342,13 @@ def _remove_if_empty(store: RunStore) -> None:
             store.dir.rmdir()
 
 
-def _remove_unused(store: RunStore) -> None:
-    """Remove a run folder this run made and wrote nothing but its manifest into."""
+def _drop_unsent(store: RunStore) -> None:
+    """Remove what a run that sent nothing wrote into its new folder (its manifest, an empty samples file);
+    the folder itself goes once the lock is released (`_remove_if_empty`)."""
     for name in ("manifest.json", "samples.jsonl"):
         path = store.dir / name
         if path.exists() and (name == "manifest.json" or path.stat().st_size == 0):
             path.unlink()
-    with contextlib.suppress(OSError):
-        store.dir.rmdir()
 
 
 @contextlib.contextmanager
