@@ -9,7 +9,11 @@ difference is printed too (exact McNemar).
 Needs lm-eval[api,ruler] 0.4.13, transformers (no torch) and gguf, for RULER's tokenizer folder, built from
 the packaged GGUF's vocabulary (tests/evals/fixtures/lmeval_ruler/capture_ruler_log.py). No network.
 
-    python benchmarks/bench_ruler_parity.py --docs 12 [--task vt|all]
+    python benchmarks/bench_ruler_parity.py --docs 12 [--task vt|all] [--lengths 1k,2k] [--own-template]
+
+Both sides talk to one embedded engine, started once for every task; lm-eval's tokenizer folder is built
+once. `--threads 1` suits a machine whose cores other work also uses (llama.cpp's threads wait on each
+other by spinning: on 2 busy cores, one thread decoded 4x faster than two).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
-LENGTHS = (1024, 2048, 4096)
+LENGTH_NAMES = {"1k": 1024, "2k": 2048, "4k": 4096}
 RULER_DOCS_PER_LENGTH = 500  # niah_utils and vt_utils generate 500 docs per length, in length order
 # --task: lm-eval's task, and ctxprobe's family, parameters and haystack for it (None: no depth sweep)
 TASKS = {
@@ -48,16 +52,21 @@ def interval(k: int, n: int) -> str:
     return f"{k}/{n} = {k / n:.0%} [{lo:.0%}, {hi:.0%}]" if n else "-"
 
 
-def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int, task: str) -> dict[int, tuple[int, int]]:
+def ruler_tokenizer(out: Path) -> Path:
+    """RULER's tokenizer folder, built from the packaged GGUF's vocabulary (once per bench)."""
     sys.path.insert(0, str(ROOT / "tests" / "evals" / "fixtures" / "lmeval_ruler"))
     from capture_ruler_log import gguf_tokenizer_folder
 
-    tokenizer = gguf_tokenizer_folder(packaged_gguf(), out / "tokenizer")
-    picks = [i * RULER_DOCS_PER_LENGTH + j for i in range(len(LENGTHS)) for j in range(docs)]
+    return gguf_tokenizer_folder(packaged_gguf(), out / "tokenizer")
+
+
+def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int, task: str,
+                  lengths: tuple[int, ...]) -> dict[int, tuple[int, int]]:
+    picks = [i * RULER_DOCS_PER_LENGTH + j for i in range(len(lengths)) for j in range(docs)]
     args = (f"model={engine.model_alias},base_url={engine.base_url}/v1/completions,tokenizer_backend=None,"
             f"tokenized_requests=False,tokenizer={tokenizer},num_concurrent=1")
     cmd = ["lm_eval", "run", "--tasks", task, "--model", "local-completions", "--model_args", args,
-           "--metadata", json.dumps({"max_seq_lengths": list(LENGTHS)}),
+           "--metadata", json.dumps({"max_seq_lengths": list(lengths)}),
            "--samples", json.dumps({task: picks}), "--log_samples", "--output_path", str(out / "lm")]
     print("$ " + " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -72,13 +81,14 @@ def ruler_lm_eval(engine: EmbeddedEngine, out: Path, docs: int, task: str) -> di
 
 
 def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str,
-                  haystack: str | None) -> Path:
+                  haystack: str | None, lengths: tuple[int, ...], templates: str) -> Path:
     step = 100 / max(docs - 1, 1)
     depths, samples = (",".join(f"{i * step:.1f}" for i in range(docs)), 1) if haystack else ("50", docs)
     results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
-           "--templates", "ctxprobe,ruler", "--haystack", haystack or "prose", "--lengths", "1k,2k,4k",
+           "--templates", templates, "--haystack", haystack or "prose",
+           "--lengths", ",".join(f"{n // 1024}k" for n in lengths),
            "--depths", depths, "--samples", str(samples), "--quiet", "--allow-errors", "--results-dir", str(results)]
     print("$ ctxprobe " + " ".join(cmd[3:]), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -89,24 +99,32 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=12, help="samples per length for each of the three")
     ap.add_argument("--task", choices=[*sorted(TASKS), "all"], default="niah_single_1", help="RULER's task to compare")
+    ap.add_argument("--lengths", default="1k,2k,4k", help="any of 1k, 2k, 4k, comma-separated")
+    ap.add_argument("--own-template", action=argparse.BooleanOptionalAction, default=True,
+                    help="also run ctxprobe's own template (a third column; --no-own-template skips it)")
+    ap.add_argument("--threads", type=int, default=None, help="the engine's CPU threads (default: llama.cpp's)")
     ap.add_argument("--out", type=Path, default=None, help="keep the logs and the ctxprobe run here "
                     "(default: a temporary folder, removed at the end)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=max(LENGTHS) + 512) as engine:
+    lengths = tuple(sorted(LENGTH_NAMES[name.strip()] for name in args.lengths.split(",")))
+    templates = "ctxprobe,ruler" if args.own_template else "ruler"
+    engine_kw = {"threads": args.threads} if args.threads else {}
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=max(lengths) + 512, **engine_kw) as engine:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
+        tokenizer = ruler_tokenizer(out)
         for task in sorted(TASKS) if args.task == "all" else [args.task]:
             lm_task, family, params, haystack = TASKS[task]
             (out / task).mkdir(parents=True, exist_ok=True)
-            ruler = ruler_lm_eval(engine, out / task, args.docs, lm_task)
-            run = load_run(ctxprobe_runs(engine, out / task, args.docs, family, params, haystack))
-            table(lm_task, ruler, run)
+            ruler = ruler_lm_eval(engine, tokenizer, out / task, args.docs, lm_task, lengths)
+            run = load_run(ctxprobe_runs(engine, out / task, args.docs, family, params, haystack, lengths, templates))
+            table(lm_task, ruler, run, lengths)
         if args.out:
             print(f"logs and the ctxprobe runs: {out}")
     return 0
 
 
-def table(lm_task: str, ruler: dict[int, tuple[int, int]], run: Run) -> None:
+def table(lm_task: str, ruler: dict[int, tuple[int, int]], run: Run, lengths: tuple[int, ...]) -> None:
     by_layout: dict[tuple[str, int], tuple[int, int]] = {}
     for record in run.records:
         key = (str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens)
@@ -120,7 +138,7 @@ def table(lm_task: str, ruler: dict[int, tuple[int, int]], run: Run) -> None:
                               []).append(record.response.prompt_tokens)
     print(f"{'length':>6}  {'lm-eval RULER ' + lm_task:>28}  {'ctxprobe template: ruler':>28}  "
           f"{'ctxprobe own template':>28}")
-    for length in LENGTHS:
+    for length in lengths:
         tokens = {t: sum(v) // len(v) for (t, n), v in prompt.items() if n == length and v}
         print(f"{length:>6}  {interval(*ruler.get(length, (0, 0))):>28}  "
               f"{interval(*by_layout.get(('ruler', length), (0, 0))):>28}  "
