@@ -24,16 +24,20 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.evals.paired.templates import template_rows
-from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.stats import wilson
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTH_NAMES = {"1k": 1024, "2k": 2048, "4k": 4096}
+RULER_DEPTHS = sorted({round(i * 100 / 39) for i in range(40)})  # np.round(np.linspace(0, 100, 40))
 RULER_DOCS_PER_LENGTH = 500  # niah_utils and vt_utils generate 500 docs per length, in length order
 # --task: lm-eval's task, and ctxprobe's family, parameters and haystack for it (None: no depth sweep)
 TASKS = {
@@ -60,8 +64,21 @@ def ruler_tokenizer(out: Path) -> Path:
     return gguf_tokenizer_folder(packaged_gguf(), out / "tokenizer")
 
 
+def needle_depth(doc: dict[str, Any]) -> int:
+    """The depth (one of RULER's 40) RULER put a doc's first answer at (it draws one at random for each
+    doc): RULER inserts the needle before unit int(N * depth / 100) of the N haystack units (lines, for the
+    haystacks run here), so the needle's line gives the depth to within a line's share of the context."""
+    text = doc["input"]
+    lines = text[text.index("\n") + 1 : text.rindex("\n")].split("\n")  # between instruction and question
+    at = next(i for i, line in enumerate(lines) if doc["outputs"][0] in line)
+    units = len(lines) - 1
+    exact = [depth for depth in RULER_DEPTHS if int(units * depth / 100) == at]
+    return exact[len(exact) // 2] if exact else min(RULER_DEPTHS, key=lambda depth: abs(depth - at / units * 100))
+
+
 def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int, task: str,
-                  lengths: tuple[int, ...]) -> dict[int, tuple[int, int]]:
+                  lengths: tuple[int, ...]) -> tuple[dict[int, tuple[int, int]], dict[int, Counter[int]]]:
+    """RULER's score (k of n) at each length, and how many of its docs put the needle at each depth."""
     picks = [i * RULER_DOCS_PER_LENGTH + j for i in range(len(lengths)) for j in range(docs)]
     args = (f"model={engine.model_alias},base_url={engine.base_url}/v1/completions,tokenizer_backend=None,"
             f"tokenized_requests=False,tokenizer={tokenizer},num_concurrent=1")
@@ -71,19 +88,28 @@ def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int,
     print("$ " + " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     scores: dict[int, tuple[int, int]] = {}
+    depths: dict[int, Counter[int]] = {}
     for path in glob.glob(str(out / "lm" / "**" / f"samples_{task}_*.jsonl"), recursive=True):
         for line in Path(path).read_text().splitlines():
             row = json.loads(line)
             length = int(row["doc"]["max_length"])
             k, n = scores.get(length, (0, 0))
             scores[length] = (k + int(row[str(length)] >= 1.0), n + 1)
-    return scores
+            depths.setdefault(length, Counter())[needle_depth(row["doc"])] += 1
+    return scores, depths
 
 
-def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str,
-                  haystack: str | None, lengths: tuple[int, ...], templates: str) -> Path:
+def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str, haystack: str | None,
+                  lengths: tuple[int, ...], templates: str, at: dict[int, Counter[int]] | None) -> Path:
+    """ctxprobe's run: at the depths of RULER's docs where given (`at`: each depth as many times as the
+    most docs of one length put a needle there; `matched` keeps as many as each length's docs have),
+    else an even sweep of `docs` depths (one sample each), or `docs` samples at 50 % for a task without one."""
     step = 100 / max(docs - 1, 1)
     depths, samples = (",".join(f"{i * step:.1f}" for i in range(docs)), 1) if haystack else ("50", docs)
+    if haystack and at:
+        wanted = sorted({depth for counts in at.values() for depth in counts})
+        depths = ",".join(str(depth) for depth in wanted)
+        samples = max(count for counts in at.values() for count in counts.values())
     results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
@@ -102,6 +128,8 @@ def main() -> int:
     ap.add_argument("--lengths", default="1k,2k,4k", help="any of 1k, 2k, 4k, comma-separated")
     ap.add_argument("--own-template", action=argparse.BooleanOptionalAction, default=True,
                     help="also run ctxprobe's own template (a third column; --no-own-template skips it)")
+    ap.add_argument("--sweep", action="store_true", help="niah: ctxprobe at an even depth sweep, not at the "
+                    "depths RULER drew for its docs")
     ap.add_argument("--threads", type=int, default=None, help="the engine's CPU threads (default: llama.cpp's)")
     ap.add_argument("--out", type=Path, default=None, help="keep the logs and the ctxprobe run here "
                     "(default: a temporary folder, removed at the end)")
@@ -116,23 +144,45 @@ def main() -> int:
         for task in sorted(TASKS) if args.task == "all" else [args.task]:
             lm_task, family, params, haystack = TASKS[task]
             (out / task).mkdir(parents=True, exist_ok=True)
-            ruler = ruler_lm_eval(engine, tokenizer, out / task, args.docs, lm_task, lengths)
-            run = load_run(ctxprobe_runs(engine, out / task, args.docs, family, params, haystack, lengths, templates))
-            table(lm_task, ruler, run, lengths)
+            ruler, at = ruler_lm_eval(engine, tokenizer, out / task, args.docs, lm_task, lengths)
+            at = at if family == "niah" and not args.sweep else None
+            run = load_run(ctxprobe_runs(engine, out / task, args.docs, family, params, haystack, lengths, templates,
+                                         at))
+            if at:
+                print("depths of RULER's docs: " + "; ".join(
+                    f"{n}: " + ", ".join(f"{d}x{c}" if c > 1 else str(d) for d, c in sorted(at[n].items()))
+                    for n in lengths if n in at))
+            table(lm_task, ruler, matched(run, at), lengths)
         if args.out:
             print(f"logs and the ctxprobe runs: {out}")
     return 0
 
 
-def table(lm_task: str, ruler: dict[int, tuple[int, int]], run: Run, lengths: tuple[int, ...]) -> None:
+def matched(run: Run, at: dict[int, Counter[int]] | None) -> list[SampleRecord]:
+    """The run's records, at each length as many at each depth (lowest seeds first) as RULER's docs had."""
+    if not at:
+        return list(run.records)
+    kept: list[SampleRecord] = []
+    for record in sorted(run.records, key=lambda r: r.sample.recipe.seed):
+        recipe = record.sample.recipe
+        key = (str(recipe.params["template"]), recipe.context_tokens, round(recipe.depth))
+        taken = sum(1 for r in kept if (str(r.sample.recipe.params["template"]), r.sample.recipe.context_tokens,
+                                        round(r.sample.recipe.depth)) == key)
+        if taken < at.get(recipe.context_tokens, Counter())[round(recipe.depth)]:
+            kept.append(record)
+    return kept
+
+
+def table(lm_task: str, ruler: dict[int, tuple[int, int]], records: list[SampleRecord],
+          lengths: tuple[int, ...]) -> None:
     by_layout: dict[tuple[str, int], tuple[int, int]] = {}
-    for record in run.records:
+    for record in records:
         key = (str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens)
         k, n = by_layout.get(key, (0, 0))
         scored = record.score is not None
         by_layout[key] = (k + int(scored and record.score.correct), n + int(scored))  # type: ignore[union-attr]
     prompt = {}
-    for record in run.records:
+    for record in records:
         if record.response is not None and record.response.prompt_tokens:
             prompt.setdefault((str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens),
                               []).append(record.response.prompt_tokens)
@@ -144,12 +194,12 @@ def table(lm_task: str, ruler: dict[int, tuple[int, int]], run: Run, lengths: tu
               f"{interval(*by_layout.get(('ruler', length), (0, 0))):>28}  "
               f"{interval(*by_layout.get(('ctxprobe', length), (0, 0))):>28}   mean prompt tokens: "
               f"ruler {tokens.get('ruler', '-')}, ctxprobe {tokens.get('ctxprobe', '-')}")
-    for record in run.records:
+    for record in records:
         if record.error is not None:
             recipe = record.sample.recipe
             print(f"error ({recipe.params['template']} layout, {recipe.context_tokens}, depth {recipe.depth}): "
                   f"{record.error.value}: {record.error_detail}")
-    for row in template_rows(run.records):
+    for row in template_rows(records):
         print(f"paired, ruler - ctxprobe layout, {row.context_tokens}: {row.diff:+.2f} "
               f"[{row.diff_lo:+.2f}, {row.diff_hi:+.2f}], exact McNemar p = {row.p_value:.3g} (n = {row.n})")
     print(flush=True)

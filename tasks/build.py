@@ -148,7 +148,7 @@ def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
         if not recipe.tokenizer.startswith("estimate"):
             raise UserError(f"sample {recipe.sample_id()} was counted with tokenizer {recipe.tokenizer}: "
                             "give its token counter (e.g. --token-counter local:PATH or server:URL)")
-        counter = token_counter(recipe.tokenizer)
+        counter = token_counter(recipe.tokenizer.partition("+chat")[0])  # the template's size: in the recipe
     return builder_for(counter).build(recipe)
 
 
