@@ -53,7 +53,8 @@ class PromptBuilder:
 
     def lead_tokens(self, mode: str) -> int:
         """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
-        counter can measure it (vLLM, SGLang, llama-server); otherwise BOS. Measured once."""
+        counter can measure it (a server's, or an offline one given the server's `chat_overhead`; vLLM,
+        SGLang, llama-server) or a rebuilt recipe records it; otherwise BOS. Measured once."""
         with self._learn:
             if mode not in self._lead:
                 lead = self.counter.bos_tokens
