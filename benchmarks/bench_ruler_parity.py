@@ -108,7 +108,8 @@ def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, par
     depths, samples = (",".join(f"{i * step:.1f}" for i in range(docs)), 1) if haystack else ("50", docs)
     if haystack and at:  # a depth drawn c times runs at d, d + 0.1, ...: other needles, the same line
         most = {depth: max(counts[depth] for counts in at.values()) for counts in at.values() for depth in counts}
-        depths = ",".join(f"{depth + i / 10:g}" for depth in sorted(most) for i in range(most[depth]))
+        depths = ",".join(f"{depth + (i if depth < 100 else -i) / 10:g}" for depth in sorted(most)
+                          for i in range(most[depth]))
     results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
