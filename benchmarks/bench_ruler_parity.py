@@ -11,8 +11,13 @@ the packaged GGUF's vocabulary (tests/evals/fixtures/lmeval_ruler/capture_ruler_
 
     python benchmarks/bench_ruler_parity.py --docs 12 [--task vt|all] [--lengths 1k,2k] [--own-template]
 
+The same design on both sides: RULER draws each doc's needle depth at random and gives each doc a
+haystack of its own; for niah, ctxprobe runs one sample per RULER doc, at that doc's depth (read from the
+needle's line), each with a seed of its own (its own haystack window: a `needle` haystack's distractors
+come from it). `--sweep` runs ctxprobe's even depth sweep at one seed instead.
+
 Both sides talk to one embedded engine, started once for every task; lm-eval's tokenizer folder is built
-once. `--threads 1` suits a machine whose cores other work also uses (llama.cpp's threads wait on each
+once, and a log already in `--out` is read again rather than re-run. `--threads 1` suits a machine whose cores other work also uses (llama.cpp's threads wait on each
 other by spinning: on 2 busy cores, one thread decoded 4x faster than two).
 """
 
@@ -85,8 +90,10 @@ def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int,
     cmd = ["lm_eval", "run", "--tasks", task, "--model", "local-completions", "--model_args", args,
            "--metadata", json.dumps({"max_seq_lengths": list(lengths)}),
            "--samples", json.dumps({task: picks}), "--log_samples", "--output_path", str(out / "lm")]
-    print("$ " + " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    logs = glob.glob(str(out / "lm" / "**" / f"samples_{task}_*.jsonl"), recursive=True)
+    if not logs:  # a log kept in --out from an earlier run of the same docs is read again
+        print("$ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     scores: dict[int, tuple[int, int]] = {}
     depths: dict[int, Counter[int]] = {}
     for path in glob.glob(str(out / "lm" / "**" / f"samples_{task}_*.jsonl"), recursive=True):
@@ -99,26 +106,35 @@ def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int,
     return scores, depths
 
 
-def ctxprobe_runs(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str, haystack: str | None,
-                  lengths: tuple[int, ...], templates: str, at: dict[int, Counter[int]] | None) -> Path:
-    """ctxprobe's run: at the depths of RULER's docs where given (`at`: each depth as many times as the
-    most docs of one length put a needle there; `matched` keeps as many as each length's docs have),
-    else an even sweep of `docs` depths (one sample each), or `docs` samples at 50 % for a task without one."""
+def ctxprobe_records(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str,
+                     haystack: str | None, lengths: tuple[int, ...], templates: str,
+                     at: dict[int, Counter[int]] | None) -> list[SampleRecord]:
+    """ctxprobe's samples. With `at` (niah): one per RULER doc, at its depth, each with a seed of its own,
+    so that each has its own haystack window as each RULER doc has its own haystack (a `needle` haystack's
+    distractors come from the window: samples of one seed share them). Else one run: an even sweep of
+    `docs` depths at one seed, or `docs` samples at 50 % for a task without depth."""
+    if haystack and at:
+        slots = [(length, depth, seed) for length in lengths
+                 for seed, depth in enumerate(sorted(at.get(length, Counter()).elements()))]
+        return [r for length, depth, seed in slots
+                for r in ctxprobe_run(engine, out, family, params, haystack, (length,), templates, str(depth), 1, seed)]
     step = 100 / max(docs - 1, 1)
     depths, samples = (",".join(f"{i * step:.1f}" for i in range(docs)), 1) if haystack else ("50", docs)
-    if haystack and at:  # a depth drawn c times runs at d, d + 0.1, ...: other needles, the same line
-        most = {depth: max(counts[depth] for counts in at.values()) for counts in at.values() for depth in counts}
-        depths = ",".join(f"{depth + (i if depth < 100 else -i) / 10:g}" for depth in sorted(most)
-                          for i in range(most[depth]))
+    return ctxprobe_run(engine, out, family, params, haystack, lengths, templates, depths, samples, 0)
+
+
+def ctxprobe_run(engine: EmbeddedEngine, out: Path, family: str, params: str, haystack: str | None,
+                 lengths: tuple[int, ...], templates: str, depths: str, samples: int, seed: int) -> list[SampleRecord]:
     results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
     cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
            "--templates", templates, "--haystack", haystack or "prose",
-           "--lengths", ",".join(f"{n // 1024}k" for n in lengths),
-           "--depths", depths, "--samples", str(samples), "--quiet", "--allow-errors", "--results-dir", str(results)]
+           "--lengths", ",".join(f"{n // 1024}k" for n in lengths), "--seed", str(seed),
+           "--depths", depths, "--samples", str(samples), "--quiet", "--allow-errors", "--no-report",
+           "--results-dir", str(results)]
     print("$ ctxprobe " + " ".join(cmd[3:]), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return next(results.iterdir())
+    return list(load_run(next(results.iterdir())).records)
 
 
 def main() -> int:
@@ -146,31 +162,15 @@ def main() -> int:
             (out / task).mkdir(parents=True, exist_ok=True)
             ruler, at = ruler_lm_eval(engine, tokenizer, out / task, args.docs, lm_task, lengths)
             at = at if family == "niah" and not args.sweep else None
-            run = load_run(ctxprobe_runs(engine, out / task, args.docs, family, params, haystack, lengths, templates,
-                                         at))
+            records = ctxprobe_records(engine, out / task, args.docs, family, params, haystack, lengths, templates, at)
             if at:
                 print("depths of RULER's docs: " + "; ".join(
                     f"{n}: " + ", ".join(f"{d}x{c}" if c > 1 else str(d) for d, c in sorted(at[n].items()))
                     for n in lengths if n in at))
-            table(lm_task, ruler, matched(run, at), lengths)
+            table(lm_task, ruler, records, lengths)
         if args.out:
             print(f"logs and the ctxprobe runs: {out}")
     return 0
-
-
-def matched(run: Run, at: dict[int, Counter[int]] | None) -> list[SampleRecord]:
-    """The run's records, at each length as many at each depth (lowest seeds first) as RULER's docs had."""
-    if not at:
-        return list(run.records)
-    kept: list[SampleRecord] = []
-    for record in sorted(run.records, key=lambda r: r.sample.recipe.seed):
-        recipe = record.sample.recipe
-        key = (str(recipe.params["template"]), recipe.context_tokens, round(recipe.depth))
-        taken = sum(1 for r in kept if (str(r.sample.recipe.params["template"]), r.sample.recipe.context_tokens,
-                                        round(r.sample.recipe.depth)) == key)
-        if taken < at.get(recipe.context_tokens, Counter())[round(recipe.depth)]:
-            kept.append(record)
-    return kept
 
 
 def table(lm_task: str, ruler: dict[int, tuple[int, int]], records: list[SampleRecord],
