@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxprobe.evals.confseq import (
-    PairedTally, discordant_log_e_worse, p_from_log_e, paired_cs, paired_log_e_below,
-)
+from ctxprobe.evals.confseq import PairedTally, p_from_log_e
+from ctxprobe.evals.sequential.betting import betting_cs, log_e_fail, log_e_pass
 from ctxprobe.evals.sequential.holm import PRIMARY_SHARE, row_weights, weighted_holm
 
 Verdict = Literal["FAIL", "PASS", "UNDECIDED"]
@@ -42,11 +41,15 @@ class SequentialRow:
     rounds: int = 0
 
     def add(self, losses: int, ties: int, wins: int, margin: float) -> None:
+        """Count a round's pairs. A decided pooled row takes no more: once it is, only some of its lengths
+        are still sampled, and it would no longer weigh them equally."""
+        if self.primary and self.verdict is not None:
+            return
         t = self.tally
         self.tally = PairedTally(t.losses + losses, t.ties + ties, t.wins + wins)
         self.rounds += 1
-        self.log_e_fail = max(self.log_e_fail, discordant_log_e_worse(self.tally))
-        self.log_e_pass = max(self.log_e_pass, paired_log_e_below(-margin, self.tally))
+        self.log_e_fail = max(self.log_e_fail, log_e_fail(self.tally))
+        self.log_e_pass = max(self.log_e_pass, log_e_pass(margin, self.tally))
 
     @property
     def p_fail(self) -> float:
@@ -57,7 +60,7 @@ class SequentialRow:
         return p_from_log_e(self.log_e_pass)
 
     def interval(self, alpha: float) -> tuple[float, float]:
-        return paired_cs(self.tally, alpha)
+        return betting_cs(self.tally, alpha)
 
 
 def decide(rows: Sequence[SequentialRow], margin: float, alpha: float,
@@ -78,9 +81,30 @@ def decide(rows: Sequence[SequentialRow], margin: float, alpha: float,
     return out
 
 
-def family_done(rows: Sequence[SequentialRow]) -> bool:
-    """A family stops sampling once its primary row is decided or any of its rows FAILs."""
-    return any(r.verdict is not None for r in rows if r.primary) or any(r.verdict == "FAIL" for r in rows)
+# A family whose pooled row is decided keeps sampling a length only while that length's own row looks like
+# a drop (its mean difference below -SUSPECT * margin): a drop at one length is the case the pooled row
+# averages away, and a length that looks fine costs nothing more.
+SUSPECT = 0.5
+
+
+def open_rows(rows: Sequence[SequentialRow], margin: float) -> list[bool]:
+    """Which of one family's rows (its pooled row and its per-length rows) want another round: all of them
+    while the pooled row is undecided; once it is, the undecided lengths that look like a drop; none once
+    any row FAILs. Choosing from the past keeps every row's e-process valid (a row is sampled or not, it
+    never sees a sample out of turn)."""
+    if any(r.verdict == "FAIL" for r in rows):
+        return [False] * len(rows)
+    if not any(r.primary for r in rows):
+        return [r.verdict is None for r in rows]
+    if any(r.primary and r.verdict is None for r in rows):
+        return [True] * len(rows)
+    return [not r.primary and r.verdict is None and r.tally.n > 0 and r.tally.mean < -SUSPECT * margin
+            for r in rows]
+
+
+def family_done(rows: Sequence[SequentialRow], margin: float = 0.0) -> bool:
+    """A family stops sampling once no row of it wants another round (`open_rows`)."""
+    return not any(open_rows(rows, margin))
 
 
 def gate_verdict(rows: Sequence[SequentialRow], verdicts: Sequence[Verdict]) -> Verdict:
