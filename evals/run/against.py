@@ -16,7 +16,9 @@ from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.sequential.ci_outputs import GateCase
-from ctxprobe.evals.sequential.gate import GATE_METHOD, SequentialRow, Verdict, decide, family_done, final_verdicts, gate_verdict
+from ctxprobe.evals.sequential.gate import (
+    GATE_METHOD, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
+)
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.sample import Recipe
@@ -40,9 +42,6 @@ class PairedRun:
     base_correct: dict[str, bool]
     rows: dict[RowKey, SequentialRow]
     counted: set[str] = field(default_factory=set)
-
-    def family_rows(self, fam: FamilyKey) -> list[SequentialRow]:
-        return [row for (f, _), row in self.rows.items() if f == fam]
 
 
 def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str) -> PairedRun:
@@ -85,11 +84,15 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
 
 
 def next_paired_round(plan: PairedRun, records: list[SampleRecord], sent: set[str]) -> list[Recipe]:
-    """The next seed's samples of every family still open (none: every family decided or used up)."""
+    """The next seed's samples of every row still open (`gate.open_rows`: every length of a family whose
+    pooled row is undecided, else the lengths that look like a drop; none: all decided or used up)."""
     update(plan, records)
     done = {r.sample.sample_id for r in records if r.error is None} | sent
-    open_families = {fam for (fam, length) in plan.rows if length == 0 and not family_done(plan.family_rows(fam))}
-    todo = [r for r in plan.recipes if family_key(r) in open_families and r.sample_id() not in done]
+    wanted: set[RowKey] = set()
+    for fam in {f for (f, _) in plan.rows}:
+        keys = [key for key in plan.rows if key[0] == fam]
+        wanted |= {key for key, want in zip(keys, open_rows([plan.rows[k] for k in keys], plan.margin)) if want}
+    todo = [r for r in plan.recipes if (family_key(r), r.context_tokens) in wanted and r.sample_id() not in done]
     if not todo:
         return []
     first = min(r.seed for r in todo)
@@ -125,8 +128,8 @@ def render_gate(report: dict[str, Any]) -> str:
         interval = f"[{100 * e['diff_lo']:+.0f}, {100 * e['diff_hi']:+.0f}]"
         diff = "-" if e["n"] == 0 else f"{100 * e['diff']:+.0f}"
         lines.append(f"{where[:52]:<52} {e['verdict']:>9} {diff:>6} {interval:>15} {e['n']:>5} of {e['baseline_samples']:<4}")
-    lines.append(f"method: {report['method']}. The interval is the Dirichlet confidence sequence; a FAIL reads the "
-                 "discordant pairs (more powerful), so a FAIL row's interval may still reach above 0.")
+    lines.append(f"method: {report['method']}. The interval is the betting confidence sequence at 95 % (not "
+                 "adjusted for the rows); a pooled row stops taking pairs once decided.")
     return "\n".join(lines) + "\n"
 
 

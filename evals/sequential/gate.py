@@ -2,15 +2,18 @@
 family x length, secondary) gather paired differences in rounds, and each is decided by anytime-valid
 e-values, so the gate's error rates hold however early a row stops.
 
-- FAIL: the candidate is worse than the baseline (the e-process against "no drop", delta >= 0, read from
-  the discordant pairs as McNemar's test is, crosses its weighted-Holm level) and its mean difference is below -margin: the fixed gate's rule (significant, and a
-  drop larger than the margin), made anytime-valid.
-- PASS: the drop is confidently smaller than the margin (the e-process against delta <= -margin crosses its
-  level): the interval lies wholly above -margin.
+- FAIL: the candidate is worse than the baseline (the betting e-process against "no drop", delta >= 0,
+  which only the discordant pairs move, as in McNemar's test, crosses its weighted-Holm level) and its mean
+  difference is below -margin: the fixed gate's rule (significant, and a drop larger than the margin), made
+  anytime-valid.
+- PASS: the drop is confidently smaller than the margin (the betting e-process against delta <= -margin
+  crosses its level).
 - UNDECIDED: neither, when the pairs run out.
 
-Each side is one weighted Holm over all rows (`holm.py`): P(any false FAIL) <= alpha, and P(any false
-PASS) <= alpha. A family stops sampling once its primary row is decided, or one of its rows FAILs."""
+The e-values are `betting.py`'s. Each side is one weighted Holm over all rows (`holm.py`): P(any false FAIL)
+<= alpha, and P(any false PASS) <= alpha. Which rows are sampled next is `open_rows`: the whole family while
+its pooled row is undecided, then only the lengths that look like a drop, until none is left or a row
+FAILs."""
 
 from __future__ import annotations
 
@@ -23,9 +26,9 @@ from ctxprobe.evals.sequential.betting import betting_cs, log_e_fail, log_e_pass
 from ctxprobe.evals.sequential.holm import PRIMARY_SHARE, row_weights, weighted_holm
 
 Verdict = Literal["FAIL", "PASS", "UNDECIDED"]
-GATE_METHOD = ("anytime-valid e-values; FAIL: a drop significant against 0 (beta mixture on the discordant "
-               "pairs, sequential McNemar) and below -margin; PASS (Dirichlet mixture on paired differences): interval above -margin; weighted Holm over all rows "
-               f"(pooled family rows primary, {PRIMARY_SHARE:.0%} of alpha)")
+GATE_METHOD = ("anytime-valid betting e-values (Waudby-Smith & Ramdas); FAIL: a drop significant against 0 "
+               "(the discordant pairs) and below -margin; PASS: significantly above -margin; weighted Holm over "
+               f"all rows (pooled family rows primary, {PRIMARY_SHARE:.0%} of alpha)")
 
 
 @dataclass
