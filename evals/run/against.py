@@ -145,8 +145,8 @@ def render_gate(report: dict[str, Any]) -> str:
     if report.get("baseline_extended"):
         lines.append(f"the baseline endpoint answered {report['baseline_extended']} more samples in lockstep "
                      "(of N+M: N the baseline run held, M it added)")
-    lines.append(f"method: {report['method']}. The interval is the betting confidence sequence at 95 % (not "
-                 "adjusted for the rows); a pooled row stops taking pairs once decided.")
+    lines.append(f"method: {report['method']}. Each bound of the interval is one-sided at 95 % (a 90 % "
+                 "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided.")
     return "\n".join(lines) + "\n"
 
 

@@ -63,7 +63,9 @@ class SequentialRow:
         return p_from_log_e(self.log_e_pass)
 
     def interval(self, alpha: float) -> tuple[float, float]:
-        return betting_cs(self.tally, alpha)
+        """Each bound one-sided at level alpha (the betting CS at 2 alpha), as the verdicts are: a PASS row's
+        lower bound is above -margin, whatever its share of alpha (a share is at most alpha)."""
+        return betting_cs(self.tally, min(2.0 * alpha, 0.99))
 
 
 def decide(rows: Sequence[SequentialRow], margin: float, alpha: float,
