@@ -58,3 +58,27 @@ def test_baseline_endpoint_needs_against_and_a_cap(tmp_path: Path, capsys: pytes
     assert "--baseline-endpoint needs --max-samples" in capsys.readouterr().err
     assert main([*args, "--family", "niah", "--lengths", "1k"]) == 2
     assert "--baseline-endpoint needs --against" in capsys.readouterr().err
+
+
+def test_a_resumed_lockstep_run_sends_neither_side_twice(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path, samples=2)
+    args = ["--against", str(baseline), "--fail-if-drop", "0.2", "--max-samples", "40", "--quiet", "--no-report"]
+    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as base_engine, \
+            FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as cand_engine:
+        assert main(["run", "--endpoint", cand_engine.url, "--baseline-endpoint", base_engine.url, *args,
+                     "--label", "cand", "--results-dir", str(tmp_path / "cand")]) == 0
+        whole = _gate(tmp_path / "cand")
+        base_first, cand_first = len(base_engine.completion_calls()), len(cand_engine.completion_calls())
+        # As if killed mid-run: the candidate kept its first 10 samples, the baseline extension all of its own.
+        run_dir = next((tmp_path / "cand").iterdir())
+        samples = run_dir / "samples.jsonl"
+        samples.write_text("\n".join(samples.read_text().splitlines()[:10]) + "\n")
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        (run_dir / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}))
+        assert main(["run", "--resume", str(run_dir), "--endpoint", cand_engine.url,
+                     "--baseline-endpoint", base_engine.url, "--quiet", "--no-report"]) == 0
+        base_again = len(base_engine.completion_calls()) - base_first
+        cand_again = len(cand_engine.completion_calls()) - cand_first
+    assert base_again == 0  # the extension's samples are all there: none sent to the baseline again
+    assert cand_again == cand_first - 10  # the same rounds: only the candidate samples not kept
+    assert _gate(tmp_path / "cand")["verdict"] == whole["verdict"] == "PASS"
