@@ -65,15 +65,19 @@ class PromptBuilder:
                 self._lead[mode] = lead
             return self._lead[mode]
 
-    def _adopt_chat_lead(self, recorded: str) -> bool:
-        """A counter that cannot measure a chat template (a GGUF read offline) rebuilds a chat recipe
-        with the template's size that its tokenizer field records (`+chatN`, measured at the server)."""
-        lead = recorded.removeprefix(f"{self.tokenizer}+chat")
-        if lead == recorded or not lead.isdigit() or callable(getattr(self.counter, "chat_overhead", None)):
-            return False
-        with self._learn:
-            self._lead["chat"] = int(lead)
-        return True
+    def _lead_of(self, recipe: Recipe) -> int:
+        """The lead a recipe is built with: this builder's, for a recipe of its tokenizer; for a chat recipe
+        that records its template's size (`+chatN`, measured at the server) and a counter that cannot
+        measure one (a GGUF read offline), that size. The builder's own lead is left as it is."""
+        expected = self.recipe_tokenizer(recipe.mode)
+        if recipe.tokenizer == expected:
+            return self.lead_tokens(recipe.mode)
+        recorded = recipe.tokenizer.removeprefix(f"{self.tokenizer}+chat")
+        if (recipe.mode == "chat" and recorded != recipe.tokenizer and recorded.isdigit()
+                and not callable(getattr(self.counter, "chat_overhead", None))):
+            return int(recorded)
+        raise UserError(f"the token counter {self.counter.spec} is tokenizer {expected}, but sample "
+                        f"{recipe.sample_id()} was counted with {recipe.tokenizer}: give the same tokenizer")
 
     def unit_counts(self, haystack_spec: str) -> UnitCounts:
         """One UnitCounts per haystack, so a suite counts each unit once."""
@@ -84,26 +88,21 @@ class PromptBuilder:
 
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
-        expected = self.recipe_tokenizer(recipe.mode)
-        if recipe.tokenizer != expected and self._adopt_chat_lead(recipe.tokenizer):
-            expected = self.recipe_tokenizer(recipe.mode)
-        if recipe.tokenizer != expected:
-            raise UserError(f"the token counter {self.counter.spec} is tokenizer {expected}, but sample "
-                            f"{recipe.sample_id()} was counted with {recipe.tokenizer}: give the same tokenizer")
+        lead = self._lead_of(recipe)
         family = get_family(recipe.family)
         params = validate_params(family, recipe.params)
         check_depth(recipe.depth)
         key = needle_key(recipe)  # the needles and values depend on what is asked, never on the tokenizer
         if is_sized(family):
             draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),  # type: ignore[arg-type]
-                                   recipe.context_tokens, self.counter, self.lead_tokens(recipe.mode))
+                                   recipe.context_tokens, self.counter, lead)
             return self._sample(recipe, draft, built)
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
             rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
             draft = family.draft(params, recipe.depth, recipe.mode, rng)
             target = recipe.context_tokens - draft.reserve_tokens
-            built = assemble(draft, counts, target, self.lead_tokens(recipe.mode), recipe.window)
+            built = assemble(draft, counts, target, lead, recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
                 break
         else:

@@ -33,8 +33,10 @@ def test_an_offline_counter_is_given_the_servers_chat_template() -> None:
     assert sample.recipe.tokenizer == f"estimate:1+chat{CHAT_TEMPLATE_TOKENS}"
     assert sample.planned_tokens == count(offline, sample.prompt) + CHAT_TEMPLATE_TOKENS
     # offline again, without the server: the recipe's recorded template size rebuilds the same bytes
-    rebuilt = PromptBuilder(EstimateCounter(1.0)).build(sample.recipe)
+    bare = PromptBuilder(EstimateCounter(1.0))
+    rebuilt = bare.build(sample.recipe)
     assert rebuilt.prompt == sample.prompt and rebuilt.planned_tokens == sample.planned_tokens
+    assert bare.recipe_tokenizer("chat") == "estimate:1"  # the size is the recipe's: the builder's own is kept
 
 
 def test_a_counter_that_measures_the_template_itself_and_an_unknown_engine_are_left_alone() -> None:
