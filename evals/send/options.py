@@ -51,6 +51,8 @@ class SuiteOptions(BaseModel):
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
+    needles: str | None = Field(None, description="a needle file (JSONL: needle, question, answers, kind per line): "
+                                "one needles task per item (added to the suite's tasks; alone: a suite of those tasks)")
 
 
 class AgainstOptions(BaseModel):
