@@ -8,6 +8,7 @@ from pathlib import Path
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.write_errors import WriteFailed, writable
+from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
 
@@ -28,12 +29,15 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
 
     stopping = stopping_of(manifest)
     layouts = render_template_sensitivity(records)
-    table = render_text(records, stopping=stopping) + layouts
+    judged = render_judge(records, run_dir)
+    table = render_text(records, stopping=stopping) + layouts + judged
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
         write_summary(records, run_dir, stopping=stopping)
         write_heatmaps(records, run_dir, run_title(manifest))
+        if judged:
+            (run_dir / "judge.md").write_text("```\n" + judged.strip() + "\n```\n", encoding="utf-8")
         if layouts:
             (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
     except OSError as exc:  # a full disk: the table still shows

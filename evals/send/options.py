@@ -72,7 +72,24 @@ class AgainstOptions(BaseModel):
                                    "table (also appended to $GITHUB_STEP_SUMMARY when set)")
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]
+class JudgeOptions(BaseModel):
+    """The optional LLM judge of a needle file's answers: a second opinion beside the exact score."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_endpoint: str | None = Field(None, description="an OpenAI-compatible endpoint whose model judges each "
+                                       "scored needles-file answer against its accepted answers (judge.jsonl; "
+                                       "the report shows where it disagrees with the exact score)")
+    judge_model: str | None = Field(None, description="with --judge-endpoint: the model to ask (default: the first "
+                                    "the endpoint lists)")
+
+    @field_validator("judge_endpoint")
+    @classmethod
+    def _judge_url(cls, url: str | None) -> str | None:
+        return None if url is None else check_endpoint_url(url)
+
+
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions):  # type: ignore[misc,valid-type]
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
