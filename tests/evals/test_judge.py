@@ -81,14 +81,22 @@ def test_verdicts_beside_the_exact_scores_and_the_report_shows_disagreements(tmp
     assert "judge.jsonl" not in json.dumps(json.loads((judged.run_dir / "manifest.json").read_text()))
 
 
+def rambles_on_the_violin(body: dict[str, Any]) -> str:
+    said = model_answer(body)
+    return said + " and so on" * 40 if "wooden box" in said else said  # cut off at the answer budget
+
+
 def test_samples_that_errored_are_never_judged(tmp_path: Path) -> None:
-    with FakeEngine("vllm", answer=model_answer, accepts_up_to=1000) as model, \
+    """Too long for the endpoint (the 2k prompts: no answer at all) or cut off at the answer budget (the
+    violin's: an answer that is not whole): errors, which the judge is never asked about."""
+    with FakeEngine("vllm", answer=rambles_on_the_violin, accepts_up_to=1000) as model, \
             FakeEngine("llama-server", answer=judge_answer) as judge:
         result = _run(tmp_path, model, judge.url, allow_errors=True)
         asked = judge.completion_calls()
-    errored = {r.sample.sample_id for r in result.records() if r.error is not None}
-    assert len(errored) == 15 and len(asked) == 15
-    assert errored.isdisjoint(read_verdicts(result.run_dir))
+    errors = {r.sample.sample_id: r.error.value for r in result.records() if r.error is not None}
+    assert sorted(set(errors.values())) == ["rejected_too_long", "truncated"] and len(errors) == 15 + 3
+    assert len(asked) == 30 - 18
+    assert set(errors).isdisjoint(read_verdicts(result.run_dir))
 
 
 @pytest.mark.parametrize("kind", ["unparsed", "unreachable", "http"])
