@@ -110,32 +110,34 @@ def load_needles(path_text: str) -> list[dict[str, Any]]:
     items, names = [], set()
     for line, row in rows:
         if not isinstance(row, dict):
-            raise UserError(f"{where}: item {line}: expected a JSON object with needle, question and answers")
+            raise UserError(f"{where}: {line}: expected a JSON object with needle, question and answers")
         try:
             params = NeedleItem.model_validate(row).params()
         except ValidationError as exc:
             field, msg, _ = first_problem(exc)
-            raise UserError(f"{where}: item {line}: {field + ': ' if field else ''}{msg}") from None
+            raise UserError(f"{where}: {line}: {field + ': ' if field else ''}{msg.removeprefix('Value error, ')}") from None
         if params["name"] in names:
-            raise UserError(f"{where}: item {line}: the id {params['name']!r} is given twice")
+            raise UserError(f"{where}: {line}: the id {params['name']!r} is given twice")
         names.add(params["name"])
         items.append(params)
     return items
 
 
-def _rows(text: str, where: str) -> list[tuple[int, Any]]:
-    """(line number, decoded value): a JSON list (numbered by item), or one JSON value a line."""
+def _rows(text: str, where: str) -> list[tuple[str, Any]]:
+    """(where, decoded value): a JSON list's items (`item N`), or one JSON value a line (`line N`)."""
     if text.lstrip().startswith("["):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise UserError(f"{where}: invalid JSON at line {error.lineno}: {error.msg}") from None
-        return list(enumerate(data, 1))
+        if not isinstance(data, list):
+            raise UserError(f"{where}: expected a JSON list of items, or one JSON object a line")
+        return [(f"item {i}", row) for i, row in enumerate(data, 1)]
     rows = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                rows.append((number, json.loads(line)))
+                rows.append((f"line {number}", json.loads(line)))
             except json.JSONDecodeError as error:
                 raise UserError(f"{where}: invalid JSON at line {number}: {error.msg}") from None
     return rows
