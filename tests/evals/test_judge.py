@@ -14,6 +14,7 @@ import pytest
 import ctxprobe
 from ctxprobe.evals.judge.rubric import RUBRIC, read_reply
 from ctxprobe.evals.log.judge import read_verdicts
+from ctxprobe.evals.report.html.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
 from tests.runners.fake_engine import FakeEngine, Reply
 
@@ -78,6 +79,8 @@ def test_verdicts_beside_the_exact_scores_and_the_report_shows_disagreements(tmp
     for v in differ:
         assert v.sample_id in text
     assert (judged.run_dir / "judge.md").is_file()
+    page = write_folder_report(judged.run_dir).read_text(encoding="utf-8")
+    assert "Judge beside the exact score" in page and all(v.sample_id in page for v in differ)
     assert "judge.jsonl" not in json.dumps(json.loads((judged.run_dir / "manifest.json").read_text()))
 
 

@@ -23,6 +23,7 @@ from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_ch
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.html.shown_text import clipped
+from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.table import context_summary, variant_label
 from ctxprobe.tasks.lengths import format_length
 
@@ -270,4 +271,5 @@ def run_section(run: Run) -> dict[str, Any]:
             "path": str(run.dir), "header": header(run), "panels": heatmap_panels(records) if records else {},
             "accuracy": accuracy_rows(records) if records else [], "errors": error_table(records),
             "templates": template_tables(records), "template_methods": template_methods(),
+            "judge": render_judge(records, run.dir).strip(),
             "timing": timing(records), "failures": failures(run), "n_records": len(records)}
