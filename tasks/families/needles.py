@@ -30,10 +30,10 @@ class NeedlesParams(BaseModel):
 
     name: str = Field("", description="the item's id in the needle file, or a hash of its content")
     kind: AnswerKind = Field("exact", description="how the answer is scored: exact, number, set or contains")
-    needles: list[str] = Field(default_factory=list, description="the sentences hidden in the haystack",
+    needles: list[str] = Field([], description="the sentences hidden in the haystack",
                                json_schema_extra=_HIDDEN)
     question: str = Field("", description="what is asked about them", json_schema_extra=_HIDDEN)
-    answers: list[str] = Field(default_factory=list, description="accepted answers (aliases), or the "
+    answers: list[str] = Field([], description="accepted answers (aliases), or the "
                                "members of a set", json_schema_extra=_HIDDEN)
     answer_prefix: str = Field(DEFAULT_PREFIX, description="completions mode: what the answer follows",
                                json_schema_extra=_HIDDEN)
