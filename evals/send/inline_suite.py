@@ -96,9 +96,10 @@ def with_qa_dataset(data: dict[str, Any], qa: str | None) -> dict[str, Any]:
 
 def with_needle_items(data: dict[str, Any], needles: str | None) -> dict[str, Any]:
     """Each `needles` task becomes one task per item of its needle file (`params.file`, else `needles`),
-    the item's content for its parameters; a `needles` task given items already is kept as it is. A suite
-    without `needles` tasks gets one for `needles`."""
-    from ctxprobe.tasks.families.needles_file import load_needles
+    the item's content for its parameters; a `needles` task that is an item itself (`needles`, `question`,
+    `answers`, ... in its parameters) is checked as one and named. A suite without `needles` tasks gets one
+    for `needles`."""
+    from ctxprobe.tasks.families.needles_file import item_params, load_needles
 
     tasks: list[dict[str, Any]] = []
     given = data["tasks"]
@@ -107,6 +108,9 @@ def with_needle_items(data: dict[str, Any], needles: str | None) -> dict[str, An
     for task in given:
         params = dict(task.get("params") or {})
         path = params.pop("file", None) or (needles if not params.get("needles") else None)
+        if task["family"] == "needles" and path is None and params:  # an item written in the suite
+            tasks.append({**task, "params": item_params(params, "needles task in the suite")})
+            continue
         if task["family"] != "needles" or path is None:
             tasks.append(task)
             continue

@@ -111,16 +111,24 @@ def load_needles(path_text: str) -> list[dict[str, Any]]:
     for line, row in rows:
         if not isinstance(row, dict):
             raise UserError(f"{where}: {line}: expected a JSON object with needle, question and answers")
-        try:
-            params = NeedleItem.model_validate(row).params()
-        except ValidationError as exc:
-            field, msg, _ = first_problem(exc)
-            raise UserError(f"{where}: {line}: {field + ': ' if field else ''}{msg.removeprefix('Value error, ')}") from None
+        params = item_params(row, f"{where}: {line}")
         if params["name"] in names:
             raise UserError(f"{where}: {line}: the id {params['name']!r} is given twice")
         names.add(params["name"])
         items.append(params)
     return items
+
+
+def item_params(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """One item (as written in a file, or a suite's `needles` task with the family's own field names, its
+    `name` for the id) as the family's parameters; a bad one is a UserError naming `where` and the field."""
+    if "name" in row and "id" not in row:
+        row = {("id" if k == "name" else k): v for k, v in row.items()}
+    try:
+        return NeedleItem.model_validate(row).params()
+    except ValidationError as exc:
+        field, msg, _ = first_problem(exc)
+        raise UserError(f"{where}: {field + ': ' if field else ''}{msg.removeprefix('Value error, ')}") from None
 
 
 def _rows(text: str, where: str) -> list[tuple[str, Any]]:

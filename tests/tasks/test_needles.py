@@ -123,3 +123,28 @@ def test_numbers_as_people_write_them(text: str, value: float) -> None:
 @pytest.mark.parametrize("text", ["1,48", "12,3456", "one", "1.2.3", "", "1,234 567"])
 def test_what_is_not_a_number(text: str) -> None:
     assert parse_number(text) is None
+
+
+def test_a_suite_names_its_needle_file_and_needles_joins_a_suite(tmp_path: Path) -> None:
+    suite_file = tmp_path / "mine.yaml"
+    suite_file.write_text(f"name: mine\nlengths: [1k]\ndepths: [50]\ntasks:\n  - family: niah\n"
+                          f"  - family: needles\n    params: {{file: {FACTS}}}\n", encoding="utf-8")
+    mine = suite_from_args(str(suite_file), None, None, None, None, None, None, None)
+    assert [t.family for t in mine.tasks] == ["niah"] + ["needles"] * 5
+    quick = suite_from_args("quick", None, None, None, None, None, None, None, needles=str(FACTS))
+    names = [t.params.get("name") for t in quick.tasks if t.family == "needles"]
+    assert names == ["bakery", "lighthouse", "steps", "garden", "violin"]
+    assert len(quick.tasks) == len(suite_from_args("quick", None, None, None, None, None, None, None).tasks) + 5
+
+
+def test_an_item_written_in_a_suite_is_checked_and_named_like_one_of_a_file(tmp_path: Path) -> None:
+    suite_file = tmp_path / "inline.yaml"
+    item = ('{"needles": ["The key is under the mat."], "question": "Where is the key?", "answers": ["under the mat"], '
+            '"kind": "contains"}')
+    suite_file.write_text(f"name: inline\nlengths: [1k]\ndepths: [50]\ntasks:\n  - family: needles\n    params: {item}\n",
+                          encoding="utf-8")
+    [task] = suite_from_args(str(suite_file), None, None, None, None, None, None, None).tasks
+    assert len(task.params["name"]) == 10 and task.params["kind"] == "contains"
+    suite_file.write_text(suite_file.read_text().replace("kind: contains", "kind: fuzzy"), encoding="utf-8")
+    with pytest.raises(UserError, match="needles task in the suite: kind"):
+        suite_from_args(str(suite_file), None, None, None, None, None, None, None)
