@@ -145,6 +145,6 @@ def test_an_item_written_in_a_suite_is_checked_and_named_like_one_of_a_file(tmp_
                           encoding="utf-8")
     [task] = suite_from_args(str(suite_file), None, None, None, None, None, None, None).tasks
     assert len(task.params["name"]) == 10 and task.params["kind"] == "contains"
-    suite_file.write_text(suite_file.read_text().replace("kind: contains", "kind: fuzzy"), encoding="utf-8")
+    suite_file.write_text(suite_file.read_text().replace('"kind": "contains"', '"kind": "fuzzy"'), encoding="utf-8")
     with pytest.raises(UserError, match="needles task in the suite: kind"):
         suite_from_args(str(suite_file), None, None, None, None, None, None, None)
