@@ -19,7 +19,7 @@ from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 
-JUDGE_CONCURRENCY = 4
+JUDGE_CONCURRENCY = 2  # a judge is often a small server with one or two slots: its queue counts in the timeout
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def to_judge(records: Iterable[SampleRecord], done: set[str]) -> list[SampleReco
 class Judge:
     """One judge endpoint: its model (given, or the first `/v1/models` names) and its calls."""
 
-    def __init__(self, url: str, model: str | None = None, timeout_s: float = 60.0) -> None:
+    def __init__(self, url: str, model: str | None = None, timeout_s: float = 120.0) -> None:
         self.calls = EndpointCalls(url, policy=RetryPolicy(timeout_s, 2, 0.5, 4.0))
         self.model = model or self._served_model()
         self.name = f"{self.calls.shown} {self.model or ''}".strip()
@@ -82,11 +82,13 @@ def _content(body: dict[str, Any]) -> str:
         return ""
 
 
-def judge_run(run_dir: Path, records: Iterable[SampleRecord], url: str, model: str | None = None) -> JudgeSummary:
-    """Judge the run's samples not judged yet; the summary counts every verdict the run now holds."""
+def judge_run(run_dir: Path, records: Iterable[SampleRecord], url: str, model: str | None = None,
+              timeout_s: float = 120.0) -> JudgeSummary:
+    """Judge the run's samples not judged yet (each call within `timeout_s`, the run's `--timeout`); the
+    summary counts every verdict the run now holds."""
     todo = to_judge(records, set(read_verdicts(run_dir)))
     if todo:
-        judge = Judge(url, model)
+        judge = Judge(url, model, timeout_s)
         with ThreadPoolExecutor(JUDGE_CONCURRENCY) as pool:
             for verdict in pool.map(judge.verdict, todo):
                 append_verdict(run_dir, verdict)

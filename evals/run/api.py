@@ -163,7 +163,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
     if opts.judge_endpoint and manifest.status == "finished":
         from ctxprobe.evals.judge.verdicts import judge_run
 
-        summary = judge_run(store.dir, store.latest_records().values(), opts.judge_endpoint, opts.judge_model)
+        summary = judge_run(store.dir, store.latest_records().values(), opts.judge_endpoint, opts.judge_model,
+                            opts.timeout)
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report
