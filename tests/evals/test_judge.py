@@ -140,3 +140,19 @@ def test_reading_a_judges_reply(reply: str, verdict: str | None) -> None:
     reading = read_reply(reply)
     assert reading.verdict == verdict
     assert (reading.error is None) is (verdict is not None)
+
+
+def test_a_damaged_judge_line_is_skipped_and_the_latest_verdict_wins(tmp_path: Path) -> None:
+    from ctxprobe.evals.log.judge import JudgeVerdict, append_verdict
+
+    append_verdict(tmp_path, JudgeVerdict(sample_id="a", judge="j", verdict="incorrect", exact=True))
+    with (tmp_path / "judge.jsonl").open("ab") as fh:
+        fh.write(b"\xff\xfe not a line\n{\"sample_id\": 3}\n")
+    append_verdict(tmp_path, JudgeVerdict(sample_id="a", judge="j", verdict="correct", exact=True))
+    append_verdict(tmp_path, JudgeVerdict(sample_id="b", judge="j", error="unparsed reply", exact=False))
+    with (tmp_path / "judge.jsonl").open("ab") as fh:
+        fh.write(b'{"sample_id": "c", "judge": "j", "verd')  # torn mid-write
+    with pytest.warns(UserWarning, match="2 damaged"):
+        verdicts = read_verdicts(tmp_path)
+    assert {k: v.verdict for k, v in verdicts.items()} == {"a": "correct", "b": None}
+    assert not verdicts["a"].disagrees() and not verdicts["b"].disagrees()
