@@ -100,4 +100,6 @@ def saved_options(options: BaseModel) -> dict[str, Any]:
     saved["endpoints"] = [public_url(u) for u in getattr(options, "endpoints", [])]
     if saved.get("judge_endpoint"):
         saved["judge_endpoint"] = public_url(saved["judge_endpoint"])
+    if "baseline_endpoint" in saved:
+        saved["baseline_endpoint"] = [public_url(u) for u in saved["baseline_endpoint"]]
     return saved
