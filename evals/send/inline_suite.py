@@ -28,12 +28,14 @@ def parse_params(text: str | None) -> dict[str, Any]:
 def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa)
+                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa,
+                           question_positions=opts.question_positions)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None, qa: str | None = None) -> Suite:
+                    templates: str | None = None, qa: str | None = None,
+                    question_positions: str | None = None) -> Suite:
     """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates override either,
     and `qa` is the dataset of every `qa` task that names none (those still without one are left out)."""
     if suite and family:
@@ -62,6 +64,8 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["seed"] = seed
     if templates:
         data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
+    if question_positions:
+        data["question_positions"] = [q.strip() for q in question_positions.split(",") if q.strip()]
     return parse_suite(with_qa_dataset(data, qa), "invalid suite options")
 
 

@@ -49,6 +49,8 @@ class SuiteOptions(BaseModel):
     seed: int | None = Field(None, description="base seed")
     templates: str | None = Field(None, description="run each task under these prompt layouts with identical "
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
+    question_positions: str | None = Field(None, description="run each task with its question at these positions "
+                                           "with identical needles, e.g. end,start (template sensitivity)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
 

@@ -37,12 +37,13 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
           expected: Expected, max_tokens: int, unique: tuple[str, ...] = (), template: Template = "ctxprobe",
           length_convention: LengthConvention = "prompt", ruler_gap: str = "\n",
           ruler_generation_tokens: int = RULER_GENERATION_TOKENS, context_opening: str | None = None,
-          ruler_prefix_gap: str = " ") -> Draft:
+          ruler_prefix_gap: str = " ", document_start: int | None = None) -> Draft:
     """ctxprobe's layout: `\\n\\n{question}\\n\\n{prefix}`. RULER's (lm-eval's `ruler` tasks): the
     question after `ruler_gap` (the needle tasks' `\\n`, variable tracking's `\\n\\n`) and the answer prefix
     after `ruler_prefix_gap` (lm-eval's target delimiter, mostly one space), `\\n{question} {prefix}` (chat:
     `\\n{question}` alone, as lm-eval sends it).
-    `context_opening` replaces the first haystack piece's own separator (RULER's needle tasks: `\\n`)."""
+    `context_opening` replaces the first haystack piece's own separator (RULER's needle tasks: `\\n`);
+    `document_start` is where the document starts in a head that holds it (a question placed at the start goes there)."""
     if template == "ruler":
         tail = f"{ruler_gap}{question}{ruler_prefix_gap}{prefix}" if mode == "completions" else f"{ruler_gap}{question}"
     elif mode == "completions":
@@ -55,7 +56,7 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
     reserve = ruler_generation_tokens if length_convention == "ruler" else 0
     return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
                  expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve,
-                 context_opening=context_opening)
+                 context_opening=context_opening, document_start=document_start)
 
 
 def join_names(items: list[str]) -> str:
