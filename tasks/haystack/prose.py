@@ -192,5 +192,10 @@ class ProseHaystack(GeneratedHaystack):
 @haystack_kind("prose")
 @cache
 def make_prose(arg: str | None) -> Haystack:
+    """`prose`, or `prose:zh` (Chinese prose, `tasks.haystack.prose_zh`)."""
+    if arg == "zh":
+        from ctxprobe.tasks.haystack.prose_zh import make_prose_zh
+
+        return make_prose_zh()
     no_argument("prose", arg)
     return ProseHaystack()
