@@ -23,6 +23,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = rf"[^\W_{_CJK}]"
 _TOKEN = re.compile(rf"\d{{1,3}}(?:,\d{{3}})+(?!\d)(?!,\d)|[{_CJK}]|{_WORD}+(?:[-_.]{_WORD}+)*")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 # A sentence ends after . ! or ? and a space, but not after a list marker that starts the line ("1.
 # tidy-lobster"); or after 。！？, space or none.
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+|(?<=[\u3002\uff01\uff1f])\s*")
@@ -33,6 +34,11 @@ FILLER = frozenset(
     "a an and answer are as based certainly final given here i is it it's its my of ok okay on "
     "provided s sure text that the this to was yes".split()
 )
+
+
+def is_cjk(char: str) -> bool:
+    """Whether `char` is a Chinese or Japanese character (no space separates it from a value)."""
+    return bool(_CJK_CHAR.fullmatch(char))
 
 
 def norm(token: str) -> str:

@@ -126,3 +126,24 @@ def test_question_positions_are_pinned(key: tuple[str, str, str, str]) -> None:
     recipe = builder.recipe(family=family, params={"question_position": position}, haystack="prose",
                             context_tokens=2048, depth=40.0, seed=7)
     assert builder.build(recipe).prompt_sha256[:32] == QUESTION_POSITIONS[key]
+
+
+# Chinese tasks (`lang: zh`) on the Chinese haystack: (counter, family, family version) -> the prompt's sha256
+LANG_ZH: dict[tuple[str, str, str], str] = {
+    ('estimate', 'niah', '3'): "a58aecc7a870e8845d8049560fe04311",
+    ('estimate', 'recall', '2'): "42d9b42373f6c1d6d29a2ea92f33a814",
+    ('estimate', 'multihop', '2'): "7e2eac783f2d8aa3584a7ffad5a9eb71",
+    ('local:gemma3-270m', 'niah', '3'): "b100db516f9b061cddd70a5e0bd4f04e",
+    ('local:gemma3-270m', 'recall', '2'): "b666fdaf6aff28b3abbc1f59ed109aea",
+    ('local:gemma3-270m', 'multihop', '2'): "984649fbc78184e5b2ff67d80aedff25",
+}
+
+
+@pytest.mark.parametrize("key", sorted(LANG_ZH))
+def test_chinese_prompts_are_pinned(key: tuple[str, str, str]) -> None:
+    counter, family, version = key
+    assert family_version(family) == version, f"{family} is at version {family_version(family)}: pin its prompts"
+    builder = builder_for(token_counter(counter))
+    recipe = builder.recipe(family=family, params={"lang": "zh"}, haystack="prose:zh", context_tokens=2048,
+                            depth=40.0, seed=7)
+    assert builder.build(recipe).prompt_sha256[:32] == LANG_ZH[key]
