@@ -108,3 +108,24 @@ def test_a_suite_runs_each_task_at_each_position_paired_on_the_needles() -> None
                for r in with_templates.recipes(builder_for(token_counter("estimate")).recipe_tokenizer)}
     assert layouts == {("niah", t, q) for t in ("ctxprobe", "ruler") for q in ("end", "start")} | {
         ("recall", None, "end"), ("recall", None, "start")}
+
+
+def test_a_question_at_the_start_shares_no_prefix_across_depths() -> None:
+    from ctxprobe.evals.send.order import expected_cached_tokens, send_groups
+
+    builder = builder_for(token_counter("estimate"))
+    for position, shared in (("end", True), ("start", False), ("both", False)):
+        params = {} if position == "end" else {"question_position": position}
+        recipes = [builder.recipe(family="niah", params=params, context_tokens=1024, depth=d) for d in (50, 75, 100)]
+        prompts = [builder.build(r).prompt for r in recipes]
+        common = len(_common_prefix(prompts))
+        groups = send_groups(recipes, "cache-aware")
+        assert (len(groups) == 1) is shared and (expected_cached_tokens(groups)[1] > 0) is shared
+        head = prompts[0].index("afterwards.") + len("afterwards.")
+        assert (common > head + 100) is shared  # at the start, the prompts part right after the instruction
+
+
+def _common_prefix(texts: list[str]) -> str:
+    first = texts[0]
+    n = next((i for i in range(len(first)) if any(t[i:i + 1] != first[i] for t in texts)), len(first))
+    return first[:n]
