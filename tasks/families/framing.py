@@ -37,6 +37,12 @@ def lang_field() -> Any:
                  "with the prose:zh haystack or a Chinese text of your own)")
 
 
+def english_only(lang: Lang, what: str) -> None:
+    """Refuse `lang` other than English for a layout or kind that exists only in English."""
+    if lang != "en":
+        raise ValueError(f"{what} is English only: use lang 'en' with it")
+
+
 def length_convention_field(ruler: str) -> Any:
     """A family's `length_convention` parameter; `ruler` says what RULER's convention counts."""
     return Field("prompt", description=f"prompt: the length is the prompt's; ruler: {ruler}")

@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import chinese, ruler_vartrack
-from ctxprobe.tasks.families.framing import Lang, LengthConvention, Template, frame, lang_field
+from ctxprobe.tasks.families.framing import Lang, LengthConvention, Template, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, make_var_name, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -54,8 +54,8 @@ class MultihopParams(BaseModel):
         if self.template == "ruler" and self.kind != "vartrack":
             raise ValueError(f"template 'ruler' is RULER's variable tracking: kind {self.kind!r} has no RULER "
                              "layout (use kind 'vartrack')")
-        if self.template == "ruler" and self.lang != "en":
-            raise ValueError("template 'ruler' is RULER's English strings: use lang 'en' with it")
+        if self.template == "ruler":
+            english_only(self.lang, "template 'ruler' (RULER's strings)")
         return self
 
 

@@ -21,7 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import chinese
-from ctxprobe.tasks.families.framing import Lang, LengthConvention, Template, frame, join_names, lang_field
+from ctxprobe.tasks.families.framing import (Lang, LengthConvention, Template, english_only, frame, join_names,
+                                            lang_field)
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -50,8 +51,8 @@ class NiahParams(BaseModel):
 
     @model_validator(mode="after")
     def _ruler_is_english(self) -> NiahParams:
-        if self.lang != "en" and self.template == "ruler":
-            raise ValueError("template 'ruler' is RULER's English strings: use lang 'en' with it")
+        if self.template == "ruler":
+            english_only(self.lang, "template 'ruler' (RULER's strings)")
         return self
 
 

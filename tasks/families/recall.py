@@ -16,7 +16,7 @@ from typing import Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import chinese
-from ctxprobe.tasks.families.framing import Lang, frame, lang_field
+from ctxprobe.tasks.families.framing import Lang, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -50,8 +50,8 @@ class RecallParams(BaseModel):
 
     @model_validator(mode="after")
     def _clauses_are_english(self) -> RecallParams:
-        if self.lang != "en" and self.kind == "clause":
-            raise ValueError("kind 'clause' quotes an English contract: use lang 'en' with it")
+        if self.kind == "clause":
+            english_only(self.lang, "kind 'clause' (an English contract)")
         return self
 
 

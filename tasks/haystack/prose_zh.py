@@ -9,12 +9,11 @@ prompt's token count is still the sum of its units'."""
 
 from __future__ import annotations
 
-import random
 from functools import cache
 
 from ctxprobe.tasks.haystack import prose_zh_vocab as vocab
-from ctxprobe.tasks.haystack.base import GeneratedHaystack, partition
-from ctxprobe.tasks.haystack.prose import CompiledTemplate, _compile, padded
+from ctxprobe.tasks.haystack.prose import ProseHaystack, compile_topic
+from ctxprobe.tasks.haystack.prose_vocab import Topic
 
 TEMPLATES = (
     "{T}，{W}{R}{V}了{N}，又把{N}放回了{L}。",
@@ -52,7 +51,7 @@ TEMPLATES = (
 )
 
 
-def _topic_pools(topic: vocab.Topic) -> dict[str, tuple[str, ...]]:
+def _topic_pools(topic: Topic) -> dict[str, tuple[str, ...]]:
     return {
         "W": topic.people, "L": topic.places, "P": (topic.setting,),
         "N": topic.things * 3 + vocab.GENERAL_THINGS, "J": topic.adjectives * 2 + vocab.GENERAL_ADJECTIVES,
@@ -60,37 +59,11 @@ def _topic_pools(topic: vocab.Topic) -> dict[str, tuple[str, ...]]:
     }
 
 
-def _compile_topic(topic: vocab.Topic) -> tuple[tuple[CompiledTemplate, ...], int]:
-    pools = {code: padded(pool) for code, pool in _topic_pools(topic).items()}
-    return padded(tuple(_compile(t, pools) for t in TEMPLATES))
-
-
-COMPILED = tuple(_compile_topic(topic) for topic in vocab.TOPICS)
-
-
-class ChineseProseHaystack(GeneratedHaystack):
+class ChineseProseHaystack(ProseHaystack):
     kind = "prose:zh"
     version = "1"
-    block_units = 512
-
-    def make_block(self, rng: random.Random, index: int) -> list[str]:
-        draw = rng.getrandbits
-        n_topics = len(COMPILED)
-        out: list[str] = []
-        topic = draw(16) % n_topics
-        for length in partition(rng, self.block_units, 3, 8):
-            topic = (topic + 1 + draw(16) % (n_topics - 1)) % n_topics  # never the same topic twice
-            templates, template_bits = COMPILED[topic]
-            sep = "\n\n"
-            used: set[str] = set()
-            for _ in range(length):
-                fmt, pools = templates[draw(template_bits)]
-                while fmt in used:  # no template twice in one paragraph
-                    fmt, pools = templates[draw(template_bits)]
-                used.add(fmt)
-                out.append(sep + fmt.format(*[p[draw(b)] for p, b in pools]))
-                sep = ""
-        return out
+    compiled = tuple(compile_topic(_topic_pools(topic), TEMPLATES) for topic in vocab.TOPICS)
+    sentence_separator = ""  # Chinese puts no space between sentences
 
     def wrap_needle(self, sentence: str) -> str:
         return sentence.strip()

@@ -5,16 +5,7 @@ never occur in the text and no sentence begins with a mark a tokenizer may join 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-
-class Topic(NamedTuple):
-    setting: str
-    places: tuple[str, ...]
-    people: tuple[str, ...]
-    things: tuple[str, ...]
-    adjectives: tuple[str, ...]
-    verbs: tuple[str, ...]
+from ctxprobe.tasks.haystack.prose_vocab import Topic
 
 
 TOPICS: tuple[Topic, ...] = (
