@@ -4,8 +4,9 @@ has all three with the same needles (`question_position` is a layout parameter).
 
 The question moves with the gap that stood before it in the tail; what followed it there stays in the
 tail: the answer prefix in completions mode (a base model still continues it), the request for the answer
-alone in chat mode. At `start` the document opens after the same gap, whatever its first unit's own
-separator. What it does to a prefix cache: at `end` every question on one haystack shares the haystack as
+alone in chat mode (RULER's chat layout has neither, so there the prompt ends with the document). At
+`start` the document opens after the same gap, whatever its first unit's own separator; in a family whose
+head holds the document (aggregate, qa) the question goes where the family says the document starts. What it does to a prefix cache: at `end` every question on one haystack shares the haystack as
 its prefix; at `start` or `both` the prompts part at the question, before the haystack."""
 
 from __future__ import annotations

@@ -129,3 +129,16 @@ def _common_prefix(texts: list[str]) -> str:
     first = texts[0]
     n = next((i for i in range(len(first)) if any(t[i:i + 1] != first[i] for t in texts)), len(first))
     return first[:n]
+
+
+def test_qa_asks_before_its_documents() -> None:
+    from pathlib import Path
+
+    dataset = f"hf:{Path(__file__).parent / 'fixtures' / 'qa' / 'squad.json'}"
+    _, end = _build("qa", {"dataset": dataset}, "end", counter="estimate", length=1024)
+    _, start = _build("qa", {"dataset": dataset}, "start", counter="estimate", length=1024)
+    assert end.question == start.question and end.expected == start.expected
+    asked, documents = start.prompt.index(start.question), start.prompt.index("The following are given documents.")
+    assert start.prompt.index("Answer the question based on the given documents.") < asked < documents
+    assert start.prompt.endswith("\n\nAnswer:") and start.prompt.count(start.question) == 1
+    assert end.prompt.index(end.question) > end.prompt.index("Document 1:")
