@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()
               if k not in SuiteOptions.model_fields and k not in _endpoint_fields() and k not in DryRunOptions.model_fields}
-    add_model_args(p.add_argument_group("output"), output)
+    add_model_args(p.add_argument_group("output"), output, repeat={"baseline_endpoint": "--baseline-endpoint"})
     add_model_args(p.add_argument_group("cost before a run (--dry-run)"), DryRunOptions.model_fields)
     p.set_defaults(func=run)
 

@@ -97,4 +97,6 @@ def saved_options(options: BaseModel) -> dict[str, Any]:
     """Options as the manifest keeps them (a model with an `endpoints` list of URLs): public URLs only."""
     saved = options.model_dump(mode="json")
     saved["endpoints"] = [public_url(u) for u in getattr(options, "endpoints", [])]
+    if "baseline_endpoint" in saved:
+        saved["baseline_endpoint"] = [public_url(u) for u in saved["baseline_endpoint"]]
     return saved

@@ -64,12 +64,21 @@ class AgainstOptions(BaseModel):
                                 "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
     fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
                                        "FAILs beyond and PASSes within")
+    baseline_endpoint: list[str] = Field(
+        default_factory=list, description="with --against and --max-samples: the baseline's endpoint, sent the "
+        "samples the baseline run lacks in lockstep with the candidate (kept in the run's baseline-extension/)")
     undecided: Literal["exit", "fail", "pass"] = Field(
         "exit", description="with --against: exit code when rows stay undecided: exit (6), fail (1), pass (0)")
     junit: str | None = Field(None, description="with --against: write the gate's rows as JUnit XML (failed / "
                               "passed / skipped when undecided)")
     summary_md: str | None = Field(None, description="with --against: write the gate's verdicts as a markdown "
                                    "table (also appended to $GITHUB_STEP_SUMMARY when set)")
+
+
+    @field_validator("baseline_endpoint")
+    @classmethod
+    def _baseline_urls(cls, urls: list[str]) -> list[str]:
+        return [check_endpoint_url(u) for u in urls]
 
 
 class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]
