@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, parse_length, parse_lengths
 from ctxprobe.tasks.limits import check_seed, check_suite_size
+from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Mode, Recipe, seed_window
 
@@ -93,6 +94,9 @@ class Suite(BaseModel):
     templates: list[Literal["ctxprobe", "ruler"]] | None = Field(
         None, description="run every task that has a `template` parameter under each of these layouts, with "
         "identical needles (template sensitivity)")
+    question_positions: list[QuestionPosition] | None = Field(
+        None, description="run every task with its question at each of these positions (end, start, both), with "
+        "identical needles: a layout of template sensitivity")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -135,17 +139,22 @@ class Suite(BaseModel):
         for task in self.tasks:
             family = get_family(task.family)
             layouts = len(self.templates or []) if "template" in family.Params.model_fields and self.templates else 1
+            layouts *= len(self.question_positions or [None])
             total += layouts * len(task.lengths or self.lengths) * (task.samples or self.samples) * len(
                 task.depths or self.depths)
         return total
 
     def task_layouts(self) -> list[tuple[SuiteTask, dict[str, Any]]]:
         """Each task with its full parameters (defaults included: the record says exactly what ran), once
-        per template in `templates` where the family has a `template` parameter."""
+        per template in `templates` where the family has a `template` parameter, times each question position
+        of `question_positions`."""
         out = []
         for task in self.tasks:
             family = get_family(task.family)
             layouts = [{"template": t} for t in self.templates or []] if "template" in family.Params.model_fields else []
+            if self.question_positions:
+                layouts = [{**layout, "question_position": q} for layout in layouts or [{}]
+                           for q in self.question_positions]
             # A layout the task has none of (RULER's for a multihop keychain) is left out; the task still
             # runs under the others, or under its own when none fits.
             fitting = [params for params in (_params_or_none(family, {**task.params, **extra}) for extra in layouts)

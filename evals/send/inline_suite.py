@@ -29,12 +29,13 @@ def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
                            opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa,
-                           needles=opts.needles)
+                           needles=opts.needles, question_positions=opts.question_positions)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None, qa: str | None = None, needles: str | None = None) -> Suite:
+                    templates: str | None = None, qa: str | None = None, needles: str | None = None,
+                    question_positions: str | None = None) -> Suite:
     """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates override either,
     and `qa` is the dataset of every `qa` task that names none (those still without one are left out);
     `needles` is the needle file of every `needles` task that names none (`--needles` alone: those tasks only)."""
@@ -66,6 +67,8 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["seed"] = seed
     if templates:
         data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
+    if question_positions:
+        data["question_positions"] = [q.strip() for q in question_positions.split(",") if q.strip()]
     return parse_suite(with_needle_items(with_qa_dataset(data, qa), needles), "invalid suite options")
 
 

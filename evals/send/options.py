@@ -45,10 +45,12 @@ class SuiteOptions(BaseModel):
     lengths: str | None = Field(None, description="context lengths, e.g. 1k,2k,4k or 32k,128k,1m")
     depths: str | None = Field(None, description="depths in percent, e.g. 0,50,100 or 0:100:10")
     samples: int | None = Field(None, ge=1, description="samples per (task, length, depth) cell")
-    haystack: str | None = Field(None, description="prose | code | legal | noise | file:PATH | dir:PATH | hf:NAME_OR_PARQUET[:split[:column]]")
+    haystack: str | None = Field(None, description="prose | prose:zh | code | legal | noise | file:PATH | dir:PATH | hf:NAME_OR_PARQUET[:split[:column]]")
     seed: int | None = Field(None, description="base seed")
     templates: str | None = Field(None, description="run each task under these prompt layouts with identical "
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
+    question_positions: str | None = Field(None, description="run each task with its question at these positions "
+                                           "with identical needles, e.g. end,start (template sensitivity)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
     needles: str | None = Field(None, description="a needle file (JSONL: needle, question, answers, kind per line): "

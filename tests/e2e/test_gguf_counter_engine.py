@@ -1,5 +1,6 @@
 """The offline GGUF token counter (tasks/gguf_counter.py) gives the running engine's own token ids: on
-every built-in haystack and on every task family's prompt templates, against llama-server's /tokenize."""
+every built-in haystack (Chinese prose too) and on every task family's prompt templates (Chinese ones too),
+against llama-server's /tokenize."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ctxprobe.tasks.token_counter import make_token_counter
 
 pytestmark = pytest.mark.engine
 
-HAYSTACKS = ("prose", "code", "legal", "noise")
+HAYSTACKS = ("prose", "code", "legal", "noise", "prose:zh")
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,8 @@ def texts_of(kind: str) -> list[str]:
     haystack = make_haystack(kind)
     units = haystack.units(0, 400) + haystack.units(50_000, 50_200)
     joined = ["".join(units[i : i + 100]) for i in range(0, len(units), 100)]
-    return units + joined + [haystack.wrap_needle("The special magic number for the harbour is 4821937.")]
+    return units + joined + [haystack.wrap_needle("The special magic number for the harbour is 4821937."),
+                             haystack.wrap_needle("关于amber-lobster的特殊魔法数字之一是：4821937。")]
 
 
 @pytest.mark.parametrize("kind", HAYSTACKS)
