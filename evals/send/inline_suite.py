@@ -9,6 +9,7 @@ import yaml
 
 from ctxprobe.evals.send.options import SuiteOptions
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.facts_axis import parse_facts
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 
@@ -28,13 +29,13 @@ def parse_params(text: str | None) -> dict[str, Any]:
 def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa)
+                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa, facts=opts.facts)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None, qa: str | None = None) -> Suite:
-    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates override either,
+                    templates: str | None = None, qa: str | None = None, facts: str | None = None) -> Suite:
+    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either,
     and `qa` is the dataset of every `qa` task that names none (those still without one are left out)."""
     if suite and family:
         raise UserError("give either --suite or --family, not both")
@@ -60,6 +61,10 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["haystack"] = haystack
     if seed is not None:
         data["seed"] = seed
+    if facts:
+        data["facts"] = parse_facts(facts)
+        for task in data["tasks"]:
+            task["facts"] = None
     if templates:
         data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
     return parse_suite(with_qa_dataset(data, qa), "invalid suite options")
