@@ -63,8 +63,8 @@ def curve_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame
         return pd.DataFrame(columns=[*CURVE, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors"])
     frame = record_frame(held)
     frame["facts"] = [int(r.sample.recipe.params["facts"]) for r in held]
-    frame["variant"] = [variant_label({k: v for k, v in r.sample.recipe.params.items() if k != "facts"},
-                                      r.sample.recipe.family) for r in held]
+    frame["variant"] = [variant_label(r.sample.recipe.params, r.sample.recipe.family, without=("facts",))
+                        for r in held]
     return aggregate(frame, CURVE, z)
 
 
