@@ -92,10 +92,11 @@ def test_a_run_writes_the_capacity_table_png_and_terminal_lines(tmp_path: Path) 
     assert capacity_markdown([make_record(True)]) == ""
 
 
-def _write_run(path: Path, label: str, wrong_at_64: int) -> Path:
+def _write_run(path: Path, label: str, wrong_at_64: int, threshold: float | None = None) -> Path:
     """A capacity run at 4K: 20 seeds at N = 1, 4, 16, 64, every answer right but `wrong_at_64` at N = 64."""
     store = RunStore(path)
     store.write_manifest(RunManifest(label=label, created=1.0, status="finished", tokenizer="estimate:4",
+                                     options={"threshold": threshold} if threshold else {},
                                      suite=Suite(name="capacity", lengths=[4096], depths=[50],
                                                  tasks=[SuiteTask(family="capacity")])))
     for facts in (1, 4, 16, 64):
@@ -115,3 +116,21 @@ def test_compare_shows_a_halved_capacity_as_a_paired_drop_at_its_n(tmp_path: Pat
     rows = {r.variant: r for r in result.rows if r.level == "family_length"}
     assert rows["facts=64"].diff == pytest.approx(-12 / 20) and rows["facts=64"].significant
     assert all(rows[f"facts={n}"].diff == 0 and not rows[f"facts={n}"].significant for n in (1, 4, 16))
+
+
+def test_the_report_page_has_the_capacity_section(tmp_path: Path) -> None:
+    run = _write_run(tmp_path / "q4", "q4", 12)
+    page = ctxprobe.report([run], tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<h3>Recall capacity</h3>" in page and "data:image/svg+xml;base64," in page
+    assert "<td>capacity</td><td>&lt;1</td>" in page  # 20 of 20 right: lower bound 20/23.84 = 0.839 < 0.9
+    run = _write_run(tmp_path / "q4-at-0.8", "q4", 12, threshold=0.8)  # the run's --threshold
+    page = ctxprobe.report([run], tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<td>capacity</td><td>16</td>" in page and "at least 0.8 at N" in page  # 64: 8 of 20
+    niah = write_run_without_facts(tmp_path / "niah")
+    assert "Recall capacity" not in ctxprobe.report([niah], tmp_path / "niah.html").read_text(encoding="utf-8")
+
+
+def write_run_without_facts(path: Path) -> Path:
+    from tests.evals.compare.synthetic import all_right, write_run
+
+    return write_run(path, "niah", all_right())
