@@ -54,3 +54,14 @@ def parse_facts(text: str) -> list[int]:
     if not items or not all(item.isdigit() and int(item) > 0 for item in items):
         raise UserError(f"invalid --facts {text!r}: positive whole numbers, e.g. 1,4,16,64")
     return sorted({int(item) for item in items})
+
+
+def left_out(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[str]:
+    """`1024 facts at 8K (holds 285)` for each length the task's facts do not fit."""
+    fitting = fitting_lengths(family_name, params, lengths)
+    if len(fitting) == len(lengths):
+        return []
+    family = get_family(family_name)
+    typed = validate_params(family, params)
+    return [f"{params['facts']} facts at {format_length(n)} (holds {family.max_facts(typed, n)})"  # type: ignore[attr-defined]
+            for n in lengths if n not in fitting]

