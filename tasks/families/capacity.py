@@ -1,12 +1,14 @@
-"""`capacity`: how many distinct facts a model holds at once. `facts` key -> value facts go through the
-haystack; the question asks for `asked` of them (keys drawn uniformly over the facts, so every position is
-equally likely to be asked), and the score is the fraction of asked values recalled (partial credit) and
-whether all were (exact). A single needle tests whether one fact survives; sweeping `facts` (the suite's
+"""`capacity`: how many distinct key -> value facts a model holds at once, at each length.
+
+`facts` facts go through the haystack; the question asks for `asked` of them (keys drawn uniformly over
+the facts, so every position is equally likely to be asked), and the score is the fraction of asked values
+recalled (partial credit) and whether all were (exact). A single needle tests whether one fact survives; sweeping `facts` (the suite's
 `facts` axis, `--facts 1,4,16,64`) shows how many survive together, which is what separates a hybrid model's
 fixed-size recurrent state from a growing attention cache.
 
 - `spread: uniform`: the facts evenly through the whole context (the recipe's depth is not used);
-  `clustered`: packed evenly into a region `cluster` percent of the context wide, centred on the depth.
+  `clustered`: packed evenly into a region `cluster` percent of the haystack wide, centred on the depth
+  (depths count haystack tokens, as every family's do).
 - `interference: none`: `adjective-noun` keys; `similar`: keys in groups that share an `adjective-noun`
   stem and whose 3-letter codes differ from an earlier key of the group by one character (`amber-lobster-kqz`,
   `amber-lobster-kqx`): the hard case for associative recall.
