@@ -92,10 +92,10 @@ def test_a_run_writes_the_capacity_table_png_and_terminal_lines(tmp_path: Path) 
     assert capacity_markdown([make_record(True)]) == ""
 
 
-def _write_run(path: Path, label: str, wrong_at_64: int, threshold: float | None = None) -> Path:
+def _write_run(path: Path, label: str, wrong_at_64: int, threshold: float | None = None, created: float = 1.0) -> Path:
     """A capacity run at 4K: 20 seeds at N = 1, 4, 16, 64, every answer right but `wrong_at_64` at N = 64."""
     store = RunStore(path)
-    store.write_manifest(RunManifest(label=label, created=1.0, status="finished", tokenizer="estimate:4",
+    store.write_manifest(RunManifest(label=label, created=created, status="finished", tokenizer="estimate:4",
                                      options={"threshold": threshold} if threshold else {},
                                      suite=Suite(name="capacity", lengths=[4096], depths=[50],
                                                  tasks=[SuiteTask(family="capacity")])))
@@ -116,6 +116,16 @@ def test_compare_shows_a_halved_capacity_as_a_paired_drop_at_its_n(tmp_path: Pat
     rows = {r.variant: r for r in result.rows if r.level == "family_length"}
     assert rows["facts=64"].diff == pytest.approx(-12 / 20) and rows["facts=64"].significant
     assert all(rows[f"facts={n}"].diff == 0 and not rows[f"facts={n}"].significant for n in (1, 4, 16))
+
+
+def test_history_flags_the_night_capacity_halved_at_its_n(tmp_path: Path) -> None:
+    for night, wrong in enumerate((0, 0, 12), 1):
+        _write_run(tmp_path / "results" / f"n{night}", "nightly", wrong, created=100.0 * night)
+    result = ctxprobe.history(tmp_path / "results", label="nightly", write=False)
+    assert [len(step.drops) for step in result.steps] == [0, 2]  # the family pooled, and facts=64 at 4K
+    pooled, drop = result.steps[1].drops
+    assert pooled.level == "family" and (drop.variant, drop.context_tokens) == ("facts=64", 4096)
+    assert drop.diff == pytest.approx(-0.6)
 
 
 def test_the_report_page_has_the_capacity_section(tmp_path: Path) -> None:
