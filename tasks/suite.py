@@ -13,6 +13,8 @@
       - family: recall
         params: {kind: hex}
         lengths: [1k, 2k]  # any suite-level field may be overridden per task
+      - family: capacity
+        facts: [1, 4, 16]  # facts held at once: one task per value (a grid axis; see tasks/facts_axis.py)
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
     from ctxprobe.evals.paired.templates import render_template_sensitivity
-
     from ctxprobe.evals.report.capacity import capacity_markdown, capacity_text
     from ctxprobe.evals.report.capacity_chart import write_capacity_png
 
