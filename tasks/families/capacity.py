@@ -34,8 +34,9 @@ MAX_FACTS = 2048  # adjective-noun keys: 2,500 pairs
 GROUP = 16  # similar keys per shared stem
 _NOUN = {"number": ("number", "numbers"), "uuid": ("UUID", "UUIDs")}
 _TOKENS_PER_VALUE = {"number": 12, "uuid": 40}
-# The most tokens one fact takes under any tokenizer ctxprobe counts with (a Gemma 3 number fact measures
-# ~22, a similar-key number fact ~26, a UUID fact ~50): what a length must hold before a suite keeps a cell.
+# The most tokens one fact takes, with room to spare over what Gemma 3's tokenizer measures (a number fact
+# at most 21, with a similar key 23, a UUID fact 47, with a similar key 50): what a length must hold per
+# fact before a suite keeps a cell.
 FACT_TOKENS = {("number", "none"): 28, ("number", "similar"): 32, ("uuid", "none"): 60, ("uuid", "similar"): 64}
 FRAME_TOKENS = 160  # head, question and answer prefix with a few keys, and the least haystack around them
 
@@ -110,15 +111,18 @@ def _plain_keys(count: int, rng: random.Random) -> list[str]:
 
 
 def similar_keys(count: int, rng: random.Random) -> list[str]:
-    """`count` distinct keys in groups of `GROUP` sharing an `adjective-noun` stem: a group's first key has a
-    random 3-letter code, each later one the code of an earlier key of the group with one letter changed, so
-    every key but a group's first is one edit from another. The keys come out shuffled."""
+    """`count` distinct keys in groups of up to `GROUP` sharing an `adjective-noun` stem: a group's first key
+    has a random 3-letter code, each later one the code of an earlier key of the group with one letter
+    changed, so every key is one edit from another (no group is left with one key, unless `count` is 1).
+    The keys come out shuffled."""
     stems: set[str] = set()
     keys: list[str] = []
     while len(keys) < count:
+        left = count - len(keys)
+        size = GROUP - 1 if left == GROUP + 1 else min(GROUP, left)
         stem = make_key(rng, stems)
         codes = ["".join(rng.choice(string.ascii_lowercase) for _ in range(3))]
-        while len(codes) < min(GROUP, count - len(keys)):
+        while len(codes) < size:
             parent = list(rng.choice(codes))
             at = rng.randrange(3)
             parent[at] = rng.choice([c for c in string.ascii_lowercase if c != parent[at]])
