@@ -9,10 +9,11 @@ scale on the deficit, a dip at middle depths). A candidate drops 0, 2, 5 or 10 p
 Printed, for the paired gate (`--fail-if-drop MARGIN`) fixed-n (exact McNemar, the same weighted Holm over
 pooled and per-length rows) against sequential (`evals.sequential.gate`): the share of the fixed grid's
 prompt tokens spent, the gate's FAIL rate (type-I error at drop 0, power at 5 and 10), PASS / UNDECIDED
-rates, and how often the rows' intervals cover the true difference. For one run's cells (`--stop decided
+rates, and how often the rows' intervals (as the gate shows them: each bound one-sided at alpha) cover the
+true difference. For one run's cells (`--stop decided
 --threshold`): tokens, agreement with the truth, and the coverage of the cell intervals at their stops.
 
-    python benchmarks/bench_sequential.py [--reps 2000] [--samples 4] [--margin 0.05]
+    python benchmarks/bench_sequential.py [--reps 2000] [--samples 4 20] [--caps 1 2] [--margin 0.05]
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from functools import lru_cache
 import numpy as np
 
 from ctxprobe.evals.paired.stats import mcnemar_exact
-from ctxprobe.evals.confseq import PairedTally, paired_cs
+from ctxprobe.evals.confseq import PairedTally
 from ctxprobe.evals.sequential.cells import StopRule, cell_interval, stop_reason
-from ctxprobe.evals.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict
+from ctxprobe.evals.sequential.gate import SequentialRow, decide, final_verdicts, gate_verdict, open_rows
 from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
 
 LENGTHS = [32768, 65536, 131072, 262144, 524288, 1_000_000]
@@ -81,12 +82,12 @@ def fixed_gate(diff: np.ndarray, margin: float, alpha: float) -> tuple[str, list
 
 @lru_cache(maxsize=None)
 def _interval(losses: int, ties: int, wins: int, alpha: float) -> tuple[float, float]:
-    return paired_cs(PairedTally(losses, ties, wins), alpha)
+    return SequentialRow(primary=False, tally=PairedTally(losses, ties, wins)).interval(alpha)
 
 
-def sequential_gate(diff: np.ndarray, margin: float, alpha: float) -> tuple[str, int, list[tuple[SequentialRow, float]]]:
-    """Rounds of seeds across all families; returns the gate's verdict, the (family, length, seed) sweeps
-    sent, and each row with the true difference it estimates (filled in by the caller)."""
+def sequential_gate(diff: np.ndarray, margin: float, alpha: float) -> tuple[str, np.ndarray, list[tuple[SequentialRow, float]]]:
+    """Rounds of seeds across all families (`gate.open_rows` says which lengths of a family go out); returns
+    the gate's verdict, the depth sweeps sent per length, and each row with the true difference it estimates (filled in by the caller)."""
     families, n_lengths, samples = diff.shape[:3]
     losses = (diff < 0).sum(axis=3)  # (family, length, seed)
     wins = (diff > 0).sum(axis=3)
@@ -94,31 +95,32 @@ def sequential_gate(diff: np.ndarray, margin: float, alpha: float) -> tuple[str,
     rows = [[SequentialRow(primary=True)] + [SequentialRow(primary=False) for _ in range(n_lengths)]
             for _ in range(families)]
     flat = [r for fam in rows for r in fam]
-    active = list(range(families))
-    sweeps = 0
+    sent = np.zeros(n_lengths)  # depth sweeps sent per length
     for seed in range(samples):
-        for f in active:
-            for i in range(n_lengths):
-                lo, ti, wi = int(losses[f, i, seed]), int(ties[f, i, seed]), int(wins[f, i, seed])
-                rows[f][1 + i].add(lo, ti, wi, margin)
-            rows[f][0].add(int(losses[f, :, seed].sum()), int(ties[f, :, seed].sum()), int(wins[f, :, seed].sum()),
-                           margin)
-            sweeps += n_lengths
-        decide(flat, margin, alpha)
-        active = [f for f in active if not family_done(rows[f])]
-        if not active:
+        wanted = [open_rows(rows[f], margin) for f in range(families)]
+        if not any(any(w) for w in wanted):
             break
+        for f in range(families):
+            send = [i for i in range(n_lengths) if wanted[f][1 + i]]
+            for i in send:
+                rows[f][1 + i].add(int(losses[f, i, seed]), int(ties[f, i, seed]), int(wins[f, i, seed]), margin)
+                sent[i] += 1
+            if wanted[f][0]:
+                rows[f][0].add(int(losses[f, :, seed].sum()), int(ties[f, :, seed].sum()),
+                               int(wins[f, :, seed].sum()), margin)
+        decide(flat, margin, alpha)
     verdicts = final_verdicts(flat, margin, alpha)
     gate = gate_verdict(flat, verdicts)
-    return gate, sweeps, [(r, 0.0) for r in flat]
+    return gate, sent, [(r, 0.0) for r in flat]
 
 
-def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, seed: int) -> list[str]:
+def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, seed: int,
+               cap: int) -> list[str]:
     base = true_accuracy()
     weights = np.array(LENGTHS, dtype=float)
     fixed_tokens = base.shape[0] * samples * len(DEPTHS) * weights.sum()
     lines = [f"paired gate: {reps} replications, nightly shape (7 families x {len(LENGTHS)} lengths x 11 depths x "
-             f"{samples} seeds), --fail-if-drop {margin}, alpha {alpha}, coupling {coupling}",
+             f"{samples} seeds; sequential up to {cap} seeds), --fail-if-drop {margin}, alpha {alpha}, coupling {coupling}",
              f"{'scenario':>14}  {'fixed FAIL':>10}  {'seq FAIL':>8}  {'seq PASS':>8}  {'seq UNDEC':>9}  "
              f"{'tokens seq/fixed':>16}  {'CS cover':>8}  {'agree':>6}"]
     rng = np.random.default_rng(seed)
@@ -126,14 +128,15 @@ def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: f
         cand = candidate_accuracy(base, drop, at)
         true_row = [float((cand[f] - base[f]).mean()) for f in range(base.shape[0])]
         true_len = cand.mean(axis=2) - base.mean(axis=2)
-        b, c = draw(rng, base, cand, reps, samples, coupling)
+        b, c = draw(rng, base, cand, reps, max(samples, cap), coupling)
         diff = c.astype(np.int8) - b.astype(np.int8)
         fixed_fail = seq_fail = seq_pass = covered = n_rows = agree = 0
         tokens = 0.0
         for r in range(reps):
-            fixed, _ = fixed_gate(diff[r], margin, alpha)
+            fixed, _ = fixed_gate(diff[r][:, :, :samples], margin, alpha)
             fixed_fail += fixed == "FAIL"
-            gate, _, rows = sequential_gate(diff[r], margin, alpha)
+            gate, sent, rows = sequential_gate(diff[r][:, :, :cap], margin, alpha)
+            tokens += float((sent * weights).sum()) * len(DEPTHS)
             seq_fail += gate == "FAIL"
             seq_pass += gate == "PASS"
             truth_fail = any(t < -margin for t in true_row) or bool((true_len < -margin).any())
@@ -142,11 +145,9 @@ def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: f
             for k, (row, _) in enumerate(rows):
                 f, j = divmod(k, per_family)
                 true = true_row[f] if j == 0 else float(true_len[f, j - 1])
-                lo, hi = _interval(row.tally.losses, row.tally.ties, row.tally.wins, alpha)
+                lo, hi = _interval(row.tally.losses, row.tally.ties, row.tally.wins, alpha)  # as the gate shows it
                 covered += lo <= true <= hi
                 n_rows += 1
-                if j == 0:
-                    tokens += row.rounds * len(DEPTHS) * weights.sum()
         lines.append(f"{name:>14}  {fixed_fail / reps:>10.3f}  {seq_fail / reps:>8.3f}  {seq_pass / reps:>8.3f}  "
                      f"{(reps - seq_fail - seq_pass) / reps:>9.3f}  {tokens / reps / fixed_tokens:>16.1%}  "
                      f"{covered / n_rows:>8.3f}  {agree / reps:>6.3f}")
@@ -188,6 +189,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--samples", type=int, nargs="+", default=[4, 20])
+    parser.add_argument("--caps", type=float, nargs="+", default=[1.0],
+                        help="the sequential gate's cap per cell, as multiples of --samples (fixed-n keeps --samples)")
     parser.add_argument("--margin", type=float, default=0.05)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--coupling", type=float, default=0.8)
@@ -196,7 +199,9 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     for samples in args.samples:
-        print("\n".join(gate_table(args.reps, samples, args.margin, args.alpha, args.coupling, args.seed)))
+        for factor in args.caps:
+            print("\n".join(gate_table(args.reps, samples, args.margin, args.alpha, args.coupling, args.seed,
+                                        cap=round(factor * samples))))
         print("\n".join(cell_table(args.reps, samples, args.threshold, args.alpha, args.seed)))
         print()
     print(f"({time.perf_counter() - started:.0f} s)")

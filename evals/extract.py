@@ -138,7 +138,7 @@ def answer_region(sample: Sample, text: str) -> AnswerRegion:
     if chat:  # a chat model may repeat the question before it answers
         body = _cut_echo(body, sample.question, anywhere=False).lstrip("?.!: \t\r\n")
     body = _cut_echo(body, sample.answer_prefix, anywhere=chat)
-    first_line_only = not chat and sample.expected.kind != "values"
+    first_line_only = not chat and sample.expected.kind not in ("values", "set")
     lines = _paragraph(body.splitlines(), first_line_only)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))
     return AnswerRegion(tuple(lines), excluded)

@@ -7,12 +7,14 @@
   whole in the answer line; partial = edit similarity to the best-matching extracted span.
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
+- `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
 from __future__ import annotations
 
 import re
 
+from ctxprobe.evals.answer_rules import USER_KINDS, score_rule
 from ctxprobe.evals.extract import (
     AnswerRegion,
     answer_region,
@@ -36,6 +38,8 @@ def score_sample(sample: Sample, text: str) -> Score:
     """Score a model's raw output (the continuation in completions mode, the message in chat mode)."""
     region = answer_region(sample, text)
     kind = sample.expected.kind
+    if kind in USER_KINDS:
+        return score_rule(kind, region, sample.expected.answers, sample.question)
     if kind == "value":
         return _score_value(region, sample.expected.answers[0])
     if kind == "values":

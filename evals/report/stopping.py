@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.sequential.cells import StopRule, cell_interval, stop_reason
+from ctxprobe.evals.sequential.cells import STOP_REASONS, StopRule, cell_interval, stop_reason
 
 TAGS = {"above": "A", "below": "B", "precision": "P", "cap": "C"}
 
@@ -25,6 +25,14 @@ class Stopping:
         return (f"--stop decided: n then why the cell stopped ({', '.join(g for g in goal if g)}, C at the cap "
                 f"{self.cap}, blank: not decided when the run ended); intervals: anytime-valid "
                 f"{1 - self.rule.alpha:.0%} confidence sequences")
+
+
+    def cell(self, correct: int, n: int) -> tuple[float, float, str, str]:
+        """One cell's confidence sequence, its tag (A, B, P, C; empty while open) and why it stopped, in
+        words."""
+        lo, hi = cell_interval(correct, n, self.rule.alpha)
+        reason = stop_reason(correct, n, self.rule, self.cap)
+        return lo, hi, TAGS.get(reason or "", ""), STOP_REASONS[reason] if reason else "not decided when the run ended"
 
 
 def stopping_of(manifest: RunManifest | None) -> Stopping | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.write_errors import WriteFailed, writable
+from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
 
@@ -39,9 +40,10 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
 
     stopping = stopping_of(manifest)
     layouts = render_template_sensitivity(records)
+    judged = render_judge(records, run_dir)
     threshold = capacity_threshold(manifest)
     capacity = capacity_text(records, threshold)
-    table = render_text(records, stopping=stopping) + layouts + capacity
+    table = render_text(records, stopping=stopping) + layouts + judged + capacity
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
@@ -51,6 +53,8 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
                 md.write("\n" + capacity_markdown(records, threshold))
             write_capacity_png(records, run_dir, run_title(manifest), threshold)
+        if judged:
+            (run_dir / "judge.md").write_text("```\n" + judged.strip() + "\n```\n", encoding="utf-8")
         if layouts:
             (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
     except OSError as exc:  # a full disk: the table still shows

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.sequential.ci_outputs import GateCase
-from ctxprobe.evals.sequential.gate import GATE_METHOD, SequentialRow, Verdict, decide, family_done, final_verdicts, gate_verdict
+from ctxprobe.evals.sequential.gate import (
+    GATE_METHOD, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
+)
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.sample import Recipe
@@ -40,13 +43,17 @@ class PairedRun:
     base_correct: dict[str, bool]
     rows: dict[RowKey, SequentialRow]
     counted: set[str] = field(default_factory=set)
+    extension: set[str] = field(default_factory=set)  # sample ids the baseline endpoint answers (lockstep)
 
-    def family_rows(self, fam: FamilyKey) -> list[SequentialRow]:
-        return [row for (f, _), row in self.rows.items() if f == fam]
+    def add_baseline(self, correct: dict[str, bool]) -> None:
+        """The baseline endpoint's scored answers to the extension's samples."""
+        self.base_correct.update({sid: ok for sid, ok in correct.items() if sid in self.extension})
 
 
-def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str) -> PairedRun:
-    """The plan of a paired run against `baseline_dir`; one line when it cannot be one."""
+def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str,
+               extend: Callable[[Run], list[Recipe]] | None = None) -> PairedRun:
+    """The plan of a paired run against `baseline_dir`; one line when it cannot be one. `extend` gives the
+    samples the baseline endpoint adds in lockstep (`lockstep.extension_recipes`)."""
     if not 0.0 <= margin < 1.0:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {margin}")
     baseline = load_run(baseline_dir)
@@ -56,7 +63,8 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
     scored = [r for r in baseline.records if r.error is None and r.score is not None]
     if not scored:
         raise UserError(f"--against {baseline.dir}: the baseline has no scored sample")
-    recipes = sorted((r.sample.recipe for r in scored), key=lambda r: r.seed)
+    extra = extend(baseline) if extend is not None else []
+    recipes = sorted([*(r.sample.recipe for r in scored), *extra], key=lambda r: r.seed)
     rows: dict[RowKey, SequentialRow] = {}
     for recipe in recipes:
         fam = family_key(recipe)
@@ -64,7 +72,7 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
         rows.setdefault((fam, recipe.context_tokens), SequentialRow(primary=False))
     return PairedRun(baseline=baseline, margin=margin, alpha=alpha, recipes=recipes,
                      base_correct={r.sample.sample_id: bool(r.score and r.score.correct) for r in scored},
-                     rows=dict(sorted(rows.items())))
+                     rows=dict(sorted(rows.items())), extension={r.sample_id() for r in extra})
 
 
 def update(plan: PairedRun, records: list[SampleRecord]) -> None:
@@ -85,11 +93,15 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
 
 
 def next_paired_round(plan: PairedRun, records: list[SampleRecord], sent: set[str]) -> list[Recipe]:
-    """The next seed's samples of every family still open (none: every family decided or used up)."""
+    """The next seed's samples of every row still open (`gate.open_rows`: every length of a family whose
+    pooled row is undecided, else the lengths that look like a drop; none: all decided or used up)."""
     update(plan, records)
     done = {r.sample.sample_id for r in records if r.error is None} | sent
-    open_families = {fam for (fam, length) in plan.rows if length == 0 and not family_done(plan.family_rows(fam))}
-    todo = [r for r in plan.recipes if family_key(r) in open_families and r.sample_id() not in done]
+    wanted: set[RowKey] = set()
+    for fam in {f for (f, _) in plan.rows}:
+        keys = [key for key in plan.rows if key[0] == fam]
+        wanted |= {key for key, want in zip(keys, open_rows([plan.rows[k] for k in keys], plan.margin)) if want}
+    todo = [r for r in plan.recipes if (family_key(r), r.context_tokens) in wanted and r.sample_id() not in done]
     if not todo:
         return []
     first = min(r.seed for r in todo)
@@ -103,14 +115,18 @@ def gate_report(plan: PairedRun) -> dict[str, Any]:
     entries = []
     for ((family, params, haystack), length), row, verdict in zip(plan.rows, rows, verdicts):
         lo, hi = row.interval(plan.alpha)
-        planned = sum(1 for r in plan.recipes if family_key(r) == (family, params, haystack)
-                      and length in (0, r.context_tokens))
+        of_row = [r.sample_id() for r in plan.recipes if family_key(r) == (family, params, haystack)
+                  and length in (0, r.context_tokens)]
+        planned = sum(1 for sid in of_row if sid not in plan.extension)
+        extended = sum(1 for sid in of_row if sid in plan.extension and sid in plan.base_correct)
         entries.append({"family": family, "params": json.loads(params), "haystack": haystack,
                         "context_tokens": length, "primary": row.primary, "verdict": verdict,
-                        "n": row.tally.n, "baseline_samples": planned, "losses": row.tally.losses,
+                        "n": row.tally.n, "baseline_samples": planned,
+                        "baseline_extended": extended, "losses": row.tally.losses,
                         "wins": row.tally.wins, "diff": row.tally.mean, "diff_lo": lo, "diff_hi": hi,
                         "p_fail": row.p_fail, "p_pass": row.p_pass, "rounds": row.rounds})
-    return {"baseline": str(plan.baseline.dir), "margin": plan.margin, "alpha": plan.alpha, "method": GATE_METHOD,
+    return {"baseline": str(plan.baseline.dir), "baseline_extended": len(plan.extension & set(plan.base_correct)),
+            "margin": plan.margin, "alpha": plan.alpha, "method": GATE_METHOD,
             "verdict": gate_verdict(rows, verdicts), "rows": entries}
 
 
@@ -124,9 +140,13 @@ def render_gate(report: dict[str, Any]) -> str:
         where = f"{e['family']} {variant} [{e['haystack']}] " + ("pooled" if e["primary"] else format_length(e["context_tokens"]))
         interval = f"[{100 * e['diff_lo']:+.0f}, {100 * e['diff_hi']:+.0f}]"
         diff = "-" if e["n"] == 0 else f"{100 * e['diff']:+.0f}"
-        lines.append(f"{where[:52]:<52} {e['verdict']:>9} {diff:>6} {interval:>15} {e['n']:>5} of {e['baseline_samples']:<4}")
-    lines.append(f"method: {report['method']}. The interval is the Dirichlet confidence sequence; a FAIL reads the "
-                 "discordant pairs (more powerful), so a FAIL row's interval may still reach above 0.")
+        held = f"{e['baseline_samples']}" + (f"+{e['baseline_extended']}" if e.get("baseline_extended") else "")
+        lines.append(f"{where[:52]:<52} {e['verdict']:>9} {diff:>6} {interval:>15} {e['n']:>5} of {held:<4}")
+    if report.get("baseline_extended"):
+        lines.append(f"the baseline endpoint answered {report['baseline_extended']} more samples in lockstep "
+                     "(of N+M: N the baseline run held, M it added)")
+    lines.append(f"method: {report['method']}. Each bound of the interval is one-sided at 95 % (a 90 % "
+                 "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided.")
     return "\n".join(lines) + "\n"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import sys
 import threading
@@ -84,15 +85,23 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
 
 def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManifest | None,
             on_progress: Callable[[Progress], None] | None, free_reserve: Callable[[], None]) -> RunResult:
-    with _sigterm_as_interrupt(), serving(opts, suite) as served:
+    with _sigterm_as_interrupt(), serving(opts, suite) as served, contextlib.ExitStack() as stack:
         builder = builder_for(served.counter)
         rule = stop_rule(opts, suite)
-        paired = None
+        paired = lockstep = None
         if opts.against:
             from ctxprobe.evals.run.against import paired_run
 
-            paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer)
+            extend = None
+            if opts.baseline_endpoint:
+                from ctxprobe.evals.run.lockstep import extension_recipes
+
+                cap = rule.cap(suite.samples)
+                extend = lambda base: extension_recipes(base, cap, builder.recipe_tokenizer)  # noqa: E731
+            paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend)
             recipes = paired.recipes
+            if paired.extension:
+                lockstep = _open_lockstep(stack, opts, suite, served, store, paired)
         else:
             recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
                                                         default_mode=served.config.mode)
@@ -113,7 +122,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
             if paired is not None:
-                asyncio.run(_send_paired(paired, served, store, opts.order, progress, on_progress, budget))
+                asyncio.run(_send_paired(paired, served, store, opts.order, progress, on_progress, budget,
+                                         lockstep))
             elif rule.stop == "decided":
                 asyncio.run(_send_rounds(recipes, rule, served, store, opts.order, progress, on_progress, budget))
             else:
@@ -143,6 +153,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             if paired is not None:
                 from ctxprobe.evals.run.against import gate_report, update
 
+                if lockstep is not None:
+                    _close_lockstep(lockstep, paired, manifest.status)
                 update(paired, list(latest.values()))
                 manifest.paired_gate = gate_report(paired)
             elif rule.stop == "decided":
@@ -160,6 +172,12 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
                     write_failed = write_failed or failed
     if write_failed is not None:
         return _write_failed(store, manifest, progress, write_failed)
+    if opts.judge_endpoint and manifest.status == "finished":
+        from ctxprobe.evals.judge.verdicts import judge_run
+
+        summary = judge_run(store.dir, store.latest_records().values(), opts.judge_endpoint, opts.judge_model,
+                            opts.timeout)
+        print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report
 
@@ -297,14 +315,72 @@ async def _send_rounds(recipes: list[Recipe], rule: StopRule, served: Served, st
 
 
 async def _send_paired(paired: Any, served: Served, store: RunStore, order: Order, progress: Progress,
-                       on_progress: Callable[[Progress], None] | None, budget: AnswerBudget) -> None:
-    """`--against`: send the baseline's samples round after round until every family is decided or used up."""
+                       on_progress: Callable[[Progress], None] | None, budget: AnswerBudget,
+                       lockstep: "_Lockstep | None" = None) -> None:
+    """`--against`: send the baseline's samples round after round until every family is decided or used up;
+    with `--baseline-endpoint`, a round's samples the baseline lacks go to both endpoints at once."""
     from ctxprobe.evals.run.against import next_paired_round
+    from ctxprobe.evals.run.lockstep import missing_on_baseline, scored
 
     sent = set[str]()
-    while batch := next_paired_round(paired, list(store.latest_records().values()), sent):
+    while True:
+        if lockstep is not None:
+            paired.add_baseline(scored(lockstep.store.latest_records().values()))
+        batch = next_paired_round(paired, list(store.latest_records().values()), sent)
+        if not batch:
+            return
         sent.update(r.sample_id() for r in batch)
-        await _send(batch, served, store, order, progress, on_progress, budget)
+        sends = [_send(batch, served, store, order, progress, on_progress, budget)]
+        if lockstep is not None and (missing := missing_on_baseline(batch, paired.extension, lockstep.store)):
+            lockstep.progress.total += len(missing)
+            sends.append(_send(missing, lockstep.served, lockstep.store, order, lockstep.progress, None, budget))
+        await asyncio.gather(*sends)
+
+
+@dataclass
+class _Lockstep:
+    """The baseline endpoint's side of a lockstep paired run: where it is served, its run folder."""
+
+    served: Served
+    store: RunStore
+    manifest: RunManifest
+    progress: Progress
+
+
+def _open_lockstep(stack: contextlib.ExitStack, opts: RunOptions, suite: Suite, served: Served, store: RunStore,
+                   paired: Any) -> _Lockstep:
+    """Serve `--baseline-endpoint` (prompts built with the candidate's counter: the same text and ids) and
+    open the extension's run folder, its manifest written as running."""
+    from ctxprobe.evals.run.lockstep import baseline_options, extension_store
+
+    base_opts = baseline_options(opts)
+    base_served = stack.enter_context(serving(base_opts, suite))
+    base_served = dataclasses.replace(base_served, counter=served.counter)
+    ext = extension_store(store.dir)
+    ext.dir.mkdir(exist_ok=True)
+    earlier = ext.load_manifest() if (ext.dir / "manifest.json").is_file() else None
+    manifest = _manifest(base_opts.model_copy(update={"label": f"{opts.label}-baseline-extension",
+                                                      "against": None}),
+                         suite, base_served, paired.baseline.manifest.tokenizer, earlier, len(paired.extension))
+    ext.write_manifest(manifest)
+    stack.callback(ext.close)
+    return _Lockstep(base_served, ext, manifest, Progress(total=0))
+
+
+def _close_lockstep(lockstep: _Lockstep, paired: Any, status: str) -> None:
+    """The extension's manifest, final: how many samples it holds, its status the run's."""
+    from ctxprobe.evals.run.lockstep import scored
+
+    lockstep.store.close()
+    latest = lockstep.store.latest_records()
+    paired.add_baseline(scored(latest.values()))
+    manifest = lockstep.manifest
+    manifest.status = status
+    manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
+    manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
+    manifest.prompt_tokens_sent = sum(r.sample.planned_tokens for r in latest.values())
+    manifest.updated = time.time()
+    lockstep.store.write_manifest(manifest)
 
 
 async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: Order, progress: Progress,

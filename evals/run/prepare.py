@@ -19,10 +19,11 @@ from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
 
-# What `--resume RUN` may give again: how to reach the endpoint (a moved server) and the answer budgets (a
-# raised one sends the truncated samples again), never what to run.
+# What `--resume RUN` may give again: how to reach the endpoint (a moved server), the answer budgets (a
+# raised one sends the truncated samples again) and the judge, never what to run.
 RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
-                                                                     "answer_tokens", "reasoning_tokens"}
+                                                                     "answer_tokens", "reasoning_tokens", "baseline_endpoint",
+                                                                     "judge_endpoint", "judge_model"}
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,19 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
     check_counter_spec(opts.token_counter)
     if opts.model_file and not opts.endpoints:
         check_gguf(Path(opts.model_file))
+    if opts.baseline_endpoint and not opts.against and not opts.resume:
+        from ctxprobe.evals.run.lockstep import check_lockstep
+
+        check_lockstep(opts)
     if opts.resume:
         store = RunStore(Path(opts.resume))
         previous = store.load_manifest()
         assert previous is not None
         return PreparedRun(resumed_options(opts, previous), previous.suite, store, previous)
     if opts.against:  # a paired run: the baseline's samples, nothing else
+        from ctxprobe.evals.run.lockstep import check_lockstep
+
+        check_lockstep(opts)
         from ctxprobe.evals.log.load import load_run
 
         suite = load_run(opts.against).manifest.suite

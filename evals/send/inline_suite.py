@@ -29,16 +29,21 @@ def parse_params(text: str | None) -> dict[str, Any]:
 def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa, facts=opts.facts)
+                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa,
+                           needles=opts.needles, facts=opts.facts)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None, qa: str | None = None, facts: str | None = None) -> Suite:
+                    templates: str | None = None, qa: str | None = None, needles: str | None = None,
+                    facts: str | None = None) -> Suite:
     """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either,
-    and `qa` is the dataset of every `qa` task that names none (those still without one are left out)."""
+    and `qa` is the dataset of every `qa` task that names none (those still without one are left out);
+    `needles` is the needle file of every `needles` task that names none (`--needles` alone: those tasks only)."""
     if suite and family:
         raise UserError("give either --suite or --family, not both")
+    if needles and not suite:
+        family = family or "needles"
     if family:
         base: dict[str, Any] = {"name": f"inline-{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
                                 "tasks": [{"family": family, "params": parse_params(params)}]}
@@ -67,7 +72,7 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
             task["facts"] = None
     if templates:
         data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
-    suite = parse_suite(with_qa_dataset(data, qa), "invalid suite options")
+    suite = parse_suite(with_needle_items(with_qa_dataset(data, qa), needles), "invalid suite options")
     return with_facts_noted(suite, given=bool(facts))
 
 
@@ -108,4 +113,28 @@ def with_qa_dataset(data: dict[str, Any], qa: str | None) -> dict[str, Any]:
               "and HotpotQA files) to run them", file=sys.stderr)
     if not tasks:
         raise UserError("the suite's tasks are all qa tasks: give --qa hf:PATH")
+    return {**data, "tasks": tasks}
+
+
+def with_needle_items(data: dict[str, Any], needles: str | None) -> dict[str, Any]:
+    """Each `needles` task becomes one task per item of its needle file (`params.file`, else `needles`),
+    the item's content for its parameters; a `needles` task that is an item itself (`needles`, `question`,
+    `answers`, ... in its parameters) is checked as one and named. A suite without `needles` tasks gets one
+    for `needles`."""
+    from ctxprobe.tasks.families.needles_file import item_params, load_needles
+
+    tasks: list[dict[str, Any]] = []
+    given = data["tasks"]
+    if needles and not any(task["family"] == "needles" for task in given):
+        given = [*given, {"family": "needles", "params": {}}]  # a suite of other families, and the needles
+    for task in given:
+        params = dict(task.get("params") or {})
+        path = params.pop("file", None) or (needles if not params.get("needles") else None)
+        if task["family"] == "needles" and path is None and params:  # an item written in the suite
+            tasks.append({**task, "params": item_params(params, "needles task in the suite")})
+            continue
+        if task["family"] != "needles" or path is None:
+            tasks.append(task)
+            continue
+        tasks += [{**task, "params": {**params, **item}} for item in load_needles(str(path))]
     return {**data, "tasks": tasks}

@@ -53,6 +53,8 @@ class SuiteOptions(BaseModel):
                               "(a grid axis like --lengths; cells whose facts do not fit a length are left out)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
+    needles: str | None = Field(None, description="a needle file (JSONL: needle, question, answers, kind per line): "
+                                "one needles task per item (added to the suite's tasks; alone: a suite of those tasks)")
 
 
 class AgainstOptions(BaseModel):
@@ -64,6 +66,9 @@ class AgainstOptions(BaseModel):
                                 "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
     fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
                                        "FAILs beyond and PASSes within")
+    baseline_endpoint: list[str] = Field(
+        default_factory=list, description="with --against and --max-samples: the baseline's endpoint, sent the "
+        "samples the baseline run lacks in lockstep with the candidate (kept in the run's baseline-extension/)")
     undecided: Literal["exit", "fail", "pass"] = Field(
         "exit", description="with --against: exit code when rows stay undecided: exit (6), fail (1), pass (0)")
     junit: str | None = Field(None, description="with --against: write the gate's rows as JUnit XML (failed / "
@@ -72,7 +77,30 @@ class AgainstOptions(BaseModel):
                                    "table (also appended to $GITHUB_STEP_SUMMARY when set)")
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]
+    @field_validator("baseline_endpoint")
+    @classmethod
+    def _baseline_urls(cls, urls: list[str]) -> list[str]:
+        return [check_endpoint_url(u) for u in urls]
+
+
+class JudgeOptions(BaseModel):
+    """The optional LLM judge of a needle file's answers: a second opinion beside the exact score."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_endpoint: str | None = Field(None, description="an OpenAI-compatible endpoint whose model judges each "
+                                       "scored needles-file answer against its accepted answers (judge.jsonl; "
+                                       "the report shows where it disagrees with the exact score)")
+    judge_model: str | None = Field(None, description="with --judge-endpoint: the model to ask (default: the first "
+                                    "the endpoint lists)")
+
+    @field_validator("judge_endpoint")
+    @classmethod
+    def _judge_url(cls, url: str | None) -> str | None:
+        return None if url is None else check_endpoint_url(url)
+
+
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions):  # type: ignore[misc,valid-type]
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "

@@ -13,6 +13,7 @@ from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.tokenize import ServerTokenizer
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.sized import is_sized
+from ctxprobe.tasks.families.needles_file import load_needles
 from ctxprobe.tasks.registry import get_family, known_families, validate_params
 from ctxprobe.tasks.token_counter import make_token_counter
 
@@ -53,6 +54,7 @@ def param_choices(family: object) -> list[dict[str, object]]:
 
 
 QA_FIXTURES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "qa"
+NEEDLE_ITEMS = load_needles(str(Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"))
 
 
 def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
@@ -66,6 +68,8 @@ def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
                     if name == "qa":  # a user's dataset: the test's fixture of the format the task expects
                         kind = "hotpotqa" if params.get("expect") == "hotpotqa" else "squad"
                         params = {**params, "dataset": f"hf:{QA_FIXTURES / kind}.json"}
+                    if name == "needles":  # a user's needle file: the test's items, in turn
+                        params = {**params, **NEEDLE_ITEMS[(seed + len(texts)) % len(NEEDLE_ITEMS)]}
                     checked, rng = validate_params(family, params), random.Random(seed)
                     draft = (family.sized_draft(checked, mode, rng, 2048, 40) if is_sized(family)  # whole prompts
                              else family.draft(checked, 50.0, mode, rng))

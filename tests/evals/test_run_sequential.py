@@ -113,3 +113,17 @@ def test_dry_run_estimates_the_cap_the_floor_and_the_fixed_grid() -> None:
     from ctxprobe.evals.run.estimate import render_estimate
 
     assert "--stop decided: at most 61,440 prompt tokens" in render_estimate(est)
+
+
+def test_report_html_shows_n_why_and_the_confidence_sequence(tmp_path: Path) -> None:
+    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
+        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0,100",
+                     "--samples", "3", "--quiet", "--results-dir", str(tmp_path),
+                     "--stop", "decided", "--threshold", "0.6", "--max-samples", "30"]) == 0
+    page = (next(tmp_path.iterdir()) / "report.html").read_text(encoding="utf-8")
+    n = _first_n_above(0.6)
+    lo = bernoulli_cs(n, n)[0]
+    assert page.count(f"n={n}A [{lo:.2f}, 1.00]") == 2  # both heatmap cells: n, stop tag, interval
+    assert "decided above the threshold" in page and "95% confidence sequence" in page
+    assert "--stop decided: n then why the cell stopped" in page  # the legend
+    assert f"<td>{2 * n}A</td>" in page  # the depths-pooled table

@@ -24,6 +24,8 @@ from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_ch
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.html.shown_text import clipped
+from ctxprobe.evals.report.judge import render_judge
+from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping, stopping_of
 from ctxprobe.evals.report.summary import capacity_threshold
 from ctxprobe.evals.report.table import context_summary, variant_label
 from ctxprobe.tasks.lengths import format_length
@@ -89,9 +91,10 @@ class Panel:
     error_note: str
 
 
-def heatmap_panels(records: list[SampleRecord]) -> dict[str, list[Panel]]:
+def heatmap_panels(records: list[SampleRecord], stopping: Stopping | None = None) -> dict[str, list[Panel]]:
     """Per family, one panel per (variant, haystack): depth rows, length columns, the cell's accuracy,
-    n and Wilson interval in it, coloured on the fixed 0-1 scale of the PNG heatmaps."""
+    n and Wilson interval in it, coloured on the fixed 0-1 scale of the PNG heatmaps. A run that stopped its
+    cells adaptively shows each cell's confidence sequence instead, and its n tagged with why it stopped."""
     from ctxprobe.evals.report.heatmap import heatmap_grids
 
     out: dict[str, list[Panel]] = {}
@@ -104,10 +107,15 @@ def heatmap_panels(records: list[SampleRecord]) -> dict[str, list[Panel]]:
                     acc, n, errs = float(g.accuracy[i, j]), int(g.n[i, j]), int(g.errors[i, j])
                     bg, fg = accuracy_colour(acc)
                     text = "–" if n == 0 else f"{acc:.2f}"
-                    sub = f"n={n}" + ("" if n == 0 else f" [{g.lo[i, j]:.2f}, {g.hi[i, j]:.2f}]")
+                    lo, hi, tag, why = float(g.lo[i, j]), float(g.hi[i, j]), "", ""
+                    method = "95% Wilson"
+                    if stopping is not None and n:
+                        lo, hi, tag, why = stopping.cell(round(acc * n), n)
+                        method, why = f"{1 - stopping.rule.alpha:.0%} confidence sequence", f"; {why}"
+                    sub = f"n={n}{tag}" + ("" if n == 0 else f" [{lo:.2f}, {hi:.2f}]")
                     sub += f" +{errs} err" if errs else ""
                     title = f"{format_length(ctx)} at {depth:g}%: " + ("no scored sample" if n == 0 else
-                             f"{acc:.0%} of {n} scored, 95% Wilson [{g.lo[i, j]:.2f}, {g.hi[i, j]:.2f}]")
+                             f"{acc:.0%} of {n} scored, {method} [{lo:.2f}, {hi:.2f}]{why}")
                     cells.append(Cell(text, sub, bg, fg, title + (f"; {errs} errored (not counted)" if errs else "")))
                 rows.append((f"{depth:g}%", cells))
             note = ", ".join(f"{v} {k}" for k, v in g.error_kinds.items())
@@ -116,14 +124,16 @@ def heatmap_panels(records: list[SampleRecord]) -> dict[str, list[Panel]]:
     return out
 
 
-def accuracy_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
-    """The family x variant x haystack x length table, depths pooled, with Wilson intervals."""
+def accuracy_rows(records: list[SampleRecord], stopping: Stopping | None = None) -> list[dict[str, Any]]:
+    """The family x variant x haystack x length table, depths pooled, with Wilson intervals (a run that
+    stopped adaptively: confidence sequences)."""
     rows = []
-    for r in context_summary(records).to_dict("records"):
+    for r in apply_stopping(context_summary(records), stopping).to_dict("records"):
         n = int(r["n"])
         acc, lo, hi, partial = (float(r[k]) for k in ("accuracy", "ci_lo", "ci_hi", "partial_mean"))
         rows.append({"family": r["family"], "variant": r["variant"], "haystack": r["haystack"],
-                     "length": format_length(int(r["context_tokens"])), "n": n, "correct": int(r["correct"]),
+                     "length": format_length(int(r["context_tokens"])),
+                     "n": f"{n}{TAGS.get(str(r.get('stop', '')), '')}", "correct": int(r["correct"]),
                      "accuracy": f"{acc:.1%}" if n else "–", "interval": f"[{lo:.1%}, {hi:.1%}]" if n else "–",
                      "partial": f"{partial:.2f}" if n else "–", "errors": int(r["errors"]),
                      "background": accuracy_colour(acc if n else math.nan)[0]})
@@ -268,9 +278,13 @@ def template_methods(alpha: float = 0.05) -> str:
 def run_section(run: Run) -> dict[str, Any]:
     """Everything the run template shows."""
     records = run.records
+    stopping = stopping_of(run.manifest)
     return {"kind": "run", "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
-            "path": str(run.dir), "header": header(run), "panels": heatmap_panels(records) if records else {},
-            "accuracy": accuracy_rows(records) if records else [], "errors": error_table(records),
+            "path": str(run.dir), "header": header(run),
+            "panels": heatmap_panels(records, stopping) if records else {},
+            "accuracy": accuracy_rows(records, stopping) if records else [],
+            "stop_legend": stopping.legend() if stopping else "", "errors": error_table(records),
             "capacity": capacity_section(records, capacity_threshold(run.manifest)) if records else None,
             "templates": template_tables(records), "template_methods": template_methods(),
+            "judge": render_judge(records, run.dir).strip(),
             "timing": timing(records), "failures": failures(run), "n_records": len(records)}

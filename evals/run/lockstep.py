@@ -1,0 +1,65 @@
+"""`run --against BASELINE --baseline-endpoint URL --max-samples N`: when the baseline run holds too few
+samples for its rows to be decided, the baseline's own endpoint is sent the missing ones in lockstep with
+the candidate: the baseline's suite planned to N seeds per cell, the same recipes and sample ids, each round
+sent to both endpoints at once, a pair counted once both sides are scored.
+
+The baseline's new samples go to a run folder of their own inside the candidate's (`baseline-extension/`),
+never into the baseline run: that run stays exactly as it finished (other comparisons and the nightly
+history read it), and the extension is kept with the paired run that needed it, so a resume reads both
+again. The extension is an ordinary run folder (manifest and samples.jsonl), readable by `compare`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ctxprobe.evals.log.load import Run
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.send.options import RunOptions
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Mode, Recipe
+
+EXTENSION = "baseline-extension"
+
+
+def check_lockstep(opts: RunOptions) -> None:
+    """One line when `--baseline-endpoint` cannot extend anything."""
+    if not opts.baseline_endpoint:
+        return
+    if not opts.against:
+        raise UserError("--baseline-endpoint needs --against BASELINE_RUN (the run it extends)")
+    if opts.max_samples is None:
+        raise UserError("--baseline-endpoint needs --max-samples N: the seeds per cell to extend the baseline to")
+
+
+def baseline_options(opts: RunOptions) -> RunOptions:
+    """The options that reach the baseline's endpoint: the candidate's, sent to `--baseline-endpoint`."""
+    return opts.model_copy(update={"endpoints": list(opts.baseline_endpoint), "token_counter": None,
+                                   "model": None, "baseline_endpoint": []})
+
+
+def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], str]) -> list[Recipe]:
+    """The baseline suite's recipes up to `cap` seeds per cell that the baseline run never sent (a sample
+    it sent and got an error for stays out: its pair is not judged)."""
+    suite = baseline.manifest.suite
+    tasks = [t.model_copy(update={"samples": max(cap, t.samples or suite.samples)}) for t in suite.tasks]
+    planned = suite.model_copy(update={"tasks": tasks}).recipes(tokenizer, mode=baseline.manifest.mode)
+    held = {r.sample.sample_id for r in baseline.records}
+    kept = {(r.sample.recipe.family, r.sample.recipe.haystack) for r in baseline.records}
+    return [r for r in planned if r.sample_id() not in held and (r.family, r.haystack) in kept]
+
+
+def extension_store(run_dir: Path) -> RunStore:
+    return RunStore(run_dir / EXTENSION)
+
+
+def missing_on_baseline(batch: Iterable[Recipe], extension: set[str], store: RunStore) -> list[Recipe]:
+    """The recipes of a round whose baseline side the baseline endpoint still has to answer."""
+    finished = {sid for sid, r in store.latest_records().items() if r.error is None}
+    return [r for r in batch if r.sample_id() in extension and r.sample_id() not in finished]
+
+
+def scored(records: Iterable[SampleRecord]) -> dict[str, bool]:
+    """The baseline side of each scored sample: was it right."""
+    return {r.sample.sample_id: bool(r.score.correct) for r in records if r.error is None and r.score is not None}

@@ -1,0 +1,113 @@
+"""The paired gate's betting e-values: against the bets written out pair by pair, their level under optional
+stopping and the coverage of their confidence sequence by seeded simulation, and which rows a family sends
+next."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ctxprobe.evals.confseq import PairedTally, paired_cs
+from ctxprobe.evals.sequential.betting import STAKES, betting_cs, log_e_fail, log_e_pass
+from ctxprobe.evals.sequential.gate import SequentialRow, family_done, open_rows
+
+
+def _wealth_by_hand(diffs: list[int], boundary: float, above: bool) -> float:
+    """The average over the stakes of prod(1 + lam (x - b)) (above) or prod(1 - lam (x - b)) (below),
+    multiplied out pair by pair in the order given."""
+    top = 1.0 / (1.0 + boundary) if above else 1.0 / (1.0 - boundary)
+    sign = 1.0 if above else -1.0
+    total = 0.0
+    for s in STAKES:
+        wealth = 1.0
+        for x in diffs:
+            wealth *= 1.0 + sign * s * top * (x - boundary)
+        total += wealth
+    return total / len(STAKES)
+
+
+def test_e_values_are_the_bets_multiplied_out():
+    diffs = [0] * 50 + [-1, 1, -1, 0, 0, 1, -1] + [0] * 30
+    tally = PairedTally(losses=diffs.count(-1), ties=diffs.count(0), wins=diffs.count(1))
+    assert math.exp(log_e_pass(0.05, tally)) == pytest.approx(_wealth_by_hand(diffs, -0.05, above=True))
+    assert math.exp(log_e_fail(tally)) == pytest.approx(_wealth_by_hand(diffs, 0.0, above=False))
+    # the order of the pairs does not matter (a resumed or reordered run reads the same evidence)
+    assert _wealth_by_hand(diffs[::-1], -0.05, True) == pytest.approx(_wealth_by_hand(diffs, -0.05, True))
+    # ties alone move FAIL's bettor not at all, and PASS's up
+    assert log_e_fail(PairedTally(0, 500, 0)) == 0.0
+    assert log_e_pass(0.05, PairedTally(0, 500, 0)) > math.log(20)
+
+
+def test_the_interval_is_where_neither_bettor_rejects():
+    tally = PairedTally(losses=9, ties=300, wins=3)
+    lo, hi = betting_cs(tally)
+    assert lo < tally.mean < hi
+    # at the ends, the one-sided bettor's wealth is 2 / alpha = 40
+    from ctxprobe.evals.sequential.betting import log_e_above, log_e_below
+    assert math.exp(log_e_above(lo, tally)) == pytest.approx(40.0, rel=1e-3)
+    assert math.exp(log_e_below(hi, tally)) == pytest.approx(40.0, rel=1e-3)
+    # tighter than the Dirichlet mixture where most pairs tie, which is where the gate's rows are
+    d_lo, d_hi = paired_cs(tally)
+    assert hi - lo < 0.8 * (d_hi - d_lo)
+
+
+def _simulate(probs: list[float], reps: int, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.choice([-1, 0, 1], size=(reps, n), p=probs)
+
+
+def test_false_pass_and_fail_under_optional_stopping_by_simulation():
+    """At the nulls' edges (a drop of exactly the margin; no drop at all), a bettor looked at after every
+    round of 5 pairs, stopped the first time it crosses 1/alpha, crosses at most alpha of the time."""
+    alpha, margin = 0.05, 0.05
+    for probs, log_e in (([0.07, 0.91, 0.02], lambda t: log_e_pass(margin, t)),  # delta = -0.05
+                         ([0.05, 0.90, 0.05], log_e_fail)):  # delta = 0
+        paths = _simulate(probs, reps=300, n=300, seed=5)
+        crossed = 0
+        for path in paths:
+            losses, ties, wins = np.cumsum(path < 0), np.cumsum(path == 0), np.cumsum(path > 0)
+            crossed += any(log_e(PairedTally(int(losses[i]), int(ties[i]), int(wins[i]))) >= math.log(1 / alpha)
+                           for i in range(4, len(path), 5))
+        assert crossed / len(paths) <= alpha
+
+
+def test_interval_coverage_at_every_n_by_simulation():
+    probs = [0.06, 0.9, 0.04]
+    truth = probs[2] - probs[0]
+    paths = _simulate(probs, reps=200, n=200, seed=9)
+    missed = 0
+    for path in paths:
+        losses, ties, wins = np.cumsum(path < 0), np.cumsum(path == 0), np.cumsum(path > 0)
+        looks = range(9, len(path), 10)  # a look after every round of 10 pairs
+        intervals = (betting_cs(PairedTally(int(losses[i]), int(ties[i]), int(wins[i]))) for i in looks)
+        missed += any(not lo <= truth <= hi for lo, hi in intervals)
+    assert missed / len(paths) <= 0.05
+
+
+def _rows(pooled: str | None, lengths: list[tuple[str | None, tuple[int, int, int]]]) -> list[SequentialRow]:
+    rows = [SequentialRow(primary=True, verdict=pooled)]  # type: ignore[arg-type]
+    for verdict, counts in lengths:
+        row = SequentialRow(primary=False, tally=PairedTally(*counts))
+        row.verdict = verdict  # type: ignore[assignment]
+        rows.append(row)
+    return rows
+
+
+def test_open_rows_after_the_pooled_row_is_decided():
+    looks_bad, looks_fine = (10, 50, 0), (1, 50, 1)
+    # pooled undecided: the whole family goes out (decided lengths too: the pooled row weighs them equally)
+    assert open_rows(_rows(None, [("PASS", looks_fine), (None, looks_fine)]), 0.05) == [True, True, True]
+    # pooled PASS: only the undecided lengths that look like a drop
+    assert open_rows(_rows("PASS", [(None, looks_bad), (None, looks_fine), ("PASS", looks_bad)]), 0.05) \
+        == [False, True, False, False]
+    assert family_done(_rows("PASS", [(None, looks_fine)]), 0.05)
+    # any FAIL ends the family
+    assert family_done(_rows(None, [("FAIL", looks_bad), (None, looks_bad)]), 0.05)
+
+
+def test_a_decided_pooled_row_takes_no_more_pairs():
+    row = SequentialRow(primary=True)
+    row.add(0, 400, 0, margin=0.05)
+    row.verdict = "PASS"
+    row.add(30, 10, 0, margin=0.05)
+    assert row.tally == PairedTally(0, 400, 0)
