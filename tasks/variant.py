@@ -9,8 +9,8 @@ from typing import Any
 
 from ctxprobe.tasks.registry import get_family, known_families, validate_params
 
-FIRST_PARAMS = ("variant", "kind", "value_kind")
-ALWAYS_SHOWN = ("variant", "kind")
+FIRST_PARAMS = ("variant", "kind", "facts", "value_kind")
+ALWAYS_SHOWN = ("variant", "kind", "facts")
 
 
 def variant_params(params: dict[str, Any], family: str | None = None) -> dict[str, Any]:

@@ -51,6 +51,8 @@ class SuiteOptions(BaseModel):
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
     question_positions: str | None = Field(None, description="run each task with its question at these positions "
                                            "with identical needles, e.g. end,start (template sensitivity)")
+    facts: str | None = Field(None, description="facts held at once by the suite's capacity tasks, e.g. 1,4,16,64 "
+                              "(a grid axis like --lengths; cells whose facts do not fit a length are left out)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
     needles: str | None = Field(None, description="a needle file (JSONL: needle, question, answers, kind per line): "

@@ -55,6 +55,17 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'niah', 'noise'): "08794a947b9a42d64b184bdc619b133d",
         ('local:gemma3-270m', 'niah', 'needle'): "e500955b5da29d2d3bb12c51d4bee0a7",
     },
+    # capacity 1: the family's first prompts (16 facts, one asked).
+    "1": {
+        ('estimate', 'capacity', 'prose'): "841664d2a5f6c485a16cb4944a896014",
+        ('estimate', 'capacity', 'code'): "3f58a334c05322e7841b37cc1378839d",
+        ('estimate', 'capacity', 'legal'): "4d0a918388e305ec0f8a008ef5c71c9e",
+        ('estimate', 'capacity', 'noise'): "fc2e2fa4fb4b7006a63139a29b94ca41",
+        ('local:gemma3-270m', 'capacity', 'prose'): "0f89e7d25a93a46f35a89e3d7edbd438",
+        ('local:gemma3-270m', 'capacity', 'code'): "c625675a48c7d123bcd80810a530af79",
+        ('local:gemma3-270m', 'capacity', 'legal'): "33e28b2812049019a19f9a933a1095e8",
+        ('local:gemma3-270m', 'capacity', 'noise'): "76e3568e902a93afed748817f07ee542",
+    },
 }
 # niah in RULER's layout (template: ruler, length_convention: ruler), by family version
 RULER_LAYOUT: dict[str, dict[tuple[str, str, str], str]] = {
@@ -147,3 +158,21 @@ def test_chinese_prompts_are_pinned(key: tuple[str, str, str]) -> None:
     recipe = builder.recipe(family=family, params={"lang": "zh"}, haystack="prose:zh", context_tokens=2048,
                             depth=40.0, seed=7)
     assert builder.build(recipe).prompt_sha256[:32] == LANG_ZH[key]
+
+
+# capacity with every parameter off its default (clustered similar-key UUID facts, four asked), by family version
+CAPACITY_PARAMS = {"facts": 40, "asked": 4, "spread": "clustered", "cluster": 20, "interference": "similar",
+                   "value_kind": "uuid"}
+CAPACITY_VARIANT: dict[str, dict[str, str]] = {
+    "1": {"estimate": "9268ba224f108f5af69175c08a439420", "local:gemma3-270m": "ff5012bd9513ec571756422006ce24dd"},
+}
+
+
+@pytest.mark.parametrize("counter", sorted(CAPACITY_VARIANT["1"]))
+def test_capacity_with_all_its_parameters_is_pinned(counter: str) -> None:
+    pinned = CAPACITY_VARIANT.get(family_version("capacity"), {})
+    assert counter in pinned, f"capacity's generator version {family_version('capacity')} has no pinned variant"
+    builder = builder_for(token_counter(counter))
+    recipe = builder.recipe(family="capacity", params=CAPACITY_PARAMS, haystack="prose", context_tokens=4096,
+                            depth=40.0, seed=7)
+    assert builder.build(recipe).prompt_sha256[:32] == pinned[counter]
