@@ -17,11 +17,16 @@ Shape = Literal["number", "uuid", "text"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A token: a digit group with thousands separators (1,234,567), or a run of letters/digits joined by
-# `-`, `_` or `.` with no space (uuids, `tidy-lobster`, `VAR_X`, `12.5`).
-_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)|[^\W_]+(?:[-_.][^\W_]+)*")
-# A sentence ends after . ! or ?, but not after a list marker that starts the line ("1. tidy-lobster").
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+")
+# A token: a digit group with thousands separators (1,234,567), a run of letters/digits joined by `-`, `_`
+# or `.` with no space (uuids, `tidy-lobster`, `VAR_X`, `12.5`), or one Chinese or Japanese character:
+# that script puts no space between words, so `答案是6030913。` holds the token `6030913`.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = rf"[^\W_{_CJK}]"
+_TOKEN = re.compile(rf"\d{{1,3}}(?:,\d{{3}})+(?!\d)(?!,\d)|[{_CJK}]|{_WORD}+(?:[-_.]{_WORD}+)*")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+# A sentence ends after . ! or ? and a space, but not after a list marker that starts the line ("1.
+# tidy-lobster"); or after 。！？, space or none.
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+|(?<=[\u3002\uff01\uff1f])\s*")
 _UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 # Words that carry no answer: "Sure. The answer is: X" -> X.
@@ -29,6 +34,11 @@ FILLER = frozenset(
     "a an and answer are as based certainly final given here i is it it's its my of ok okay on "
     "provided s sure text that the this to was yes".split()
 )
+
+
+def is_cjk(char: str) -> bool:
+    """Whether `char` is a Chinese or Japanese character (no space separates it from a value)."""
+    return bool(_CJK_CHAR.fullmatch(char))
 
 
 def norm(token: str) -> str:
@@ -138,7 +148,7 @@ def answer_region(sample: Sample, text: str) -> AnswerRegion:
     if chat:  # a chat model may repeat the question before it answers
         body = _cut_echo(body, sample.question, anywhere=False).lstrip("?.!: \t\r\n")
     body = _cut_echo(body, sample.answer_prefix, anywhere=chat)
-    first_line_only = not chat and sample.expected.kind != "values"
+    first_line_only = not chat and sample.expected.kind not in ("values", "set")
     lines = _paragraph(body.splitlines(), first_line_only)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))
     return AnswerRegion(tuple(lines), excluded)

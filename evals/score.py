@@ -7,18 +7,21 @@
   whole in the answer line; partial = edit similarity to the best-matching extracted span.
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
+- `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
 from __future__ import annotations
 
 import re
 
+from ctxprobe.evals.answer_rules import USER_KINDS, score_rule
 from ctxprobe.evals.extract import (
     AnswerRegion,
     answer_region,
     answer_sentence,
     candidates,
     find_tokens,
+    is_cjk,
     norm,
     norm_tokens,
     shape,
@@ -29,6 +32,9 @@ from ctxprobe.tasks.sample import Sample
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
              ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("*", "*"), ("_", "_"))
 _DELIMITERS = frozenset("\"'`*\u201c\u201d\u2018\u2019")
+# Chinese text puts no space around a value: a CJK character, or a full-width mark, delimits it too
+_CJK_BEFORE = frozenset("\uff1a\u300c\u300e\uff08\u3001\uff0c")  # ：「『（、，
+_CJK_AFTER = frozenset("\u3002\uff0c\uff1b\u300d\u300f\uff09\u3001\uff01\uff1f")  # 。，；」』）、！？
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)\*\*")
 
 
@@ -36,6 +42,8 @@ def score_sample(sample: Sample, text: str) -> Score:
     """Score a model's raw output (the continuation in completions mode, the message in chat mode)."""
     region = answer_region(sample, text)
     kind = sample.expected.kind
+    if kind in USER_KINDS:
+        return score_rule(kind, region, sample.expected.answers, sample.question)
     if kind == "value":
         return _score_value(region, sample.expected.answers[0])
     if kind == "values":
@@ -144,6 +152,8 @@ def _spans(line: str, bare: bool) -> list[str]:
     out = [_unwrap(line)]
     if ": " in line:
         out.append(_unwrap(line.rsplit(": ", 1)[1]))
+    if "\uff1a" in line:  # a full-width colon (Chinese)
+        out.append(_unwrap(line.rsplit("\uff1a", 1)[1]))
     out += [_unwrap(next(g for g in m.groups() if g)) for m in _QUOTED.finditer(line)]
     if bare:
         out += [_unwrap(w) for w in line.split()]
@@ -152,14 +162,15 @@ def _spans(line: str, bare: bool) -> list[str]:
 
 def _stands_whole(target: str, line: str) -> bool:
     """`target` occurs in `line` delimited: before it a space, a quote, `*` or the line start; after it
-    a space, a quote, `*`, the line end, or `.`/`,` that ends a sentence or clause. So `0x<hex>`,
-    `<hex>0` and `f(x))` for `f(x)` are not the expected string."""
+    a space, a quote, `*`, the line end, or `.`/`,` that ends a sentence or clause; in Chinese text a
+    CJK character or a full-width mark on either side. So `0x<hex>`, `<hex>0` and `f(x))` for `f(x)` are
+    not the expected string."""
     start = line.find(target) if target else -1
     while start >= 0:
         end = start + len(target)
         before, after, next_ = line[start - 1 : start], line[end : end + 1], line[end + 1 : end + 2]
-        if (not before or before.isspace() or before in _DELIMITERS) and (
-            not after or after.isspace() or after in _DELIMITERS
+        if (not before or before.isspace() or before in _DELIMITERS or before in _CJK_BEFORE or is_cjk(before)) and (
+            not after or after.isspace() or after in _DELIMITERS or after in _CJK_AFTER or is_cjk(after)
             or (after in ".," and (not next_ or next_.isspace() or next_ in _DELIMITERS))
         ):
             return True
@@ -168,4 +179,4 @@ def _stands_whole(target: str, line: str) -> bool:
 
 
 def _drop_period(text: str) -> str:
-    return text[:-1] if text.endswith(".") else text
+    return text[:-1] if text.endswith((".", "\u3002")) else text

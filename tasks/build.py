@@ -17,6 +17,7 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.identity import needle_key
+from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, seed_window, sha256_text
 from ctxprobe.tasks.sized import compose, is_sized
@@ -95,12 +96,14 @@ class PromptBuilder:
         key = needle_key(recipe)  # the needles and values depend on what is asked, never on the tokenizer
         if is_sized(family):
             draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),  # type: ignore[arg-type]
-                                   recipe.context_tokens, self.counter, lead)
+                                   recipe.context_tokens, self.counter, lead,
+                                   params.question_position)  # type: ignore[attr-defined]
             return self._sample(recipe, draft, built)
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
             rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
-            draft = family.draft(params, recipe.depth, recipe.mode, rng)
+            draft = place_question(family.draft(params, recipe.depth, recipe.mode, rng),
+                                   params.question_position)  # type: ignore[attr-defined]
             target = recipe.context_tokens - draft.reserve_tokens
             built = assemble(draft, counts, target, lead, recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):

@@ -11,7 +11,9 @@ fields, and none is ever parsed back.
   convention). The generator's seed: the needles and values are drawn from it, so one cell under two
   layouts has identical needles, and template sensitivity pairs on it.
 - `sharing_key`: everything but the depth. Prompts with the same key are identical up to their first
-  needle (a depth sweep): the send order groups them so a prefix cache can reuse the shared text.
+  needle (a depth sweep): the send order groups them so a prefix cache can reuse the shared text. A
+  question placed before the document (`question_position` start or both) differs at every depth, so
+  there its prompts share only the instruction, and the key keeps the depth.
 - `condition_key`: family and parameters. One task of a suite: the importer rebuilds a suite's tasks
   from imported recipes by it.
 
@@ -62,9 +64,11 @@ def needle_key(recipe: Recipe) -> str:
 
 def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     """Recipes with the same key build prompts that are identical up to their first needle."""
-    return (recipe.mode, recipe.tokenizer, recipe.generator_version, recipe.family,
-            json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.window, recipe.context_tokens,
-            recipe.seed)
+    key = (recipe.mode, recipe.tokenizer, recipe.generator_version, recipe.family,
+           json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.window, recipe.context_tokens,
+           recipe.seed)
+    # the question, drawn per depth, stands before the haystack: the prompts part there
+    return key if recipe.params.get("question_position", "end") == "end" else (*key, recipe.depth)
 
 
 def condition_key(recipe: Recipe) -> str:

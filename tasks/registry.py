@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ctxprobe.tasks.common_params import with_common_params
 from ctxprobe.tasks.errors import UserError, first_problem
 
 if TYPE_CHECKING:  # the recipe (tasks.sample) reads its family's version from here at run time
@@ -49,11 +50,14 @@ class Draft:
     # What stands between the head and the first unit or needle in place of that piece's own separator
     # (RULER's `\n`, whatever the haystack); None keeps the piece's separator.
     context_opening: str | None = None
+    # Where the document starts in `head`, for a family whose head holds it (aggregate, qa); None: after the
+    # head (the haystack). A question placed at the start goes there.
+    document_start: int | None = None
 
 
 # Parameters that change how a task is laid out, not what it asks: the needles and values are drawn
 # without them, so one cell under two layouts has identical needles (template sensitivity).
-LAYOUT_PARAMS = frozenset({"template", "length_convention"})
+LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position"})
 
 
 # The version a family starts at when it does not declare one: the version every family built before
@@ -75,9 +79,11 @@ _FAMILIES: dict[str, type] = {}
 
 def task_family(name: str, version: str = BASE_VERSION) -> Callable[[F], F]:
     """Register a family under `name`. `version` is its generator version: bump it whenever what the
-    family builds changes (the golden-prompt test pins each family's prompts under its version)."""
+    family builds changes (the golden-prompt test pins each family's prompts under its version). The
+    family's `Params` gain the parameters every family accepts (`tasks.common_params`)."""
 
     def register(cls: F) -> F:
+        cls.Params = with_common_params(cls.Params)  # type: ignore[attr-defined]
         cls.name = name  # type: ignore[attr-defined]
         cls.version = version  # type: ignore[attr-defined]
         _FAMILIES[name] = cls

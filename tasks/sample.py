@@ -83,7 +83,9 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["value", "values", "string", "chain", "any"]  # any: one of the answers (QA's alternatives)
+    # any: one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
+    # file (`evals/answer_rules.py`)
+    kind: Literal["value", "values", "string", "chain", "any", "exact", "number", "set", "contains"]
     answers: list[str]
     chain: list[str] = Field(default_factory=list)
 

@@ -15,7 +15,9 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from ctxprobe.tasks.assemble import Assembled
+from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter
@@ -42,12 +44,12 @@ def is_sized(family: object) -> bool:
 
 
 def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, length: int, counter: TokenCounter,
-            lead: int) -> tuple[Draft, Assembled]:
+            lead: int, position: QuestionPosition = "end") -> tuple[Draft, Assembled]:
     """The largest size whose prompt fits `length` less the draft's reserved tokens, found by doubling then
-    bisection on the prompt's token count."""
+    bisection on the prompt's token count; the question at `position`."""
 
     def at(size: int) -> tuple[Draft, int]:
-        draft = family.sized_draft(params, mode, random.Random(seed), length, size)
+        draft = place_question(family.sized_draft(params, mode, random.Random(seed), length, size), position)
         return draft, lead + counter.count_many([draft.head + draft.tail])[0]
 
     cap = family.max_size(params, length)

@@ -13,6 +13,8 @@
       - family: recall
         params: {kind: hex}
         lengths: [1k, 2k]  # any suite-level field may be overridden per task
+      - family: capacity
+        facts: [1, 4, 16]  # facts held at once: one task per value (a grid axis; see tasks/facts_axis.py)
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.facts_axis import check_facts_fit, facts_layouts, facts_of, fitting_lengths
 from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, parse_length, parse_lengths
 from ctxprobe.tasks.limits import check_seed, check_suite_size
+from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Mode, Recipe, seed_window
 
@@ -60,6 +64,8 @@ class SuiteTask(BaseModel):
     mode: Mode | None = None
     answer_tokens: int | None = Field(None, ge=1, description="tokens the answer may take (default: the family's "
                                       "budget, plus a sentence's worth in chat mode)")
+    facts: list[int] | None = Field(None, min_length=1, description="facts held at once, for a family with a "
+                                    "`facts` parameter (capacity): one task per value")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -93,6 +99,12 @@ class Suite(BaseModel):
     templates: list[Literal["ctxprobe", "ruler"]] | None = Field(
         None, description="run every task that has a `template` parameter under each of these layouts, with "
         "identical needles (template sensitivity)")
+    question_positions: list[QuestionPosition] | None = Field(
+        None, description="run every task with its question at each of these positions (end, start, both), with "
+        "identical needles: a layout of template sensitivity")
+    facts: list[int] | None = Field(None, min_length=1, description="facts held at once, for every task whose family "
+                                    "has a `facts` parameter (capacity): a grid axis like lengths; a (facts, length) "
+                                    "cell whose facts do not fit the length is left out")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -117,7 +129,7 @@ class Suite(BaseModel):
         out: list[Recipe] = []
         for task, params in self.task_layouts():
             task_mode: Mode = mode or task.mode or self.mode or default_mode
-            for length in task.lengths or self.lengths:
+            for length in fitting_lengths(task.family, params, task.lengths or self.lengths):
                 for index in range(task.samples or self.samples):
                     for depth in task.depths or self.depths:
                         out.append(Recipe(
@@ -130,28 +142,28 @@ class Suite(BaseModel):
 
 
     def size(self) -> int:
-        """How many samples the suite makes (counted, not built: templates counted as `task_layouts` does)."""
-        total = 0
-        for task in self.tasks:
-            family = get_family(task.family)
-            layouts = len(self.templates or []) if "template" in family.Params.model_fields and self.templates else 1
-            total += layouts * len(task.lengths or self.lengths) * (task.samples or self.samples) * len(
-                task.depths or self.depths)
-        return total
+        """How many samples the suite makes (counted from `task_layouts`, not built)."""
+        return sum(len(fitting_lengths(task.family, params, task.lengths or self.lengths))
+                   * (task.samples or self.samples) * len(task.depths or self.depths)
+                   for task, params in self.task_layouts())
 
     def task_layouts(self) -> list[tuple[SuiteTask, dict[str, Any]]]:
         """Each task with its full parameters (defaults included: the record says exactly what ran), once
-        per template in `templates` where the family has a `template` parameter."""
+        per template in `templates` where the family has a `template` parameter, times each question position
+        of `question_positions`."""
         out = []
         for task in self.tasks:
             family = get_family(task.family)
             layouts = [{"template": t} for t in self.templates or []] if "template" in family.Params.model_fields else []
+            if self.question_positions:
+                layouts = [{**layout, "question_position": q} for layout in layouts or [{}]
+                           for q in self.question_positions]
             # A layout the task has none of (RULER's for a multihop keychain) is left out; the task still
             # runs under the others, or under its own when none fits.
             fitting = [params for params in (_params_or_none(family, {**task.params, **extra}) for extra in layouts)
                        if params is not None]
             for params in fitting or [validate_params(family, task.params).model_dump(mode="json")]:
-                out.append((task, params))
+                out += [(task, p) for p in facts_layouts(family, params, task.facts or self.facts)]
         return out
 
     def check(self) -> None:
@@ -160,13 +172,16 @@ class Suite(BaseModel):
         from ctxprobe.tasks.build import build_sample, haystack
 
         check_suite_size(self.size(), self.name)
-        for task in self.tasks:
-            validate_params(get_family(task.family), task.params)
+        checked: set[int] = set()
+        for task, params in self.task_layouts():
+            lengths = check_facts_fit(task.family, params, task.lengths or self.lengths)
+            if id(task) in checked:
+                continue
+            checked.add(id(task))
             haystack(task.haystack or self.haystack)
-            shortest = min(task.lengths or self.lengths)
-            build_sample(Recipe(family=task.family, params=task.params, haystack=task.haystack or self.haystack,
-                                context_tokens=shortest, depth=50.0, seed=self.seed,
-                                mode=task.mode or self.mode or "completions"))
+            build_sample(Recipe(family=task.family, params={**task.params, **facts_of(params)},
+                                haystack=task.haystack or self.haystack, context_tokens=min(lengths), depth=50.0,
+                                seed=self.seed, mode=task.mode or self.mode or "completions"))
 
 
 def _params_or_none(family: Any, params: dict[str, Any]) -> dict[str, Any] | None:

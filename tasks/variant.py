@@ -9,8 +9,8 @@ from typing import Any
 
 from ctxprobe.tasks.registry import get_family, known_families, validate_params
 
-FIRST_PARAMS = ("variant", "kind", "value_kind")
-ALWAYS_SHOWN = ("variant", "kind")
+FIRST_PARAMS = ("variant", "kind", "facts", "value_kind")
+ALWAYS_SHOWN = ("variant", "kind", "facts")
 
 
 def variant_params(params: dict[str, Any], family: str | None = None) -> dict[str, Any]:
@@ -21,6 +21,13 @@ def variant_params(params: dict[str, Any], family: str | None = None) -> dict[st
         registered = get_family(family)
         full = validate_params(registered, params).model_dump(mode="json")
         defaults = registered.Params().model_dump(mode="json")
-        params = {k: v for k, v in full.items() if k in ALWAYS_SHOWN or v != defaults.get(k)}
+        params = {k: v for k, v in full.items() if (k in ALWAYS_SHOWN or v != defaults.get(k)) and _shown(registered, k)}
     keys = [k for k in FIRST_PARAMS if k in params] + sorted(k for k in params if k not in FIRST_PARAMS)
     return {k: params[k] for k in keys}
+
+
+def _shown(family: Any, name: str) -> bool:
+    """False for a parameter its family keeps out of labels (`json_schema_extra={"shown": False}`: a user's
+    needle text, which the item's name stands for)."""
+    extra = family.Params.model_fields[name].json_schema_extra
+    return not (isinstance(extra, dict) and extra.get("shown") is False)

@@ -17,11 +17,11 @@ FORBIDDEN = {"tasks": ("runners", "evals"), "runners": ("evals",)}
 # Inside evals: the layer of each module, by the first part of its path under evals/ ...
 LAYER_OF = {
     "log": "log",  # records, manifest, versioned outputs, RunStore, load_run, record -> row
-    "score": "score", "extract": "score", "stats": "score", "ruler_score": "score", "truncation": "score",
+    "score": "score", "answer_rules": "score", "extract": "score", "stats": "score", "ruler_score": "score", "truncation": "score",
     "answer_style": "probe",  # how a model answers: the chat check and the answer-style needle probe
     "paired": "score",  # paired statistics, pairing, compare rows, template sensitivity
     "confseq": "score", "sequential": "score",  # confidence sequences, stop rules, the sequential gate
-    "report": "report", "send": "send", "run": "run", "limit": "limit", "compare": "compare", "lmeval": "lmeval", "plan": "plan",
+    "report": "report", "judge": "judge", "send": "send", "run": "run", "limit": "limit", "compare": "compare", "lmeval": "lmeval", "plan": "plan",
     "doctor": "doctor", "pages": "pages", "commands": "commands", "cli": "cli", "__init__": "evals",
 }
 # ... and what each layer may import: (evals layers, packages outside evals). `api` is the root package
@@ -35,13 +35,14 @@ EVALS_RULES: dict[str, tuple[set[str], set[str]]] = {
     "probe": ({"log", "score"}, BELOW_ALL | {"runners"}),
     "doctor": ({"probe"}, BELOW_ALL | {"runners"}),
     "send": ({"log", "score"}, BELOW_ALL | {"runners"}),
-    "run": ({"log", "score", "send", "report", "plan", "probe"}, BELOW_ALL | {"runners"}),
+    "judge": ({"log", "score"}, BELOW_ALL | {"runners"}),  # the optional LLM judge: a second opinion
+    "run": ({"log", "score", "send", "report", "plan", "probe", "judge"}, BELOW_ALL | {"runners"}),
     "limit": ({"log", "score", "send"}, BELOW_ALL | {"runners"}),
     "compare": ({"log", "score", "report"}, BELOW_ALL),
     "lmeval": ({"log", "score", "send"}, BELOW_ALL | {"runners"}),
     "pages": ({"report", "compare"}, BELOW_ALL),
     "commands": ({"log", "score", "send", "report", "plan", "probe", "doctor", "run", "limit", "compare", "lmeval", "pages",
-                  "commands"},
+                  "judge", "commands"},
                  BELOW_ALL | {"runners", "api"}),
     "cli": ({"commands"}, BELOW_ALL),
     "evals": (set(), set()),

@@ -12,7 +12,7 @@ _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "result
              "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
              "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
              "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
-             "util": "FRACTION"}
+             "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME"}
 
 
 def _flag(name: str) -> str:

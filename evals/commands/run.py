@@ -22,7 +22,7 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from ctxprobe.evals.send.options import DryRunOptions, RunOptions, SuiteOptions
+    from ctxprobe.evals.send.options import DryRunOptions, JudgeOptions, RunOptions, SuiteOptions
 
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
@@ -32,8 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()
-              if k not in SuiteOptions.model_fields and k not in _endpoint_fields() and k not in DryRunOptions.model_fields}
+              if k not in SuiteOptions.model_fields and k not in _endpoint_fields() and k not in DryRunOptions.model_fields
+              and k not in JudgeOptions.model_fields}
     add_model_args(p.add_argument_group("output"), output, repeat={"baseline_endpoint": "--baseline-endpoint"})
+    add_model_args(p.add_argument_group("judge (optional, needle files)"), JudgeOptions.model_fields)
     add_model_args(p.add_argument_group("cost before a run (--dry-run)"), DryRunOptions.model_fields)
     p.set_defaults(func=run)
 

@@ -94,9 +94,12 @@ def public_url(url: str) -> str:
 
 
 def saved_options(options: BaseModel) -> dict[str, Any]:
-    """Options as the manifest keeps them (a model with an `endpoints` list of URLs): public URLs only."""
+    """Options as the manifest keeps them (a model with an `endpoints` list of URLs, and a judge's): public
+    URLs only."""
     saved = options.model_dump(mode="json")
     saved["endpoints"] = [public_url(u) for u in getattr(options, "endpoints", [])]
+    if saved.get("judge_endpoint"):
+        saved["judge_endpoint"] = public_url(saved["judge_endpoint"])
     if "baseline_endpoint" in saved:
         saved["baseline_endpoint"] = [public_url(u) for u in saved["baseline_endpoint"]]
     return saved

@@ -10,11 +10,11 @@ from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.tasks.variant import variant_params
 
 
-def variant_label(params: dict[str, Any], family: str | None = None) -> str:
+def variant_label(params: dict[str, Any], family: str | None = None, without: tuple[str, ...] = ()) -> str:
     """A display label for a family's parameters: `variant=multikey, value_kind=uuid, distractors=3`
-    (`tasks.variant.variant_params`: defaults left out when the family is named); `-` when there are none.
-    Built for display, never parsed."""
-    return ", ".join(f"{k}={v}" for k, v in variant_params(params, family).items()) or "-"
+    (`tasks.variant.variant_params`: defaults left out when the family is named), less the parameters
+    named in `without` (a grid axis shown apart); `-` when there are none. Built for display, never parsed."""
+    return ", ".join(f"{k}={v}" for k, v in variant_params(params, family).items() if k not in without) or "-"
 
 
 def record_row(record: SampleRecord) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""Template sensitivity: one run whose tasks ran under two prompt layouts (`templates: [ctxprobe, ruler]`)
-with identical needles. Each pair is the same cell, seed and needles under both layouts; the rows are
+"""Template sensitivity: one run whose tasks ran under two prompt layouts (`templates: [ctxprobe, ruler]`,
+`question_positions: [end, start]`) with identical needles. A layout is named by its template and, away
+from the end, its question position (`ruler`, `ctxprobe:start`, `ruler:both`). Each pair is the same cell, seed and needles under both layouts; the rows are
 compare's (paired difference, interval, exact McNemar, Holm), so a user sees how much of a score is the
 prompt's layout and how much is the model."""
 
@@ -19,13 +20,19 @@ from ctxprobe.tasks.sample import Recipe
 BASE_LAYOUT = "ctxprobe"  # every other layout is paired against this one
 
 
+def layout_name(params: dict[str, object]) -> str:
+    """A recipe's layout: its template (ctxprobe's for a family without one) and, away from the end, its
+    question position (`ctxprobe`, `ruler`, `ctxprobe:start`, `ruler:both`)."""
+    name, position = str(params.get("template") or BASE_LAYOUT), params.get("question_position", "end")
+    return name if position == "end" else f"{name}:{position}"
+
+
 def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict[str, list[Pair]]:
-    """Pairs of scored samples that differ only in their template: the base layout against each other one."""
+    """Pairs of scored samples that differ only in their layout: the base layout against each other one."""
     by_key: dict[tuple[str, str], dict[str, SampleRecord]] = defaultdict(dict)
     for record in records:
-        template = record.sample.recipe.params.get("template")
-        if template is not None and record.error is None:
-            by_key[_pair_key(record.sample.recipe)][str(template)] = record
+        if record.error is None:
+            by_key[_pair_key(record.sample.recipe)][layout_name(record.sample.recipe.params)] = record
     pairs: dict[str, list[Pair]] = defaultdict(list)
     for layouts in by_key.values():
         if base in layouts:
@@ -36,9 +43,9 @@ def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict
 
 
 def _pair_key(recipe: Recipe) -> tuple[str, str]:
-    """The needles' key and every layout parameter but the template: two tasks that differ only in their
-    length convention are two pairs, never one overwriting the other."""
-    layout = {k: v for k, v in recipe.params.items() if k in LAYOUT_PARAMS and k != "template"}
+    """The needles' key and every layout parameter but the template and the question position: two tasks
+    that differ only in their length convention are two pairs, never one overwriting the other."""
+    layout = {k: v for k, v in recipe.params.items() if k in LAYOUT_PARAMS - {"template", "question_position"}}
     return needle_key(recipe), repr(sorted(layout.items()))
 
 

@@ -1,5 +1,6 @@
-"""What a finished (or interrupted) run writes beside its samples: summary tables and heatmaps,
-and the text table printed in the terminal."""
+"""What a finished (or interrupted) run writes beside its samples: summary tables and heatmaps (and, for
+tasks that hold a number of facts, the capacity tables and `capacity.png`), and the text table printed in
+the terminal."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.write_errors import WriteFailed, writable
+from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
 
@@ -17,23 +19,42 @@ def run_title(manifest: RunManifest) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def capacity_threshold(manifest: RunManifest) -> float:
+    """The accuracy a capacity must hold: the run's `--threshold` where it gave one, else 0.9."""
+    from ctxprobe.evals.report.capacity import DEFAULT_THRESHOLD
+
+    given = manifest.options.get("threshold")
+    return float(given) if isinstance(given, (int, float)) else DEFAULT_THRESHOLD
+
+
 def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManifest) -> str:
-    """Write summary.csv / summary_by_context.csv / summary.md and one heatmap PNG per family;
-    return the terminal table."""
+    """Write summary.csv / summary_by_context.csv / summary.md and one heatmap PNG per family (and the
+    capacity section and PNG where tasks hold facts); return the terminal table."""
     if not records:
         return "no finished samples yet\n"
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
     from ctxprobe.evals.paired.templates import render_template_sensitivity
+    from ctxprobe.evals.report.capacity import capacity_markdown, capacity_text
+    from ctxprobe.evals.report.capacity_chart import write_capacity_png
 
     stopping = stopping_of(manifest)
     layouts = render_template_sensitivity(records)
-    table = render_text(records, stopping=stopping) + layouts
+    judged = render_judge(records, run_dir)
+    threshold = capacity_threshold(manifest)
+    capacity = capacity_text(records, threshold)
+    table = render_text(records, stopping=stopping) + layouts + judged + capacity
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
         write_summary(records, run_dir, stopping=stopping)
         write_heatmaps(records, run_dir, run_title(manifest))
+        if capacity:
+            with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
+                md.write("\n" + capacity_markdown(records, threshold))
+            write_capacity_png(records, run_dir, run_title(manifest), threshold)
+        if judged:
+            (run_dir / "judge.md").write_text("```\n" + judged.strip() + "\n```\n", encoding="utf-8")
         if layouts:
             (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
     except OSError as exc:  # a full disk: the table still shows

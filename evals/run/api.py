@@ -172,6 +172,12 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
                     write_failed = write_failed or failed
     if write_failed is not None:
         return _write_failed(store, manifest, progress, write_failed)
+    if opts.judge_endpoint and manifest.status == "finished":
+        from ctxprobe.evals.judge.verdicts import judge_run
+
+        summary = judge_run(store.dir, store.latest_records().values(), opts.judge_endpoint, opts.judge_model,
+                            opts.timeout)
+        print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report
 

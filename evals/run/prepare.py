@@ -19,10 +19,11 @@ from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
 
-# What `--resume RUN` may give again: how to reach the endpoint (a moved server) and the answer budgets (a
-# raised one sends the truncated samples again), never what to run.
+# What `--resume RUN` may give again: how to reach the endpoint (a moved server), the answer budgets (a
+# raised one sends the truncated samples again) and the judge, never what to run.
 RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
-                                                                     "answer_tokens", "reasoning_tokens", "baseline_endpoint"}
+                                                                     "answer_tokens", "reasoning_tokens", "baseline_endpoint",
+                                                                     "judge_endpoint", "judge_model"}
 
 
 @dataclass(frozen=True)

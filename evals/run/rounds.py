@@ -41,7 +41,7 @@ def fixed_grid_tokens(suite: Suite) -> int:
     """Prompt tokens the suite's own grid (its `samples` per cell) would spend."""
     per_task = [(t.samples or suite.samples) * len(t.depths or suite.depths) * sum(t.lengths or suite.lengths)
                 for t in suite.tasks]
-    return int(sum(per_task) * max(1, len(suite.templates or [None])))
+    return int(sum(per_task) * max(1, len(suite.templates or [None])) * len(suite.question_positions or [None]))
 
 
 def cell_counts(records: Iterable[SampleRecord]) -> dict[CellKey, tuple[int, int]]:

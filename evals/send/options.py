@@ -45,12 +45,18 @@ class SuiteOptions(BaseModel):
     lengths: str | None = Field(None, description="context lengths, e.g. 1k,2k,4k or 32k,128k,1m")
     depths: str | None = Field(None, description="depths in percent, e.g. 0,50,100 or 0:100:10")
     samples: int | None = Field(None, ge=1, description="samples per (task, length, depth) cell")
-    haystack: str | None = Field(None, description="prose | code | legal | noise | file:PATH | dir:PATH | hf:NAME_OR_PARQUET[:split[:column]]")
+    haystack: str | None = Field(None, description="prose | prose:zh | code | legal | noise | file:PATH | dir:PATH | hf:NAME_OR_PARQUET[:split[:column]]")
     seed: int | None = Field(None, description="base seed")
     templates: str | None = Field(None, description="run each task under these prompt layouts with identical "
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
+    question_positions: str | None = Field(None, description="run each task with its question at these positions "
+                                           "with identical needles, e.g. end,start (template sensitivity)")
+    facts: str | None = Field(None, description="facts held at once by the suite's capacity tasks, e.g. 1,4,16,64 "
+                              "(a grid axis like --lengths; cells whose facts do not fit a length are left out)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
+    needles: str | None = Field(None, description="a needle file (JSONL: needle, question, answers, kind per line): "
+                                "one needles task per item (added to the suite's tasks; alone: a suite of those tasks)")
 
 
 class AgainstOptions(BaseModel):
@@ -79,7 +85,24 @@ class AgainstOptions(BaseModel):
         return [check_endpoint_url(u) for u in urls]
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions):  # type: ignore[misc,valid-type]
+class JudgeOptions(BaseModel):
+    """The optional LLM judge of a needle file's answers: a second opinion beside the exact score."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_endpoint: str | None = Field(None, description="an OpenAI-compatible endpoint whose model judges each "
+                                       "scored needles-file answer against its accepted answers (judge.jsonl; "
+                                       "the report shows where it disagrees with the exact score)")
+    judge_model: str | None = Field(None, description="with --judge-endpoint: the model to ask (default: the first "
+                                    "the endpoint lists)")
+
+    @field_validator("judge_endpoint")
+    @classmethod
+    def _judge_url(cls, url: str | None) -> str | None:
+        return None if url is None else check_endpoint_url(url)
+
+
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions):  # type: ignore[misc,valid-type]
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "

@@ -98,7 +98,7 @@ class Aggregate(Sized):
         opening = "\n" if p.kind == "common_words" else " "  # RULER: cwe's list on its own line, fwe's text after a space
         draft = frame(head + opening + context, question, prefix, mode, (), Expected(kind="values", answers=answers),
                       max_tokens=max_tokens, template=p.template, length_convention=p.length_convention,
-                      ruler_generation_tokens=reserve, ruler_prefix_gap=gap)
+                      ruler_generation_tokens=reserve, ruler_prefix_gap=gap, document_start=len(head))
         return draft
 
 

@@ -24,8 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxprobe.tasks.families import ruler_vartrack
-from ctxprobe.tasks.families.framing import LengthConvention, Template, frame
+from ctxprobe.tasks.families import chinese, ruler_vartrack
+from ctxprobe.tasks.families.framing import Lang, LengthConvention, Template, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, make_var_name, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -45,6 +45,7 @@ class MultihopParams(BaseModel):
                                "(vartrack only)")
     length_convention: LengthConvention = Field(
         "prompt", description="prompt: the length is the prompt's; ruler: it includes RULER's 30 generated tokens")
+    lang: Lang = lang_field()
 
     @model_validator(mode="after")
     def _enough_names(self) -> MultihopParams:
@@ -53,6 +54,8 @@ class MultihopParams(BaseModel):
         if self.template == "ruler" and self.kind != "vartrack":
             raise ValueError(f"template 'ruler' is RULER's variable tracking: kind {self.kind!r} has no RULER "
                              "layout (use kind 'vartrack')")
+        if self.template == "ruler":
+            english_only(self.lang, "template 'ruler' (RULER's strings)")
         return self
 
 
@@ -101,7 +104,7 @@ def _vartrack(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
         chain = [make_var_name(rng, names, 5) for _ in range(p.hops + 1)]
         texts = ruler_vartrack.statements(chain, value)
         if p.template == "ctxprobe":
-            texts = [text + "." for text in texts]
+            texts = [text + ("。" if p.lang == "zh" else ".") for text in texts]
         needles += _place(list(zip(texts, chain)), c == 0, depth, p, rng)
         if c == 0:
             asked_value, asked_names = value, chain
@@ -114,12 +117,17 @@ def _vartrack(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
                      max_tokens, unique=tuple(sorted(names | values)), template="ruler",
                      length_convention=p.length_convention, ruler_gap="\n\n",
                      ruler_generation_tokens=ruler_vartrack.GENERATION_TOKENS)
-    question = f"Find all variables that are assigned the value {asked_value} in the text above."
-    prefix = (f"Answer: According to the chain(s) of variable assignment in the text above, "
-              f"{len(asked_names)} variables are assigned the value {asked_value}, they are:")
-    return frame(ruler_vartrack.HEAD, question, prefix, mode, tuple(needles), expected, max_tokens,
+    if p.lang == "zh":
+        head = chinese.VARTRACK_HEAD
+        question, prefix = chinese.vartrack_frame(asked_value, len(asked_names))
+    else:
+        head = ruler_vartrack.HEAD
+        question = f"Find all variables that are assigned the value {asked_value} in the text above."
+        prefix = (f"Answer: According to the chain(s) of variable assignment in the text above, "
+                  f"{len(asked_names)} variables are assigned the value {asked_value}, they are:")
+    return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens,
                  unique=tuple(sorted(names | values)), length_convention=p.length_convention,
-                 ruler_generation_tokens=ruler_vartrack.GENERATION_TOKENS)
+                 ruler_generation_tokens=ruler_vartrack.GENERATION_TOKENS, lang=p.lang)
 
 
 def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
@@ -130,9 +138,13 @@ def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
     for c in range(p.chains + 1):
         chain = [make_key(rng, keys) for _ in range(p.hops)]
         value = make_value("number", rng, values)
-        facts = [(f"The key {chain[i]} opens the box holding key {chain[i + 1]}.", chain[i + 1])
-                 for i in range(len(chain) - 1)]
-        facts.append((f"The key {chain[-1]} opens the box holding the value {value}.", value))
+        if p.lang == "zh":
+            facts = [(chinese.keychain_fact(chain[i], chain[i + 1]), chain[i + 1]) for i in range(len(chain) - 1)]
+            facts.append((chinese.keychain_last(chain[-1], value), value))
+        else:
+            facts = [(f"The key {chain[i]} opens the box holding key {chain[i + 1]}.", chain[i + 1])
+                     for i in range(len(chain) - 1)]
+            facts.append((f"The key {chain[-1]} opens the box holding the value {value}.", value))
         needles += _place(facts, c == 0, depth, p, rng)
         if c == 0:
             first, asked_chain = chain[0], chain[1:] + [value]
@@ -141,9 +153,11 @@ def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
     question = (f"Starting from key {first} and following the keys, what value do you reach "
                 f"in the provided text?")
     prefix = f"Starting from key {first} and following the keys, the value reached is"
+    if p.lang == "zh":
+        head, question, prefix = chinese.keychain_frame(first)
     expected = Expected(kind="chain", answers=[asked_chain[-1]], chain=asked_chain)
     return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=24,
-                 unique=tuple(sorted(keys | values)))
+                 unique=tuple(sorted(keys | values)), lang=p.lang)
 
 
 def _kinship(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
@@ -152,7 +166,8 @@ def _kinship(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) ->
     youngest, ancestors = "", []
     for c in range(p.chains + 1):
         family = pool[c * (p.hops + 1) : (c + 1) * (p.hops + 1)]  # youngest first, eldest last
-        facts = [(f"{family[i + 1]} is {family[i]}'s parent.", family[i + 1]) for i in range(p.hops)]
+        facts = [(chinese.kinship_fact(family[i + 1], family[i]) if p.lang == "zh"
+                  else f"{family[i + 1]} is {family[i]}'s parent.", family[i + 1]) for i in range(p.hops)]
         needles += _place(facts, c == 0, depth, p, rng, shuffle=True)
         if c == 0:
             youngest, ancestors = family[0], family[1:]
@@ -160,6 +175,8 @@ def _kinship(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) ->
             "Make sure to memorize them. I will quiz you about them afterwards.")
     question = f"Who is the eldest ancestor of {youngest} mentioned in the text?"
     prefix = f"The eldest ancestor of {youngest} mentioned in the text is"
+    if p.lang == "zh":
+        head, question, prefix = chinese.kinship_frame(youngest)
     expected = Expected(kind="chain", answers=[ancestors[-1]], chain=ancestors)
     return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=16,
-                 unique=tuple(sorted(pool)))
+                 unique=tuple(sorted(pool)), lang=p.lang)

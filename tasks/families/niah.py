@@ -18,9 +18,11 @@ from __future__ import annotations
 import random
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, join_names
+from ctxprobe.tasks.families import chinese
+from ctxprobe.tasks.families.framing import (Lang, LengthConvention, Template, english_only, frame, join_names,
+                                            lang_field)
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -45,6 +47,13 @@ class NiahParams(BaseModel):
     template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
     length_convention: LengthConvention = Field(
         "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
+    lang: Lang = lang_field()
+
+    @model_validator(mode="after")
+    def _ruler_is_english(self) -> NiahParams:
+        if self.template == "ruler":
+            english_only(self.lang, "template 'ruler' (RULER's strings)")
+        return self
 
 
 @task_family("niah", version="3")
@@ -65,7 +74,8 @@ class Niah:
 
         def needle(role: str, key: str, d: float) -> str:
             value = make_value(p.value_kind, rng, values)
-            sentence = f"One of the special magic {many} for {key} is: {value}."
+            sentence = (chinese.niah_needle(p.value_kind, key, value) if p.lang == "zh"
+                        else f"One of the special magic {many} for {key} is: {value}.")
             needles.append(NeedleDraft(role=role, text=sentence, answer=value, depth=d))
             return value
 
@@ -90,6 +100,10 @@ class Niah:
         noun = many if plural else one
         if p.template == "ruler":
             return self._ruler(p, asked, plural, mode, tuple(needles), expected, tuple(keys))
+        if p.lang == "zh":
+            head, question, prefix = chinese.niah_frame(p.value_kind, asked, plural)
+            return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=_max_tokens(p, expected),
+                         unique=tuple(keys), length_convention=p.length_convention, lang=p.lang)
         keys_text = join_names(asked)
         head = (
             f"Some special magic {many} are hidden within the following text. "

@@ -66,7 +66,7 @@ class Qa(Sized):
         return frame(head, f"Question: {question.query}", PREFIX, mode, (),
                      Expected(kind="any", answers=list(question.answers)), max_tokens=GENERATION_TOKENS,
                      template=p.template, length_convention=p.length_convention, ruler_gap="\n\n",
-                     ruler_generation_tokens=GENERATION_TOKENS)
+                     ruler_generation_tokens=GENERATION_TOKENS, document_start=len(INSTRUCTION))
 
 
 def _documents(question: Question, total: int, size: int, rng: random.Random) -> list[int]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import random
 from typing import Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxprobe.tasks.families.framing import frame
+from ctxprobe.tasks.families import chinese
+from ctxprobe.tasks.families.framing import Lang, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -45,6 +46,13 @@ class RecallParams(BaseModel):
     length: int = Field(40, ge=32, le=64, description="hex: characters in the token")
     distractors: int = Field(0, ge=0, le=64, description="needles of the same kind with other keys and strings")
     placement: Literal["random", "spread"] = Field("random", description="where the distractors go")
+    lang: Lang = lang_field()
+
+    @model_validator(mode="after")
+    def _clauses_are_english(self) -> RecallParams:
+        if self.kind == "clause":
+            english_only(self.lang, "kind 'clause' (an English contract)")
+        return self
 
 
 @task_family("recall", version="2")
@@ -65,10 +73,10 @@ class Recall:
                                        depth=d, unit=unit))
             if i == 0:
                 target_key, answer = key, string
-        head, question, prefix = _frame_text(p, target_key)
+        head, question, prefix = chinese.recall_frame(p.kind, target_key) if p.lang == "zh" else _frame_text(p, target_key)
         tokens = p.length if p.kind == "hex" else 36 if p.kind == "uuid" else len(answer) // 2
         return frame(head, question, prefix, mode, tuple(needles), Expected(kind="string", answers=[answer]),
-                     max_tokens=16 + tokens, unique=tuple(sorted(keys)))
+                     max_tokens=16 + tokens, unique=tuple(sorted(keys)), lang=p.lang)
 
 
 Made = tuple[str, str, str, bool]  # key, needle text, answer string, whether the text is its own unit
@@ -76,12 +84,14 @@ Made = tuple[str, str, str, bool]  # key, needle text, answer string, whether th
 
 def _hex(p: RecallParams, rng: random.Random, keys: set[str], strings: set[str]) -> Made:
     key, token = make_key(rng, keys), make_value(f"hex{p.length}", rng, strings)
-    return key, f"The access token for {key} is {token}.", token, False
+    text = chinese.recall_needle("hex", key, token) if p.lang == "zh" else f"The access token for {key} is {token}."
+    return key, text, token, False
 
 
 def _uuid(p: RecallParams, rng: random.Random, keys: set[str], strings: set[str]) -> Made:
     key, record = make_key(rng, keys), make_value("uuid", rng, strings)
-    return key, f"The record id for {key} is {record}.", record, False
+    text = chinese.recall_needle("uuid", key, record) if p.lang == "zh" else f"The record id for {key} is {record}."
+    return key, text, record, False
 
 
 def _code(p: RecallParams, rng: random.Random, keys: set[str], strings: set[str]) -> Made:

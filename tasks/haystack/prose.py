@@ -155,12 +155,16 @@ def _compile(template: str, pools: dict[str, PaddedPool]) -> CompiledTemplate:
     return _SLOT.sub("{}", template), tuple(pools[code] for code in slots)
 
 
-def _compile_topic(topic: vocab.Topic) -> tuple[tuple[CompiledTemplate, ...], int]:
-    pools = {code: padded(pool) for code, pool in _topic_pools(topic).items()}
-    return padded(tuple(_compile(t, pools) for t in TEMPLATES))
+CompiledTopic = tuple[tuple[CompiledTemplate, ...], int]
 
 
-COMPILED = tuple(_compile_topic(topic) for topic in vocab.TOPICS)
+def compile_topic(pools: dict[str, tuple[str, ...]], templates: tuple[str, ...]) -> CompiledTopic:
+    """A topic's templates compiled against its word pools, padded like a word pool."""
+    padded_pools = {code: padded(pool) for code, pool in pools.items()}
+    return padded(tuple(_compile(t, padded_pools) for t in templates))
+
+
+COMPILED = tuple(compile_topic(_topic_pools(topic), TEMPLATES) for topic in vocab.TOPICS)
 """For each topic: its compiled templates, padded like a word pool."""
 
 
@@ -168,15 +172,18 @@ class ProseHaystack(GeneratedHaystack):
     kind = "prose"
     version = "3"
     block_units = 512
+    compiled: tuple[CompiledTopic, ...] = COMPILED
+    sentence_separator = " "  # before every sentence of a paragraph but its first
 
     def make_block(self, rng: random.Random, index: int) -> list[str]:
         draw = rng.getrandbits
-        n_topics = len(COMPILED)
+        compiled = self.compiled
+        n_topics = len(compiled)
         out: list[str] = []
         topic = draw(16) % n_topics
         for length in partition(rng, self.block_units, 3, 8):
             topic = (topic + 1 + draw(16) % (n_topics - 1)) % n_topics  # never the same topic twice
-            templates, template_bits = COMPILED[topic]
+            templates, template_bits = compiled[topic]
             sep = "\n\n"
             used: set[str] = set()
             for _ in range(length):
@@ -185,12 +192,17 @@ class ProseHaystack(GeneratedHaystack):
                     fmt, pools = templates[draw(template_bits)]
                 used.add(fmt)
                 out.append(sep + fmt.format(*[p[draw(b)] for p, b in pools]))
-                sep = " "
+                sep = self.sentence_separator
         return out
 
 
 @haystack_kind("prose")
 @cache
 def make_prose(arg: str | None) -> Haystack:
+    """`prose`, or `prose:zh` (Chinese prose, `tasks.haystack.prose_zh`)."""
+    if arg == "zh":
+        from ctxprobe.tasks.haystack.prose_zh import make_prose_zh
+
+        return make_prose_zh()
     no_argument("prose", arg)
     return ProseHaystack()

@@ -16,13 +16,24 @@ from typing import Any
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack.base import Haystack, check_range, fingerprint_of, haystack_kind
 
-SPLITTER_VERSION = "1"
+SPLITTER_VERSION = "2"  # 2: Chinese and Japanese sentences end at 。！？ too
 MAX_UNIT_CHARS = 2000  # longer sentences are cut at a space so that needles still find a place nearby
 DIR_SUFFIXES = (".txt", ".md")
 
 _PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\n)+")
 # a sentence end: . ? or ! (maybe closing quotes or brackets), whitespace, then a capital letter
 _SENTENCE_END = re.compile(r"[.?!][\"'\u201d\u2019)\]]*([ \t]+)(?=[\"'\u201c\u2018(\[]?[A-Z\u00c0-\u00de])")
+# a CJK sentence end: 。！？ (maybe closing quotes or brackets), then an ideograph or kana at once: no space
+# comes between, so the next unit's separator is empty (never before an opening quote or bracket, which a
+# tokenizer may join to the `。`)
+_CJK_SENTENCE_END = re.compile(r"[\u3002\uff01\uff1f][\u201d\u2019\u300d\u300f\uff09)]*(?=[\u3040-\u30ff\u3400-\u9fff])")
+_CJK_START = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+
+
+def _cjk_sentences(sentence: str) -> list[str]:
+    """`sentence` cut after each CJK sentence end."""
+    cuts = [m.end() for m in _CJK_SENTENCE_END.finditer(sentence)]
+    return [sentence[a:b] for a, b in zip([0, *cuts], [*cuts, len(sentence)])]
 
 
 def _cut_long(sentence: str) -> list[str]:
@@ -60,9 +71,10 @@ def split_units(text: str) -> list[str]:
                 start = match.end(1)
             sentences.append(body[start:])
             for i, sentence in enumerate(sentences):
-                for j, piece in enumerate(_cut_long(sentence)):
-                    units.append(sep + indent + piece if i == j == 0 else " " + piece)
-                    sep = "\n"
+                for k, cjk in enumerate(_cjk_sentences(sentence)):
+                    for j, piece in enumerate(_cut_long(cjk)):
+                        units.append(sep + indent + piece if i == j == k == 0 else ("" if k and not j else " ") + piece)
+                        sep = "\n"
     return units
 
 
@@ -102,7 +114,9 @@ class TextHaystack:
         return out
 
     def wrap_needle(self, sentence: str) -> str:
-        return " " + sentence.strip()
+        """A sentence after a space; a Chinese or Japanese one with none, as such text is written."""
+        sentence = sentence.strip()
+        return sentence if _CJK_START.match(sentence) else " " + sentence
 
     def __repr__(self) -> str:
         return f"TextHaystack(spec={self.spec!r})"

@@ -1,5 +1,6 @@
 """The offline GGUF token counter (tasks/gguf_counter.py) gives the running engine's own token ids: on
-every built-in haystack and on every task family's prompt templates, against llama-server's /tokenize."""
+every built-in haystack (Chinese prose too) and on every task family's prompt templates (Chinese ones too),
+against llama-server's /tokenize."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.tokenize import ServerTokenizer
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.sized import is_sized
+from ctxprobe.tasks.families.needles_file import load_needles
 from ctxprobe.tasks.registry import get_family, known_families, validate_params
 from ctxprobe.tasks.token_counter import make_token_counter
 
 pytestmark = pytest.mark.engine
 
-HAYSTACKS = ("prose", "code", "legal", "noise")
+HAYSTACKS = ("prose", "code", "legal", "noise", "prose:zh")
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,8 @@ def texts_of(kind: str) -> list[str]:
     haystack = make_haystack(kind)
     units = haystack.units(0, 400) + haystack.units(50_000, 50_200)
     joined = ["".join(units[i : i + 100]) for i in range(0, len(units), 100)]
-    return units + joined + [haystack.wrap_needle("The special magic number for the harbour is 4821937.")]
+    return units + joined + [haystack.wrap_needle("The special magic number for the harbour is 4821937."),
+                             haystack.wrap_needle("关于amber-lobster的特殊魔法数字之一是：4821937。")]
 
 
 @pytest.mark.parametrize("kind", HAYSTACKS)
@@ -53,6 +56,7 @@ def param_choices(family: object) -> list[dict[str, object]]:
 
 
 QA_FIXTURES = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "qa"
+NEEDLE_ITEMS = load_needles(str(Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"))
 
 
 def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
@@ -66,6 +70,8 @@ def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
                     if name == "qa":  # a user's dataset: the test's fixture of the format the task expects
                         kind = "hotpotqa" if params.get("expect") == "hotpotqa" else "squad"
                         params = {**params, "dataset": f"hf:{QA_FIXTURES / kind}.json"}
+                    if name == "needles":  # a user's needle file: the test's items, in turn
+                        params = {**params, **NEEDLE_ITEMS[(seed + len(texts)) % len(NEEDLE_ITEMS)]}
                     checked, rng = validate_params(family, params), random.Random(seed)
                     draft = (family.sized_draft(checked, mode, rng, 2048, 40) if is_sized(family)  # whole prompts
                              else family.draft(checked, 50.0, mode, rng))

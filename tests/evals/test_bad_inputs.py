@@ -33,6 +33,18 @@ def _suite(tmp: Path, body: str) -> list[str]:
     return ["--suite", _file(tmp, "suite.yaml", body)]
 
 
+NEEDLE = ('{"id": "a", "needle": "The key is under the mat.", "question": "Where is the key?", '
+          '"answers": ["under the mat"]}')
+
+
+def _needle(tmp: Path, **fields: object) -> str:
+    """A needle file of one item, `fields` changed (None: left out)."""
+    import json
+
+    item = {**json.loads(NEEDLE), **fields}
+    return _file(tmp, "n.jsonl", json.dumps({k: v for k, v in item.items() if v is not None}) + "\n")
+
+
 GOOD_SUITE = "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah}]\n"
 
 
@@ -179,6 +191,36 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "suite binary": lambda t: ["--suite", _file(t, "suite.yaml", b"\xff\xfe\x00\x01" * 50)],
     "suite empty": lambda t: _suite(t, ""),
     "suite unknown family": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: nope}]\n"),
+    # needle files
+    "needles missing file": lambda t: ["--needles", "/no/such/needles.jsonl"],
+    "needles a folder": lambda t: ["--needles", str(t)],
+    "needles empty": lambda t: ["--needles", _file(t, "n.jsonl", "")],
+    "needles blank lines": lambda t: ["--needles", _file(t, "n.jsonl", "\n\n  \n")],
+    "needles not utf-8": lambda t: ["--needles", _file(t, "n.jsonl", b"\xff\xfe{\"needle\": 1}\n")],
+    "needles invalid json": lambda t: ["--needles", _file(t, "n.jsonl", NEEDLE + "\n{\"needle\": \n")],
+    "needles a list of numbers": lambda t: ["--needles", _file(t, "n.json", "[1, 2]")],
+    "needles no question": lambda t: ["--needles", _needle(t, question=None)],
+    "needles empty question": lambda t: ["--needles", _needle(t, question="  ")],
+    "needles no needle": lambda t: ["--needles", _needle(t, needle=None)],
+    "needles needle and needles": lambda t: ["--needles", _needle(t, needles=["b."])],
+    "needles empty needle": lambda t: ["--needles", _needle(t, needle=" ")],
+    "needles empty needles list": lambda t: ["--needles", _needle(t, needle=None, needles=[])],
+    "needles no answers": lambda t: ["--needles", _needle(t, answers=None)],
+    "needles empty answers": lambda t: ["--needles", _needle(t, answers=[])],
+    "needles empty answer": lambda t: ["--needles", _needle(t, answers=[""])],
+    "needles bad kind": lambda t: ["--needles", _needle(t, kind="fuzzy")],
+    "needles number kind not a number": lambda t: ["--needles", _needle(t, kind="number")],
+    "needles unknown field": lambda t: ["--needles", _needle(t, answr="x")],
+    "needles duplicate id": lambda t: ["--needles", _file(t, "n.jsonl", NEEDLE + "\n" + NEEDLE + "\n")],
+    "needles zero max tokens": lambda t: ["--needles", _needle(t, max_tokens=0)],
+    "needles too long for the length": lambda t: ["--needles", _needle(t, needle="A long fact. " * 400),
+                                                  "--lengths", "1k"],
+    "needles suite task without items": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                                            "tasks: [{family: needles}]\n"),
+    "needles suite file missing": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                                      "tasks: [{family: needles, params: {file: /no/n.jsonl}}]\n"),
+    "judge endpoint not a url": lambda t: ["--needles", _needle(t), "--judge-endpoint", "judge-host:8000"],
+    "judge endpoint bad port": lambda t: ["--needles", _needle(t), "--judge-endpoint", "http://h:99999"],
     # resume
     "resume missing folder": lambda t: ["--resume", "/no/such/run"],
     "resume folder without manifest": lambda t: ["--resume", _run_dir(t, None)],

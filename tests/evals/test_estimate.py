@@ -40,3 +40,13 @@ def test_dry_run_sends_only_one_short_probe(tmp_path: Path, capsys: pytest.Captu
     with FakeEngine("vllm", context_length=8192) as engine:
         assert main(["run", "--endpoint", engine.url, "--family", "niah", "--dry-run", "--prefill-rate", "1000"]) == 0
         assert engine.completion_calls() == []
+
+
+def test_the_capacity_suite_is_priced_cell_by_cell_after_its_facts_cap() -> None:
+    est = ctxprobe.estimate(suite="capacity", prefill_rate=60_000.0, concurrency=64, endpoints=["http://127.0.0.1:9/v1"])
+    # cells kept by the cap: plain keys 5 at 8K (1024 facts left out), 6 at 32K and 128K; similar keys 4, 5, 6
+    samples = {8192: (5 + 4) * 40, 32768: (6 + 5) * 40, 131072: (6 + 6) * 40}
+    assert {row.context_tokens: row.samples for row in est.lengths} == samples
+    assert est.samples == 1280 and est.prompt_tokens == 80_281_600 == sum(n * k for n, k in samples.items())
+    assert est.cached_tokens == 0  # one depth, every seed its own window: no shared prefix
+    assert est.prefill_s == pytest.approx(80_281_600 / 60_000)  # 1,338 s

@@ -55,6 +55,17 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'niah', 'noise'): "08794a947b9a42d64b184bdc619b133d",
         ('local:gemma3-270m', 'niah', 'needle'): "e500955b5da29d2d3bb12c51d4bee0a7",
     },
+    # capacity 1: the family's first prompts (16 facts, one asked).
+    "1": {
+        ('estimate', 'capacity', 'prose'): "841664d2a5f6c485a16cb4944a896014",
+        ('estimate', 'capacity', 'code'): "3f58a334c05322e7841b37cc1378839d",
+        ('estimate', 'capacity', 'legal'): "4d0a918388e305ec0f8a008ef5c71c9e",
+        ('estimate', 'capacity', 'noise'): "fc2e2fa4fb4b7006a63139a29b94ca41",
+        ('local:gemma3-270m', 'capacity', 'prose'): "0f89e7d25a93a46f35a89e3d7edbd438",
+        ('local:gemma3-270m', 'capacity', 'code'): "c625675a48c7d123bcd80810a530af79",
+        ('local:gemma3-270m', 'capacity', 'legal'): "33e28b2812049019a19f9a933a1095e8",
+        ('local:gemma3-270m', 'capacity', 'noise'): "76e3568e902a93afed748817f07ee542",
+    },
 }
 # niah in RULER's layout (template: ruler, length_convention: ruler), by family version
 RULER_LAYOUT: dict[str, dict[tuple[str, str, str], str]] = {
@@ -94,3 +105,74 @@ def test_prompt_bytes_are_pinned_for_each_family_version(key: tuple[str, str, st
     assert builder.build(recipe).prompt_sha256[:32] == pinned[key], (
         f"{family} on {haystack} ({counter}) builds other bytes than its generator version {version} did: "
         f"if the change is meant, bump {family}'s version in its @task_family(...) and pin the new prompts")
+
+
+# The question before the document (`start`) and on both sides (`both`), on prose:
+# (position, counter, family, family version) -> the prompt's sha256 (first 32 hex digits)
+QUESTION_POSITIONS: dict[tuple[str, str, str, str], str] = {
+    ('start', 'estimate', 'niah', '3'): "ee626691313736c9a86836516e21f36f",
+    ('start', 'estimate', 'recall', '2'): "481176c2523d1804b424f289de92c99b",
+    ('start', 'estimate', 'multihop', '2'): "b54127cd6dc8b6e6981de8f5e778369f",
+    ('start', 'estimate', 'aggregate', '2'): "2fc607c752ab2126828238b951c76de8",
+    ('start', 'local:gemma3-270m', 'niah', '3'): "ee1f34f50065f7b2ad98b49cde22ea68",
+    ('start', 'local:gemma3-270m', 'recall', '2'): "fd254a034e37fb9c7c1d590b1ae6e08b",
+    ('start', 'local:gemma3-270m', 'multihop', '2'): "51e0c670ca5f0c68b95fb2f570fe50de",
+    ('start', 'local:gemma3-270m', 'aggregate', '2'): "c7e5a7f76a8a3f6734be874ee4db3884",
+    ('both', 'estimate', 'niah', '3'): "28d7cc9b6f218b237e104f4f289e878a",
+    ('both', 'estimate', 'recall', '2'): "36c7ec5bcde832e82ab09a1af49ea087",
+    ('both', 'estimate', 'multihop', '2'): "5c5c40d5b3c0181fbc2d59c1197a14b6",
+    ('both', 'estimate', 'aggregate', '2'): "83f3af227a624ec514d1fb548e3f9167",
+    ('both', 'local:gemma3-270m', 'niah', '3'): "ed649ce81e43fc9f494fa7aac5a39957",
+    ('both', 'local:gemma3-270m', 'recall', '2'): "70d7657681c02a5ff1a0712cd6ebb316",
+    ('both', 'local:gemma3-270m', 'multihop', '2'): "75c1025fe2edf06366476bfab0ffae2c",
+    ('both', 'local:gemma3-270m', 'aggregate', '2'): "aa9a040af945e3138b3c349b1ba697ca",
+}
+
+
+@pytest.mark.parametrize("key", sorted(QUESTION_POSITIONS))
+def test_question_positions_are_pinned(key: tuple[str, str, str, str]) -> None:
+    position, counter, family, version = key
+    assert family_version(family) == version, f"{family} is at version {family_version(family)}: pin its prompts"
+    builder = builder_for(token_counter(counter))
+    recipe = builder.recipe(family=family, params={"question_position": position}, haystack="prose",
+                            context_tokens=2048, depth=40.0, seed=7)
+    assert builder.build(recipe).prompt_sha256[:32] == QUESTION_POSITIONS[key]
+
+
+# Chinese tasks (`lang: zh`) on the Chinese haystack: (counter, family, family version) -> the prompt's sha256
+LANG_ZH: dict[tuple[str, str, str], str] = {
+    ('estimate', 'niah', '3'): "a58aecc7a870e8845d8049560fe04311",
+    ('estimate', 'recall', '2'): "42d9b42373f6c1d6d29a2ea92f33a814",
+    ('estimate', 'multihop', '2'): "7e2eac783f2d8aa3584a7ffad5a9eb71",
+    ('local:gemma3-270m', 'niah', '3'): "b100db516f9b061cddd70a5e0bd4f04e",
+    ('local:gemma3-270m', 'recall', '2'): "b666fdaf6aff28b3abbc1f59ed109aea",
+    ('local:gemma3-270m', 'multihop', '2'): "984649fbc78184e5b2ff67d80aedff25",
+}
+
+
+@pytest.mark.parametrize("key", sorted(LANG_ZH))
+def test_chinese_prompts_are_pinned(key: tuple[str, str, str]) -> None:
+    counter, family, version = key
+    assert family_version(family) == version, f"{family} is at version {family_version(family)}: pin its prompts"
+    builder = builder_for(token_counter(counter))
+    recipe = builder.recipe(family=family, params={"lang": "zh"}, haystack="prose:zh", context_tokens=2048,
+                            depth=40.0, seed=7)
+    assert builder.build(recipe).prompt_sha256[:32] == LANG_ZH[key]
+
+
+# capacity with every parameter off its default (clustered similar-key UUID facts, four asked), by family version
+CAPACITY_PARAMS = {"facts": 40, "asked": 4, "spread": "clustered", "cluster": 20, "interference": "similar",
+                   "value_kind": "uuid"}
+CAPACITY_VARIANT: dict[str, dict[str, str]] = {
+    "1": {"estimate": "9268ba224f108f5af69175c08a439420", "local:gemma3-270m": "ff5012bd9513ec571756422006ce24dd"},
+}
+
+
+@pytest.mark.parametrize("counter", sorted(CAPACITY_VARIANT["1"]))
+def test_capacity_with_all_its_parameters_is_pinned(counter: str) -> None:
+    pinned = CAPACITY_VARIANT.get(family_version("capacity"), {})
+    assert counter in pinned, f"capacity's generator version {family_version('capacity')} has no pinned variant"
+    builder = builder_for(token_counter(counter))
+    recipe = builder.recipe(family="capacity", params=CAPACITY_PARAMS, haystack="prose", context_tokens=4096,
+                            depth=40.0, seed=7)
+    assert builder.build(recipe).prompt_sha256[:32] == pinned[counter]

@@ -21,13 +21,15 @@ PINNED_IDS = {  # family -> version -> (sample_id, task_key) of recipe(family, 2
     "niah": {"2": ("0efee77263f1b985", "b0609ddb5a534548"), "3": ("37bf534c2f685f61", "7cbcb5cefce6616c")},
     "recall": {"2": ("e867a8d2704965f2", "a801a3011b5501f1")},
     "multihop": {"2": ("71c424224501a727", "0aa9c68ae4edf549")},
+    "capacity": {"1": ("ab686cdd3f5caf8b", "c56a1897fa796507")},
 }
 # suite -> (recipes, sha256 of the comma-joined sample ids, of the task keys): niah at version 3, and the
-# ruler suite with RULER's 13 tasks
+# ruler suite with RULER's 13 tasks, the capacity suite with its facts axis
 PINNED_SUITES = {
     "quick": (16, "c26250c258d7d426", "32ca4c0f334d03c0"),
     "nightly": (1848, "82a508337a7c6e34", "9e6f8da9f442afdb"),
     "ruler": (3120, "c34a6be8f63d7e28", "7d736146d44fadf5"),
+    "capacity": (1280, "89546df5bcad87a3", "69731ef9844cf357"),
 }
 
 

@@ -1,5 +1,5 @@
 """What a run folder shows on the page: its header, per-family depth x length heatmaps, the accuracy table
-with Wilson intervals, template sensitivity where the run has two prompt layouts (the compare page's verdict
+with Wilson intervals, the recall capacity where tasks hold a number of facts, template sensitivity where the run has two prompt layouts (the compare page's verdict
 rows), errors by kind and length (apart from accuracy), latency / TTFT / cached share by
 length, and failure examples with the prompt around the needle. Plain values for the templates: every
 string here is escaped by jinja2 when it is written into the page."""
@@ -19,11 +19,14 @@ from ctxprobe.evals.log.load import Run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.paired.templates import BASE_LAYOUT, template_rows
+from ctxprobe.evals.report.html.capacity_section import capacity_section
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows
 from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
 from ctxprobe.evals.report.html.shown_text import clipped
+from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping, stopping_of
+from ctxprobe.evals.report.summary import capacity_threshold
 from ctxprobe.evals.report.table import context_summary, variant_label
 from ctxprobe.tasks.lengths import format_length
 
@@ -281,5 +284,7 @@ def run_section(run: Run) -> dict[str, Any]:
             "panels": heatmap_panels(records, stopping) if records else {},
             "accuracy": accuracy_rows(records, stopping) if records else [],
             "stop_legend": stopping.legend() if stopping else "", "errors": error_table(records),
+            "capacity": capacity_section(records, capacity_threshold(run.manifest)) if records else None,
             "templates": template_tables(records), "template_methods": template_methods(),
+            "judge": render_judge(records, run.dir).strip(),
             "timing": timing(records), "failures": failures(run), "n_records": len(records)}

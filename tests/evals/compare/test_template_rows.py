@@ -115,3 +115,24 @@ def test_tasks_differing_only_in_length_convention_pair_apart() -> None:
     assert len(pairs) == 2 * len(grid())
     for pair in pairs:
         assert pair.base.sample.recipe.params["length_convention"] == pair.cand.sample.recipe.params["length_convention"]
+
+
+def _placed(key: Key, position: str, correct: bool, template: str | None = "ctxprobe") -> SampleRecord:
+    length, depth, seed = key
+    params: dict[str, object] = {"kind": "hex"} if template is None else {"variant": "single", "template": template}
+    if position != "end":
+        params["question_position"] = position
+    return make_record(correct, family="recall" if template is None else "niah", params=params,
+                       context_tokens=length, depth=depth, seed=seed)
+
+
+@pytest.mark.parametrize("template", ["ctxprobe", None])  # niah, and recall, a family without a template
+def test_the_question_at_the_start_is_a_layout_paired_with_the_end(template: str | None) -> None:
+    records = ([_placed(k, "end", True, template) for k in grid()]
+               + [_placed(k, "start", k not in LOST, template) for k in grid()])
+    pairs = template_pairs(records)
+    assert list(pairs) == ["ctxprobe:start"] and len(pairs["ctxprobe:start"]) == len(grid())
+    long = _row(template_rows(records), LONG)
+    assert (long.candidate, long.n, long.base_only, long.cand_only) == ("ctxprobe:start", 20, 6, 0)
+    assert long.diff == pytest.approx(-6 / 20)
+    assert "ctxprobe vs ctxprobe:start" in render_template_sensitivity(records)

@@ -1,0 +1,67 @@
+"""The `facts` grid axis: a suite's `facts: [1, 4, 16, 64]` (or `--facts`) runs each task whose family has a
+`facts` parameter once per value, as `templates` runs it once per layout, so results group by (family,
+facts, length) through the recipe's own parameters and every other family's recipes and ids stay as they
+were. A family that knows how many facts a length holds (`max_facts(params, length)`) caps the grid: a
+(facts, length) cell beyond it is left out of the suite, and a facts value no length holds is a one-line error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.lengths import format_length
+from ctxprobe.tasks.registry import TaskFamily, get_family, validate_params
+
+
+def facts_layouts(family: TaskFamily, params: dict[str, Any], facts: list[int] | None) -> list[dict[str, Any]]:
+    """`params` once per facts value (validated: an out-of-range value is the family's own error), or as
+    they are where no facts are given or the family has no `facts` parameter."""
+    if not facts or "facts" not in family.Params.model_fields:
+        return [params]
+    return [validate_params(family, {**params, "facts": n}).model_dump(mode="json") for n in facts]
+
+
+def facts_of(params: dict[str, Any]) -> dict[str, Any]:
+    """The `facts` entry of full parameters, as a mapping to merge into a task's own."""
+    return {"facts": params["facts"]} if "facts" in params else {}
+
+
+def fitting_lengths(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[int]:
+    """The lengths that hold the task's facts (all of them for a family that does not say)."""
+    family = get_family(family_name)
+    limit = getattr(family, "max_facts", None)
+    if limit is None or "facts" not in params:
+        return list(lengths)
+    typed = validate_params(family, params)
+    return [n for n in lengths if params["facts"] <= limit(typed, n)]
+
+
+def check_facts_fit(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[int]:
+    """The fitting lengths; a UserError naming the most facts each length holds where none fits."""
+    fitting = fitting_lengths(family_name, params, lengths)
+    if not fitting:
+        family = get_family(family_name)
+        typed = validate_params(family, params)
+        held = ", ".join(f"{family.max_facts(typed, n)} at {format_length(n)}" for n in lengths)  # type: ignore[attr-defined]
+        raise UserError(f"{family_name}: {params['facts']} facts fit in none of the lengths (at most {held}): "
+                        "give fewer facts or longer lengths")
+    return fitting
+
+
+def parse_facts(text: str) -> list[int]:
+    """`1,4,16,64` -> [1, 4, 16, 64]; anything but positive whole numbers is a one-line error."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items or not all(item.isdigit() and int(item) > 0 for item in items):
+        raise UserError(f"invalid --facts {text!r}: positive whole numbers, e.g. 1,4,16,64")
+    return sorted({int(item) for item in items})
+
+
+def left_out(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[str]:
+    """`1024 facts at 8K (holds 285)` for each length the task's facts do not fit."""
+    fitting = fitting_lengths(family_name, params, lengths)
+    if len(fitting) == len(lengths):
+        return []
+    family = get_family(family_name)
+    typed = validate_params(family, params)
+    return [f"{params['facts']} facts at {format_length(n)} (holds {family.max_facts(typed, n)})"  # type: ignore[attr-defined]
+            for n in lengths if n not in fitting]
