@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,3 +24,16 @@ def first_problem(exc: ValidationError) -> tuple[str, str, str]:
     """Where, what and which kind the first problem of a pydantic validation error is: one line's worth."""
     err = exc.errors()[0]
     return ".".join(str(p) for p in err["loc"]), err["msg"], err["type"]
+
+
+def read_user_text(path: Path, where: str) -> str:
+    """A text file the user named, as UTF-8; a missing, unreadable or non-UTF-8 file is one UserError that
+    starts with `where` (what the file is for, and its name)."""
+    if not path.is_file():
+        raise UserError(f"{where}: no such file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{where}: not a UTF-8 text file") from None
+    except OSError as error:
+        raise UserError(f"{where}: cannot read it: {error.strerror or error}") from None

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError, read_user_text
 
 # Activation dtypes as config.json spells them (`torch_dtype`, newer `dtype`), in bytes.
 _CONFIG_DTYPES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
@@ -18,14 +18,7 @@ def load_config(path: Path) -> dict[str, Any]:
     """The parsed config.json (a directory is taken to hold one)."""
     if path.is_dir():
         path = path / "config.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"no such config file: {path}") from None
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not a JSON text file (not UTF-8)") from None
+    text = read_user_text(path, f"config file {path}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

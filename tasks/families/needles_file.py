@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 
 AnswerKind = Literal["exact", "number", "set", "contains"]
 DEFAULT_PREFIX = "Answer:"
@@ -96,14 +96,7 @@ def load_needles(path_text: str) -> list[dict[str, Any]]:
     """The items of the needle file at `path_text`, each as the `needles` family's parameters."""
     path = Path(path_text).expanduser()
     where = f"needle file {path_text}"
-    if not path.is_file():
-        raise UserError(f"{where}: no such file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{where}: not a UTF-8 text file") from None
-    except OSError as error:
-        raise UserError(f"{where}: cannot read it: {error.strerror or error}") from None
+    text = read_user_text(path, where)
     rows = _rows(text, where)
     if not rows:
         raise UserError(f"{where}: no items (one JSON object a line, each with needle, question and answers)")

@@ -316,7 +316,7 @@ def test_weights_from_safetensors(capsys: pytest.CaptureFixture[str], tmp_path: 
     ("args", "message"),
     [
         ([str(FIXTURES / "missing_keys.json")], "missing num_attention_heads, head_dim (or hidden_size)"),
-        (["no/such/config.json"], "no such config file"),
+        (["no/such/config.json"], "config file no/such/config.json: no such file"),
         ([str(LING), "--cache-dtype", "int3"], "--cache-dtype 'int3' is not one of bf16, fp16, fp8"),
         ([str(LING), "--state-dtype", "fp8"], "--state-dtype 'fp8'"),
         ([str(LING), "--mla-cache", "latent"], "--mla-cache 'latent'"),
