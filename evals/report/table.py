@@ -7,6 +7,7 @@ record's typed recipe fields."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -92,8 +93,14 @@ def _error_note(row: pd.Series) -> str:
     return ", ".join(f"{int(row[col])} {col[4:]}{_ERROR_HINTS.get(col, '')}" for col in ERROR_COLUMNS if row[col])
 
 
+def natural_key(text: str) -> tuple[Any, ...]:
+    """A label's sort key with its numbers read as numbers: `facts=4` before `facts=16`."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
 def _blocks(cells: pd.DataFrame, summary: pd.DataFrame) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
-    for cond, block in cells.groupby(CONDITION, sort=True):
+    groups = sorted(cells.groupby(CONDITION, sort=True), key=lambda g: tuple(natural_key(str(c)) for c in g[0]))
+    for cond, block in groups:
         mask = (summary[CONDITION] == pd.Series(cond, index=CONDITION)).all(axis=1)
         yield tuple(str(c) for c in cond), block, summary[mask]
 

@@ -101,3 +101,9 @@ def test_label_leaves_out_defaults_so_spelled_out_and_implicit_defaults_group_to
     assert variant_label({"variant": "single", "value_kind": "number", "distractors": 3}, "niah") == "variant=single"
     assert variant_label({}, "niah") == "variant=single"
     assert variant_label({"variant": "multikey", "distractors": 8}, "niah") == "variant=multikey, distractors=8"
+
+
+def test_blocks_read_numbers_in_labels_as_numbers():
+    recs = [make_record(True, family="capacity", params={"facts": n}, context_tokens=2048) for n in (1, 16, 4, 64)]
+    heads = [line for line in render_text(recs).splitlines() if line.startswith("capacity  ")]
+    assert [h.split()[1].split("facts=")[1].rstrip(",") for h in heads] == ["1", "4", "16", "64"]
