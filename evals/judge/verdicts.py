@@ -39,6 +39,13 @@ def to_judge(records: Iterable[SampleRecord], done: set[str]) -> list[SampleReco
             and r.sample.expected.kind in USER_KINDS and r.sample.sample_id not in done]
 
 
+# The rubric's verdict object as an OpenAI `response_format` JSON schema.
+VERDICT_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": {
+    "type": "object", "properties": {"verdict": {"type": "string", "enum": ["correct", "incorrect"]},
+                                     "reason": {"type": "string"}},
+    "required": ["verdict", "reason"], "additionalProperties": False}}}
+
+
 class Judge:
     """One judge endpoint: its model (given, or the first `/v1/models` names) and its calls."""
 
@@ -46,6 +53,7 @@ class Judge:
         self.calls = EndpointCalls(url, policy=RetryPolicy(timeout_s, 2, 0.5, 4.0))
         self.model = model or self._served_model()
         self.name = f"{self.calls.shown} {self.model or ''}".strip()
+        self.structured = True  # send VERDICT_FORMAT until the endpoint refuses it
 
     def _served_model(self) -> str | None:
         try:
@@ -64,7 +72,7 @@ class Judge:
             payload["model"] = self.model
         base = {"sample_id": sample.sample_id, "judge": self.name, "exact": score.correct}
         try:
-            status, body = self.calls.send("POST", "/v1/chat/completions", payload)
+            status, body = self._send(payload)
         except CallFailed as failed:
             return JudgeVerdict(**base, error=f"unreachable: {failed}")
         if status != 200 or not isinstance(body, dict):
@@ -73,6 +81,18 @@ class Judge:
         reading = read_reply(reply)
         return JudgeVerdict(**base, verdict=reading.verdict, reason=reading.reason, error=reading.error,  # type: ignore[arg-type]
                             reply=reply[:2000])
+
+
+    def _send(self, payload: dict[str, Any]) -> tuple[int, Any]:
+        """Ask with the verdict's JSON schema as `response_format` (vLLM, SGLang and llama-server then
+        decode only a verdict object, which a small judge otherwise seldom writes); an endpoint that refuses
+        the field (HTTP 400) is asked without it from then on."""
+        if self.structured:
+            status, body = self.calls.send("POST", "/v1/chat/completions", {**payload, "response_format": VERDICT_FORMAT})
+            if status != 400:
+                return status, body
+            self.structured = False
+        return self.calls.send("POST", "/v1/chat/completions", payload)
 
 
 def _content(body: dict[str, Any]) -> str:

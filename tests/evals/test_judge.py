@@ -13,6 +13,7 @@ import pytest
 
 import ctxprobe
 from ctxprobe.evals.judge.rubric import RUBRIC, read_reply
+from ctxprobe.evals.judge.verdicts import VERDICT_FORMAT
 from ctxprobe.evals.log.judge import read_verdicts
 from ctxprobe.evals.report.html.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
@@ -156,3 +157,26 @@ def test_a_damaged_judge_line_is_skipped_and_the_latest_verdict_wins(tmp_path: P
         verdicts = read_verdicts(tmp_path)
     assert {k: v.verdict for k, v in verdicts.items()} == {"a": "correct", "b": None}
     assert not verdicts["a"].disagrees() and not verdicts["b"].disagrees()
+
+
+REFUSED = json.loads((Path(__file__).parent / "fixtures" / "judge" / "llama_server_response_format_400.json").read_text())
+
+
+def test_the_verdict_schema_is_asked_for_and_dropped_where_the_endpoint_refuses_it(tmp_path: Path) -> None:
+    with FakeEngine("vllm", answer=model_answer) as model, FakeEngine("llama-server", answer=judge_answer) as judge:
+        judge.script.append(Reply(status=400, body=REFUSED))  # a llama-server's refusal, as captured
+        result = _run(tmp_path, model, judge.url, lengths="1k", depths="50")
+        asked = [c.body for c in judge.completion_calls()]
+    verdicts = read_verdicts(result.run_dir)
+    assert len(verdicts) == 5 and all(v.verdict is not None and v.error is None for v in verdicts.values())
+    assert asked[0]["response_format"] == VERDICT_FORMAT  # the first call asks for the schema...
+    # ...and once refused, no call asks again (two judge calls run at once: the other may have asked too)
+    assert len(asked) == 6 and all("response_format" not in body for body in asked[-4:])
+
+
+def test_the_verdict_schema_is_kept_where_the_endpoint_takes_it(tmp_path: Path) -> None:
+    with FakeEngine("vllm", answer=model_answer) as model, FakeEngine("llama-server", answer=judge_answer) as judge:
+        _run(tmp_path, model, judge.url, lengths="1k", depths="50")
+        asked = [c.body for c in judge.completion_calls()]
+    assert len(asked) == 5 and all(body["response_format"]["json_schema"]["schema"]["required"] == ["verdict", "reason"]
+                                   for body in asked)
