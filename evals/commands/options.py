@@ -12,7 +12,8 @@ _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "result
              "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
              "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
              "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
-             "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME"}
+             "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME",
+             "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS"}
 
 
 def _flag(name: str) -> str:
@@ -33,7 +34,8 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
         if annotation is bool:
             kwargs.update(action="store_true", default=_UNSET)
         elif name in repeat:
-            group.add_argument(repeat[name], action="append", metavar=name.rstrip("s").upper(), **kwargs)
+            group.add_argument(repeat[name], action="append", metavar=_METAVARS.get(name, name.rstrip("s").upper()),
+                               **kwargs)
             continue
         else:
             choices = _literal_choices(annotation)

@@ -154,6 +154,10 @@ def verdict_of(report: dict[str, Any]) -> Verdict:
     return report["verdict"]
 
 
+# The paired gate's row bounds: each one-sided at alpha, as its PASS and FAIL verdicts are, valid at every stop.
+SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"
+
+
 def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
     """The paired run's rows as CI cases (JUnit, markdown summary)."""
     out = []
@@ -163,5 +167,6 @@ def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
         out.append(GateCase(candidate=candidate, where=where, primary=e["primary"], verdict=e["verdict"],
                             diff=e["diff"] if e["n"] else float("nan"), diff_lo=e["diff_lo"], diff_hi=e["diff_hi"],
                             n=e["n"], detail=f"{e['n']} of the baseline's {e['baseline_samples']} samples used, "
-                            f"anytime-valid p (FAIL side) {e['p_fail']:.3g}"))
+                            f"anytime-valid p (FAIL side) {e['p_fail']:.3g}",
+                            interval=SEQUENTIAL_INTERVAL))
     return out

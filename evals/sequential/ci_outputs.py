@@ -27,13 +27,14 @@ class GateCase:
     diff_hi: float
     n: int
     detail: str = ""  # e.g. the accuracies and adjusted p (fixed), the pairs used of the baseline's (sequential)
+    interval: str = "95% interval"  # what the bounds are: the sequential gate's are each one-sided at 95 %
 
     @property
     def name(self) -> str:
         return self.where + (" (primary)" if self.primary else "")
 
     def message(self) -> str:
-        text = (f"{self.verdict}: diff {100 * self.diff:+.1f} points, 95% interval [{100 * self.diff_lo:+.1f}, "
+        text = (f"{self.verdict}: diff {100 * self.diff:+.1f} points, {self.interval} [{100 * self.diff_lo:+.1f}, "
                 f"{100 * self.diff_hi:+.1f}], n {self.n} pairs")
         return text + (f", {self.detail}" if self.detail else "")
 
@@ -69,8 +70,10 @@ def junit_xml(cases: list[GateCase], title: str) -> str:
 
 def summary_markdown(cases: list[GateCase], title: str) -> str:
     """A short markdown table: the gate's outcome, then one line per row."""
+    kinds = sorted({c.interval for c in cases}) or ["95% interval"]
+    header = kinds[0] if len(kinds) == 1 else "interval"
     lines = [f"### {title}: {gate_outcome(cases)}", "",
-             "| candidate | row | verdict | diff | 95% interval | n |", "|---|---|---|---:|---:|---:|"]
+             f"| candidate | row | verdict | diff | {header} | n |", "|---|---|---|---:|---:|---:|"]
     for c in cases:
         lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
                      f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |")

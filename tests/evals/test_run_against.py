@@ -65,6 +65,9 @@ def test_a_worse_candidate_fails_early_and_an_identical_one_passes(tmp_path: Pat
     assert sent_same == pooled["n"] < 80 and pooled["losses"] == pooled["wins"] == 0
     (suite,) = list(JUnitXml.fromfile(str(tmp_path / "same.xml")))
     assert suite.tests == 3 and suite.failures == 0  # the pooled row passed; per-length rows passed or skipped
+    # the bounds are named as what they are: each one-sided, valid at the stop (not a fixed-n 95 % interval)
+    passed = [case for case in suite if not case.result]
+    assert passed and all("anytime-valid bounds (each one-sided 95%)" in (case.system_out or "") for case in passed)
 
 
 def test_rows_left_undecided_exit_4_unless_told(tmp_path: Path) -> None:
