@@ -19,7 +19,7 @@ import pandas as pd
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.report.table import CONDITION, aggregate, record_frame
-from ctxprobe.evals.stats import Z95
+from ctxprobe.evals.stats import Z95, wilson
 from ctxprobe.tasks.lengths import format_length
 
 DEFAULT_THRESHOLD = 0.9
@@ -38,6 +38,13 @@ class Capacity:
     capacity: int  # 0: not even the fewest facts tested passed
     tested: tuple[int, ...]
     threshold: float
+    too_few: int = 0  # the n of the first N that failed, when even n of n right could not have cleared the threshold
+
+    @property
+    def undecided(self) -> bool:
+        """The rule stopped at an N whose samples were too few to clear the threshold at any accuracy: the
+        curve says nothing about the capacity there, only about the sample size."""
+        return self.too_few > 0
 
     @property
     def censored(self) -> bool:
@@ -47,7 +54,18 @@ class Capacity:
     def label(self) -> str:
         if self.censored:
             return f">={self.capacity}"
-        return str(self.capacity) if self.capacity else f"<{self.tested[0]}"
+        label = str(self.capacity) if self.capacity else f"<{self.tested[0]}"
+        if self.undecided:
+            label += f" (n={self.too_few} cannot clear {self.threshold:g}: {samples_to_clear(self.threshold)} needed)"
+        return label
+
+
+def samples_to_clear(threshold: float, z: float = Z95) -> int:
+    """The fewest samples whose Wilson lower bound can reach `threshold` (all of them right): 35 for 0.9."""
+    n = 1
+    while wilson(n, n, z)[0] < threshold and n < 100_000:
+        n += 1
+    return n
 
 
 def capacity_records(records: Iterable[SampleRecord]) -> list[SampleRecord]:
@@ -73,13 +91,14 @@ def capacities(curve: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
     out = []
     for (family, variant, haystack, length), block in curve.groupby(LENGTH, sort=True):
         block = block.sort_values("facts")
-        held = 0
+        held, too_few = 0, 0
         for row in block.itertuples(index=False):
             if row.n == 0 or row.ci_lo < threshold:
+                too_few = int(row.n) if row.n and wilson(int(row.n), int(row.n))[0] < threshold else 0
                 break
             held = int(row.facts)
         out.append(Capacity(str(family), str(variant), str(haystack), int(length), held,
-                            tuple(int(n) for n in block["facts"]), threshold))
+                            tuple(int(n) for n in block["facts"]), threshold, too_few))
     return out
 
 

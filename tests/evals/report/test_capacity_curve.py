@@ -12,7 +12,7 @@ import ctxprobe
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.report.capacity import capacities, capacity_markdown, curve_table
+from ctxprobe.evals.report.capacity import capacities, capacity_markdown, curve_table, samples_to_clear
 from ctxprobe.evals.report.summary import write_report
 from ctxprobe.evals.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
@@ -132,7 +132,8 @@ def test_the_report_page_has_the_capacity_section(tmp_path: Path) -> None:
     run = _write_run(tmp_path / "q4", "q4", 12)
     page = ctxprobe.report([run], tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<h3>Recall capacity</h3>" in page and "data:image/svg+xml;base64," in page
-    assert "<td>capacity</td><td>&lt;1</td>" in page  # 20 of 20 right: lower bound 20/23.84 = 0.839 < 0.9
+    # 20 of 20 right: lower bound 20/23.84 = 0.839 < 0.9, too few samples to clear it at all
+    assert "<td>capacity</td><td>&lt;1 (n=20 cannot clear 0.9: 35 needed)</td>" in page
     run = _write_run(tmp_path / "q4-at-0.8", "q4", 12, threshold=0.8)  # the run's --threshold
     page = ctxprobe.report([run], tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<td>capacity</td><td>16</td>" in page and "at least 0.8 at N" in page  # 64: 8 of 20
@@ -144,3 +145,16 @@ def write_run_without_facts(path: Path) -> Path:
     from tests.evals.compare.synthetic import all_right, write_run
 
     return write_run(path, "niah", all_right())
+
+
+def test_a_capacity_stopped_by_too_few_samples_says_so() -> None:
+    # by hand: Wilson's lower bound at n of n right is n / (n + z^2); it reaches 0.9 first at n = 35
+    # (35 / 38.84 = 0.901; 34 / 37.84 = 0.898), so 8 of 8 (0.676) cannot clear it and 35 of 35 can
+    z2 = 1.959964 ** 2
+    assert samples_to_clear(0.9) == min(n for n in range(1, 100) if n / (n + z2) >= 0.9) == 35
+    few = [make_record(True, family="capacity", params={"facts": 1}, context_tokens=2048) for _ in range(8)]
+    enough = [make_record(True, family="capacity", params={"facts": 1}, context_tokens=4096) for _ in range(35)]
+    enough += [make_record(False, family="capacity", params={"facts": 4}, context_tokens=4096) for _ in range(35)]
+    caps = {c.context_tokens: c for c in capacities(curve_table(few + enough))}
+    assert caps[2048].undecided and caps[2048].label() == "<1 (n=8 cannot clear 0.9: 35 needed)"
+    assert not caps[4096].undecided and caps[4096].label() == "1"  # 0/35 at N=4 is a real failure
