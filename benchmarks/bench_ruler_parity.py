@@ -69,13 +69,16 @@ def ruler_tokenizer(out: Path) -> Path:
     return gguf_tokenizer_folder(packaged_gguf(), out / "tokenizer")
 
 
-def needle_depth(doc: dict[str, Any]) -> int:
+def needle_depth(doc: dict[str, Any]) -> int | None:
     """The depth (one of RULER's 40) RULER put a doc's first answer at (it draws one at random for each
     doc): RULER inserts the needle before unit int(N * depth / 100) of the N haystack units (lines, for the
-    haystacks run here), so the needle's line gives the depth to within a line's share of the context."""
+    haystacks run here), so the needle's line gives the depth to within a line's share of the context;
+    None for a task without a needle."""
     text = doc["input"]
     lines = text[text.index("\n") + 1 : text.rindex("\n")].split("\n")  # between instruction and question
-    at = next(i for i, line in enumerate(lines) if doc["outputs"][0] in line)
+    at = next((i for i, line in enumerate(lines) if doc["outputs"][0] in line), None)
+    if at is None:  # a task without a needle (cwe, fwe, qa): no depth
+        return None
     units = len(lines) - 1
     exact = [depth for depth in RULER_DEPTHS if int(units * depth / 100) == at]
     return exact[len(exact) // 2] if exact else min(RULER_DEPTHS, key=lambda depth: abs(depth - at / units * 100))
@@ -102,7 +105,9 @@ def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int,
             length = int(row["doc"]["max_length"])
             k, n = scores.get(length, (0, 0))
             scores[length] = (k + int(row[str(length)] >= 1.0), n + 1)
-            depths.setdefault(length, Counter())[needle_depth(row["doc"])] += 1
+            depth = needle_depth(row["doc"])
+            if depth is not None:
+                depths.setdefault(length, Counter())[depth] += 1
     return scores, depths
 
 
