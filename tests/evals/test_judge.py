@@ -170,8 +170,9 @@ def test_the_verdict_schema_is_asked_for_and_dropped_where_the_endpoint_refuses_
     verdicts = read_verdicts(result.run_dir)
     assert len(verdicts) == 5 and all(v.verdict is not None and v.error is None for v in verdicts.values())
     assert asked[0]["response_format"] == VERDICT_FORMAT  # the first call asks for the schema...
-    # ...and once refused, no call asks again (two judge calls run at once: the other may have asked too)
-    assert len(asked) == 6 and all("response_format" not in body for body in asked[-4:])
+    # ...and once refused, no call asks again: two judge calls run at once, so the other one may have asked
+    # too before the refusal came back; every later call goes without
+    assert len(asked) == 6 and sum("response_format" in body for body in asked) <= 2
 
 
 def test_the_verdict_schema_is_kept_where_the_endpoint_takes_it(tmp_path: Path) -> None:
