@@ -14,6 +14,7 @@ from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.tasks.errors import UserError
+from tests.in_flight import InFlight
 
 QUICK = RetryPolicy(timeout_s=2.0, max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05)
 
@@ -62,19 +63,15 @@ def test_a_refused_key_is_final() -> None:
 
 
 def test_daemon_map_keeps_order_and_bounds_the_calls_in_flight() -> None:
-    live, peak, lock = [0], [0], threading.Lock()
+    flight = InFlight()
 
     def slow(x: int) -> int:
-        with lock:
-            live[0] += 1
-            peak[0] = max(peak[0], live[0])
-        time.sleep(0.01)
-        with lock:
-            live[0] -= 1
+        with flight:
+            time.sleep(0.01)
         return x * x
 
     assert daemon_map(slow, list(range(40)), 5) == [x * x for x in range(40)]
-    assert peak[0] == 5
+    assert flight.peak == 5
 
 
 def test_daemon_map_stops_at_the_first_failure() -> None:

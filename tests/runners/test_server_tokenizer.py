@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -10,6 +9,7 @@ from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
 
 from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
 from ctxprobe.tasks.errors import UserError
+from tests.in_flight import InFlight
 
 TEXTS = ["one", "one two", "one two three four five", "", "a b c d e f g h i j"]
 
@@ -51,21 +51,16 @@ def test_chat_overhead_is_none_for_llama_cpp_python() -> None:
 def test_requests_run_concurrently_but_bounded() -> None:
     with FakeEngine("vllm") as engine:
         tok = ServerTokenizer(engine.url, "vllm", concurrency=3)
-        live, peak, lock = [0], [0], threading.Lock()
-        raw = tok._raw_count
+        flight, raw = InFlight(), tok._raw_count
 
         def slow(text: str, *, special: bool) -> int:
-            with lock:
-                live[0] += 1
-                peak[0] = max(peak[0], live[0])
-            time.sleep(0.05)
-            with lock:
-                live[0] -= 1
+            with flight:
+                time.sleep(0.05)
             return raw(text, special=special)
 
         tok._raw_count = slow  # type: ignore[method-assign]
         assert tok.count_many(["w"] * 12) == [1] * 12
-    assert peak[0] == 3
+    assert flight.peak == 3
 
 
 def test_server_token_counter_probes_the_engine() -> None:
