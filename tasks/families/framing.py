@@ -3,7 +3,9 @@ prefix for base models, which write the value at once (the family's tight budget
 answer alone, and a chat model still answers in a sentence ("The special magic number for noble-satchel
 mentioned in the provided text is 8038428."), so its budget adds `CHAT_SENTENCE_TOKENS`. SmolLM2-135M-Instruct
 spends up to 17 tokens before its niah answer; 64 leaves room for a longer restatement, markdown and a
-short trailing clause. The budget is not part of the prompt: changing it changes no prompt and no id."""
+short trailing clause. RULER's layout (`template: ruler`) lets the model generate at least what RULER does
+(128 tokens for its needle tasks), as a published RULER score was measured with that room. The budget is not
+part of the prompt: changing it changes no prompt and no id."""
 
 from __future__ import annotations
 
@@ -68,6 +70,8 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
     if mode != "completions":
         prefix = ""
         max_tokens += CHAT_SENTENCE_TOKENS
+    if template == "ruler":
+        max_tokens = max(max_tokens, ruler_generation_tokens)
     reserve = ruler_generation_tokens if length_convention == "ruler" else 0
     return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
                  expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve,
