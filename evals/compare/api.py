@@ -12,14 +12,14 @@ from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.confseq import CS_METHOD
 from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows
+from ctxprobe.evals.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
 P_METHOD = ("exact McNemar (two-sided binomial on discordant pairs); weighted Holm over each candidate's pooled "
             "family rows (primary, 80% of alpha) and family x length rows")
-ANYTIME_P_METHOD = ("anytime-valid (beta mixture on the discordant pairs, two-sided); weighted Holm over each "
+ANYTIME_P_METHOD = ("anytime-valid (betting e-values against no drop and no gain, two-sided); weighted Holm over each "
                     "candidate's pooled family rows (primary, 80% of alpha) and family x length rows")
 
 __all__ = ["CandidatePairing", "CompareResult", "RunInput", "compare", "compare_runs", "labels_for", "run_input"]

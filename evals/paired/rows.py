@@ -5,13 +5,14 @@ Grouping and labels are the run table's (`evals.log.rows.variant_label`), so a r
 
 from __future__ import annotations
 
-from ctxprobe.evals.confseq import PairedTally, bernoulli_log_martingale, p_from_log_e, paired_cs
+from ctxprobe.evals.confseq import PairedTally, p_from_log_e
 from ctxprobe.evals.paired.stats import (
     PairedCounts, counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
 )
 from ctxprobe.evals.log.compare import CompareRow, Level
 from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.paired.pairing import Pair
+from ctxprobe.evals.sequential.betting import betting_cs, log_e_above, log_e_below
 
 __all__ = ["CompareRow", "Level", "compare_rows", "group_key", "grouped"]
 
@@ -35,7 +36,7 @@ def grouped(pairs: list[Pair], level: Level) -> dict[GroupKey, list[Pair]]:
 
 def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool = False) -> list[CompareRow]:
     """One row per group of `pairs` at `level`, sorted by family, variant, haystack, length, depth. With
-    `anytime` (runs that stopped adaptively) the interval and p-value are anytime-valid (`evals.confseq`)."""
+    `anytime` (runs that stopped adaptively) the interval and p-value are anytime-valid (the paired gate's betting ones)."""
     rows = []
     for (family, variant, haystack, length, depth), group in grouped(pairs, level).items():
         base = [bool(p.base.score and p.base.score.correct) for p in group]
@@ -62,14 +63,14 @@ def _tally(counts: PairedCounts) -> PairedTally:
 
 
 def anytime_interval(counts: PairedCounts) -> tuple[float, float]:
-    """The 95% confidence sequence of the mean paired difference (valid after optional stopping)."""
-    return paired_cs(_tally(counts)) if counts.n else (float("nan"), float("nan"))
+    """The 95% confidence sequence of the mean paired difference (valid after optional stopping): the betting
+    one the paired gate (`run --against`) reads, so both say the same of the same pairs."""
+    return betting_cs(_tally(counts)) if counts.n else (float("nan"), float("nan"))
 
 
 def anytime_p(counts: PairedCounts) -> float:
-    """Two-sided anytime-valid p-value of "no difference" from the discordant pairs (the beta mixture
-    against a fair coin, the sequential form of McNemar's test), doubled for the two sides."""
-    b, c = counts.base_only, counts.cand_only
-    if b + c == 0:
-        return 1.0
-    return min(1.0, 2.0 * p_from_log_e(max(0.0, bernoulli_log_martingale(0.5, max(b, c), b + c))))
+    """Two-sided anytime-valid p-value of "no difference": the betting e-value against "no drop" (the
+    gate's FAIL evidence; ties stake nothing, as in McNemar's test) or against "no gain", doubled for the
+    two sides."""
+    tally = _tally(counts)
+    return min(1.0, 2.0 * p_from_log_e(max(0.0, log_e_below(0.0, tally), log_e_above(0.0, tally))))

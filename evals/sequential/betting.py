@@ -24,14 +24,12 @@ round, by the AM-GM inequality the product's expectation is at most that of the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
-from ctxprobe.evals.confseq import PairedTally
+from ctxprobe.evals.confseq import PairedTally, bisect
 
 # Fractions of the largest safe stake: dense where the gate's rows bet (a few percent of pairs discordant).
 STAKES = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-BETTING_METHOD = "anytime-valid betting e-values (a grid of bet sizes, Waudby-Smith & Ramdas 2024)"
-_BISECT_STEPS = 50
+CS_METHOD = "anytime-valid confidence sequence (betting, a grid of bet sizes, Waudby-Smith & Ramdas 2024)"
 
 
 def _log_wealth(tally: PairedTally, lam: float, boundary: float) -> float:
@@ -74,13 +72,6 @@ def log_e_fail(tally: PairedTally) -> float:
     return log_e_below(0.0, tally)
 
 
-def _bisect(inside: float, outside: float, keeps: Callable[[float], bool]) -> float:
-    for _ in range(_BISECT_STEPS):
-        mid = (inside + outside) / 2.0
-        inside, outside = (mid, outside) if keeps(mid) else (inside, mid)
-    return inside
-
-
 def betting_cs(tally: PairedTally, alpha: float = 0.05) -> tuple[float, float]:
     """The confidence sequence for the mean paired difference: the boundaries neither one-sided bettor
     rejects at level alpha / 2 ((-1, 1) with no pairs)."""
@@ -90,8 +81,8 @@ def betting_cs(tally: PairedTally, alpha: float = 0.05) -> tuple[float, float]:
         return (-1.0, 1.0)
     bound = math.log(2.0 / alpha)
     centre = tally.mean
-    lo = -1.0 if log_e_above(-1.0 + 1e-9, tally) < bound else _bisect(
+    lo = -1.0 if log_e_above(-1.0 + 1e-9, tally) < bound else bisect(
         centre, -1.0 + 1e-9, lambda d: log_e_above(d, tally) < bound)
-    hi = 1.0 if log_e_below(1.0 - 1e-9, tally) < bound else _bisect(
+    hi = 1.0 if log_e_below(1.0 - 1e-9, tally) < bound else bisect(
         centre, 1.0 - 1e-9, lambda d: log_e_below(d, tally) < bound)
     return (lo, hi)

@@ -69,7 +69,8 @@ def test_identical_runs_pass_every_row(consistent_small_drop, tmp_path):
 def test_compare_on_a_run_that_stopped_adaptively_reports_anytime_valid_intervals(consistent_small_drop):
     import json
 
-    from ctxprobe.evals.confseq import PairedTally, paired_cs
+    from ctxprobe.evals.confseq import PairedTally
+    from ctxprobe.evals.sequential.betting import betting_cs
 
     base, cand = consistent_small_drop
     fixed = ctxprobe.compare(base, cand, write=False)
@@ -78,6 +79,6 @@ def test_compare_on_a_run_that_stopped_adaptively_reports_anytime_valid_interval
     adaptive = ctxprobe.compare(base, cand, write=False)
     assert adaptive.sequential and "anytime-valid" in adaptive.interval_method and "anytime" in adaptive.p_method
     pooled_fixed, pooled = fixed.gate_rows()[0], adaptive.gate_rows()[0]
-    assert (pooled.diff_lo, pooled.diff_hi) == pytest.approx(paired_cs(PairedTally(6, 34, 0)))
+    assert (pooled.diff_lo, pooled.diff_hi) == pytest.approx(betting_cs(PairedTally(6, 34, 0)))
     assert pooled.diff_lo < pooled_fixed.diff_lo and pooled.diff_hi > pooled_fixed.diff_hi  # wider: honest
     assert pooled.p_value > pooled_fixed.p_value
