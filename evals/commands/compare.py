@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         from ctxprobe.evals.paired.verdict import gate_cases
         from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
 
-        cases = gate_cases(result.gate_rows(), result.failed, result.fail_if_drop or 0.0)
+        cases = gate_cases(result)
         for path in write_ci_outputs(cases, "ctxprobe gate", args.junit, args.summary_md):
             print(f"ctxprobe: wrote {path}", file=sys.stderr)
     print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxprobe.evals.compare.gate import GateRefused, gate_problems
-from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, RunInput
+from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, CompareRow, RunInput
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows
+from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows, sequential_gate
 from ctxprobe.evals.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
 
@@ -20,7 +20,8 @@ PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples,
 P_METHOD = ("exact McNemar (two-sided binomial on discordant pairs); weighted Holm over each candidate's pooled "
             "family rows (primary, 80% of alpha) and family x length rows")
 ANYTIME_P_METHOD = ("anytime-valid (betting e-values against no drop and no gain, two-sided); weighted Holm over each "
-                    "candidate's pooled family rows (primary, 80% of alpha) and family x length rows")
+                    "candidate's pooled family rows (primary, 80% of alpha) and family x length rows; the gate judges "
+                    "as run --against does (one-sided: FAIL against no drop, PASS against the margin)")
 
 __all__ = ["CandidatePairing", "CompareResult", "RunInput", "compare", "compare_runs", "labels_for", "run_input"]
 
@@ -51,6 +52,8 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     if problems and fail_if_drop is not None:
         raise GateRefused(f"the --fail-if-drop gate cannot judge: {'; '.join(problems)}")
     pairings, rows, found, warnings = [], [], [], list(problems)
+    failed: list[CompareRow] = []
+    passed: list[CompareRow] | None = None
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
@@ -61,17 +64,21 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
         pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime)
                              + compare_rows(label, pairing.pairs, "family_length", anytime), alpha)
         rows += compare_rows(label, pairing.pairs, "cell", anytime) + pooled
+        if fail_if_drop is not None and anytime:  # the paired gate's own rule, so both agree on the same pairs
+            fails, passes = sequential_gate(pooled, fail_if_drop, alpha)
+            failed, passed = failed + fails, (passed or []) + passes
         found += examples(label, pairing.pairs, pooled)
         pairings.append(CandidatePairing(
             candidate=label, pairs=len(pairing.pairs), by_prompt=pairing.by_prompt, by_task=pairing.by_task,
             errored_base=pairing.errored_base, errored_cand=pairing.errored_cand,
             unpaired_base=pairing.unpaired_base, unpaired_cand=pairing.unpaired_cand))
-    failed = failing_rows(rows, fail_if_drop, alpha) if fail_if_drop is not None else []
+    if fail_if_drop is not None and not anytime:
+        failed = failing_rows(rows, fail_if_drop, alpha)
     return CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
                          fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,
                          p_method=ANYTIME_P_METHOD if anytime else P_METHOD, partial_method=PARTIAL_METHOD,
-                         pairings=pairings, rows=rows, examples=found, failed=failed, warnings=warnings,
+                         pairings=pairings, rows=rows, examples=found, failed=failed, passed=passed, warnings=warnings,
                          sequential=anytime)
 
 

@@ -123,6 +123,9 @@ class CompareResult(BaseModel):
     rows: list[CompareRow]
     examples: list[Example]
     failed: list[CompareRow] = Field(description="pooled family and family x length rows the gate fails")
+    passed: list[CompareRow] | None = Field(None, description="runs that stopped adaptively: the rows the gate passes "
+                                            "by the paired gate's rule (else a row passes when its interval is above "
+                                            "-fail_if_drop)")
     sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
     warnings: list[str] = Field(default_factory=list)
     out_dir: str | None = None

@@ -53,7 +53,8 @@ class RunManifest(BaseModel):
                                                     "(deltas), where it exposes them")
     stop: dict[str, Any] | None = Field(None, description="the stopping rule (`--stop decided`): its fields")
     fixed_grid_prompt_tokens: int | None = Field(None, description="prompt tokens the suite's fixed grid would "
-                                                 "spend (its samples per cell)")
+                                                 "spend (its samples per cell; `run --against`: every sample of the "
+                                                 "baseline, and of its extension, sent), counted at the nominal lengths")
     prompt_tokens_sent: int | None = Field(None, description="planned prompt tokens of the samples sent")
     paired_gate: dict[str, Any] | None = Field(None, description="`run --against`: the baseline, margin, each "
                                                "row's verdict, difference, interval and pairs used")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxprobe.evals.log.compare import CompareRow, Example
+from ctxprobe.evals.confseq import PairedTally
+from ctxprobe.evals.log.compare import CompareResult, CompareRow, Example
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.evals.paired.rows import group_key
@@ -40,11 +41,35 @@ def failing_rows(rows: list[CompareRow], margin: float, alpha: float) -> list[Co
             and r.p_holm is not None and r.p_holm < alpha]
 
 
-def row_verdict(row: CompareRow, failed: bool, margin: float) -> str:
+def row_tally(row: CompareRow) -> PairedTally:
+    """A row's pairs as the paired gate counts them: lost, tied, won by the candidate."""
+    return PairedTally(losses=row.base_only, ties=row.n - row.base_only - row.cand_only, wins=row.cand_only)
+
+
+def sequential_gate(rows: list[CompareRow], margin: float, alpha: float) -> tuple[list[CompareRow], list[CompareRow]]:
+    """The gate's rows of one candidate judged as the paired gate (`run --against`) judges them, for runs
+    that stopped adaptively: each row's betting e-values from its pairs, one weighted Holm per side
+    (`evals.sequential.gate`). Returns the rows that FAIL and those that PASS. Read from the final counts,
+    it can only be as decided as the gate was (a running maximum is never below the last value)."""
+    from ctxprobe.evals.sequential.betting import log_e_fail, log_e_pass
+    from ctxprobe.evals.sequential.gate import SequentialRow, final_verdicts
+
+    seq = []
+    for r in rows:
+        tally = row_tally(r)
+        seq.append(SequentialRow(primary=r.level == "family", tally=tally, log_e_fail=log_e_fail(tally),
+                                 log_e_pass=log_e_pass(margin, tally)))
+    verdicts = final_verdicts(seq, margin, alpha)
+    return ([r for r, v in zip(rows, verdicts) if v == "FAIL"], [r for r, v in zip(rows, verdicts) if v == "PASS"])
+
+
+def row_verdict(row: CompareRow, failed: bool, margin: float, passed: bool | None = None) -> str:
     """FAIL (the gate fails the row), PASS (its interval lies wholly above -margin: any drop is within
-    the margin) or UNDECIDED."""
+    the margin; for adaptive runs, `passed`: the paired gate's rule) or UNDECIDED."""
     if failed:
         return "FAIL"
+    if passed is not None:
+        return "PASS" if passed else "UNDECIDED"
     return "PASS" if row.diff_lo > -margin else "UNDECIDED"
 
 
@@ -83,17 +108,24 @@ def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
     )
 
 
-def gate_cases(rows: list[CompareRow], failed: list[CompareRow], margin: float) -> list["GateCase"]:
-    """The gate's rows as CI cases (`evals.sequential.ci_outputs`), each with its verdict."""
-    from ctxprobe.evals.sequential.ci_outputs import GateCase
+def gate_cases(result: CompareResult) -> list["GateCase"]:
+    """The gate's rows of a comparison as CI cases (`evals.sequential.ci_outputs`), each with its verdict.
+    For runs that stopped adaptively, the verdicts and bounds are the paired gate's (each bound one-sided)."""
+    from ctxprobe.evals.sequential.betting import betting_cs
+    from ctxprobe.evals.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase
 
-    failing = {(r.candidate, r.where()) for r in failed}
+    failing = {(r.candidate, r.where()) for r in result.failed}
+    passing = None if result.passed is None else {(r.candidate, r.where()) for r in result.passed}
     out = []
-    for r in rows:
+    for r in result.gate_rows():
         p_holm = r.p_holm if r.p_holm is not None else float("nan")
+        lo, hi, interval = r.diff_lo, r.diff_hi, "95% interval"
+        if passing is not None and r.n:
+            (lo, hi), interval = betting_cs(row_tally(r), min(2.0 * result.alpha, 0.99)), SEQUENTIAL_INTERVAL
         out.append(GateCase(
             candidate=r.candidate, where=r.where(), primary=r.level == "family",
-            verdict=row_verdict(r, (r.candidate, r.where()) in failing, margin), diff=r.diff, diff_lo=r.diff_lo,
-            diff_hi=r.diff_hi, n=r.n, detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate "
-            f"{100 * r.cand_accuracy:.0f}%, p_holm {p_holm:.3g}"))
+            verdict=row_verdict(r, (r.candidate, r.where()) in failing, result.fail_if_drop or 0.0,
+                                None if passing is None else (r.candidate, r.where()) in passing),
+            diff=r.diff, diff_lo=lo, diff_hi=hi, n=r.n, interval=interval,
+            detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, p_holm {p_holm:.3g}"))
     return out

@@ -16,7 +16,7 @@ from typing import Any
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.rows import variant_label
-from ctxprobe.evals.sequential.ci_outputs import GateCase
+from ctxprobe.evals.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase
 from ctxprobe.evals.sequential.gate import (
     GATE_METHOD, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
 )
@@ -155,7 +155,6 @@ def verdict_of(report: dict[str, Any]) -> Verdict:
 
 
 # The paired gate's row bounds: each one-sided at alpha, as its PASS and FAIL verdicts are, valid at every stop.
-SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"
 
 
 def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:

@@ -112,6 +112,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         if rule.stop == "decided":
             manifest.stop = rule.model_dump()
             manifest.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
+        elif paired is not None:  # the fixed alternative: the candidate sent every sample the baseline pairs with
+            manifest.fixed_grid_prompt_tokens = sum(r.context_tokens for r in recipes)
         fresh = previous is None
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
 
 
 @dataclass(frozen=True)

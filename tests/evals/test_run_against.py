@@ -53,6 +53,9 @@ def test_a_worse_candidate_fails_early_and_an_identical_one_passes(tmp_path: Pat
     assert gate["verdict"] == "FAIL" and pooled["verdict"] == "FAIL" and pooled["diff"] < -0.2
     assert pooled["p_fail"] < 0.05 * 0.8 and pooled["wins"] == 0 < pooled["losses"]
     assert sent_worse == pooled["n"] < pooled["baseline_samples"] == 80 and sent_worse % 4 == 0  # whole rounds
+    manifest = json.loads((next((tmp_path / "worse").iterdir()) / "manifest.json").read_text())
+    assert manifest["fixed_grid_prompt_tokens"] == 20 * 2 * (1024 + 2048)  # every baseline sample sent
+    assert manifest["prompt_tokens_sent"] < manifest["fixed_grid_prompt_tokens"]
     assert "FAIL" in capsys.readouterr().out
 
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as same:

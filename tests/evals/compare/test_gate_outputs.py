@@ -82,3 +82,34 @@ def test_compare_on_a_run_that_stopped_adaptively_reports_anytime_valid_interval
     assert (pooled.diff_lo, pooled.diff_hi) == pytest.approx(betting_cs(PairedTally(6, 34, 0)))
     assert pooled.diff_lo < pooled_fixed.diff_lo and pooled.diff_hi > pooled_fixed.diff_hi  # wider: honest
     assert pooled.p_value > pooled_fixed.p_value
+
+
+def test_compare_on_a_paired_run_judges_as_the_paired_gate(tmp_path):
+    """f16 against q4_0 KV as measured on the embedded engine: 136 pairs, 8 lost, none won. The paired gate
+    FAILs the pooled row (one-sided, against no drop); compare on the same runs must say the same, with the
+    same bounds, although its two-sided p-value alone would not."""
+    import json
+
+    from ctxprobe.evals.confseq import PairedTally
+    from ctxprobe.evals.paired.verdict import gate_cases
+    from ctxprobe.evals.sequential.betting import betting_cs
+    from ctxprobe.evals.sequential.gate import SequentialRow, final_verdicts
+
+    keys = [(n, d, s) for n in (1024, 2048) for d in (0.0, 100.0) for s in range(34)]
+    lost = [k for k in keys if k[0] == 1024][:4] + [k for k in keys if k[0] == 2048][:4]
+    base = write_run(tmp_path / "base", "f16", {k: True for k in keys})
+    cand = write_run(tmp_path / "cand", "q4_0", {k: k not in lost for k in keys})
+    manifest = json.loads((cand / "manifest.json").read_text())
+    (cand / "manifest.json").write_text(json.dumps({**manifest, "stop": {"stop": "decided", "threshold": 0.9}}))
+    result = ctxprobe.compare(base, cand, fail_if_drop=0.05, write=False)
+
+    gate = [SequentialRow(primary=True), SequentialRow(primary=False), SequentialRow(primary=False)]
+    for row, (losses, n) in zip(gate, [(8, 136), (4, 68), (4, 68)]):
+        row.add(losses, n - losses, 0, margin=0.05)
+    expected = final_verdicts(gate, margin=0.05, alpha=0.05)
+    assert expected == ["FAIL", "UNDECIDED", "UNDECIDED"]
+    cases = gate_cases(result)
+    assert [c.verdict for c in cases] == expected and result.exit_code == 1
+    assert (cases[0].diff_lo, cases[0].diff_hi) == pytest.approx(betting_cs(PairedTally(8, 128, 0), 0.1))
+    assert "one-sided" in cases[0].interval
+    assert result.gate_rows()[0].p_holm > 0.05  # the two-sided p, Holm-adjusted, would have passed it
