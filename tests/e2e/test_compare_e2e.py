@@ -1,4 +1,5 @@
-"""`ctxprobe compare` on two small real runs of the embedded engine: f16 and q4_0 KV cache."""
+"""`ctxprobe compare` on two small real runs of the embedded engine, f16 and q4_0 KV cache, and the paired
+gate (`run --against`) of q4_0 against the f16 run."""
 
 from __future__ import annotations
 
@@ -13,12 +14,20 @@ pytestmark = pytest.mark.engine
 SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,100", "--samples", "2", "--quiet"]
 
 
-def test_compare_f16_with_q4_0_kv_cache(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def f16_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("f16")
+    done = ctxprobe("run", *SUITE, "--label", "f16", "--results-dir", str(runs))
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    (base,) = runs.iterdir()
+    return base
+
+
+def test_compare_f16_with_q4_0_kv_cache(tmp_path: Path, f16_run: Path) -> None:
     runs = tmp_path / "runs"
-    for label, extra in (("f16", []), ("kvq4", ["--kv-cache-type", "q4_0"])):
-        done = ctxprobe("run", *SUITE, "--label", label, "--results-dir", str(runs), *extra)
-        assert done.returncode in (0, 1), done.stderr[-2000:]
-    base, cand = sorted(runs.iterdir(), key=lambda p: p.name.endswith("kvq4"))
+    done = ctxprobe("run", *SUITE, "--label", "kvq4", "--results-dir", str(runs), "--kv-cache-type", "q4_0")
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    base, (cand,) = f16_run, runs.iterdir()
     done = ctxprobe("compare", str(base), str(cand), "--fail-if-drop", "0.99", "--results-dir", str(tmp_path / "cmp"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "baseline f16  vs  candidate kvq4" in done.stdout and "gate --fail-if-drop 0.99: pass" in done.stdout
@@ -32,3 +41,27 @@ def test_compare_f16_with_q4_0_kv_cache(tmp_path: Path) -> None:
     (pooled,) = [r for r in data["rows"] if r["level"] == "family_length"]
     assert pooled["n"] == pairing["pairs"] and -1 <= pooled["diff_lo"] <= pooled["diff"] <= pooled["diff_hi"] <= 1
     assert (folder / "diff_heatmap_kvq4_niah.png").stat().st_size > 10_000
+
+
+def test_the_paired_gate_sends_q4_0_the_f16_runs_samples_and_compare_agrees(tmp_path: Path, f16_run: Path) -> None:
+    """4 pairs cannot decide a 5-point margin: UNDECIDED, exit 6 (documented), every pair by its prompt; compare
+    on the two runs reads the same rows with the same verdicts."""
+    done = ctxprobe("run", "--against", str(f16_run), "--fail-if-drop", "0.05", "--kv-cache-type", "q4_0",
+                    "--label", "kvq4", "--quiet", "--no-report", "--results-dir", str(tmp_path / "runs"))
+    assert done.returncode == 6, done.stderr[-2000:]
+    (cand,) = (tmp_path / "runs").iterdir()
+    manifest = json.loads((cand / "manifest.json").read_text())
+    gate = manifest["paired_gate"]
+    assert gate["verdict"] == "UNDECIDED" and manifest["options"]["kv_cache_type"] == "q4_0"
+    pooled = next(r for r in gate["rows"] if r["primary"])
+    assert pooled["baseline_samples"] == 4 and 0 < pooled["n"] <= 4 and pooled["diff_lo"] < -0.05
+    base_ids = {json.loads(line)["sample"]["sample_id"] for line in (f16_run / "samples.jsonl").read_text().splitlines()}
+    cand_ids = {json.loads(line)["sample"]["sample_id"] for line in (cand / "samples.jsonl").read_text().splitlines()}
+    assert cand_ids <= base_ids and manifest["fixed_grid_prompt_tokens"] == 4 * 1024
+
+    import ctxprobe as api
+    from ctxprobe.evals.paired.verdict import gate_cases
+
+    compared = api.compare(f16_run, cand, fail_if_drop=0.05, write=False)
+    assert compared.sequential
+    assert [c.verdict for c in gate_cases(compared)] == [r["verdict"] for r in gate["rows"]]
