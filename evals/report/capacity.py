@@ -11,7 +11,7 @@ N, is recalled. Cells come from the records' own parameters, so runs compare and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import pandas as pd
@@ -108,18 +108,35 @@ def _cell(row: pd.Series) -> str:
     return f"{round(100 * row['accuracy'])}% ({int(row['n'])}) [{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
 
 
-def capacity_grids(records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD,
-                   z: float = Z95) -> list[tuple[tuple[str, str, str], list[str], list[list[str]]]]:
+@dataclass(frozen=True, eq=False)
+class CapacityCurve:
+    """A run's curve table and each length's capacity by the rule, computed once for every view of them."""
+
+    table: pd.DataFrame
+    threshold: float
+    caps: dict[tuple[str, str, str, int], Capacity] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return self.table.empty
+
+
+def capacity_curve(records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD, z: float = Z95) -> CapacityCurve:
+    """The curve of the records that hold facts (`curve_table`) with its capacities (`capacities`)."""
+    table = curve_table(records, z)
+    caps = {(c.family, c.variant, c.haystack, c.context_tokens): c for c in capacities(table, threshold)}
+    return CapacityCurve(table, threshold, caps)
+
+
+def capacity_grids(curve: CapacityCurve) -> list[tuple[tuple[str, str, str], list[str], list[list[str]]]]:
     """Per condition: its name, a header (facts, then the lengths) and rows (one per N, then `capacity`)."""
-    curve = curve_table(records, z)
-    caps = {(c.family, c.variant, c.haystack, c.context_tokens): c for c in capacities(curve, threshold)}
     out = []
-    for cond, block in curve.groupby(CONDITION, sort=True):
+    for cond, block in curve.table.groupby(CONDITION, sort=True):
         lengths = sorted(int(n) for n in block["context_tokens"].unique())
         cells = {(int(r["facts"]), int(r["context_tokens"])): r for _, r in block.iterrows()}
         rows = [[str(n)] + [_cell(cells[(n, c)]) if (n, c) in cells else "" for c in lengths]
                 for n in sorted(int(n) for n in block["facts"].unique())]
-        rows.append(["capacity"] + [caps[(*cond, c)].label() for c in lengths])
+        rows.append(["capacity"] + [curve.caps[(*cond, c)].label() for c in lengths])
         out.append(((str(cond[0]), str(cond[1]), str(cond[2])), ["facts"] + [format_length(c) for c in lengths], rows))
     return out
 
@@ -130,24 +147,24 @@ def rule_text(threshold: float) -> str:
             f"fewest). Cells: accuracy (n) [95% Wilson], depths pooled; errors never counted.")
 
 
-def capacity_markdown(records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD) -> str:
+def capacity_markdown(curve: CapacityCurve) -> str:
     """The `summary.md` section: one table per condition, facts down, lengths across; '' without facts."""
-    grids = capacity_grids(records, threshold)
+    grids = capacity_grids(curve)
     if not grids:
         return ""
-    out = ["# Recall capacity", "", rule_text(threshold), ""]
+    out = ["# Recall capacity", "", rule_text(curve.threshold), ""]
     for (family, variant, haystack), header, rows in grids:
         out += [f"## {family} — {variant} — {haystack}", "", "| " + " | ".join(header) + " |",
                 "|" + "|".join("---:" for _ in header) + "|", *("| " + " | ".join(r) + " |" for r in rows), ""]
     return "\n".join(out)
 
 
-def capacity_text(records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD) -> str:
+def capacity_text(curve: CapacityCurve) -> str:
     """The terminal's capacity tables; '' without facts."""
     out = []
-    for (family, variant, haystack), header, rows in capacity_grids(records, threshold):
+    for (family, variant, haystack), header, rows in capacity_grids(curve):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        out.append(f"capacity  {family}  {variant}  [{haystack}]  (threshold {threshold:g}, 95% Wilson lower bound)")
+        out.append(f"capacity  {family}  {variant}  [{haystack}]  (threshold {curve.threshold:g}, 95% Wilson lower bound)")
         out += ["  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
         out.append("")
     return "\n".join(out)

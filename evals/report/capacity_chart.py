@@ -6,33 +6,28 @@ inline SVG of the same figure. Drawn on a bare `Figure`, so no pyplot state or d
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
-
 from matplotlib.figure import Figure
 
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.report.capacity import DEFAULT_THRESHOLD, capacities, curve_table
+from ctxprobe.evals.report.capacity import CapacityCurve
 from ctxprobe.evals.report.table import CONDITION
 from ctxprobe.tasks.lengths import format_length
 
 CAPACITY_PNG = "capacity.png"
 
 
-def capacity_figure(records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD,
-                    title: str = "") -> Figure | None:
+def capacity_figure(curve: CapacityCurve, title: str = "") -> Figure | None:
     """The figure, or None when no record holds facts."""
-    curve = curve_table(records)
     if curve.empty:
         return None
-    caps = {(c.family, c.variant, c.haystack, c.context_tokens): c for c in capacities(curve, threshold)}
-    panels = list(curve.groupby(CONDITION, sort=True))
+    threshold = curve.threshold
+    panels = list(curve.table.groupby(CONDITION, sort=True))
     fig = Figure(figsize=(7.0, 3.4 * len(panels) + 0.4), layout="constrained")
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, (cond, block) in zip(axes, panels):
         facts = sorted(int(n) for n in block["facts"].unique())
         for length, line in block.groupby("context_tokens", sort=True):
             line = line[line["n"] > 0].sort_values("facts")
-            cap = caps[(*cond, int(length))]
+            cap = curve.caps[(*cond, int(length))]
             label = f"{format_length(int(length))}: capacity {cap.label()}"
             (drawn,) = ax.plot(line["facts"], line["accuracy"], marker="o", label=label)
             ax.fill_between(line["facts"], line["ci_lo"], line["ci_hi"], color=drawn.get_color(), alpha=0.18,
@@ -51,10 +46,9 @@ def capacity_figure(records: Iterable[SampleRecord], threshold: float = DEFAULT_
     return fig
 
 
-def write_capacity_png(records: Iterable[SampleRecord], out_dir: Path, title: str = "",
-                       threshold: float = DEFAULT_THRESHOLD) -> Path | None:
+def write_capacity_png(curve: CapacityCurve, out_dir: Path, title: str = "") -> Path | None:
     """`capacity.png` in `out_dir`; None (nothing written) when no record holds facts."""
-    fig = capacity_figure(records, threshold, title)
+    fig = capacity_figure(curve, title)
     if fig is None:
         return None
     path = Path(out_dir) / CAPACITY_PNG

@@ -35,14 +35,14 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
     from ctxprobe.evals.paired.templates import render_template_sensitivity
-    from ctxprobe.evals.report.capacity import capacity_markdown, capacity_text
+    from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
     from ctxprobe.evals.report.capacity_chart import write_capacity_png
 
     stopping = stopping_of(manifest)
     layouts = render_template_sensitivity(records)
     judged = render_judge(records, run_dir)
-    threshold = capacity_threshold(manifest)
-    capacity = capacity_text(records, threshold)
+    curve = capacity_curve(records, capacity_threshold(manifest))
+    capacity = capacity_text(curve)
     table = render_text(records, stopping=stopping) + layouts + judged + capacity
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
@@ -51,8 +51,8 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
         write_heatmaps(records, run_dir, run_title(manifest))
         if capacity:
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
-                md.write("\n" + capacity_markdown(records, threshold))
-            write_capacity_png(records, run_dir, run_title(manifest), threshold)
+                md.write("\n" + capacity_markdown(curve))
+            write_capacity_png(curve, run_dir, run_title(manifest))
         if judged:
             (run_dir / "judge.md").write_text("```\n" + judged.strip() + "\n```\n", encoding="utf-8")
         if layouts:

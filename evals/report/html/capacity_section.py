@@ -6,15 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.report.capacity import capacity_grids, rule_text
+from ctxprobe.evals.report.capacity import capacity_curve, capacity_grids, rule_text
 from ctxprobe.evals.report.capacity_chart import capacity_figure
 from ctxprobe.evals.report.html.charts import svg_data_uri
 
 
 def capacity_section(records: list[SampleRecord], threshold: float) -> dict[str, Any] | None:
     """What the template shows, or None when no record holds facts."""
-    grids = capacity_grids(records, threshold)
-    fig = capacity_figure(records, threshold)
+    curve = capacity_curve(records, threshold)
+    grids = capacity_grids(curve)
+    fig = capacity_figure(curve)
     if not grids or fig is None:
         return None
     tables = [{"name": f"{family} {variant} [{haystack}]", "header": header, "rows": rows}

@@ -12,7 +12,7 @@ import ctxprobe
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.report.capacity import capacities, capacity_markdown, curve_table, samples_to_clear
+from ctxprobe.evals.report.capacity import capacities, capacity_curve, capacity_markdown, curve_table, samples_to_clear
 from ctxprobe.evals.report.summary import write_report
 from ctxprobe.evals.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
@@ -89,7 +89,7 @@ def test_a_run_writes_the_capacity_table_png_and_terminal_lines(tmp_path: Path) 
     assert "# Recall capacity" in summary and "| capacity | 4 | >=64 | <1 |" in summary
     assert "| 16 | 98% (40) [87-100] |" in summary
     assert (tmp_path / "capacity.png").stat().st_size > 10_000
-    assert capacity_markdown([make_record(True)]) == ""
+    assert capacity_markdown(capacity_curve([make_record(True)])) == ""
 
 
 def _write_run(path: Path, label: str, wrong_at_64: int, threshold: float | None = None, created: float = 1.0) -> Path:
