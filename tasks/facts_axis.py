@@ -26,24 +26,30 @@ def facts_of(params: dict[str, Any]) -> dict[str, Any]:
     return {"facts": params["facts"]} if "facts" in params else {}
 
 
-def fitting_lengths(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[int]:
-    """The lengths that hold the task's facts (all of them for a family that does not say)."""
+def facts_held(family_name: str, params: dict[str, Any], lengths: list[int]) -> dict[int, int] | None:
+    """The most facts each length holds with these parameters; None for a family that does not say (or
+    parameters without facts)."""
     family = get_family(family_name)
     limit = getattr(family, "max_facts", None)
     if limit is None or "facts" not in params:
-        return list(lengths)
+        return None
     typed = validate_params(family, params)
-    return [n for n in lengths if params["facts"] <= limit(typed, n)]
+    return {n: limit(typed, n) for n in lengths}
+
+
+def fitting_lengths(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[int]:
+    """The lengths that hold the task's facts (all of them for a family that does not say)."""
+    held = facts_held(family_name, params, lengths)
+    return list(lengths) if held is None else [n for n in lengths if params["facts"] <= held[n]]
 
 
 def check_facts_fit(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[int]:
     """The fitting lengths; a UserError naming the most facts each length holds where none fits."""
     fitting = fitting_lengths(family_name, params, lengths)
-    if not fitting:
-        family = get_family(family_name)
-        typed = validate_params(family, params)
-        held = ", ".join(f"{family.max_facts(typed, n)} at {format_length(n)}" for n in lengths)  # type: ignore[attr-defined]
-        raise UserError(f"{family_name}: {params['facts']} facts fit in none of the lengths (at most {held}): "
+    if not fitting:  # only a family that says how many facts a length holds leaves a length out
+        held = facts_held(family_name, params, lengths) or {}
+        most = ", ".join(f"{held[n]} at {format_length(n)}" for n in lengths)
+        raise UserError(f"{family_name}: {params['facts']} facts fit in none of the lengths (at most {most}): "
                         "give fewer facts or longer lengths")
     return fitting
 
@@ -58,10 +64,6 @@ def parse_facts(text: str) -> list[int]:
 
 def left_out(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[str]:
     """`1024 facts at 8K (holds 285)` for each length the task's facts do not fit."""
-    fitting = fitting_lengths(family_name, params, lengths)
-    if len(fitting) == len(lengths):
-        return []
-    family = get_family(family_name)
-    typed = validate_params(family, params)
-    return [f"{params['facts']} facts at {format_length(n)} (holds {family.max_facts(typed, n)})"  # type: ignore[attr-defined]
-            for n in lengths if n not in fitting]
+    held = facts_held(family_name, params, lengths) or {}
+    return [f"{params['facts']} facts at {format_length(n)} (holds {held[n]})"
+            for n in lengths if n in held and params["facts"] > held[n]]

@@ -52,9 +52,10 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     if problems and fail_if_drop is not None:
         raise GateRefused(f"the --fail-if-drop gate cannot judge: {'; '.join(problems)}")
     pairings, rows, found, warnings = [], [], [], list(problems)
-    failed: list[CompareRow] = []
-    passed: list[CompareRow] | None = None
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
+    failed: list[CompareRow] = []
+    # runs that stopped adaptively are gated by the paired gate's own rule, so both agree on the same pairs
+    passed: list[CompareRow] | None = [] if fail_if_drop is not None and anytime else None
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
@@ -64,15 +65,15 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
         pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime)
                              + compare_rows(label, pairing.pairs, "family_length", anytime), alpha)
         rows += compare_rows(label, pairing.pairs, "cell", anytime) + pooled
-        if fail_if_drop is not None and anytime:  # the paired gate's own rule, so both agree on the same pairs
-            fails, passes = sequential_gate(pooled, fail_if_drop, alpha)
-            failed, passed = failed + fails, (passed or []) + passes
+        if passed is not None:
+            fails, passes = sequential_gate(pooled, fail_if_drop or 0.0, alpha)
+            failed, passed = failed + fails, passed + passes
         found += examples(label, pairing.pairs, pooled)
         pairings.append(CandidatePairing(
             candidate=label, pairs=len(pairing.pairs), by_prompt=pairing.by_prompt, by_task=pairing.by_task,
             errored_base=pairing.errored_base, errored_cand=pairing.errored_cand,
             unpaired_base=pairing.unpaired_base, unpaired_cand=pairing.unpaired_cand))
-    if fail_if_drop is not None and not anytime:
+    if fail_if_drop is not None and passed is None:
         failed = failing_rows(rows, fail_if_drop, alpha)
     return CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,

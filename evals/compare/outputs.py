@@ -58,10 +58,9 @@ def _footer(result: CompareResult) -> list[str]:
                      f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%")
     if result.fail_if_drop is not None:
         verdict = "FAIL" if result.failed else "pass"
-        evidence = ("anytime-valid, the paired gate's rule" if result.sequential else
-                    "p_holm {:.3g}")
-        named = "; ".join(f"{r.candidate} {r.where()} {signed(r.diff)} ({evidence.format(r.p_holm)})"
-                          for r in result.failed)
+        named = "; ".join(f"{r.candidate} {r.where()} {signed(r.diff)} ("
+                          + ("anytime-valid, the paired gate's rule" if result.sequential else f"p_holm {r.p_holm:.3g}")
+                          + ")" for r in result.failed)
         lines.append(f"gate --fail-if-drop {result.fail_if_drop}: {verdict}" + (f": {named}" if named else ""))
     return lines
 

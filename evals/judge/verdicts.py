@@ -82,7 +82,6 @@ class Judge:
         return JudgeVerdict(**base, verdict=reading.verdict, reason=reading.reason, error=reading.error,  # type: ignore[arg-type]
                             reply=reply[:2000])
 
-
     def _send(self, payload: dict[str, Any]) -> tuple[int, Any]:
         """Ask with the verdict's JSON schema as `response_format` (vLLM, SGLang and llama-server then
         decode only a verdict object, which a small judge otherwise seldom writes); an endpoint that refuses

@@ -112,14 +112,14 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
     """The gate's rows of a comparison as CI cases (`evals.sequential.ci_outputs`), each with its verdict.
     For runs that stopped adaptively, the verdicts and bounds are the paired gate's (each bound one-sided)."""
     from ctxprobe.evals.sequential.betting import betting_cs
-    from ctxprobe.evals.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase
+    from ctxprobe.evals.sequential.ci_outputs import FIXED_INTERVAL, SEQUENTIAL_INTERVAL, GateCase
 
     failing = {(r.candidate, r.where()) for r in result.failed}
     passing = None if result.passed is None else {(r.candidate, r.where()) for r in result.passed}
     out = []
     for r in result.gate_rows():
         p_holm = r.p_holm if r.p_holm is not None else float("nan")
-        lo, hi, interval = r.diff_lo, r.diff_hi, "95% interval"
+        lo, hi, interval = r.diff_lo, r.diff_hi, FIXED_INTERVAL
         if passing is not None and r.n:
             (lo, hi), interval = betting_cs(row_tally(r), min(2.0 * result.alpha, 0.99)), SEQUENTIAL_INTERVAL
         out.append(GateCase(

@@ -154,9 +154,6 @@ def verdict_of(report: dict[str, Any]) -> Verdict:
     return report["verdict"]
 
 
-# The paired gate's row bounds: each one-sided at alpha, as its PASS and FAIL verdicts are, valid at every stop.
-
-
 def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
     """The paired run's rows as CI cases (JUnit, markdown summary)."""
     out = []

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+FIXED_INTERVAL = "95% interval"  # the fixed gate's bounds (two-sided)
 SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
 
 
@@ -28,7 +29,7 @@ class GateCase:
     diff_hi: float
     n: int
     detail: str = ""  # e.g. the accuracies and adjusted p (fixed), the pairs used of the baseline's (sequential)
-    interval: str = "95% interval"  # what the bounds are: the sequential gate's are each one-sided at 95 %
+    interval: str = FIXED_INTERVAL  # what the bounds are: the sequential gate's are each one-sided at 95 %
 
     @property
     def name(self) -> str:
@@ -71,7 +72,7 @@ def junit_xml(cases: list[GateCase], title: str) -> str:
 
 def summary_markdown(cases: list[GateCase], title: str) -> str:
     """A short markdown table: the gate's outcome, then one line per row."""
-    kinds = sorted({c.interval for c in cases}) or ["95% interval"]
+    kinds = sorted({c.interval for c in cases}) or [FIXED_INTERVAL]
     header = kinds[0] if len(kinds) == 1 else "interval"
     lines = [f"### {title}: {gate_outcome(cases)}", "",
              f"| candidate | row | verdict | diff | {header} | n |", "|---|---|---|---:|---:|---:|"]
