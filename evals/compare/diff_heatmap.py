@@ -17,6 +17,7 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
 from ctxprobe.evals.log.compare import CompareResult, CompareRow
+from ctxprobe.evals.log.safe_write import save_figure
 from ctxprobe.tasks.lengths import format_length
 
 DIFF_CMAP = matplotlib.colormaps["RdBu"].with_extremes(bad="#d9d9d9")
@@ -61,8 +62,7 @@ def plot_family(result: CompareResult, candidate: str, family: str, path: Path) 
     fig.suptitle(f"{family}: {candidate} - {result.baseline.label}\n"
                  f"cell: diff, baseline -> candidate accuracy, pairs; * boxed: McNemar p < {result.alpha} (unadjusted)",
                  fontsize=9)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def write_diff_heatmaps(result: CompareResult, out_dir: Path) -> list[Path]:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import shutil
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
 from ctxprobe.evals.log.history import HISTORY_JSON, HistoryPoint, HistoryResult
 from ctxprobe.evals.log.outputs import write_output
+from ctxprobe.evals.log.safe_write import make_folder, replace_file, save_figure
 from ctxprobe.tasks.lengths import format_length
 
 Column = tuple[str, str, str, int]
@@ -90,18 +90,14 @@ def plot_trend(result: HistoryResult, path: Path) -> Path:
                      fontsize=9)
         ax.legend(title="length", fontsize=7)
     fig.suptitle(f"suite {result.suite}: accuracy over time")
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def write_history(result: HistoryResult, results_dir: Path) -> HistoryResult:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", result.suite).strip("-") or "suite"
     out_dir = results_dir / f"history-{safe}"
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    md = out_dir / "history.md"
-    md.write_text(f"# History of suite {result.suite}\n\n```\n{render_text(result)}```\n", encoding="utf-8")
+    make_folder(out_dir)  # rewritten file by file: an earlier history's files are replaced, nothing is deleted
+    md = replace_file(out_dir / "history.md", f"# History of suite {result.suite}\n\n```\n{render_text(result)}```\n")
     paths = [md, plot_trend(result, out_dir / "trend.png"), out_dir / HISTORY_JSON]
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})
     write_output(paths[-1], done)

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
 from ctxprobe.evals.log.outputs import write_output
+from ctxprobe.evals.log.safe_write import make_folder, replace_file
 from ctxprobe.evals.log.store import run_folder
 from ctxprobe.evals.paired.text import COLUMNS, aligned, row_cells, signed
 
@@ -91,10 +92,9 @@ def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
 
     labels = "-vs-".join([result.baseline.label, *(c.label for c in result.candidates)])
     out_dir = run_folder(results_dir, f"compare-{labels}")
-    out_dir.mkdir(parents=True)
-    paths = [out_dir / "compare.md", out_dir / "compare.csv"]
-    paths[0].write_text(render_markdown(result), encoding="utf-8")
-    pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(paths[1], index=False)
+    make_folder(out_dir, exist_ok=False)
+    paths = [replace_file(out_dir / "compare.md", render_markdown(result)),
+             replace_file(out_dir / "compare.csv", pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(index=False))]
     paths += write_diff_heatmaps(result, out_dir)
     paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})

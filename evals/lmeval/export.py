@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from ctxprobe.evals.lmeval.source import ExportSource
+from ctxprobe.evals.log.safe_write import writing
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.variant import ALWAYS_SHOWN, variant_params
@@ -86,6 +87,11 @@ def write_lm_eval_tasks(source: ExportSource, out_dir: str | Path) -> LmEvalExpo
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"export folder {out} exists and is not empty")
+    with writing(out):
+        return _write_tasks(source, out)
+
+
+def _write_tasks(source: ExportSource, out: Path) -> LmEvalExport:
     by_task = _tasks(source.samples)
     (out / DATA_DIR).mkdir(parents=True)
     (out / "utils.py").write_text(UTILS, encoding="utf-8")

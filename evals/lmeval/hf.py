@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.lmeval.source import ExportSource
+from ctxprobe.evals.log.safe_write import writing
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 
@@ -45,6 +46,7 @@ def write_hf_dataset(source: ExportSource, out_dir: str | Path) -> HfExport:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"export folder {out} exists and is not empty")
     dataset = datasets.Dataset.from_list([hf_row(s) for s in source.samples])
-    dataset.save_to_disk(str(out))
-    dataset.to_parquet(str(out / PARQUET))
+    with writing(out):
+        dataset.save_to_disk(str(out))
+        dataset.to_parquet(str(out / PARQUET))
     return HfExport(dir=out, parquet=out / PARQUET, samples=len(source.samples))

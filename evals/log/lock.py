@@ -41,8 +41,11 @@ def writer_lock(run_dir: Path) -> Iterator[None]:
                 raise WriteFailed(path, exc) from None
             raise FolderBusy(f"{run_dir} is being written by another ctxprobe process (pid {_holder(fd)}); "
                              "wait for it to end, or start a new run") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:  # a full disk refuses even the pid
+            raise WriteFailed(path, exc) from None
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -5,12 +5,12 @@ recorded (version 1) is read through the same model. One line naming the problem
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ctxprobe.evals.log.safe_write import replace_file
 from ctxprobe.evals.log.schema import versioned
 from ctxprobe.tasks.errors import UserError, first_problem
 
@@ -34,7 +34,4 @@ def read_output(path: Path, model: type[Model]) -> Model:
 
 def write_output(path: Path, result: BaseModel) -> Path:
     """`result` as indented JSON at `path`, replaced whole (a reader never sees half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return replace_file(path, result.model_dump_json(indent=2) + "\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from matplotlib.figure import Figure
 
+from ctxprobe.evals.log.safe_write import save_figure
 from ctxprobe.evals.report.capacity import CapacityCurve
 from ctxprobe.evals.report.table import CONDITION
 from ctxprobe.tasks.lengths import format_length
@@ -52,5 +53,4 @@ def write_capacity_png(curve: CapacityCurve, out_dir: Path, title: str = "") -> 
     if fig is None:
         return None
     path = Path(out_dir) / CAPACITY_PNG
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -19,6 +19,7 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.safe_write import make_folder, save_figure
 from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
 from ctxprobe.evals.stats import Z95
 from ctxprobe.tasks.lengths import format_length
@@ -113,14 +114,13 @@ def plot_family(grids: list[HeatmapGrid], title: str, path: Path) -> Path:
     images = [_draw_panel(ax, grid, fontsize) for ax, grid in zip(axes, grids)]
     fig.colorbar(images[0], ax=list(axes), label="accuracy", shrink=0.8)
     fig.suptitle(f"{title} - {grids[0].family}" if title else grids[0].family)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def write_heatmaps(records: Iterable[SampleRecord], out_dir: Path, title: str, z: float = Z95) -> list[Path]:
     """One `heatmap_<family>.png` per family in `out_dir`; returns the paths written."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)
     paths = []
     for family, grids in heatmap_grids(records, z).items():
         safe = re.sub(r"[^\w.-]+", "_", family)

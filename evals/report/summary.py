@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.log.safe_write import replace_file
 from ctxprobe.evals.log.write_errors import WriteFailed, writable
 from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import stopping_of
@@ -54,9 +55,11 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
                 md.write("\n" + capacity_markdown(curve))
             write_capacity_png(curve, run_dir, run_title(manifest))
         if judged:
-            (run_dir / "judge.md").write_text("```\n" + judged.strip() + "\n```\n", encoding="utf-8")
+            replace_file(run_dir / "judge.md", "```\n" + judged.strip() + "\n```\n")
         if layouts:
-            (run_dir / "template_sensitivity.md").write_text("```\n" + layouts.strip() + "\n```\n", encoding="utf-8")
-    except OSError as exc:  # a full disk: the table still shows
+            replace_file(run_dir / "template_sensitivity.md", "```\n" + layouts.strip() + "\n```\n")
+    except WriteFailed as exc:  # a full disk: the table still shows
+        return table + f"(summary files not written: {exc.reason})\n"
+    except OSError as exc:
         return table + f"(summary files not written: {WriteFailed(run_dir, exc).reason})\n"
     return table

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.rows import record_row, variant_label
+from ctxprobe.evals.log.safe_write import make_folder, replace_file
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.evals.report.count_note import count_note
 from ctxprobe.evals.stats import Z95, wilson
@@ -181,9 +182,8 @@ def write_summary(records: Iterable[SampleRecord], out_dir: Path, z: float = Z95
     `summary.md`; return their paths."""
     records = list(records)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / "summary.csv", out_dir / "summary_by_context.csv", out_dir / "summary.md"]
-    apply_stopping(accuracy_table(records, z), stopping).to_csv(paths[0], index=False)
-    apply_stopping(context_summary(records, z), stopping).to_csv(paths[1], index=False)
-    paths[2].write_text(render_markdown(records, z, stopping), encoding="utf-8")
-    return paths
+    make_folder(out_dir)
+    return [replace_file(out_dir / "summary.csv", apply_stopping(accuracy_table(records, z), stopping).to_csv(index=False)),
+            replace_file(out_dir / "summary_by_context.csv",
+                         apply_stopping(context_summary(records, z), stopping).to_csv(index=False)),
+            replace_file(out_dir / "summary.md", render_markdown(records, z, stopping))]

@@ -11,6 +11,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxprobe.evals.log.safe_write import replace_file
+
 FIXED_INTERVAL = "95% interval"  # the fixed gate's bounds (two-sided)
 SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
 
@@ -86,14 +88,10 @@ def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summa
     """Write the files asked for; the markdown is also appended to `$GITHUB_STEP_SUMMARY` when set."""
     written: list[Path] = []
     if junit:
-        path = Path(junit)
-        path.write_text(junit_xml(cases, title), encoding="utf-8")
-        written.append(path)
+        written.append(replace_file(junit, junit_xml(cases, title)))
     text = summary_markdown(cases, title)
     if summary_md:
-        path = Path(summary_md)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+        written.append(replace_file(summary_md, text))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and (junit or summary_md):
         with open(step_summary, "a", encoding="utf-8") as fh:

@@ -7,13 +7,11 @@ output; the escaping itself is jinja2's autoescape, on for every template."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.write_errors import WriteFailed
+from ctxprobe.evals.log.safe_write import check_output_file, replace_file
 from ctxprobe.tasks.errors import UserError
 
 REPORT_HTML = "report.html"
@@ -87,16 +85,8 @@ def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT
         raise UserError(f"report output {out} is a folder: give a file name, e.g. {out / REPORT_HTML}")
     sections = [section(Path(p), history_of) for p in paths]
     title = "ctxprobe report: " + "; ".join(str(s["title"]) for s in sections)
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(render_page(sections, title), encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise WriteFailed(out, exc) from None
-    return out
+    check_output_file(out)  # before the work of rendering
+    return replace_file(out, render_page(sections, title))
 
 
 def write_folder_report(folder: str | Path) -> Path:
