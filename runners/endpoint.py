@@ -28,6 +28,7 @@ from ctxprobe.runners.replicas import LeastInFlight
 from ctxprobe.runners.response import ErrorKind, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.retry import refused_key, retryable_status
+from ctxprobe.runners.shown_text import one_line
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
 
@@ -37,6 +38,7 @@ class EndpointError(Exception):
 
     def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None,
                  status: int | None = None, prompt_tokens: int | None = None) -> None:
+        detail = one_line(detail, 600)  # it may quote a server's answer: one line, always
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
@@ -247,7 +249,10 @@ class EndpointClient:
             if too_long is not None:
                 return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
                                      prompt_tokens=too_long.prompt_tokens, status=status)
-        detail = f"HTTP {status} from {root}: {err.message}"[:600]
+        said = err.message
+        if isinstance(err.body, str) and err.body.strip():  # not JSON: the SDK's message leaves the text out
+            said += f" - {err.body}"
+        detail = f"HTTP {status} from {root}: {one_line(said)}"
         if retryable_status(status):
             return _Retryable(ErrorKind.http_error, detail, _retry_after(err.response))
         return EndpointError(ErrorKind.http_error, detail, status=status)

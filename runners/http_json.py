@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ctxprobe.runners.retry import CallFailed, RetryPolicy, refused_key, retryable_status
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
+from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 
 DUMMY_API_KEY = "EMPTY"  # what OpenAI-compatible servers without auth accept
@@ -86,8 +87,16 @@ def is_loopback(url: str) -> bool:
 
 
 def api_key(env_var: str = DEFAULT_API_KEY_ENV) -> str:
-    """The key from the named environment variable, or the dummy key local servers accept."""
-    return os.environ.get(env_var) or DUMMY_API_KEY
+    """The key from the named environment variable, or the dummy key local servers accept. Whitespace around
+    it is dropped (a key read from a secrets file often ends in a newline); a key that still holds a control
+    or non-ASCII character cannot go into an HTTP header and is refused by the variable's name, never shown."""
+    key = (os.environ.get(env_var) or "").strip()
+    bad = next((c for c in key if not 32 <= ord(c) < 127), None)
+    if bad is not None:
+        what = "a control character" if ord(bad) < 32 or ord(bad) == 127 else "a non-ASCII character"
+        raise UserError(f"the API key in ${env_var} holds {what}, which an HTTP header cannot carry; "
+                        "check the variable (the key is not shown)")
+    return key or DUMMY_API_KEY
 
 
 def _opener(url: str) -> urllib.request.OpenerDirector:
@@ -184,5 +193,5 @@ class EndpointCalls:
                 return status, body
             if attempts > self.policy.max_retries:
                 raise CallFailed(f"{method} {path} at {self.shown} failed with HTTP {status} after {attempts} "
-                                 f"attempts: {str(body)[:200]}", status=status, attempts=attempts)
+                                 f"attempts: {shown_body(body)}", status=status, attempts=attempts)
             time.sleep(self.policy.backoff_s(attempts))

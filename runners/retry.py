@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from ctxprobe.runners.shown_text import one_line
 from ctxprobe.tasks.errors import UserError
 
 DEFAULT_TIMEOUT_S = 120.0  # the run's --timeout default: each call's deadline
@@ -52,7 +53,7 @@ class CallFailed(UserError):
     be retried: a timeout, a refused key). `status` is the last HTTP status (None: no answer at all)."""
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
-        super().__init__(message)
+        super().__init__(one_line(message, 600))  # it may quote a server's answer: one line, always
         self.status = status
         self.attempts = attempts
 

@@ -24,6 +24,7 @@ from ctxprobe.runners.http_json import EndpointCalls, api_root, display_url
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
+from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
@@ -106,7 +107,7 @@ class ServerTokenizer:
         if soft:  # the engine cannot do it (no template, no route): not an error
             return {}
         raise CallFailed(f"tokenize call {call.path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
-                         f"{str(body)[:300]}", status=status)
+                         f"{shown_body(body)}", status=status)
 
 
 def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,

@@ -4,6 +4,8 @@ Exit codes: 0, 1 when `--fail-if-drop` fails a row, 2 for bad input, 5 when the 
 from __future__ import annotations
 
 import argparse
+
+from ctxprobe.evals.commands.options import number
 import sys
 
 
@@ -16,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                    "run against itself, different suites).")
     p.add_argument("baseline", help="the baseline run folder")
     p.add_argument("candidates", nargs="+", metavar="candidate", help="candidate run folders")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default: 0.05)")
-    p.add_argument("--fail-if-drop", type=float, default=None, metavar="MARGIN",
+    p.add_argument("--alpha", type=number, default=0.05, help="significance level after Holm (default: 0.05)")
+    p.add_argument("--fail-if-drop", type=number, default=None, metavar="MARGIN",
                    help="exit 1 when a family x length row of a candidate is worse by more than MARGIN "
                         "(e.g. 0.05) with Holm-adjusted p < alpha")
     p.add_argument("--results-dir", default="results", metavar="DIR",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from ctxprobe.evals.commands.options import number
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
@@ -16,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
                    help=f"environment variable holding the API key (default: {DEFAULT_API_KEY_ENV})")
     p.add_argument("--model", help="model name (default: the first one GET /v1/models lists)")
-    p.add_argument("--timeout", type=float, default=None, metavar="S",
+    p.add_argument("--timeout", type=number, default=None, metavar="S",
                    help="how long each probe may wait for an answer, seconds (default: the run's, 120)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-context-check", action="store_true",

@@ -4,6 +4,8 @@ night-to-night drops. Exit code 0 (2 for bad input); the gate on one night is `c
 from __future__ import annotations
 
 import argparse
+
+from ctxprobe.evals.commands.options import number
 import sys
 
 
@@ -15,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("results_dir", help="the folder holding run folders (e.g. results)")
     p.add_argument("--label", default=None, help="only runs with this label")
     p.add_argument("--suite", default=None, help="only runs of this suite (needed when the folder holds several)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default: 0.05)")
+    p.add_argument("--alpha", type=number, default=0.05, help="significance level after Holm (default: 0.05)")
     p.set_defaults(func=run)
 
 

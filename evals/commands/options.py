@@ -4,6 +4,7 @@ help), and the parsed values handed back as a dict for the same model to validat
 from __future__ import annotations
 
 import argparse
+import math
 import typing
 from typing import Any
 
@@ -60,8 +61,18 @@ def _literal_choices(annotation: Any) -> list[str] | None:
     return None
 
 
-def _scalar(annotation: Any) -> type | None:
-    for kind in (int, float):
-        if annotation is kind or kind in typing.get_args(annotation):
-            return kind
+def number(text: str) -> float:
+    """A flag's real number: NaN and infinities are refused (`--timeout nan` would never time out, and
+    compare as false with every bound)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def _scalar(annotation: Any) -> Any:
+    if annotation is int or int in typing.get_args(annotation):
+        return int
+    if annotation is float or float in typing.get_args(annotation):
+        return number
     return None

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from ctxprobe.evals.answer_style import AnswerStyle, answer_style, chat_fit
 from ctxprobe.evals.doctor.check import Check, Status
 from ctxprobe.evals.doctor.counts import context_accepted, counts_add_up
+from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import EngineAdapter, known_engines
 from ctxprobe.runners.engines.base import registered
@@ -29,7 +30,7 @@ PROBE_PROMPT = "The grass is green. The sky is blue. The sun is yellow. Here we 
 
 
 class DoctorReport(BaseModel):
-    endpoint: str
+    endpoint: str  # as shown: never the credentials or query the given URL may carry
     engine: EngineInfo
     checks: list[Check]
     recommended_mode: Literal["chat", "completions"] | None = None
@@ -72,7 +73,7 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
     modes = ["completions"] if completions.status != "failed" else []
     modes += ["chat"] if chat.status == "ok" else []  # a model that does not follow chat has no chat style
     styles, style_checks = asyncio.run(_styles(config, modes, counter or make_token_counter("estimate")))
-    return DoctorReport(endpoint=endpoint, engine=info, checks=checks + style_checks, recommended_mode=mode,
+    return DoctorReport(endpoint=display_url(endpoint), engine=info, checks=checks + style_checks, recommended_mode=mode,
                         answer_styles=styles)
 
 

@@ -95,26 +95,34 @@ class Progress:
                 f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
 
 
-def answer_error(response: Response, max_tokens: int) -> tuple[ErrorKind | None, str | None]:
-    """A response that cannot be scored fairly: no text at all, or an answer the engine cut short
-    because the context was full (vLLM and llama-cpp-python clamp max_tokens silently)."""
+def answer_error(response: Response, max_tokens: int,
+                 context_length: int | None = None) -> tuple[ErrorKind | None, str | None]:
+    """A response that cannot be scored fairly: no text at all, or an answer the engine stopped for length
+    before `max_tokens`. That is a full context (vLLM and llama-cpp-python clamp max_tokens silently) unless
+    the prompt and its budget fit the served `context_length`: then the engine cut the answer short for a
+    reason of its own (a server-side cap on generated tokens), and the sample is `truncated`."""
     if no_answer(response.text, response.reasoning, response.completion_tokens):
         return ErrorKind.empty, "the endpoint returned no text"
     done = response.completion_tokens
     if response.finish_reason == "length" and done is not None and done < max_tokens:
-        return ErrorKind.no_answer_room, (f"stopped for length after {done} of {max_tokens} answer tokens "
-                                          f"(prompt {response.prompt_tokens} tokens): no room left in the context")
+        prompt = response.prompt_tokens
+        stopped = f"stopped for length after {done} of {max_tokens} answer tokens"
+        if context_length and prompt is not None and prompt + max_tokens <= context_length:
+            return ErrorKind.truncated, (f"{stopped}, although the prompt ({prompt:,} tokens) and its budget fit the "
+                                         f"context ({context_length:,}): the engine cut the answer short (a cap on "
+                                         "generated tokens on the server?)")
+        return ErrorKind.no_answer_room, f"{stopped} (prompt {prompt} tokens): no room left in the context"
     return None, None
 
 
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
-              attempts: int, max_tokens: int | None = None) -> SampleRecord:
+              attempts: int, max_tokens: int | None = None, context_length: int | None = None) -> SampleRecord:
     """The record of one sent sample; `attempts` counts the HTTP requests it took, retries included;
     `max_tokens` is what was sent (the answer budget plus any reasoning budget; default the sample's answer
-    budget)."""
+    budget); `context_length` the served context, where known."""
     sent = max_tokens or sample.max_tokens
     if response is not None and error is None:
-        error, detail = answer_error(response, sent)
+        error, detail = answer_error(response, sent, context_length)
     score = score_sample(sample, response.text) if response is not None and error is None else None
     if response is not None and score is not None:
         why = cut_off(sample, response, score)
@@ -224,7 +232,8 @@ async def run_recipes(
             if response is not None and response.reasoning and response.reasoning_tokens is None and counter is not None:
                 used = await in_daemon_thread(_count, counter, response.reasoning)
                 response = response.model_copy(update={"reasoning_tokens": used})
-        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts, max_tokens)
+        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts, max_tokens,
+                           context_length)
         record = record.model_copy(update={"answer_tokens": budget.answer(sample),
                                            "reasoning_tokens_budget": budget.reasoning_tokens})
         store.append(record)

@@ -338,11 +338,19 @@ def test_the_table_holds_more_than_the_attacks_110_inputs() -> None:
     assert len(RUN) + len(OTHER) > 110
 
 
+def _finite(text: str) -> float:
+    """A number flag's value as argparse takes it: NaN and infinities refused like words."""
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return value
+
+
 def _argparse_error(argv: list[str]) -> bool:
     """Cases argparse itself refuses (a flag's type or choices): it exits 2 with one line."""
-    typed = {"--seed": int, "--samples": int, "--concurrency": int, "--retries": int, "--timeout": float,
-             "--timeout-per-1k": float, "--threshold": float, "--confidence": float, "--ratio": float,
-             "--alpha": float, "--fail-if-drop": float, "--gpus": int, "--prefill-rate": float}
+    typed = {"--seed": int, "--samples": int, "--concurrency": int, "--retries": int, "--timeout": _finite,
+             "--timeout-per-1k": _finite, "--threshold": _finite, "--confidence": _finite, "--ratio": _finite,
+             "--alpha": _finite, "--fail-if-drop": _finite, "--gpus": int, "--prefill-rate": _finite}
     for flag, kind in typed.items():
         if flag in argv:
             try:

@@ -61,6 +61,7 @@ class Reply:
     delay_s: float = 0.0  # wait before any byte of the answer (a long prefill)
     headers: dict[str, str] = field(default_factory=dict)
     drop: bool = False  # close the connection without answering
+    html: str | None = None  # answer this page as text/html instead (a proxy's error page)
 
 
 @dataclass(frozen=True)
@@ -279,10 +280,10 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self._json(401, {"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}})
             return True
 
-        def _text(self, status: int, text: str) -> None:
+        def _text(self, status: int, text: str, content_type: str = "text/plain; version=0.0.4") -> None:
             raw = text.encode()
             self.send_response(status)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
             self.wfile.write(raw)
@@ -369,6 +370,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if reply.drop:
                 self.close_connection = True
                 return
+            if reply.html is not None:
+                return self._text(reply.status, reply.html, "text/html")
             if reply.status != 200 or reply.body is not None:
                 return self._json(reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}},
                                   reply.headers)

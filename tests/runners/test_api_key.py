@@ -88,3 +88,50 @@ def test_ctxprobe_run_against_a_keyed_server(tmp_path: Path, keyed_env: str) -> 
     manifest = json.loads((next(tmp_path.iterdir()) / "manifest.json").read_text())
     assert manifest["api_key_env"] == keyed_env and KEY not in json.dumps(manifest)
     assert manifest["token_counter"] == f"server:{engine.url}"  # `server` alone: the endpoint's own tokenizer
+
+
+SECRET = "SeKrEt-planted-9f3a"
+
+
+@pytest.mark.parametrize("raw", [f"{SECRET}\n", f"  {SECRET}\r\n", f"\t{SECRET} "])
+def test_a_key_read_with_surrounding_white_space_is_sent_stripped(raw: str, monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A key from a secrets file ends in a newline: it is the key, and the run goes through with it."""
+    monkeypatch.setenv("FILE_KEY", raw)
+    with FakeEngine("vllm", api_key=SECRET) as engine:
+        assert main(["run", "--endpoint", engine.url, "--api-key-env", "FILE_KEY", "--family", "niah", "--lengths",
+                     "1k", "--depths", "50", "--samples", "1", "--quiet", "--no-report",
+                     "--results-dir", str(tmp_path)]) == 0
+        assert sent_keys(engine) == {f"Bearer {SECRET}"}
+    assert SECRET not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("raw, what", [(f"{SECRET[:6]}\n{SECRET[6:]}", "a control character"),
+                                       (f"{SECRET}\x1b[0m", "a control character"),
+                                       (f"{SECRET}\u00e9", "a non-ASCII character"),
+                                       (f"{SECRET}\u2014x", "a non-ASCII character")])
+@pytest.mark.parametrize("command", ["run", "doctor"])
+def test_a_key_no_header_can_carry_is_refused_by_name_without_showing_it(
+        raw: str, what: str, command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FILE_KEY", raw)
+    with FakeEngine("vllm", api_key=SECRET) as engine:
+        argv = (["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--samples", "1",
+                 "--quiet", "--no-report", "--results-dir", str(tmp_path)] if command == "run" else ["doctor", engine.url])
+        assert main([*argv, "--api-key-env", "FILE_KEY"]) == 2
+        assert not engine.completion_calls()
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert lines == [f"ctxprobe: error: the API key in $FILE_KEY holds {what}, which an HTTP header cannot carry; "
+                     "check the variable (the key is not shown)"], lines
+    assert SECRET[:6] not in out.out + out.err
+
+
+def test_doctor_never_shows_the_credentials_of_the_url_it_was_given(capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm") as engine:
+        url = engine.url.replace("http://", f"http://user:{SECRET}@")
+        assert main(["doctor", url, "--no-context-check"]) == 0
+        assert main(["doctor", url, "--no-context-check", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith(f"ctxprobe doctor {engine.url}") and SECRET not in out.out + out.err
