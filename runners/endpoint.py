@@ -5,7 +5,8 @@ errors itself under the one retry policy every call shares (runners.retry: expon
 jitter, honouring Retry-After), never a too-long 400 and never a timeout (a prefill that ran out of time
 once will run out again). Messages and responses name a replica without its credentials. Each request's deadline grows with its
 planned prompt length, because a 1M-token prefill sends nothing for minutes. Several base URLs are
-replicas of one deployment; each request goes to the one with the fewest requests in flight.
+replicas of one deployment; each request goes to the one with the fewest requests in flight, and a replica
+whose connection fails is taken out of rotation until it answers again (runners/replicas.py).
 
 One client belongs to one asyncio event loop.
 """
@@ -16,6 +17,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -25,7 +27,7 @@ import openai
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import api_key, display_url, is_loopback
 from ctxprobe.runners.replicas import LeastInFlight
-from ctxprobe.runners.response import ErrorKind, Response, no_answer
+from ctxprobe.runners.response import ErrorKind, ReplicaEvent, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.retry import refused_key, retryable_status
 from ctxprobe.runners.shown_text import one_line
@@ -81,7 +83,8 @@ def _refuses_stream_options(err: openai.APIStatusError) -> bool:
 class EndpointClient:
     """`async with EndpointClient(config) as client: response = await client.send(...)`."""
 
-    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None) -> None:
+    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None,
+                 on_replica_event: Callable[[ReplicaEvent], None] | None = None) -> None:
         self.config = config
         key = api_key(config.api_key_env)
         limits = httpx2.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency)
@@ -98,7 +101,8 @@ class EndpointClient:
             )
             for root in config.base_urls
         }
-        self._pool = LeastInFlight(config.base_urls)
+        self._pool = LeastInFlight(config.base_urls, backoff_base_s=config.backoff_base_s,
+                                   backoff_max_s=config.backoff_max_s, shown=display_url, on_event=on_replica_event)
         self._slots = asyncio.Semaphore(config.concurrency)
         self._model = config.model
         self._model_lock = asyncio.Lock()
@@ -111,6 +115,11 @@ class EndpointClient:
     @property
     def in_flight(self) -> dict[str, int]:
         return dict(zip(self.config.base_urls, self._pool.in_flight))
+
+    @property
+    def replica_events(self) -> list[ReplicaEvent]:
+        """Replicas taken out of rotation and put back, in order (runners/replicas.py)."""
+        return list(self._pool.events)
 
     async def __aenter__(self) -> EndpointClient:
         return self
@@ -147,23 +156,36 @@ class EndpointClient:
                    affinity: int | None = None, extra_body: Mapping[str, Any] | None = None) -> Response:
         """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
         replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
-        retries go to the least busy one. `extra_body` adds fields to this request (a reasoning budget)."""
+        retries go to the least busy one. A replica whose connection fails is taken out of rotation and the
+        request goes straight to another one in rotation, without spending a retry (at most once per other
+        replica). `extra_body` adds fields to this request (a reasoning budget)."""
         model = await self.resolve_model()
         timeout_s = self.config.request_timeout_s(planned_tokens)
-        attempts = 0
+        attempts = failovers = 0
         async with self._slots:
             while True:
                 attempts += 1
+                delay = 0.0
                 with self._pool.use(affinity if attempts == 1 else None) as root:
                     try:
                         response = await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body)
+                        self._pool.answered(root)
                         return response.model_copy(update={"attempts": attempts})
                     except _Retryable as retry:
-                        if attempts > self.config.retries:
+                        if retry.kind is ErrorKind.connection_error:
+                            self._pool.failed(root, retry.detail)
+                            if failovers < len(self.config.base_urls) - 1 and self._pool.in_rotation_besides(root):
+                                failovers += 1
+                                continue
+                        else:
+                            self._pool.answered(root)
+                        if attempts - failovers > self.config.retries:
                             raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
                                                 attempts=attempts) from None
-                        delay = self._backoff_s(attempts, retry.retry_after_s)
+                        delay = self._backoff_s(attempts - failovers, retry.retry_after_s)
                     except EndpointError as err:
+                        if err.status is not None or err.kind is ErrorKind.rejected_too_long:
+                            self._pool.answered(root)  # it answered: alive, whatever it said
                         err.attempts = attempts
                         raise
                 await asyncio.sleep(delay)

@@ -6,7 +6,9 @@ them, so the dependency points one way: evals uses runners, never the other way 
 
 from __future__ import annotations
 
+import time
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,6 +51,24 @@ class Response(BaseModel):
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
     attempts: int = Field(1, description="HTTP requests this answer took, retries included")
+
+
+class ReplicaEvent(BaseModel):
+    """A replica taken out of rotation (its connection failed) or put back (it answered again)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    replica: str = Field(description="the replica's URL, without credentials")
+    event: Literal["dropped", "restored"]
+    at: float = Field(default_factory=time.time, description="when (Unix time)")
+    reason: str = ""
+    retry_after_s: float | None = Field(None, description="dropped: how long until it is tried again")
+
+    def line(self) -> str:
+        if self.event == "dropped":
+            return (f"replica {self.replica} taken out of rotation ({self.reason}); its requests go to the others, "
+                    f"and it is tried again in {self.retry_after_s:g} s")
+        return f"replica {self.replica} is back in rotation ({self.reason})"
 
 
 DEFAULT_CONCURRENCY = 4  # requests in flight for an engine that does not say how many it serves at once

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION
-from ctxprobe.runners.response import EngineInfo
+from ctxprobe.runners.response import EngineInfo, ReplicaEvent
 from ctxprobe.tasks.suite import Suite
 
 
@@ -58,6 +58,8 @@ class RunManifest(BaseModel):
     prompt_tokens_sent: int | None = Field(None, description="planned prompt tokens of the samples sent")
     paired_gate: dict[str, Any] | None = Field(None, description="`run --against`: the baseline, margin, each "
                                                "row's verdict, difference, interval and pairs used")
+    replica_events: list[ReplicaEvent] | None = Field(None, description="replicas taken out of rotation (their "
+                                                      "connection failed) and put back, with when and why")
     stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "
                                                  "precision, cap; open when the run ended first)")
 

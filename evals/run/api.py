@@ -146,6 +146,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             store.close()
             latest = store.latest_records()
             manifest.cache = cache_use(list(latest.values()))
+            manifest.replica_events = progress.replica_events or None
             if metrics_before is not None and manifest.status != "endpoint_lost":  # a gone server: no wait
                 manifest.engine_metrics = engine_metrics.deltas(metrics_before,
                                                                 engine_metrics.scrape(served.config, engine_name))
@@ -406,7 +407,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
     for mode in dict.fromkeys(r.mode for r in recipes):
         group = [r for r in recipes if r.mode == mode]
         config = served.config.model_copy(update={"mode": mode})
-        async with EndpointClient(config) as client:
+        async with EndpointClient(config, on_replica_event=progress.replica_event) as client:
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
                               order=order, on_record=show, still_there=still_there, progress=progress,
                               budget=budget, context_length=served.engine.get("context_length"))

@@ -25,7 +25,7 @@ from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.truncation import cut_off
 from ctxprobe.runners.daemon_threads import in_daemon_thread
 from ctxprobe.runners.endpoint import EndpointError
-from ctxprobe.runners.response import no_answer
+from ctxprobe.runners.response import ReplicaEvent, no_answer
 from ctxprobe.runners.retry import CallFailed
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.lengths import format_length
@@ -67,6 +67,12 @@ class Progress:
     correct: int = 0
     prompt_tokens: int = 0
     started: float = field(default_factory=time.monotonic)
+    replica_events: list[ReplicaEvent] = field(default_factory=list)
+
+    def replica_event(self, event: ReplicaEvent) -> None:
+        """A replica dropped from rotation or put back: said in one line, kept for the manifest."""
+        self.replica_events.append(event)
+        print(f"ctxprobe: {event.line()}", file=sys.stderr)
 
     def add(self, record: SampleRecord) -> None:
         self.done += 1

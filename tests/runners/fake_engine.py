@@ -152,6 +152,7 @@ class FakeEngine:
         self.accepts_up_to = accepts_up_to
         self.completion_delay_s = completion_delay_s
         self.tokenize_calls = 0
+        self.killed = False
         self.in_flight = {"completions": 0, "tokenize": 0}
         self.peak_in_flight = {"completions": 0, "tokenize": 0}
         self._noise = random.Random(0)
@@ -211,6 +212,11 @@ class FakeEngine:
             return count
         with self._lock:
             return max(0, count + self._noise.randint(-self.tokenize_noise, self.tokenize_noise))
+
+    def kill(self) -> None:
+        """Go away as a killed server does: the port refuses, and kept-alive connections close unanswered."""
+        self.killed = True
+        self.close()
 
     def close(self) -> None:
         self._thawed.set()
@@ -290,6 +296,9 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802
             engine.wait_if_frozen()
+            if engine.killed:  # a killed process answers nothing, on a connection kept alive too
+                self.close_connection = True
+                return
             self._record(None)
             if self._refused():
                 return
@@ -320,6 +329,9 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802
             engine.wait_if_frozen()
+            if engine.killed:
+                self.close_connection = True
+                return
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"null")
             self._record(body)
