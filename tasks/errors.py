@@ -26,11 +26,20 @@ def first_problem(exc: ValidationError) -> tuple[str, str, str]:
     return ".".join(str(p) for p in err["loc"]), err["msg"], err["type"]
 
 
-def read_user_text(path: Path, where: str) -> str:
-    """A text file the user named, as UTF-8; a missing, unreadable or non-UTF-8 file is one UserError that
-    starts with `where` (what the file is for, and its name)."""
-    if not path.is_file():
+MAX_USER_FILE_BYTES = 256 * 1024 * 1024  # a text file ctxprobe reads whole (a needle file, a model config)
+
+
+def read_user_text(path: Path, where: str, max_bytes: int = MAX_USER_FILE_BYTES) -> str:
+    """A text file the user named, as UTF-8; a missing, unreadable, non-UTF-8 or oversized file, or one that is
+    not a regular file (a link to /dev/zero would be read for ever), is one UserError that starts with `where`
+    (what the file is for, and its name)."""
+    if not path.exists():
         raise UserError(f"{where}: no such file")
+    if not path.is_file():
+        raise UserError(f"{where}: not a regular file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise UserError(f"{where}: {size:,} bytes, more than the {max_bytes:,} ctxprobe reads")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.registry import TaskFamily, get_family, validate_params
 
@@ -56,7 +57,7 @@ def check_facts_fit(family_name: str, params: dict[str, Any], lengths: list[int]
 
 def parse_facts(text: str) -> list[int]:
     """`1,4,16,64` -> [1, 4, 16, 64]; anything but positive whole numbers is a one-line error."""
-    items = [item.strip() for item in text.split(",") if item.strip()]
+    items = split_items(text, "--facts")
     if not items or not all(item.isdigit() and int(item) > 0 for item in items):
         raise UserError(f"invalid --facts {text!r}: positive whole numbers, e.g. 1,4,16,64")
     return sorted({int(item) for item in items})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.limits import MAX_DEPTHS, check_length, depth_count
 
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
@@ -29,7 +30,7 @@ def parse_length(text: str | int) -> int:
 
 def parse_lengths(text: str) -> list[int]:
     """A comma-separated list of lengths (at least one)."""
-    out = [parse_length(part) for part in str(text).split(",") if part.strip()]
+    out = [parse_length(part) for part in split_items(text, "lengths")]
     if not out:
         raise UserError(f"no lengths in {text!r}: give at least one, e.g. 4k or 1k,2k,4k")
     return out
@@ -55,7 +56,7 @@ def parse_depths(text: str) -> list[float]:
         n = depth_count(start, stop, step, text)
         return [check_depth(round(start + i * step, 6)) if i else check_depth(start) for i in range(n)]
     try:
-        out = [check_depth(float(p)) for p in text.split(",") if p.strip()]
+        out = [check_depth(float(p)) for p in split_items(text, "depths")]
     except ValueError:
         raise UserError(f"invalid depths {text!r}: use numbers 0-100, e.g. 0,50,100") from None
     return check_depth_list(out, text)

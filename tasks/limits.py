@@ -12,6 +12,8 @@ MAX_CONTEXT_TOKENS = 16 * 1024 * 1024  # 16M: above every served context today (
 MAX_DEPTHS = 1001  # a depth every 0.1 percent
 MAX_SEED = 2**32 - 1
 MAX_SUITE_SAMPLES = 100_000  # a sample every second for more than a day; split larger sweeps into runs
+MAX_SUITE_TASKS = 10_000  # a suite's task list (each task is a family x parameters: 10k is already a sweep)
+MAX_SUITE_BYTES = 1024 * 1024  # a suite file: YAML that large takes seconds just to read
 
 
 def check_length(value: int, text: object) -> int:

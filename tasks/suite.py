@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
-from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 from ctxprobe.tasks.facts_axis import check_facts_fit, facts_layouts, facts_of, fitting_lengths
 from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, parse_length, parse_lengths
-from ctxprobe.tasks.limits import check_seed, check_suite_size
+from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, check_suite_size
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Mode, Recipe, seed_window
@@ -53,18 +53,19 @@ def _depths(value: Any) -> list[float]:
 
 
 class SuiteTask(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Numbers as YAML writes them: `samples: true` is not 1, and NaN is no depth.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     family: str
     params: dict[str, Any] = Field(default_factory=dict)
     lengths: list[int] | None = None
     depths: list[float] | None = None
-    samples: int | None = Field(None, ge=1)
+    samples: int | None = Field(None, ge=1, strict=True)
     haystack: str | None = None
     mode: Mode | None = None
-    answer_tokens: int | None = Field(None, ge=1, description="tokens the answer may take (default: the family's "
-                                      "budget, plus a sentence's worth in chat mode)")
-    facts: list[int] | None = Field(None, min_length=1, description="facts held at once, for a family with a "
+    answer_tokens: int | None = Field(None, ge=1, strict=True, description="tokens the answer may take (default: "
+                                      "the family's budget, plus a sentence's worth in chat mode)")
+    facts: list[StrictInt] | None = Field(None, min_length=1, description="facts held at once, for a family with a "
                                     "`facts` parameter (capacity): one task per value")
 
     @field_validator("lengths", mode="before")
@@ -79,20 +80,21 @@ class SuiteTask(BaseModel):
 
 
 class Suite(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str
     description: str = ""
-    seed: int = 0
-    samples: int = Field(1, ge=1, description="samples per (task, length, depth) cell")
+    seed: int = Field(0, strict=True)
+    samples: int = Field(1, ge=1, strict=True, description="samples per (task, length, depth) cell")
     haystack: str = "prose"
     mode: Mode | None = Field(None, description="completions or chat; unset: the endpoint's default")
-    answer_tokens: int | None = Field(None, ge=1, description="tokens each answer may take (a task's own wins)")
-    reasoning_tokens: int | None = Field(None, ge=0, description="tokens a reasoning model may think, on top of "
+    answer_tokens: int | None = Field(None, ge=1, strict=True, description="tokens each answer may take (a task's "
+                                      "own wins)")
+    reasoning_tokens: int | None = Field(None, ge=0, strict=True, description="tokens a reasoning model may think, on top of "
                                          "the answer budget")
     lengths: list[int]
     depths: list[float]
-    tasks: list[SuiteTask] = Field(min_length=1)
+    tasks: list[SuiteTask] = Field(min_length=1, max_length=MAX_SUITE_TASKS)
     stop: Literal["fixed", "decided"] | dict[str, Any] | None = Field(
         None, description="fixed (every cell gets `samples`) or decided, or a mapping of the stop rule's fields "
         "(stop, threshold, precision, min_samples, max_samples); the run's options override it")
@@ -102,7 +104,7 @@ class Suite(BaseModel):
     question_positions: list[QuestionPosition] | None = Field(
         None, description="run every task with its question at each of these positions (end, start, both), with "
         "identical needles: a layout of template sensitivity")
-    facts: list[int] | None = Field(None, min_length=1, description="facts held at once, for every task whose family "
+    facts: list[StrictInt] | None = Field(None, min_length=1, description="facts held at once, for every task whose family "
                                     "has a `facts` parameter (capacity): a grid axis like lengths; a (facts, length) "
                                     "cell whose facts do not fit the length is left out")
 
@@ -171,6 +173,10 @@ class Suite(BaseModel):
         each task's shortest length must hold its question and needles (checked with the estimate counter)."""
         from ctxprobe.tasks.build import build_sample, haystack
 
+        for task in self.tasks:
+            if task.facts and "facts" not in get_family(task.family).Params.model_fields:
+                raise UserError(f"suite {self.name}: task {task.family} has no facts parameter: `facts` is for "
+                                "families that hold several facts at once (capacity)")
         check_suite_size(self.size(), self.name)
         checked: set[int] = set()
         for task, params in self.task_layouts():
@@ -200,12 +206,9 @@ def load_suite(name_or_path: str) -> Suite:
     """A built-in suite by name (`quick`, `nightly`, ...) or a YAML file path."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise UserError(f"suite file not found: {name_or_path}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise UserError(f"malformed suite {name_or_path}: not a YAML text file (not UTF-8)") from None
+        text = read_user_text(path, f"suite {name_or_path}", max_bytes=MAX_SUITE_BYTES)
     else:
         if name_or_path not in builtin_suites():
             raise UserError(f"unknown suite {name_or_path!r}; built-in: {', '.join(builtin_suites())} (or a .yaml path)")

@@ -31,9 +31,15 @@ def run(args: argparse.Namespace) -> int:
         if not store.dir.is_dir():
             raise UserError(f"not a run folder: {run_dir}")
         try:
-            manifest = f"manifest {store.load_manifest().status}"
+            loaded = store.load_manifest()
+            manifest = f"manifest {loaded.status}"
         except UserError as exc:
-            manifest, damaged_any = f"manifest unreadable: {exc}", True
+            loaded, manifest, damaged_any = None, f"manifest unreadable: {exc}", True
+        if loaded is not None:
+            try:
+                store.check_records_present(loaded)
+            except UserError as exc:
+                manifest, damaged_any = f"{manifest}; {exc}", True
         found = scan(store.samples_path)
         torn = f", an unfinished last line {found.torn_tail}" if found.torn_tail else ""
         print(f"{store.dir}: {manifest}; {len(found.records)} records, {len(found.damaged)} damaged lines{torn}")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxprobe.evals.log.manifest import engine_facts
 from ctxprobe.evals.log.outputs import read_output
-from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.lengths import format_length
 
@@ -111,7 +111,7 @@ class CompareResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     baseline: RunInput
     candidates: list[RunInput]
     alpha: float

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ctxprobe.evals.log.compare import CompareRow, RunInput
 from ctxprobe.evals.log.outputs import read_output
-from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
 
 HISTORY_JSON = "history.json"
 
@@ -47,7 +47,7 @@ class NightStep(BaseModel):
 class HistoryResult(BaseModel):
     """One suite's history: `history.json`."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     suite: str
     alpha: float
     runs: list[RunInput]

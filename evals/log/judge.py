@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxprobe.evals.log.lines import iter_lines
-from ctxprobe.evals.log.schema import SCHEMA_VERSION, versioned
+from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion, versioned
 from ctxprobe.evals.log.write_errors import WriteFailed
 
 JUDGE_FILE = "judge.jsonl"
@@ -25,7 +25,7 @@ class JudgeVerdict(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     sample_id: str
     judge: str = Field(description="the judge endpoint (no credentials) and its model")
     verdict: Literal["correct", "incorrect"] | None = None

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxprobe.evals.log.manifest import engine_facts
 from ctxprobe.evals.log.outputs import read_output
-from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo
 
 LIMIT_JSON = "limit.json"
@@ -90,7 +90,7 @@ class TargetLimits(BaseModel):
 class LimitOutput(BaseModel):
     """`limit.json`: one entry per endpoint measured."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     targets: list[TargetLimits]
 
 

@@ -9,6 +9,7 @@ beside the original (`write_clean_copy`), never over it: nothing ever deletes a 
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.schema import versioned
-from ctxprobe.tasks.errors import first_problem
+from ctxprobe.tasks.errors import UserError, first_problem
 
 CLEAN_COPY = "samples.clean.jsonl"
 
@@ -64,9 +65,11 @@ def parse_line(raw: bytes) -> SampleRecord | str:
         return f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
     try:
         if '"schema_version"' in text:
-            return SampleRecord.model_validate_json(text)
-        data = json.loads(text)  # written before records carried a version
-        return SampleRecord.model_validate(versioned(data))
+            record = SampleRecord.model_validate_json(text)
+        else:
+            record = SampleRecord.model_validate(versioned(json.loads(text)))  # before records carried a version
+        why = impossible(record)
+        return record if why is None else f"impossible value ({why})"
     except json.JSONDecodeError as exc:
         return f"invalid JSON ({exc.msg} at column {exc.colno})"
     except ValidationError as exc:
@@ -85,10 +88,40 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
             yield number, raw[:-1] if ended else raw, ended
 
 
+def impossible(record: SampleRecord) -> str | None:
+    """What no run writes: a negative count, a duration that is not a finite non-negative number, a partial
+    score outside 0-1. A line holding one was edited or damaged, and counts as damage, not as a sample."""
+    checks: list[tuple[str, float | None, bool]] = [("sample.planned_tokens", record.sample.planned_tokens, False),
+                                                    ("attempts", record.attempts, False)]
+    if record.response is not None:
+        checks += [(f"response.{name}", getattr(record.response, name), False)
+                   for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")]
+        checks += [(f"response.{name}", getattr(record.response, name), True) for name in ("latency_s", "ttft_s")]
+    for name, value, duration in checks:
+        if value is not None and (not math.isfinite(value) or value < 0):
+            return f"{name} {value} is {'not a duration' if duration else 'not a count'}"
+    if record.score is not None and not 0.0 <= record.score.partial <= 1.0:
+        return f"score.partial {record.score.partial} is outside 0-1"
+    return None
+
+
+def samples_file_exists(path: Path) -> bool:
+    """Whether there is a samples file to read (False: none written yet). What stands at its name must be a
+    regular file: a folder, a device, a link to one (a link to /dev/zero would be read for ever) or a link
+    loop is refused in one line."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not path.is_file():
+        raise UserError(f"{path} is not a regular file: ctxprobe reads a run's records only from one")
+    return True
+
+
 def read_records(path: Path, damaged: list[DamagedLine]) -> Iterator[tuple[int, SampleRecord]]:
     """Each record of a samples file with its line number, as it is read; each damaged line is added to
     `damaged` instead (nothing is raised for one line). An unfinished last line is neither."""
-    if not path.exists():
+    if not samples_file_exists(path):
         return
     for number, raw, ended in iter_lines(path):
         if not ended:
@@ -105,7 +138,7 @@ def scan(path: Path) -> Scan:
     damaged: list[DamagedLine] = []
     records = list(read_records(path, damaged))
     torn = None
-    if path.exists() and path.stat().st_size and not _ends_with_newline(path):
+    if samples_file_exists(path) and path.stat().st_size and not _ends_with_newline(path):
         torn = sum(1 for _ in iter_lines(path))
     return Scan(path=path, records=records, damaged=damaged, torn_tail=torn)
 

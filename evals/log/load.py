@@ -35,4 +35,5 @@ def load_run(path: str | Path) -> Run:
     """Read a run folder (one line naming the problem when it is not one)."""
     store = RunStore(Path(path))
     manifest = store.load_manifest()
+    store.check_records_present(manifest)
     return Run(dir=store.dir, manifest=manifest, records=list(store.latest_records().values()))

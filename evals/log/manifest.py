@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo, ReplicaEvent
 from ctxprobe.tasks.suite import Suite
 
@@ -23,7 +23,7 @@ class RunManifest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     command: str = "run"
     ctxprobe_version: str = "0+unknown"
     created: float = Field(default_factory=time.time)

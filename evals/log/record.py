@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.log.schema import SCHEMA_VERSION
+from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
@@ -26,7 +26,7 @@ class Score(BaseModel):
 class SampleRecord(BaseModel):
     """One finished (scored or errored) sample: one line of samples.jsonl."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     sample: Sample
     response: Response | None = None
     score: Score | None = None

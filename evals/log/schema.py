@@ -4,9 +4,21 @@ stay readable; 2 versioned the run folder; 3 typed the engine facts and versione
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 SCHEMA_VERSION = 3
+
+
+def _known_version(version: int) -> int:
+    if not 1 <= version <= SCHEMA_VERSION:
+        raise ValueError(f"schema version {version} is not one this ctxprobe reads (1 to {SCHEMA_VERSION}): "
+                         "written by a newer ctxprobe? upgrade to read it")
+    return version
+
+
+SchemaVersion = Annotated[int, AfterValidator(_known_version)]  # every versioned file's `schema_version`
 
 
 def versioned(data: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from ctxprobe.evals.log.lines import DamagedLine, read_records, warn_damaged
+from ctxprobe.evals.log.lines import DamagedLine, read_records, samples_file_exists, warn_damaged
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.schema import versioned
@@ -71,6 +71,14 @@ class RunStore:
         except ValidationError as exc:
             where, msg, _ = first_problem(exc)
             raise UserError(f"corrupt {MANIFEST} in {self.dir}: {where or 'top level'}: {msg}") from None
+
+    def check_records_present(self, manifest: RunManifest) -> None:
+        """A manifest that counts finished samples beside no samples file: the records were lost or left
+        out of a copy, which is said in one line rather than shown as a run with nothing done."""
+        counted = (manifest.samples_done or 0) + (manifest.samples_errored or 0)
+        if counted and not samples_file_exists(self.samples_path):
+            raise UserError(f"{self.dir} has no {SAMPLES}, though its manifest counts {counted:,} finished samples: "
+                            "the records are missing (a copy that left them out?)")
 
     def records(self) -> Iterator[SampleRecord]:
         """Every complete record. A torn last line (a kill during a write) is skipped; so is a damaged line

@@ -16,6 +16,7 @@ from ctxprobe.evals.send.inline_suite import suite_for
 from ctxprobe.evals.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.runners.launcher import check_gguf
+from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
 
@@ -69,6 +70,13 @@ def resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
     """The saved options, with the endpoint options given again on the command line taking over
     (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
     saved = dict(previous.options)
+    changed = [key for key in sorted(given.model_fields_set - RESUME_OVERRIDES - {"resume"})
+               if given.model_dump(mode="json", include={key})[key] != saved.get(key)]
+    if changed:
+        flags = ", ".join("--" + key.replace("_", "-") for key in changed)
+        raise UserError(f"--resume continues the run as it was planned; {flags} would change it: start a new run "
+                        "for another plan (only how to reach the endpoint, the answer budgets, the judge and the "
+                        "output may be given again)")
     for key in RESUME_OVERRIDES:
         value = getattr(given, key)
         if key in given.model_fields_set and value not in (None, []):

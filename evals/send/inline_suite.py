@@ -10,15 +10,14 @@ import yaml
 from ctxprobe.evals.send.options import SuiteOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.facts_axis import parse_facts
+from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 
 def parse_params(text: str | None) -> dict[str, Any]:
     """`variant=multikey,distractors=8` -> {"variant": "multikey", "distractors": 8} (YAML scalars)."""
     out: dict[str, Any] = {}
-    for item in (text or "").split(","):
-        if not item.strip():
-            continue
+    for item in split_items(text, "--params") if text else []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"invalid --params item {item!r}: use name=value[,name=value]")
@@ -71,9 +70,9 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         for task in data["tasks"]:
             task["facts"] = None
     if templates:
-        data["templates"] = [t.strip() for t in templates.split(",") if t.strip()]
+        data["templates"] = split_items(templates, "--templates")
     if question_positions:
-        data["question_positions"] = [q.strip() for q in question_positions.split(",") if q.strip()]
+        data["question_positions"] = split_items(question_positions, "--question-positions")
     suite = parse_suite(with_needle_items(with_qa_dataset(data, qa), needles), "invalid suite options")
     return with_facts_noted(suite, given=bool(facts))
 
@@ -99,7 +98,7 @@ def with_qa_dataset(data: dict[str, Any], qa: str | None) -> dict[str, Any]:
     one are left out, with a note."""
     from ctxprobe.tasks.families.qa_data import load_qa
 
-    datasets = [(spec, load_qa(spec).format) for spec in (qa or "").split(",") if spec.strip()]
+    datasets = [(spec, load_qa(spec).format) for spec in (split_items(qa, "--qa") if qa else [])]
     tasks = []
     for task in data["tasks"]:
         params = task.get("params") or {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.sequential.cells import StopOptions
@@ -85,6 +85,7 @@ class AgainstOptions(BaseModel):
         return [check_endpoint_url(u) for u in urls]
 
 
+
 class JudgeOptions(BaseModel):
     """The optional LLM judge of a needle file's answers: a second opinion beside the exact score."""
 
@@ -119,6 +120,18 @@ class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, Ju
     allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
     quiet: bool = Field(False, description="no live progress line")
     no_report: bool = Field(False, description="do not write report.html into the run folder at the end")
+
+    @model_validator(mode="after")
+    def _needs_a_baseline(self) -> _RunOptions:
+        """The gate's flags gate nothing without a baseline: refused rather than ignored."""
+        if self.against is None and self.resume is None:  # a resumed run keeps its own baseline
+            given = [flag for flag, value in (("--fail-if-drop", self.fail_if_drop), ("--junit", self.junit),
+                                              ("--summary-md", self.summary_md),
+                                              ("--baseline-endpoint", self.baseline_endpoint)) if value]
+            if given:
+                raise UserError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --against BASELINE_RUN "
+                                "(the run to pair with); `ctxprobe compare` gates two finished runs")
+        return self
 
 
 class DryRunOptions(BaseModel):
