@@ -18,10 +18,23 @@ COMMANDS = ("run", "show", "check", "tasks", "prompt", "limit", "plan", "compare
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exit code 2."""
+    """argparse that reports a usage error as one line and exit code 2, and refuses an empty value: `--lengths ''`
+    (as an unset shell variable makes it) would otherwise fall back to the default and run another plan than
+    the one asked for, with no word said."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extra = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            value = getattr(parsed, action.dest, None)
+            values = value if isinstance(value, list) else [value]
+            if action.default is not value and any(isinstance(v, str) and not v.strip() for v in values):
+                if action.option_strings:
+                    self.error(f"{action.option_strings[-1]} is empty: give it a value, or leave it out for its default")
+                self.error(f"{action.metavar or action.dest} is empty: give it a value")
+        return parsed, extra
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -35,6 +35,11 @@ from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
 
 
+# What the SDK raises when a 200 answer is not of the shape it reads (an HTML page, a bare string, a list):
+# its typed objects fail on attribute access rather than with an error of their own.
+_WRONG_SHAPE = (AttributeError, TypeError, KeyError)
+
+
 class EndpointError(Exception):
     """A request that produced no usable response, typed for the sample record."""
 
@@ -142,14 +147,18 @@ class EndpointClient:
                 root = self.config.base_urls[0]
                 try:
                     page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout))
+                    names = [str(card.id) for card in page.data]
+                except _WRONG_SHAPE:
+                    raise UserError(f"endpoint {display_url(root)} did not give an OpenAI-compatible answer to "
+                                    "GET /v1/models (no list of models); is this the server's URL and port?") from None
                 except openai.APIStatusError as err:
                     raise UserError(f"endpoint {display_url(root)} did not list its models (HTTP {err.status_code}): "
                                     f"{err.message}; name the model explicitly") from None
                 except openai.APIConnectionError as err:
                     raise UserError(f"endpoint {display_url(root)} is unreachable: {_reason(err)}") from None
-                if not page.data:
+                if not names:
                     raise UserError(f"endpoint {display_url(root)} lists no models; name the model explicitly")
-                self._model = page.data[0].id
+                self._model = names[0]
         return self._model
 
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
@@ -238,6 +247,9 @@ class EndpointClient:
             raise EndpointError(ErrorKind.http_error, f"error in the stream from {shown}: {err.message}") from None
         except json.JSONDecodeError as err:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {shown}: {err}") from None
+        except _WRONG_SHAPE:  # the SDK could not read the answer as a completion (an HTML page, a bare string)
+            raise EndpointError(ErrorKind.http_error, f"not an OpenAI-compatible answer from {shown} "
+                                f"({'chat/' if self.config.mode == 'chat' else ''}completions)") from None
         latency_s = time.perf_counter() - started
         text, reasoning = parts.answer_and_reasoning()
         if no_answer(text, reasoning, parts.completion_tokens):

@@ -17,6 +17,8 @@ from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY, EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
+from ctxprobe.runners.shown_text import shown_body
+from ctxprobe.tasks.errors import UserError
 
 __all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "detect", "probe_engine"]
 
@@ -47,7 +49,11 @@ def probe_engine(
     (the embedded wheel's build_info says `b0-unknown`). Raises `UserError` when the endpoint
     does not answer or refuses the key. With a `policy` its timeout replaces `timeout_s`."""
     calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
-    cards = dig(calls.get("/v1/models"), "data")
+    status, listed = calls.send("GET", "/v1/models")
+    cards = dig(listed, "data") if status == 200 and isinstance(listed, Mapping) else None
+    if status == 200 and not isinstance(cards, list):  # an HTTP server, but not an OpenAI-compatible one
+        raise UserError(f"endpoint {calls.shown} did not give an OpenAI-compatible answer to GET /v1/models "
+                        f"(no list of models): {shown_body(listed, 120)!r}; is this the server's URL and port?")
     cards = [c for c in cards if isinstance(c, Mapping)] if isinstance(cards, list) else []
     card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
     owned_by = card.get("owned_by")

@@ -183,9 +183,13 @@ def make_token_counter(spec: str, *, server_url: str | None = None,
     kind, _, arg = spec.partition(":")
     if kind == "estimate":
         try:
-            return EstimateCounter(float(arg) if arg else 4.0)
+            ratio = float(arg) if arg else 4.0
         except ValueError:
-            raise UserError(f"invalid token counter {spec!r}: estimate takes chars per token, e.g. estimate:3.5") from None
+            ratio = math.nan
+        if not (math.isfinite(ratio) and 0.5 <= ratio <= 100):
+            raise UserError(f"invalid token counter {spec!r}: estimate takes chars per token (0.5 to 100), "
+                            "e.g. estimate:3.5")
+        return EstimateCounter(ratio)
     if kind == "local":
         if arg == PACKAGED_MODEL:
             from ctxprobe.tasks.gguf_counter import GGUFCounter

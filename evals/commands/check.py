@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     damaged_any = False
     for run_dir in args.run_dirs:
         store = RunStore(Path(run_dir))
-        if not store.dir.is_dir():
-            raise UserError(f"not a run folder: {run_dir}")
+        if not store.dir.is_dir() or not any((store.dir / name).exists() for name in ("manifest.json", "samples.jsonl")):
+            raise UserError(f"not a run folder (no manifest.json, no samples.jsonl): {run_dir}")
         try:
             loaded = store.load_manifest()
             manifest = f"manifest {loaded.status}"

@@ -8,8 +8,6 @@ import math
 import typing
 from typing import Any
 
-from ctxprobe.tasks.errors import UserError
-
 _UNSET = None
 _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
              "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
@@ -52,16 +50,8 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
 
 
 def model_values(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
-    """The flags the user gave, by field name (unset flags are left to the model's defaults). A flag given an
-    empty value (`--lengths ''`, as an unset shell variable makes it) is refused: it would otherwise fall back
-    to the default and run another plan than the one asked for."""
-    values = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
-    for name, value in values.items():
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and not item.strip():
-                flag = _flag(name.removesuffix("s") if isinstance(value, list) else name)  # --endpoint, repeated
-                raise UserError(f"{flag} is empty: give it a value, or leave the flag out for its default")
-    return values
+    """The flags the user gave, by field name (unset flags are left to the model's defaults)."""
+    return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
 
 
 def _literal_choices(annotation: Any) -> list[str] | None:

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ctxprobe.evals.log.store import RunStore
     from ctxprobe.tasks.build import build_sample
-    from ctxprobe.tasks.errors import UserError
+    from ctxprobe.tasks.errors import UserError, read_user_text
     from ctxprobe.tasks.sample import Recipe
 
     path = Path(args.source)
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         spec = spec or store.load_manifest().token_counter or None
     elif path.is_file():
         try:
-            recipe = Recipe.model_validate(json.loads(path.read_text(encoding="utf-8")))
+            recipe = Recipe.model_validate(json.loads(read_user_text(path, f"recipe file {args.source}")))
         except (json.JSONDecodeError, ValidationError) as exc:
             raise UserError(f"invalid recipe file {args.source}: {str(exc).splitlines()[0]}") from None
     else:

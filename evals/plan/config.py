@@ -4,11 +4,14 @@ every missing key."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ctxprobe.tasks.errors import UserError, read_user_text
+
+MAX_DIMENSION = 2**31  # layers, heads, sizes, context: a config past this is not a model's (and would not fit memory)
 
 # Activation dtypes as config.json spells them (`torch_dtype`, newer `dtype`), in bytes.
 _CONFIG_DTYPES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
@@ -58,10 +61,14 @@ class ModelConfig:
         value = (self.keys if section is None else section).get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                or int(value) != value:
             raise UserError(f"{self.name}: key {key!r} should be an integer, got {value!r}")
         if value < 0:
             raise UserError(f"{self.name}: key {key!r} should not be negative, got {value!r}")
+        if value > MAX_DIMENSION:
+            raise UserError(f"{self.name}: key {key!r} is {value:,}, more than any model has (at most "
+                            f"{MAX_DIMENSION:,})")
         return int(value)
 
     def require(

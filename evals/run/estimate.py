@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -71,6 +72,10 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     if rule.stop == "decided":
         est.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
         est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
+    if opts.config:  # a bad config is one line before the probe that measures the prefill rate is sent
+        from ctxprobe.evals.plan.config import load_config
+
+        load_config(Path(opts.config))
     rate, source = (opts.prefill_rate, "given") if opts.prefill_rate else _measured_rate(opts, suite, recipes)
     if rate:
         est.prefill_tokens_per_s, est.prefill_rate_source = rate, source

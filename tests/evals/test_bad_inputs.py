@@ -360,6 +360,8 @@ def _argparse_error(argv: list[str]) -> bool:
     choices = {"--mode": ("completions", "chat"), "--order": ("cache-aware", "as-listed"), "--format": ("lm-eval", "hf")}
     if any(flag in argv and argv[argv.index(flag) + 1] not in ok for flag, ok in choices.items()):
         return True
+    if any(isinstance(a, str) and not a.strip() for a in argv):  # an empty value: the parser refuses it
+        return True
     return "--frobnicate" in argv
 
 

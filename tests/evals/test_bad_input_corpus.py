@@ -1,0 +1,219 @@
+"""The bad-input corpus, made from the command line itself: for every subcommand, every flag that takes a value
+is given an empty value, every number flag NaN, an infinity, a word and an overflow, every choice flag a name it
+does not offer, and every file a command reads is given as a missing path, a folder, a link to /dev/zero, a FIFO,
+binary bytes and an empty file. Each case must end at once in one line on stderr with exit code 2: no traceback,
+no hang, no request sent, no run folder left behind, and neither of the two planted secrets (an API key in the
+environment, a password in the endpoint URL) printed anywhere. A control per command shows its base arguments
+are good, so each case fails for its one bad value."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxprobe.evals.cli import build_parser, main
+from tests.evals.compare.synthetic import all_right, write_run
+from tests.runners.fake_engine import FakeEngine
+
+SECONDS = 30  # a case that takes longer has hung
+KEY_SECRET = "planted-key-7e1c0a"
+URL_SECRET = "planted-password-52b9f4"
+KEY_ENV = "CORPUS_PLANTED_KEY"
+NUMBER_VALUES = ("nan", "inf", "-inf", "many", "1e999")
+NOT_CASES = {"-h", "--help"}
+# Flags whose value is not checked where it is parsed, with why (each is covered by a case of its own kind).
+UNCHECKED: dict[tuple[str, str], str] = {}
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[FakeEngine]:
+    with FakeEngine("vllm", answer="The number is 1234567.") as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def planted_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY_SECRET)
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _value_flags(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if a.option_strings and a.nargs != 0 and not NOT_CASES & set(a.option_strings)]
+
+
+def _kind(action: argparse.Action) -> str:
+    if action.choices:
+        return "choice"
+    name = getattr(action.type, "__name__", "")
+    return {"int": "number", "number": "number"}.get(name, "text")
+
+
+def _bad_values(action: argparse.Action) -> list[str]:
+    kind = _kind(action)
+    if kind == "choice":
+        return ["", " ", "no-such-choice"]
+    if kind == "number":
+        return ["", " ", *NUMBER_VALUES]
+    return ["", " "]
+
+
+FLAG_CASES = [(command, action.option_strings[-1], value)
+              for command, parser in _subparsers().items() for action in _value_flags(parser)
+              for value in _bad_values(action)
+              if (command, action.option_strings[-1]) not in UNCHECKED]
+
+FILE_KINDS = ("missing", "folder", "dev-zero-link", "fifo", "binary", "empty")
+
+
+def _bad_file(tmp: Path, kind: str, name: str) -> str:
+    path = tmp / f"bad-{kind}-{name}"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "dev-zero-link":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "binary":
+        path.write_bytes(b"\x00\xff\xfe" * 64)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    return str(path)
+
+
+# Every argument that names a file or folder ctxprobe reads: (command, how to put the bad path in its argv).
+FILE_ARGS: dict[str, Callable[[dict[str, str], str], list[str]]] = {
+    "run --suite": lambda base, p: [*base["run"], "--suite", p],
+    "run --needles": lambda base, p: [*base["run"], "--needles", p],
+    "run --model-file": lambda base, p: ["run", "--model-file", p, "--family", "niah", "--lengths", "1k"],
+    "run --resume": lambda base, p: ["run", "--resume", p],
+    "run --against": lambda base, p: [*base["run"], "--against", p],
+    "run --config": lambda base, p: [*base["run"], "--config", p, "--dry-run"],
+    "run --qa": lambda base, p: [*base["run"], "--qa", p],
+    "show": lambda base, p: ["show", p],
+    "check": lambda base, p: ["check", p],
+    "report": lambda base, p: ["report", p, "-o", base["report-out"]],
+    "compare baseline": lambda base, p: ["compare", p, base["run-b"]],
+    "compare candidate": lambda base, p: ["compare", base["run-a"], p],
+    "history": lambda base, p: ["history", p],
+    "plan": lambda base, p: ["plan", p],
+    "prompt": lambda base, p: ["prompt", p, "abc"],
+    "export suite": lambda base, p: ["export", p, base["export-out"]],
+    "import-lm-eval": lambda base, p: ["import-lm-eval", p, "--results-dir", base["results"]],
+}
+# A folder is what some of these read (a run folder, a results folder): for them a folder that holds no run
+# is the bad case, and it is the same one-line refusal.
+FILE_CASES = [(arg, kind) for arg in FILE_ARGS for kind in FILE_KINDS]
+
+
+def _bases(tmp: Path, url: str) -> dict[str, list[str]] | dict[str, str]:
+    secret_url = url.replace("http://", f"http://user:{URL_SECRET}@")
+    run_a = str(write_run(tmp / "runs" / "a", "a", all_right()))
+    run_b = str(write_run(tmp / "runs" / "b", "b", all_right()))
+    config = tmp / "config.json"
+    config.write_text('{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
+                      '"num_key_value_heads": 4, "max_position_embeddings": 4096, "vocab_size": 100}')
+    results = str(tmp / "r")
+    return {
+        "run": ["run", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--family", "niah", "--lengths", "1k",
+                "--depths", "50", "--results-dir", results, "--quiet", "--no-report"],
+        "limit": ["limit", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--results-dir", results,
+                  "--min-length", "1k", "--max-length", "2k"],
+        "doctor": ["doctor", secret_url, "--api-key-env", KEY_ENV, "--no-context-check"],
+        "plan": ["plan", str(config)],
+        "compare": ["compare", run_a, run_b, "--results-dir", str(tmp / "cmp")],
+        "history": ["history", str(tmp / "runs")],
+        "report": ["report", run_a, "-o", str(tmp / "report.html")],
+        "export": ["export", "quick", str(tmp / "exported"), "--token-counter", "estimate"],
+        "prompt": ["prompt", run_a, "no-such-id"],
+        "check": ["check", run_a],
+        "show": ["show", run_a],
+        "tasks": ["tasks"],
+        "import-lm-eval": ["import-lm-eval", str(tmp / "no-outputs"), "--results-dir", results],
+        "run-a": run_a, "run-b": run_b, "report-out": str(tmp / "out.html"), "export-out": str(tmp / "exp"),
+        "results": results,
+    }  # type: ignore[return-value]
+
+
+class Hung(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise Hung(f"no answer in {SECONDS} s")
+
+
+def _ends(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    before = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(SECONDS)
+    try:
+        try:
+            code = main(argv)
+        except SystemExit as ended:  # argparse's own refusals
+            code = int(ended.code or 0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _check_refused(argv: list[str], code: int, out: str, err: str, engine: FakeEngine, sent: int,
+                   results: Path) -> None:
+    lines = err.strip().splitlines()
+    assert code == 2, (argv, code, lines[-3:])
+    assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in err, (argv, lines)
+    assert KEY_SECRET not in out + err and URL_SECRET not in out + err, (argv, lines)
+    assert len(engine.completion_calls()) == sent, argv  # nothing sent
+    assert not results.exists() or not any(results.iterdir()), f"{argv}: a run folder was left behind"
+
+
+def _with(argv: list[str], flag: str, value: str) -> list[str]:
+    """`argv` with `flag` given `value` (the last occurrence of a flag is the one argparse keeps)."""
+    return [*argv, f"{flag}={value}"]
+
+
+@pytest.mark.parametrize("command, flag, value", FLAG_CASES,
+                         ids=[f"{c} {f}={v.strip() or repr(v)}" for c, f, v in FLAG_CASES])
+def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value: str, tmp_path: Path,
+                                                 engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+    bases = _bases(tmp_path, engine.url)
+    argv = _with(list(bases[command]), flag, value)
+    sent = len(engine.completion_calls())
+    code, out, err = _ends(argv, capsys)
+    _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
+
+
+@pytest.mark.parametrize("arg, kind", FILE_CASES, ids=[f"{a} {k}" for a, k in FILE_CASES])
+def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path, engine: FakeEngine,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    bases = _bases(tmp_path, engine.url)
+    argv = FILE_ARGS[arg](bases, _bad_file(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
+    sent = len(engine.completion_calls())
+    code, out, err = _ends(argv, capsys)
+    _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
+
+
+@pytest.mark.parametrize("command", ["run", "limit", "doctor", "plan", "compare", "history", "report", "export",
+                                     "check", "show", "tasks"])
+def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
+        command: str, tmp_path: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+    """The control: each command's base arguments alone succeed, so every case above fails for its bad value."""
+    argv = list(_bases(tmp_path, engine.url)[command])
+    code, out, err = _ends(argv, capsys)
+    assert code == 0, (argv, err.strip().splitlines()[-3:])
+    assert KEY_SECRET not in out + err and URL_SECRET not in out + err
+
+
+def test_the_corpus_holds_over_500_cases() -> None:
+    assert len(FLAG_CASES) + len(FILE_CASES) > 500, len(FLAG_CASES) + len(FILE_CASES)
