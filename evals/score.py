@@ -77,44 +77,54 @@ def similarity(a: str, b: str) -> float:
 
 
 def _score_value(region: AnswerRegion, expected: str) -> Score:
+    region = region.affirmed().scoped([])
     kind = shape(expected)
-    sentence = answer_sentence(region, kind, expected)
-    if kind == "text":
-        correct = _has(sentence, expected)
-        extracted = [expected] if correct else candidates(sentence, kind, expected, region.excluded)
+    given = _has(region.text, expected)
+    rivals = region.offered_rivals()
+    if given:
+        extracted = [expected if kind == "text" else norm(expected), *rivals]
     else:
-        extracted = candidates(sentence, kind, expected, region.excluded)
-        correct = bool(extracted) and extracted[0] == norm(expected)
-    return Score(extracted=extracted, correct=correct, partial=float(correct))
+        extracted = candidates(answer_sentence(region, kind, expected), kind, expected, region.excluded) or rivals
+    return Score(extracted=extracted, correct=given and not rivals,
+                 partial=recall_times_precision(int(given), 1, len(rivals)))
 
 
 def _score_values(region: AnswerRegion, expected: list[str]) -> Score:
+    region = region.affirmed().scoped(expected)
     text = region.text
     found = [v for v in expected if _has(text, v)]
-    extracted = candidates(text, shape(expected[0]), expected[0], region.excluded)
-    partial = len(found) / len(expected)
-    return Score(extracted=extracted, correct=len(found) == len(expected), partial=partial)
+    rivals = region.offered_rivals()
+    extracted = [*found, *rivals] or candidates(text, shape(expected[0]), expected[0], region.excluded)
+    return Score(extracted=extracted, correct=len(found) == len(expected) and not rivals,
+                 partial=recall_times_precision(len(found), len(expected), len(rivals)))
 
 
 def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
-    # Any informative sentence, not only one holding a value of the final answer's shape: a keychain
-    # answer that names a key instead of the value still earns its hop.
-    sentence = answer_sentence(region, "text", chain[-1])
-    hay = norm_tokens(sentence)
+    # The whole answer region, not one sentence: an answer that walks the chain hop by hop names the end in
+    # its last sentence; a keychain answer that names a key instead of the value still earns its hop. The
+    # asked chain's hops are not rivals; anything else of the final answer's shape is.
+    region = region.affirmed().scoped([])
+    hay = norm_tokens(region.text)
     reached = [j for j, hop in enumerate(chain, 1) if find_tokens(norm_tokens(hop), hay) >= 0]
+    rivals = region.offered_rivals()
     if reached:
-        extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay))
+        extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay)) + rivals
     else:
-        extracted = candidates(sentence, "text", chain[-1], region.excluded)
+        extracted = candidates(answer_sentence(region, "text", chain[-1]), "text", chain[-1], region.excluded)
     final = bool(reached) and reached[-1] == len(chain)
-    return Score(extracted=extracted, correct=final, partial=max(reached, default=0) / len(chain))
+    furthest = max(reached, default=0) / len(chain)
+    named = len(reached)
+    precision = named / (named + len(rivals)) if named else 0.0
+    return Score(extracted=extracted, correct=final and not rivals, partial=furthest * precision)
 
 
 def _score_string(region: AnswerRegion, expected: str) -> Score:
+    region = region.affirmed().scoped([])
+    rivals = region.offered_rivals()
     target = _drop_period(expected.strip())
     spans = [s for line in region.lines for s in _spans(line, bare=not re.search(r"\s", target))]
     if any(_drop_period(s) == target for s in spans) or any(_stands_whole(target, line) for line in region.lines):
-        return Score(extracted=[expected.strip()], correct=True, partial=1.0)
+        return Score(extracted=[expected.strip(), *rivals], correct=not rivals, partial=1.0 / (1 + len(rivals)))
     best, best_sim = "", -1.0
     for span in spans:
         text = _drop_period(span)
@@ -124,7 +134,18 @@ def _score_string(region: AnswerRegion, expected: str) -> Score:
         sim = similarity(text, target)
         if sim > best_sim:
             best, best_sim = span, sim
-    return Score(extracted=[best] if best else [], correct=False, partial=max(best_sim, 0.0))
+    offered = " ".join(norm_tokens(best))
+    others = [r for r in rivals if r not in offered]  # the best span is what was offered, not a rival of itself
+    return Score(extracted=[best, *others] if best else others, correct=False,
+                 partial=max(best_sim, 0.0) / (1 + len(others)))
+
+
+def recall_times_precision(found: int, expected: int, invented: int) -> float:
+    """Partial credit: the fraction of the expected values recalled times the fraction of the values
+    offered that are expected (0 when nothing expected was offered)."""
+    if found == 0 or expected == 0:
+        return 0.0
+    return (found / expected) * (found / (found + invented))
 
 
 def _has(text: str, value: str) -> bool:
