@@ -42,18 +42,27 @@ class AnswerRegion:
         """Where an answer's values and rivals are looked for. Chat mode: the whole region (the first
         paragraph: whatever it names is offered). Completions mode: a base model runs on after its answer
         ("1234567. The special magic number for amber-falcon is 7654321."), so the first sentence that says
-        something the question did not, and (for a list of `values`) each sentence after it while it names
-        one of them."""
+        something the question did not and, where it names one of `values`, each next sentence while it
+        names one too ("One of the numbers for K is: 1234567. So: 1234567.")."""
         if self.chat:
             return self
-        sentences = self.sentences()
+        sentences: list[str] = []
+        for sentence in self.sentences():  # "1234567. or 7654321": a lower-case start continues the sentence
+            if sentences and sentence[:1].islower():
+                sentences[-1] += " " + sentence
+            else:
+                sentences.append(sentence)
         said = [i for i, s in enumerate(sentences)
                 if any(t not in self.excluded and t not in FILLER for t in norm_tokens(s))]
         if not said:
             return replace(self, lines=())
         wanted = [norm_tokens(v) for v in values]
+
+        def names(i: int) -> bool:
+            return any(find_tokens(v, norm_tokens(sentences[i])) >= 0 for v in wanted)
+
         last = said[0]
-        while last + 1 < len(sentences) and any(find_tokens(v, norm_tokens(sentences[last + 1])) >= 0 for v in wanted):
+        while names(last) and last + 1 < len(sentences) and names(last + 1):
             last += 1
         return replace(self, lines=tuple(sentences[said[0] : last + 1]))
 

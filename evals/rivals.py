@@ -12,7 +12,7 @@ prefix never count):
   `cwe` word list); for lower-case coded words of one width (RULER's `fwe`), another such word;
 - another needle's answer written in the prompt (a distractor's value, another key's value, a distractor
   chain's names, another function's return line or another clause);
-- for a `return` line, another `return` line.
+- for a `return` line, another `return` statement with a call in it.
 
 Taken from what the sample already knows (its expected values and its needles), so old records re-score
 the same way. For a chain (keychain, kinship) the asked chain's own hops are not rivals: an answer may walk
@@ -36,7 +36,7 @@ RivalShape = Literal["number", "uuid", "hex", "var", "letters", "vocab", "code",
 
 _UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 _HEX = re.compile(r"^[0-9a-f]+$")
-_RETURN = re.compile(r"^[`*\s]*(return\b.*?)[`*\s]*$")
+_RETURN = re.compile(r"\breturn\b[^(\n]*\(")
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,11 @@ class Rivals:
             at = find_tokens(list(phrase), normed)
             if at >= 0 and phrase not in self.allowed and not set(phrase) <= set(excluded):
                 found.setdefault(" ".join(phrase), at)
-        if self.shape == "code":
-            for line in text.splitlines():
-                match = _RETURN.match(line)
-                if match and tuple(norm_tokens(match.group(1))) not in self.allowed:
-                    found.setdefault(" ".join(norm_tokens(match.group(1))), len(normed))
+        if self.shape == "code":  # each `return f(...)` written, to the parenthesis that closes its call
+            for match in _RETURN.finditer(text):
+                statement = _closed(text, match.end())
+                if statement and tuple(norm_tokens(match.group(0) + statement)) not in self.allowed:
+                    found.setdefault(" ".join(norm_tokens(match.group(0) + statement)), len(normed))
         return sorted(found, key=lambda k: found[k])
 
     def _shaped(self, written: str, tok: str) -> bool:
@@ -83,6 +83,19 @@ class Rivals:
         if self.shape == "vocab":
             return tok in self.vocabulary
         return False
+
+
+def _closed(text: str, start: int) -> str:
+    """The text from `start` (just after an opening parenthesis) through the one that closes it; "" when
+    the line ends first."""
+    depth = 1
+    for i in range(start, len(text)):
+        if text[i] == "\n":
+            return ""
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start : i + 1]
+    return ""
 
 
 def rivals_of(sample: Sample) -> Rivals:

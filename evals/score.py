@@ -77,7 +77,7 @@ def similarity(a: str, b: str) -> float:
 
 
 def _score_value(region: AnswerRegion, expected: str) -> Score:
-    region = region.affirmed().scoped([])
+    region = region.affirmed().scoped([expected])
     kind = shape(expected)
     given = _has(region.text, expected)
     rivals = region.offered_rivals()
@@ -103,7 +103,7 @@ def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
     # The whole answer region, not one sentence: an answer that walks the chain hop by hop names the end in
     # its last sentence; a keychain answer that names a key instead of the value still earns its hop. The
     # asked chain's hops are not rivals; anything else of the final answer's shape is.
-    region = region.affirmed().scoped([])
+    region = region.affirmed().scoped(chain)
     hay = norm_tokens(region.text)
     reached = [j for j, hop in enumerate(chain, 1) if find_tokens(norm_tokens(hop), hay) >= 0]
     rivals = region.offered_rivals()
@@ -119,7 +119,7 @@ def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
 
 
 def _score_string(region: AnswerRegion, expected: str) -> Score:
-    region = region.affirmed().scoped([])
+    region = region.affirmed().scoped([expected])
     rivals = region.offered_rivals()
     target = _drop_period(expected.strip())
     spans = [s for line in region.lines for s in _spans(line, bare=not re.search(r"\s", target))]
