@@ -55,7 +55,7 @@ def pair_runs(base: Run, cand: Run) -> Pairing:
         used.add(partner.sample.sample_id)
         matched.append(Pair(partner, rec, same))
     if not matched:
-        raise UserError(f"{cand.dir} has no sample in common with {base.dir}: {first_difference(base, cand)}")
+        raise UserError(f"{cand.dir} has no sample in common with {base.dir}:{first_difference(base, cand)}")
     scored = [p for p in matched if p.base.error is None and p.cand.error is None]
     return Pairing(
         pairs=scored,
@@ -72,7 +72,7 @@ def first_difference(base: Run, cand: Run) -> str:
     left, right = _facts(base), _facts(cand)
     reasons = [f"{name} {left[name]} vs {right[name]}{_WHY.get(name, '')}" for name in left if left[name] != right[name]]
     if not reasons:
-        return "the same suite, mode, lengths, generator, tokenizer, template, parameters, depths and seeds, but no prompt in common"
+        return " the same suite, mode, lengths, generator, tokenizer, template, parameters, depths and seeds, but no prompt in common"
     return "\n  " + "\n  ".join(reasons)
 
 

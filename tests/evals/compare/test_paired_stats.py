@@ -68,32 +68,38 @@ def _binomial_tail_root(k: int, n: int, tail: float, upper: bool) -> float:
 
 
 def _second_paired_interval(a: int, b: int, c: int, d: int) -> tuple[float, float]:
-    """The paired interval written out again: Clopper-Pearson at 97.5 % (tails 1.25 %) on the discordant
-    share m/n and on the candidate's share c/m, the difference d * (2 pi - 1) at the box's corners."""
+    """The paired interval written out again: Clopper-Pearson at 99 % (tails 0.5 %) on the discordant share
+    m/n and at 96 % (tails 2 %) on the candidate's share c/m, the difference d * (2 pi - 1) at the box's corners."""
     n, m = a + b + c + d, b + c
-    d_lo = 0.0 if m == 0 else _binomial_tail_root(m, n, 0.0125, upper=False)
-    d_hi = 1.0 if m == n else _binomial_tail_root(m, n, 0.0125, upper=True)
-    pi_lo = 0.0 if c == 0 else _binomial_tail_root(c, m, 0.0125, upper=False)
-    pi_hi = 1.0 if c == m else _binomial_tail_root(c, m, 0.0125, upper=True)
+    d_lo = 0.0 if m == 0 else _binomial_tail_root(m, n, 0.005, upper=False)
+    d_hi = 1.0 if m == n else _binomial_tail_root(m, n, 0.005, upper=True)
+    pi_lo = 0.0 if c == 0 else _binomial_tail_root(c, m, 0.02, upper=False)
+    pi_hi = 1.0 if c == m else _binomial_tail_root(c, m, 0.02, upper=True)
     corners = [x * (2 * y - 1) for x in (d_lo, d_hi) for y in (pi_lo, pi_hi)]
     return min(corners), max(corners)
 
 
 @pytest.mark.parametrize("n", [4, 9, 20, 50])
 def test_no_discordant_pair_gives_the_rule_of_three_not_a_point(n):
-    # 0 of n discordant: the discordance can be up to 1 - 0.0125^(1/n) (solving (1 - d)^n = 0.0125), and
+    # 0 of n discordant: the discordance can be up to 1 - 0.005^(1/n) (solving (1 - d)^n = 0.005), and
     # with no discordant pair nothing is known of its direction: the interval is +-that bound.
     both = n // 2
-    bound = 1 - 0.0125 ** (1 / n)
+    bound = 1 - 0.005 ** (1 / n)
     got = paired_interval(PairedCounts(both, 0, 0, n - both))
     # (to 1e-7: the level comes from Z95 = 1.959964, seven digits)
     assert got == pytest.approx((-bound, bound), abs=1e-7)
     assert got == pytest.approx(_second_paired_interval(both, 0, 0, n - both), abs=1e-7)
     assert bound > 1 - 0.05 ** (1 / n)  # wider than the one-sided 95 % bound (the rule of three's 3/n, exactly)
     if n == 9:
-        assert got == pytest.approx((-0.3855, 0.3855), abs=1e-4)  # Newcombe's method 10 gave +-0.033
+        assert got == pytest.approx((-0.4450, 0.4450), abs=1e-4)  # Newcombe's method 10 gave +-0.033
     if n == 4:
-        assert got == pytest.approx((-0.6656, 0.6656), abs=1e-4)  # Newcombe's gave [0, 0]
+        assert got == pytest.approx((-0.7341, 0.7341), abs=1e-4)  # Newcombe's gave [0, 0]
+
+
+@pytest.mark.parametrize("b,c", [(6, 0), (0, 6), (7, 1), (9, 2), (5, 0), (3, 3)])
+def test_the_interval_excludes_no_difference_when_mcnemar_is_below_four_percent(b, c):
+    lo, hi = paired_interval(PairedCounts(20, b, c, 10))
+    assert (lo > 0 or hi < 0) == (mcnemar_exact(b, c) < 0.04)
 
 
 @pytest.mark.parametrize("a,b,c,d", [(20, 8, 2, 10), (5, 0, 3, 1), (40, 1, 0, 9), (3, 6, 6, 3)])
