@@ -5,8 +5,9 @@ that lists every number it half-remembers is not scored as if it recalled. A riv
 region and outside the question's and the answer prefix's own words (so keys, the asked names and the
 prefix never count):
 
-- a token of the expected value's shape that is not expected: another number of at least half the
-  expected digits (`1.`, `3` and a 2-digit count are not); another UUID; another hex string of at least
+- a token of the expected value's shape that is not expected: another number of at least one digit fewer
+  than the expected (for a 7-digit value, 6 or more digits: `1.`, a count, a year, or `854` where the answer
+  budget cut a repeated `8543079` are not); another UUID; another hex string of at least
   half the expected length; another upper-case name of the expected width (`VAR` names); another word
   of the vocabulary the expected values come from (niah's value words, kinship's given names, RULER's
   `cwe` word list); for lower-case coded words of one width (RULER's `fwe`), another such word;
@@ -70,8 +71,8 @@ class Rivals:
         return sorted(found, key=lambda k: found[k])
 
     def _shaped(self, written: str, tok: str) -> bool:
-        if self.shape == "number":
-            return is_candidate(tok, "number", "9" * self.width)
+        if self.shape == "number":  # a fragment cut by the answer budget (`854` of 8543079) or a count is not
+            return is_candidate(tok, "number", "9" * self.width) and len(tok.split(".")[0]) >= self.width - 1
         if self.shape == "uuid":
             return bool(_UUID.match(tok))
         if self.shape == "hex":
