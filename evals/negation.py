@@ -39,7 +39,3 @@ def mask_negated(text: str) -> str:
         position = max(finish, end)
     return "".join(out)
 
-
-def negated(text: str, value: str) -> bool:
-    """Whether `value` occurs in `text` only inside negated clauses (False when it does not occur at all)."""
-    return value.casefold() in text.casefold() and value.casefold() not in mask_negated(text).casefold()
