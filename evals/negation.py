@@ -25,9 +25,9 @@ _CLAUSE_END = re.compile(r"[.;,:!?\n\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001]|
 
 
 def mask_negated(text: str) -> str:
-    """`text` with each negated clause blanked (replaced by spaces, so offsets and lines are kept)."""
-    out = list(text)
-    position = 0
+    """`text` with each negated clause, from its cue to the clause's end, replaced by one space."""
+    out: list[str] = []
+    position = kept = 0
     while (cue := _CUE.search(text, position)) is not None:
         start, end = cue.start(), cue.end()
         if cue.group(0).isascii() and _DOUBT.match(text, end):
@@ -35,7 +35,6 @@ def mask_negated(text: str) -> str:
             continue
         stop = _CLAUSE_END.search(text, end)
         finish = stop.start() if stop else len(text)
-        out[start:finish] = [" " if ch != "\n" else ch for ch in text[start:finish]]
-        position = max(finish, end)
-    return "".join(out)
-
+        out += [text[kept:start], " "]
+        kept = position = max(finish, end)
+    return "".join(out) + text[kept:]

@@ -1,12 +1,24 @@
-"""Scoring one sample's output against its `Expected`: exact on the extracted answer, plus partial credit.
+"""Scoring one sample's output against its `Expected`: strict on the answer, plus partial credit.
 
-- `value`: the first candidate of the expected shape (a number, a uuid; for words and names, the
-  expected value as whole tokens) in the first informative sentence. `16462207` is not `6462207`.
-- `values`: each expected value as whole tokens in the answer region; partial = fraction found.
-- `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing
-  whole in the answer line; partial = edit similarity to the best-matching extracted span.
+A sample is correct only when the answer names the expected value(s) and nothing else of their kind: no
+rival candidate (`evals/rivals.py`: another value of the expected shape, another needle's answer) outside the
+question's own words, and no expected value credited where the answer negates it (`evals/negation.py`:
+negated clauses are masked before anything is looked for). Where the answer is looked for: the answer region
+(`evals/extract.py`), in completions mode its first informative sentence (and, for a list, the next ones
+while they name expected values), in chat mode its first paragraph.
+
+Partial credit is recall times precision: the share of the expected values named times the share of the
+values named that are expected (the square of the Fowlkes-Mallows index). Not F1: with nothing invented F1
+would raise an honest partial answer's credit (2 of 4 values: F1 0.67, recall 0.5), while recall x precision
+is then the recall, as before, and falls with every guess added (4 of 4 values and 6 made up: 0.4).
+
+- `value`: the expected value, as whole tokens; `16462207` is not `6462207`. Partial: 1 / (1 + rivals).
+- `values`: each expected value as whole tokens; partial = recall x precision over the values.
+- `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing whole in
+  the answer line; partial = edit similarity to the best-matching extracted span x precision.
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
-- `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
+- `chain`: correct iff the final answer is given (the chain's own hops are not rivals); partial = j/len(chain)
+  for the furthest hop j named x the share of the names and values given that are on the chain.
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
