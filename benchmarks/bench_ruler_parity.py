@@ -3,7 +3,7 @@
 template, at 1K/2K/4K. `--task` is any of RULER's tasks that need no download: `niah_single_1`,
 `niah_multikey_2`, `niah_multikey_3`, `vt`, `cwe`, `fwe` (or `all`); RULER's essay tasks read Paul Graham's
 essays from the hub and its QA tasks download SQuAD and HotpotQA, so they are not run here. Prints each
-accuracy with its Wilson 95% interval; ctxprobe's two layouts run with identical needles, so their paired
+accuracy with its Clopper-Pearson 95% interval; ctxprobe's two layouts run with identical needles, so their paired
 difference is printed too (exact McNemar).
 
 Needs lm-eval[api,ruler] 0.4.13, transformers (no torch) and gguf, for RULER's tokenizer folder, built from
@@ -36,7 +36,7 @@ from typing import Any
 from ctxprobe.evals.paired.templates import template_rows
 from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.stats import wilson
+from ctxprobe.evals.stats import clopper_pearson
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf
 
@@ -57,7 +57,7 @@ TASKS = {
 
 
 def interval(k: int, n: int) -> str:
-    lo, hi = wilson(k, n)
+    lo, hi = clopper_pearson(k, n)
     return f"{k}/{n} = {k / n:.0%} [{lo:.0%}, {hi:.0%}]" if n else "-"
 
 

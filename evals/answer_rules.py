@@ -4,7 +4,8 @@ hyphens, slashes and underscores read as spaces, other punctuation and symbols d
 `a`, `an`, `the` dropped (SQuAD's rule), whitespace collapsed. So `**The Eiffel-Tower.**` is `eiffel tower`.
 
 Where the rules look is the answer region (`evals/extract.py`): the first line after the answer prefix in
-completions mode, the first paragraph in chat mode (and for a `set`, which may be a list).
+completions mode, the first paragraph in chat mode (and for a `set`, which may be a list), with its negated
+clauses masked (`evals/negation.py`: "It is not Paris." gives no answer).
 
 - `exact`: the answer itself is one of the accepted answers: the region's line, its first sentence, or
   what follows its last colon, normalised, equals an accepted answer normalised.
@@ -55,6 +56,7 @@ def score_rule(kind: str, region: AnswerRegion, answers: list[str], question: st
 
 
 def _exact(region: AnswerRegion, answers: list[str]) -> Score:
+    region = region.affirmed()  # a negated answer is not given
     accepted = {normalise(a) for a in answers}
     spans = []
     for line in region.lines:
@@ -73,6 +75,7 @@ def numbers_in(text: str) -> list[float]:
 
 
 def _number(region: AnswerRegion, answers: list[str], question: str) -> Score:
+    region = region.affirmed()  # a negated answer is not given
     asked = set(numbers_in(question))
     given = [v for v in numbers_in(region.text) if v not in asked]
     accepted = [v for v in (parse_number(a) for a in answers) if v is not None]
@@ -86,12 +89,14 @@ def _has(text: str, answer: str) -> bool:
 
 
 def _set(region: AnswerRegion, members: list[str]) -> Score:
+    region = region.affirmed()  # a negated answer is not given
     text = normalise(region.text)
     found = [m for m in members if _has(text, m)]
     return Score(extracted=found, correct=len(found) == len(members), partial=len(found) / len(members))
 
 
 def _contains(region: AnswerRegion, answers: list[str]) -> Score:
+    region = region.affirmed()  # a negated answer is not given
     text = normalise(region.text)
     found = [a for a in answers if _has(text, a)]
     return Score(extracted=found[:1], correct=bool(found), partial=float(bool(found)))

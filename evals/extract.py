@@ -8,90 +8,67 @@ the needle `6462207` is not found in `16462207`."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
 
+from ctxprobe.evals.answer_tokens import (  # noqa: F401  (re-exported: the scorers read them from here)
+    FILLER, Shape, find_tokens, is_candidate, is_cjk, norm, norm_tokens, shape, tokens,
+)
+from ctxprobe.evals.negation import mask_negated
+from ctxprobe.evals.rivals import Rivals, rivals_of
 from ctxprobe.tasks.sample import Sample
-
-Shape = Literal["number", "uuid", "text"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A token: a digit group with thousands separators (1,234,567), a run of letters/digits joined by `-`, `_`
-# or `.` with no space (uuids, `tidy-lobster`, `VAR_X`, `12.5`), or one Chinese or Japanese character:
-# that script puts no space between words, so `答案是6030913。` holds the token `6030913`.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = rf"[^\W_{_CJK}]"
-_TOKEN = re.compile(rf"\d{{1,3}}(?:,\d{{3}})+(?!\d)(?!,\d)|[{_CJK}]|{_WORD}+(?:[-_.]{_WORD}+)*")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
 # A sentence ends after . ! or ? and a space, but not after a list marker that starts the line ("1.
 # tidy-lobster"); or after 。！？, space or none.
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+|(?<=[\u3002\uff01\uff1f])\s*")
-_UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
-_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
-# Words that carry no answer: "Sure. The answer is: X" -> X.
-FILLER = frozenset(
-    "a an and answer are as based certainly final given here i is it it's its my of ok okay on "
-    "provided s sure text that the this to was yes".split()
-)
-
-
-def is_cjk(char: str) -> bool:
-    """Whether `char` is a Chinese or Japanese character (no space separates it from a value)."""
-    return bool(_CJK_CHAR.fullmatch(char))
-
-
-def norm(token: str) -> str:
-    """The comparison form of a token: thousands separators dropped, case folded."""
-    return token.replace(",", "").casefold() if token[:1].isdigit() else token.casefold()
-
-
-def tokens(text: str) -> list[str]:
-    """The tokens of a text, as written."""
-    return _TOKEN.findall(text)
-
-
-def norm_tokens(text: str) -> list[str]:
-    return [norm(t) for t in tokens(text)]
-
-
-def find_tokens(needle: list[str], hay: list[str]) -> int:
-    """Index where the token sequence `needle` occurs whole in `hay`, or -1."""
-    width = len(needle)
-    if width == 0:
-        return -1
-    for i in range(len(hay) - width + 1):
-        if hay[i : i + width] == needle:
-            return i
-    return -1
-
-
-def shape(value: str) -> Shape:
-    """The kind of value a needle holds, which decides what counts as a candidate answer."""
-    v = value.strip().casefold()
-    if v.isdigit():
-        return "number"
-    if _UUID.match(v):
-        return "uuid"
-    return "text"
-
-
-def is_candidate(token: str, kind: Shape, expected: str) -> bool:
-    """A normalized token that looks like an answer of the expected shape. Numbers need at least half
-    the expected digit count, so a list marker `1.` or a count `3` is not taken for the answer."""
-    if kind == "number":
-        return bool(_NUMBER.match(token)) and len(token.split(".")[0]) >= max(2, len(expected.strip()) // 2)
-    if kind == "uuid":
-        return bool(re.match(r"^[0-9a-f]+(?:-[0-9a-f]+){2,}$", token))
-    return token not in FILLER
 
 
 @dataclass(frozen=True)
 class AnswerRegion:
-    """The part of the output that holds the answer, and the words the question itself supplied."""
+    """The part of the output that holds the answer, the words the question itself supplied, and the
+    rival candidates of the sample's expected answer (`evals/rivals.py`)."""
 
     lines: tuple[str, ...]
     excluded: frozenset[str]
+    rivals: Rivals = Rivals()
+    chat: bool = False
+
+    def affirmed(self) -> AnswerRegion:
+        """The region with its negated clauses masked (`evals/negation.py`): what the answer offers."""
+        return replace(self, lines=tuple(mask_negated(line) for line in self.lines))
+
+    def scoped(self, values: list[str]) -> AnswerRegion:
+        """Where an answer's values and rivals are looked for. Chat mode: the whole region (the first
+        paragraph: whatever it names is offered). Completions mode: a base model runs on after its answer
+        ("1234567. The special magic number for amber-falcon is 7654321."), so the first sentence that says
+        something the question did not and, where it names one of `values`, each next sentence while it
+        names one too ("One of the numbers for K is: 1234567. So: 1234567.")."""
+        if self.chat:
+            return self
+        sentences: list[str] = []
+        for sentence in self.sentences():  # "1234567. or 7654321": a lower-case start continues the sentence
+            if sentences and sentence[:1].islower():
+                sentences[-1] += " " + sentence
+            else:
+                sentences.append(sentence)
+        said = [i for i, s in enumerate(sentences)
+                if any(t not in self.excluded and t not in FILLER for t in norm_tokens(s))]
+        if not said:
+            return replace(self, lines=())
+        wanted = [norm_tokens(v) for v in values]
+
+        def names(i: int) -> bool:
+            return any(find_tokens(v, norm_tokens(sentences[i])) >= 0 for v in wanted)
+
+        last = said[0]
+        while names(last) and last + 1 < len(sentences) and names(last + 1):
+            last += 1
+        return replace(self, lines=tuple(sentences[said[0] : last + 1]))
+
+    def offered_rivals(self) -> list[str]:
+        """The rivals this region names (in normalized form), outside the question's words."""
+        return self.rivals.offered(self.text, self.excluded)
 
     @property
     def text(self) -> str:
@@ -151,7 +128,7 @@ def answer_region(sample: Sample, text: str) -> AnswerRegion:
     first_line_only = not chat and sample.expected.kind not in ("values", "set")
     lines = _paragraph(body.splitlines(), first_line_only)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))
-    return AnswerRegion(tuple(lines), excluded)
+    return AnswerRegion(tuple(lines), excluded, rivals_of(sample), chat)
 
 
 def candidates(text: str, kind: Shape, expected: str, excluded: frozenset[str]) -> list[str]:

@@ -1,12 +1,24 @@
-"""Scoring one sample's output against its `Expected`: exact on the extracted answer, plus partial credit.
+"""Scoring one sample's output against its `Expected`: strict on the answer, plus partial credit.
 
-- `value`: the first candidate of the expected shape (a number, a uuid; for words and names, the
-  expected value as whole tokens) in the first informative sentence. `16462207` is not `6462207`.
-- `values`: each expected value as whole tokens in the answer region; partial = fraction found.
-- `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing
-  whole in the answer line; partial = edit similarity to the best-matching extracted span.
+A sample is correct only when the answer names the expected value(s) and nothing else of their kind: no
+rival candidate (`evals/rivals.py`: another value of the expected shape, another needle's answer) outside the
+question's own words, and no expected value credited where the answer negates it (`evals/negation.py`:
+negated clauses are masked before anything is looked for). Where the answer is looked for: the answer region
+(`evals/extract.py`), in completions mode its first informative sentence (and, for a list, the next ones
+while they name expected values), in chat mode its first paragraph.
+
+Partial credit is recall times precision: the share of the expected values named times the share of the
+values named that are expected (the square of the Fowlkes-Mallows index). Not F1: with nothing invented F1
+would raise an honest partial answer's credit (2 of 4 values: F1 0.67, recall 0.5), while recall x precision
+is then the recall, as before, and falls with every guess added (4 of 4 values and 6 made up: 0.4).
+
+- `value`: the expected value, as whole tokens; `16462207` is not `6462207`. Partial: 1 / (1 + rivals).
+- `values`: each expected value as whole tokens; partial = recall x precision over the values.
+- `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing whole in
+  the answer line; partial = edit similarity to the best-matching extracted span x precision.
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
-- `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
+- `chain`: correct iff the final answer is given (the chain's own hops are not rivals); partial = j/len(chain)
+  for the furthest hop j named x the share of the names and values given that are on the chain.
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
@@ -77,44 +89,54 @@ def similarity(a: str, b: str) -> float:
 
 
 def _score_value(region: AnswerRegion, expected: str) -> Score:
+    region = region.affirmed().scoped([expected])
     kind = shape(expected)
-    sentence = answer_sentence(region, kind, expected)
-    if kind == "text":
-        correct = _has(sentence, expected)
-        extracted = [expected] if correct else candidates(sentence, kind, expected, region.excluded)
+    given = _has(region.text, expected)
+    rivals = region.offered_rivals()
+    if given:
+        extracted = [expected if kind == "text" else norm(expected), *rivals]
     else:
-        extracted = candidates(sentence, kind, expected, region.excluded)
-        correct = bool(extracted) and extracted[0] == norm(expected)
-    return Score(extracted=extracted, correct=correct, partial=float(correct))
+        extracted = candidates(answer_sentence(region, kind, expected), kind, expected, region.excluded) or rivals
+    return Score(extracted=extracted, correct=given and not rivals,
+                 partial=recall_times_precision(int(given), 1, len(rivals)))
 
 
 def _score_values(region: AnswerRegion, expected: list[str]) -> Score:
+    region = region.affirmed().scoped(expected)
     text = region.text
     found = [v for v in expected if _has(text, v)]
-    extracted = candidates(text, shape(expected[0]), expected[0], region.excluded)
-    partial = len(found) / len(expected)
-    return Score(extracted=extracted, correct=len(found) == len(expected), partial=partial)
+    rivals = region.offered_rivals()
+    extracted = [*found, *rivals] or candidates(text, shape(expected[0]), expected[0], region.excluded)
+    return Score(extracted=extracted, correct=len(found) == len(expected) and not rivals,
+                 partial=recall_times_precision(len(found), len(expected), len(rivals)))
 
 
 def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
-    # Any informative sentence, not only one holding a value of the final answer's shape: a keychain
-    # answer that names a key instead of the value still earns its hop.
-    sentence = answer_sentence(region, "text", chain[-1])
-    hay = norm_tokens(sentence)
+    # The whole answer region, not one sentence: an answer that walks the chain hop by hop names the end in
+    # its last sentence; a keychain answer that names a key instead of the value still earns its hop. The
+    # asked chain's hops are not rivals; anything else of the final answer's shape is.
+    region = region.affirmed().scoped(chain)
+    hay = norm_tokens(region.text)
     reached = [j for j, hop in enumerate(chain, 1) if find_tokens(norm_tokens(hop), hay) >= 0]
+    rivals = region.offered_rivals()
     if reached:
-        extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay))
+        extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay)) + rivals
     else:
-        extracted = candidates(sentence, "text", chain[-1], region.excluded)
+        extracted = candidates(answer_sentence(region, "text", chain[-1]), "text", chain[-1], region.excluded)
     final = bool(reached) and reached[-1] == len(chain)
-    return Score(extracted=extracted, correct=final, partial=max(reached, default=0) / len(chain))
+    furthest = max(reached, default=0) / len(chain)
+    named = len(reached)
+    precision = named / (named + len(rivals)) if named else 0.0
+    return Score(extracted=extracted, correct=final and not rivals, partial=furthest * precision)
 
 
 def _score_string(region: AnswerRegion, expected: str) -> Score:
+    region = region.affirmed().scoped([expected])
+    rivals = region.offered_rivals()
     target = _drop_period(expected.strip())
     spans = [s for line in region.lines for s in _spans(line, bare=not re.search(r"\s", target))]
     if any(_drop_period(s) == target for s in spans) or any(_stands_whole(target, line) for line in region.lines):
-        return Score(extracted=[expected.strip()], correct=True, partial=1.0)
+        return Score(extracted=[expected.strip(), *rivals], correct=not rivals, partial=1.0 / (1 + len(rivals)))
     best, best_sim = "", -1.0
     for span in spans:
         text = _drop_period(span)
@@ -124,7 +146,18 @@ def _score_string(region: AnswerRegion, expected: str) -> Score:
         sim = similarity(text, target)
         if sim > best_sim:
             best, best_sim = span, sim
-    return Score(extracted=[best] if best else [], correct=False, partial=max(best_sim, 0.0))
+    offered = " ".join(norm_tokens(best))
+    others = [r for r in rivals if r not in offered]  # the best span is what was offered, not a rival of itself
+    return Score(extracted=[best, *others] if best else others, correct=False,
+                 partial=max(best_sim, 0.0) / (1 + len(others)))
+
+
+def recall_times_precision(found: int, expected: int, invented: int) -> float:
+    """Partial credit: the fraction of the expected values recalled times the fraction of the values
+    offered that are expected (0 when nothing expected was offered)."""
+    if found == 0 or expected == 0:
+        return 0.0
+    return (found / expected) * (found / (found + invented))
 
 
 def _has(text: str, value: str) -> bool:

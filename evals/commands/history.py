@@ -12,7 +12,7 @@ import sys
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("history", help="accuracy of one suite's finished runs over time, each night tested against the last",
                        description="Every finished run of one suite in RESULTS_DIR, oldest first: accuracy per "
-                                   "family x length with Wilson intervals, errors, a trend PNG, and each run "
+                                   "family x length with Clopper-Pearson intervals, errors, a trend PNG, and each run "
                                    "compared with the one before by the paired test of `compare` (drops flagged).")
     p.add_argument("results_dir", help="the folder holding run folders (e.g. results)")
     p.add_argument("--label", default=None, help="only runs with this label")

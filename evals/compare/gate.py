@@ -34,7 +34,20 @@ def gate_problems(base: Run, cands: list[Run], labels: list[str]) -> list[str]:
         diff = suite_difference(_suite_fields(base), _suite_fields(cand))
         if diff:
             problems.append(f"{label} ran another suite than the baseline ({diff})")
+        rules, base_rules = scorer_versions(cand), scorer_versions(base)
+        if rules and base_rules and rules != base_rules:
+            problems.append(f"the scoring rule changed: {label} was scored by scorer v{_versions(rules)}, the "
+                            f"baseline by v{_versions(base_rules)}, so a difference may be the rule's, not the build's")
     return problems
+
+
+def scorer_versions(run: Run) -> set[int]:
+    """The scoring rules that scored a run's records."""
+    return {r.score.scorer_version for r in run.records if r.score is not None}
+
+
+def _versions(versions: set[int]) -> str:
+    return ",".join(str(v) for v in sorted(versions))
 
 
 def _suite_fields(run: Run) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """`ctxprobe.history(results_dir)`: every finished run of one suite over time (by manifest `created`),
-accuracy per family x length with Wilson intervals and errors, and each night compared with the one before
+accuracy per family x length with Clopper-Pearson intervals and errors, and each night compared with the one before
 by the paired test of `compare`, its significant drops flagged.
 
 It reads the run folders as they are, every time: a folder counts when its manifest.json says it is a

@@ -58,7 +58,7 @@ def step_lines(result: HistoryResult) -> list[str]:
 def render_text(result: HistoryResult) -> str:
     rows = table_rows(result)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = [f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Wilson] (n), errors apart", ""]
+    out = [f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Clopper-Pearson] (n), errors apart", ""]
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     out += ["", f"night to night (exact McNemar on paired samples, Holm, alpha {result.alpha}):", *step_lines(result)]
     out += [f"skipped {s}" for s in result.skipped]
@@ -66,7 +66,7 @@ def render_text(result: HistoryResult) -> str:
 
 
 def plot_trend(result: HistoryResult, path: Path) -> Path:
-    """One panel per family/variant/haystack: accuracy by run, a line per length with Wilson bars;
+    """One panel per family/variant/haystack: accuracy by run, a line per length with Clopper-Pearson bars;
     a flagged drop is a red ring on the night it happened."""
     panels = sorted({_column(p)[:3] for p in result.points})
     order = {run.path: i for i, run in enumerate(result.runs)}

@@ -3,7 +3,7 @@
 Pure logic, no HTTP: the caller supplies `measure(length, n_more)`, which runs `n_more` more samples at
 a length and returns how many were correct and how many were scored.
 
-- A length is judged by sampling in batches until its Wilson interval lies wholly above the threshold
+- A length is judged by sampling in batches until its Clopper-Pearson interval lies wholly above the threshold
   (pass) or wholly below it (fail). At the per-length cap it is decided by the point estimate and
   marked unsettled.
 - The search starts at the shortest length and climbs geometrically (x `growth`) until a length fails
@@ -24,7 +24,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.evals.log.limit import LengthResult, LimitResult
-from ctxprobe.evals.stats import wilson, z_for
+from ctxprobe.evals.stats import clopper_pearson, z_for
 
 
 class Measure(Protocol):
@@ -75,7 +75,7 @@ def full_grid(config: LimitConfig) -> list[int]:
 
 def judge_length(measure: Measure, length: int, threshold: float, config: LimitConfig,
                  early_stop: bool = True) -> LengthResult:
-    """Sample `length` in batches until the Wilson interval clears `threshold` or the cap is reached."""
+    """Sample `length` in batches until the Clopper-Pearson interval clears `threshold` or the cap is reached."""
     z = z_for(config.confidence)
     successes = n = requests = 0
     lo, hi = 0.0, 1.0
@@ -85,7 +85,7 @@ def judge_length(measure: Measure, length: int, threshold: float, config: LimitC
         if not 0 <= got <= trials <= ask:
             raise ValueError(f"measure({length}, {ask}) returned {got} successes of {trials} trials")
         successes, n, requests = successes + got, n + trials, requests + ask
-        lo, hi = wilson(successes, n, z)
+        lo, hi = clopper_pearson(successes, n, z)
         if trials == 0:
             break  # a whole batch errored (prompts rejected, endpoint down): nothing more to learn here
         if early_stop and (lo > threshold or hi < threshold):

@@ -3,13 +3,21 @@ One line of `samples.jsonl` is one SampleRecord."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
-__all__ = ["ErrorKind", "Response", "SampleRecord", "Score"]  # the response types live with the client
+__all__ = ["SCORER_VERSION", "ErrorKind", "Response", "SampleRecord", "Score"]  # the response types live with the client
+
+# The scoring rule's version (`evals/score.py` and the modules it reads), on every score: runs scored by
+# different rules are not compared as builds (`compare` warns and its gate refuses, `history` says so).
+# 1: the first candidate of the answer's shape; 2: the expected value(s) and no rival candidate, negated
+# values not credited, partial credit recall x precision, accuracies' intervals Clopper-Pearson.
+SCORER_VERSION = 2
 
 
 class Score(BaseModel):
@@ -21,6 +29,8 @@ class Score(BaseModel):
     extracted: list[str]
     correct: bool
     partial: float
+    scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
+                                "record predates versions)")
 
 
 class SampleRecord(BaseModel):
@@ -42,4 +52,12 @@ class SampleRecord(BaseModel):
     reference_scores: dict[str, float] = Field(
         default_factory=dict, description="other harnesses' scores of the same output, e.g. RULER's substring match")
     finished_at: float = Field(default=0.0, description="unix time the record was written")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_scores(cls, data: Any) -> Any:
+        """A score read back without a scorer version was given by the first rule (version 1)."""
+        if isinstance(data, dict) and isinstance(data.get("score"), dict) and "scorer_version" not in data["score"]:
+            data = {**data, "score": {**data["score"], "scorer_version": 1}}
+        return data
 

@@ -6,6 +6,7 @@ leave the pairs and are counted by kind per side, never scored as wrong."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ctxprobe.evals.log.load import Run
@@ -54,7 +55,7 @@ def pair_runs(base: Run, cand: Run) -> Pairing:
         used.add(partner.sample.sample_id)
         matched.append(Pair(partner, rec, same))
     if not matched:
-        raise UserError(f"{cand.dir} has no sample in common with {base.dir}: {first_difference(base, cand)}")
+        raise UserError(f"{cand.dir} has no sample in common with {base.dir}:{first_difference(base, cand)}")
     scored = [p for p in matched if p.base.error is None and p.cand.error is None]
     return Pairing(
         pairs=scored,
@@ -66,20 +67,46 @@ def pair_runs(base: Run, cand: Run) -> Pairing:
 
 
 def first_difference(base: Run, cand: Run) -> str:
-    """The first of suite, lengths, generator version, tokenizer that tells the two runs apart."""
-    facts = [_facts(base), _facts(cand)]
-    for name in ("suite", "lengths", "generator version", "tokenizer"):
-        left, right = facts[0][name], facts[1][name]
-        if left != right:
-            return f"{name} {left} vs {right}"
-    return "same suite, lengths, generator and tokenizer, but different task parameters, depths or seeds"
+    """Why the two runs hold no sample in common: each fact that tells them apart on a line of its own
+    (suite, mode, lengths, generator version, tokenizer, template, task parameters, depths, seeds)."""
+    left, right = _facts(base), _facts(cand)
+    reasons = [f"{name} {left[name]} vs {right[name]}{_WHY.get(name, '')}" for name in left if left[name] != right[name]]
+    if not reasons:
+        return " the same suite, mode, lengths, generator, tokenizer, template, parameters, depths and seeds, but no prompt in common"
+    return "\n  " + "\n  ".join(reasons)
+
+
+_WHY = {
+    "mode": " (chat and completions prompts differ: a chat run pairs only with a chat run)",
+    "template": " (each prompt layout writes its own prompts)",
+    "generator version": " (another generator builds other prompts)",
+}
 
 
 def _facts(run: Run) -> dict[str, str]:
     recipes = [r.sample.recipe for r in run.records]
     return {
         "suite": repr(run.manifest.suite.name),
+        "mode": _listed(sorted({r.mode for r in recipes})),
         "lengths": ",".join(format_length(n) for n in sorted({r.context_tokens for r in recipes})) or "none",
-        "generator version": ",".join(sorted({r.generator_version for r in recipes})) or "none",
-        "tokenizer": run.manifest.tokenizer or ",".join(sorted({r.tokenizer for r in recipes})),
+        "generator version": _listed(sorted({f"{r.family} v{r.generator_version}" for r in recipes})),
+        "tokenizer": run.manifest.tokenizer or _listed(sorted({r.tokenizer for r in recipes})),
+        "template": _listed(sorted({str(r.params.get("template", "ctxprobe")) for r in recipes})),
+        "task parameters": _listed(sorted({_params(r.family, r.params) for r in recipes})),
+        "depths": _listed(f"{d:g}" for d in sorted({r.depth for r in recipes})),
+        "seeds": _listed(str(s) for s in sorted({r.seed for r in recipes})),
     }
+
+
+def _params(family: str, params: dict[str, object]) -> str:
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "template")
+    return f"{family}({shown})"
+
+
+def _listed(values: Iterable[str]) -> str:
+    """The distinct values as one string (the first 6, and how many more)."""
+    distinct = list(dict.fromkeys(values))
+    if not distinct:
+        return "none"
+    more = f" (+{len(distinct) - 6} more)" if len(distinct) > 6 else ""
+    return ",".join(distinct[:6]) + more

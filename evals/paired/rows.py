@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ctxprobe.evals.confseq import PairedTally, p_from_log_e
 from ctxprobe.evals.paired.stats import (
-    PairedCounts, counts_from, mcnemar_exact, newcombe_paired_interval, paired_bootstrap,
+    PairedCounts, counts_from, mcnemar_exact, paired_interval, paired_bootstrap,
 )
 from ctxprobe.evals.log.compare import CompareRow, Level
 from ctxprobe.evals.log.rows import variant_label
@@ -42,7 +42,7 @@ def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool 
         base = [bool(p.base.score and p.base.score.correct) for p in group]
         cand = [bool(p.cand.score and p.cand.score.correct) for p in group]
         counts = counts_from(base, cand)
-        lo, hi = anytime_interval(counts) if anytime else newcombe_paired_interval(counts)
+        lo, hi = anytime_interval(counts) if anytime else paired_interval(counts)
         base_partial = [p.base.score.partial if p.base.score else 0.0 for p in group]
         cand_partial = [p.cand.score.partial if p.cand.score else 0.0 for p in group]
         mean, plo, phi = paired_bootstrap(base_partial, cand_partial)

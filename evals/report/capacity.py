@@ -1,7 +1,7 @@
 """Recall capacity: at each length, accuracy against the number of facts held at once (the `facts`
 parameter of the capacity family), and the capacity itself.
 
-The rule: at one length, the capacity is the largest N tested such that the 95% Wilson lower bound of the
+The rule: at one length, the capacity is the largest N tested such that the 95% Clopper-Pearson lower bound of the
 accuracy is at least the threshold (default 0.9) at N and at every smaller N tested. A curve that dips and
 recovers does not earn the later N: what is held together must hold at every smaller load too. Shown as
 `>=N` when every N tested passed (the capacity is at least the largest tested) and `<N` when not even the
@@ -19,7 +19,7 @@ import pandas as pd
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.report.table import CONDITION, aggregate, record_frame
-from ctxprobe.evals.stats import Z95, wilson
+from ctxprobe.evals.stats import Z95, clopper_pearson
 from ctxprobe.tasks.lengths import format_length
 
 DEFAULT_THRESHOLD = 0.9
@@ -61,9 +61,9 @@ class Capacity:
 
 
 def samples_to_clear(threshold: float, z: float = Z95) -> int:
-    """The fewest samples whose Wilson lower bound can reach `threshold` (all of them right): 35 for 0.9."""
+    """The fewest samples whose Clopper-Pearson lower bound can reach `threshold` (all of them right): 36 for 0.9."""
     n = 1
-    while wilson(n, n, z)[0] < threshold and n < 100_000:
+    while clopper_pearson(n, n, z)[0] < threshold and n < 100_000:
         n += 1
     return n
 
@@ -74,7 +74,7 @@ def capacity_records(records: Iterable[SampleRecord]) -> list[SampleRecord]:
 
 
 def curve_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:
-    """One row per (family, variant without facts, haystack, length, facts): n, accuracy, Wilson interval,
+    """One row per (family, variant without facts, haystack, length, facts): n, accuracy, Clopper-Pearson interval,
     partial credit and errors, depths pooled. Empty (with its columns) when no record holds facts."""
     held = capacity_records(records)
     if not held:
@@ -94,7 +94,7 @@ def capacities(curve: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
         held, too_few = 0, 0
         for row in block.itertuples(index=False):
             if row.n == 0 or row.ci_lo < threshold:
-                too_few = int(row.n) if row.n and wilson(int(row.n), int(row.n))[0] < threshold else 0
+                too_few = int(row.n) if row.n and clopper_pearson(int(row.n), int(row.n))[0] < threshold else 0
                 break
             held = int(row.facts)
         out.append(Capacity(str(family), str(variant), str(haystack), int(length), held,
@@ -142,9 +142,9 @@ def capacity_grids(curve: CapacityCurve) -> list[tuple[tuple[str, str, str], lis
 
 
 def rule_text(threshold: float) -> str:
-    return (f"Capacity: the largest number of facts N whose accuracy has a 95% Wilson lower bound of at least "
+    return (f"Capacity: the largest number of facts N whose accuracy has a 95% Clopper-Pearson lower bound of at least "
             f"{threshold:g} at N and at every smaller N tested (>=N: every N tested passed; <N: not even the "
-            f"fewest). Cells: accuracy (n) [95% Wilson], depths pooled; errors never counted.")
+            f"fewest). Cells: accuracy (n) [95% Clopper-Pearson], depths pooled; errors never counted.")
 
 
 def capacity_markdown(curve: CapacityCurve) -> str:
@@ -164,7 +164,7 @@ def capacity_text(curve: CapacityCurve) -> str:
     out = []
     for (family, variant, haystack), header, rows in capacity_grids(curve):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        out.append(f"capacity  {family}  {variant}  [{haystack}]  (threshold {curve.threshold:g}, 95% Wilson lower bound)")
+        out.append(f"capacity  {family}  {variant}  [{haystack}]  (threshold {curve.threshold:g}, 95% Clopper-Pearson lower bound)")
         out += ["  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
         out.append("")
     return "\n".join(out)

@@ -1,5 +1,5 @@
 """The capacity curve as a figure: accuracy against the number of facts held (log axis), one line per
-length with its 95% Wilson interval shaded, the threshold dashed, each length's capacity in the legend;
+length with its 95% Clopper-Pearson interval shaded, the threshold dashed, each length's capacity in the legend;
 one panel per (family, variant, haystack). The run folder gets it as `capacity.png`, the HTML report as an
 inline SVG of the same figure. Drawn on a bare `Figure`, so no pyplot state or display is involved."""
 
@@ -39,7 +39,7 @@ def capacity_figure(curve: CapacityCurve, title: str = "") -> Figure | None:
         ax.minorticks_off()
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("facts held at once (N)")
-        ax.set_ylabel("accuracy (95% Wilson shaded)")
+        ax.set_ylabel("accuracy (95% Clopper-Pearson shaded)")
         ax.set_title(f"{cond[0]}  {cond[1]}  [{cond[2]}]", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower left")

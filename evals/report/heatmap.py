@@ -1,7 +1,7 @@
 """Accuracy heatmaps: one PNG per task family, one panel per variant, depth down, context length across.
 
 Colour is fixed to 0-1 (red to green) so that runs compare by eye; each cell carries its accuracy, n and
-Wilson interval; cells with no scored sample are grey and hatched; errored samples are noted, never
+Clopper-Pearson interval; cells with no scored sample are grey and hatched; errored samples are noted, never
 counted. Drawn on a bare `Figure` (Agg canvas), so no pyplot state or display is involved."""
 
 from __future__ import annotations

@@ -38,17 +38,22 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     from ctxprobe.evals.paired.templates import render_template_sensitivity
     from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
     from ctxprobe.evals.report.capacity_chart import write_capacity_png
+    from ctxprobe.evals.report.ruler_beside import render_ruler_beside
 
     stopping = stopping_of(manifest)
     layouts = render_template_sensitivity(records)
     judged = render_judge(records, run_dir)
     curve = capacity_curve(records, capacity_threshold(manifest))
     capacity = capacity_text(curve)
-    table = render_text(records, stopping=stopping) + layouts + judged + capacity
+    ruler = render_ruler_beside(records)
+    table = render_text(records, stopping=stopping) + ruler + layouts + judged + capacity
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
         write_summary(records, run_dir, stopping=stopping)
+        if ruler:
+            with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
+                md.write("\n## RULER's metric beside ctxprobe's\n\n```\n" + ruler + "```\n")
         write_heatmaps(records, run_dir, run_title(manifest))
         if capacity:
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:

@@ -18,7 +18,7 @@ from ctxprobe.evals.log.rows import record_row, variant_label
 from ctxprobe.evals.log.safe_write import make_folder, replace_file
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.evals.report.count_note import count_note
-from ctxprobe.evals.stats import Z95, wilson
+from ctxprobe.evals.stats import Z95, clopper_pearson
 from ctxprobe.tasks.lengths import format_length
 
 CONDITION = ["family", "variant", "haystack"]
@@ -48,7 +48,7 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
 
 
 def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFrame:
-    """n, correct, accuracy, Wilson ci_lo/ci_hi, partial_mean and error counts per group of `keys`."""
+    """n, correct, accuracy, Clopper-Pearson ci_lo/ci_hi, partial_mean and error counts per group of `keys`."""
     spec: dict[str, tuple[str, str]] = {
         "n": ("scored", "sum"), "correct": ("correct", "sum"), "partial_mean": ("partial", "mean"),
     }
@@ -59,7 +59,7 @@ def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFr
     out[ERROR_COLUMNS] = out[ERROR_COLUMNS].astype(int)
     out["errors"] = out[ERROR_COLUMNS].sum(axis=1)
     out["accuracy"] = (out["correct"] / out["n"]).where(out["n"] > 0)
-    bounds = [wilson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
+    bounds = [clopper_pearson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
     out["ci_lo"] = [lo for lo, _ in bounds]
     out["ci_hi"] = [hi for _, hi in bounds]
     return out[[*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors", *ERROR_COLUMNS]]
@@ -133,7 +133,7 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
 
 def render_text(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopping | None = None) -> str:
     """Plain-text tables for the terminal: per family/variant/haystack, depth rows x context columns,
-    cells `acc (n)` over their Wilson interval (a run stopped adaptively: its confidence sequence, and n
+    cells `acc (n)` over their Clopper-Pearson interval (a run stopped adaptively: its confidence sequence, and n
     tagged with why the cell stopped), an `all depths` row, and errors apart; then a line for any samples
     served at another length than planned."""
     records = list(records)

@@ -6,7 +6,7 @@ from matplotlib.image import imread
 
 from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
 from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.stats import wilson
+from ctxprobe.evals.stats import clopper_pearson
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}
@@ -37,7 +37,7 @@ def test_grid_matrix():
     np.testing.assert_allclose(grid.accuracy, expected)
     assert grid.n.tolist() == [[10, 10, 10], [10, 10, 10], [10, 10, 0]]
     assert grid.errors.tolist() == [[0, 0, 0], [0, 1, 0], [0, 0, 3]]
-    assert (grid.lo[0, 1], grid.hi[0, 1]) == pytest.approx(wilson(7, 10))
+    assert (grid.lo[0, 1], grid.hi[0, 1]) == pytest.approx(clopper_pearson(7, 10))
     assert math.isnan(grid.lo[2, 2])
     assert grid.error_kinds == {"rejected_too_long": 3, "timeout": 1}
 

@@ -45,10 +45,11 @@ def test_echoed_prefix_at_start_is_cut():
     assert score(["1234567"], text).correct
 
 
-def test_first_candidate_is_the_answer():
-    assert score(["1234567"], " 1234567 or 7654321").correct
+def test_a_second_candidate_is_not_exact():
+    s = score(["1234567"], " 1234567 or 7654321")
+    assert not s.correct and s.partial == pytest.approx(0.5) and s.extracted == ["1234567", "7654321"]
     s = score(["1234567"], " 7654321 or 1234567")
-    assert not s.correct and s.extracted == ["7654321", "1234567"]
+    assert not s.correct and s.partial == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("text", [
@@ -99,7 +100,7 @@ def test_multivalue_fraction_found():
 
 def test_values_trap_and_extras():
     s = score(MV, " 12345678, 2345678, 9999999, 3456789 and 4567890.", kind="values")
-    assert s.partial == pytest.approx(0.75) and not s.correct
+    assert s.partial == pytest.approx(3 / 4 * 3 / 5) and not s.correct  # 3 of 4 recalled, 3 of 5 offered expected
     assert "9999999" in s.extracted and "12345678" in s.extracted
 
 
@@ -117,7 +118,7 @@ VARTRACK_PREFIX = ("Answer: According to the chain(s) of variable assignment in 
 def test_variable_tracking_names():
     s = score(["XKQZP", "JRTWL", "MNBVC"], " XKQZP, JRTWL, ABCDE", kind="values",
               question=VARTRACK_Q, answer_prefix=VARTRACK_PREFIX)
-    assert s.partial == pytest.approx(2 / 3) and not s.correct
+    assert s.partial == pytest.approx(2 / 3 * 2 / 3) and not s.correct  # ABCDE is a rival name
     assert s.extracted == ["XKQZP", "JRTWL", "ABCDE"]
     s = score(["XKQZP", "JRTWL", "MNBVC"], " VAR XKQZP, VAR MNBVC and VAR JRTWL\n\nQuestion: VAR XXXXX",
               kind="values", question=VARTRACK_Q, answer_prefix=VARTRACK_PREFIX)

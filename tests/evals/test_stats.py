@@ -1,6 +1,8 @@
 import pytest
 
-from ctxprobe.evals.stats import wilson, z_for
+import math
+
+from ctxprobe.evals.stats import clopper_pearson, wilson, z_for
 
 
 @pytest.mark.parametrize("k,n,lo,hi", [
@@ -39,3 +41,42 @@ def test_z_changes_width():
 def test_rejects_impossible_counts(k, n):
     with pytest.raises(ValueError):
         wilson(k, n)
+
+
+def _tail_root(k: int, n: int, tail: float, upper: bool) -> float:
+    """Clopper-Pearson's bound by bisection on the binomial sums themselves (a second implementation)."""
+    def at_most(p: float, j: int) -> float:
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(j + 1))
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        value = at_most(mid, k) if upper else 1.0 - at_most(mid, k - 1)
+        if (value > tail) == upper:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("k,n", [(0, 5), (5, 5), (4, 5), (8, 10), (33, 35), (35, 35), (81, 263), (199, 200)])
+def test_clopper_pearson_equals_the_binomial_tails(k, n):
+    lo = 0.0 if k == 0 else _tail_root(k, n, 0.025, upper=False)
+    hi = 1.0 if k == n else _tail_root(k, n, 0.025, upper=True)
+    assert clopper_pearson(k, n) == pytest.approx((lo, hi), abs=1e-8)
+
+
+def test_clopper_pearson_by_hand_at_the_edges():
+    assert clopper_pearson(10, 10) == pytest.approx((0.025 ** (1 / 10), 1.0))  # (p^10 = 0.025)
+    assert clopper_pearson(0, 9) == pytest.approx((0.0, 1 - 0.025 ** (1 / 9)))
+    assert clopper_pearson(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("n", [5, 10, 30, 100])
+def test_clopper_pearson_covers_where_wilson_does_not(n):
+    # exact coverage at accuracy p: the binomial probability of the counts whose interval holds p
+    def coverage(interval, p):
+        return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)
+                   if interval(k, n)[0] <= p <= interval(k, n)[1])
+    grid = [0.5 + 0.005 * i for i in range(100)]
+    assert min(coverage(clopper_pearson, p) for p in grid) >= 0.95
+    assert min(coverage(wilson, p) for p in grid) < 0.94

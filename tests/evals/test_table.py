@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.stats import wilson
+from ctxprobe.evals.stats import clopper_pearson
 from ctxprobe.evals.report.table import accuracy_table, context_summary, render_text, variant_label, write_summary
 from tests.evals.factories import make_record
 
@@ -50,7 +50,7 @@ def test_cells_count_errors_apart():
     assert (c["n"], c["correct"], c["errors"], c["err_timeout"]) == (10, 5, 2, 2)
     assert c["accuracy"] == 0.5
     c = cell(table, family="niah", variant=single, context_tokens=32768, depth=0.0)
-    assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(wilson(8, 10))
+    assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(clopper_pearson(8, 10))
     assert c["partial_mean"] == pytest.approx(0.8)
     c = cell(table, family="niah", variant=single, context_tokens=1_000_000, depth=0.0)
     assert c["n"] == 0 and math.isnan(c["accuracy"]) and c["err_rejected_too_long"] == 1
@@ -64,7 +64,7 @@ def test_context_summary_pools_depths():
     summary = context_summary(grid_records())
     c = cell(summary, family="niah", variant="variant=single", context_tokens=32768)
     assert (c["n"], c["correct"], c["errors"]) == (20, 13, 2)
-    assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(wilson(13, 20))
+    assert (c["ci_lo"], c["ci_hi"]) == pytest.approx(clopper_pearson(13, 20))
 
 
 def test_render_text_grid():
@@ -74,7 +74,7 @@ def test_render_text_grid():
     header, row0, ci_row = lines[start + 1 : start + 4]
     assert header.split() == ["depth", "4K", "32K", "1m"]
     assert row0.split() == ["0%", "100%", "(10)", "80%", "(10)", "-", "(0)"]
-    assert ci_row.split() == ["[72-100]", "[49-94]"]
+    assert ci_row.split() == ["[69-100]", "[44-97]"]  # Clopper-Pearson: 0.025^(1/10) = 0.69; 8 of 10
     assert any(line.startswith("errors (not in n): 32K: 2 timeout; 1m: 2 rejected_too_long") for line in lines)
     assert "recall  kind=hex  [prose]" in lines
     assert any(line.split()[:2] == ["partial", "50%"] for line in lines)  # multivalue partial credit
@@ -94,7 +94,7 @@ def test_write_summary(tmp_path):
             "partial_mean", "errors", "err_timeout"} <= set(csv.columns)
     assert len(csv) == 8 and csv["n"].sum() == 45
     md = paths[2].read_text()
-    assert "| depth | 4K | 32K | 1m |" in md and "80% (10) [49-94]" in md
+    assert "| depth | 4K | 32K | 1m |" in md and "80% (10) [44-97]" in md
 
 
 def test_label_leaves_out_defaults_so_spelled_out_and_implicit_defaults_group_together():

@@ -123,5 +123,6 @@ def test_aggregate_scores_every_word_exactly_and_the_fraction_as_partial_credit(
     sample = ctxprobe_sample("frequent_words", 2048)
     a, b, c = sample.expected.answers
     assert score_sample(sample, f" {a}, {b}, {c}").correct
-    partial = score_sample(sample, f" {a}, {b}, xxxxxx")
-    assert not partial.correct and partial.partial == pytest.approx(2 / 3)
+    partial = score_sample(sample, f" {a}, {b}, xxxxxx")  # xxxxxx: a coded word that is not asked, a rival
+    assert not partial.correct and partial.partial == pytest.approx(2 / 3 * 2 / 3)
+    assert score_sample(sample, f" {a}, {b}").partial == pytest.approx(2 / 3)  # nothing invented: recall alone

@@ -1,5 +1,5 @@
 """What a history shows on the page, read from `history.json` through its versioned model (written by `ctxprobe history`
-into `results/history-<suite>/`): accuracy per family x length for every night, with Wilson intervals and
+into `results/history-<suite>/`): accuracy per family x length for every night, with Clopper-Pearson intervals and
 errors apart, the trend chart history drew, and the nights flagged for a significant drop from the night
 before (with the rows that dropped)."""
 

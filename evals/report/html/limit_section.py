@@ -1,6 +1,6 @@
 """What a `ctxprobe limit` folder shows on the page: per endpoint, the four context lengths (advertised,
 configured, accepted, effective) with where each came from, the accepted search's probes, and the
-effective search's curve: accuracy with Wilson intervals against length, the threshold, the bracket."""
+effective search's curve: accuracy with Clopper-Pearson intervals against length, the threshold, the bracket."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def target_section(t: TargetLimits) -> dict[str, Any]:
     if e is not None and e.lengths:
         measured = sorted((r for r in e.lengths if r.accuracy is not None), key=lambda r: r.length)
         if measured:
-            series = Series("accuracy (95% Wilson)" if e.confidence == 0.95 else f"accuracy ({e.confidence:.0%})",
+            series = Series("accuracy (95% Clopper-Pearson)" if e.confidence == 0.95 else f"accuracy ({e.confidence:.0%})",
                             [r.length for r in measured], [float(r.accuracy or 0.0) for r in measured],
                             [r.lo for r in measured], [r.hi for r in measured])
             bracket = (e.bracket[0], e.bracket[1]) if e.bracket else None

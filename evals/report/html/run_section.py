@@ -1,5 +1,5 @@
 """What a run folder shows on the page: its header, per-family depth x length heatmaps, the accuracy table
-with Wilson intervals, the recall capacity where tasks hold a number of facts, template sensitivity where the run has two prompt layouts (the compare page's verdict
+with Clopper-Pearson intervals, the recall capacity where tasks hold a number of facts, template sensitivity where the run has two prompt layouts (the compare page's verdict
 rows), errors by kind and length (apart from accuracy), latency / TTFT / cached share by
 length, and failure examples with the prompt around the needle. Plain values for the templates: every
 string here is escaped by jinja2 when it is written into the page."""
@@ -93,7 +93,7 @@ class Panel:
 
 def heatmap_panels(records: list[SampleRecord], stopping: Stopping | None = None) -> dict[str, list[Panel]]:
     """Per family, one panel per (variant, haystack): depth rows, length columns, the cell's accuracy,
-    n and Wilson interval in it, coloured on the fixed 0-1 scale of the PNG heatmaps. A run that stopped its
+    n and Clopper-Pearson interval in it, coloured on the fixed 0-1 scale of the PNG heatmaps. A run that stopped its
     cells adaptively shows each cell's confidence sequence instead, and its n tagged with why it stopped."""
     from ctxprobe.evals.report.heatmap import heatmap_grids
 
@@ -108,7 +108,7 @@ def heatmap_panels(records: list[SampleRecord], stopping: Stopping | None = None
                     bg, fg = accuracy_colour(acc)
                     text = "–" if n == 0 else f"{acc:.2f}"
                     lo, hi, tag, why = float(g.lo[i, j]), float(g.hi[i, j]), "", ""
-                    method = "95% Wilson"
+                    method = "95% Clopper-Pearson"
                     if stopping is not None and n:
                         lo, hi, tag, why = stopping.cell(round(acc * n), n)
                         method, why = f"{1 - stopping.rule.alpha:.0%} confidence sequence", f"; {why}"
@@ -125,7 +125,7 @@ def heatmap_panels(records: list[SampleRecord], stopping: Stopping | None = None
 
 
 def accuracy_rows(records: list[SampleRecord], stopping: Stopping | None = None) -> list[dict[str, Any]]:
-    """The family x variant x haystack x length table, depths pooled, with Wilson intervals (a run that
+    """The family x variant x haystack x length table, depths pooled, with Clopper-Pearson intervals (a run that
     stopped adaptively: confidence sequences)."""
     rows = []
     for r in apply_stopping(context_summary(records), stopping).to_dict("records"):

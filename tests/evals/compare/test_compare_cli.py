@@ -49,7 +49,7 @@ def test_outputs_record_their_inputs(runs, tmp_path, capsys):
     assert folder.name.endswith("-compare-f16-vs-q4")
     data = json.loads((folder / "compare.json").read_text())
     assert data["baseline"]["path"] == str(runs[0]) and data["candidates"][0]["label"] == "q4"
-    assert data["baseline"]["suite"] == "quick" and "Newcombe" in data["interval_method"]
+    assert data["baseline"]["suite"] == "quick" and "exact paired" in data["interval_method"]
     table = pd.read_csv(folder / "compare.csv")
     pooled = table[(table.level == "family_length") & (table.context_tokens == 2048)].iloc[0]
     assert pooled["diff"] == pytest.approx(-0.4) and pooled.p_value == pytest.approx(2 / 256)

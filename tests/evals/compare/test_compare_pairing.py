@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.log.record import ErrorKind
+from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.tasks.sample import sha256_text
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 
@@ -68,6 +69,37 @@ def test_runs_with_no_overlap_are_refused_naming_the_first_difference(tmp_path: 
         ctxprobe.compare(base, other_lengths, write=False)
     with pytest.raises(ctxprobe.UserError, match="suite 'quick' vs 'nightly'"):
         ctxprobe.compare(base, other_suite, write=False)
+
+
+def _recast(run_dir: Path, **recipe_fields: object) -> None:
+    """Rewrite a run's records as if made with other recipe fields (mode, params, seed...)."""
+    path = run_dir / "samples.jsonl"
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = SampleRecord.model_validate_json(line)
+        recipe = rec.sample.recipe.model_copy(update={
+            k: (v(rec.sample.recipe) if callable(v) else v) for k, v in recipe_fields.items()})
+        sample = rec.sample.model_copy(update={"recipe": recipe, "sample_id": recipe.sample_id(),
+                                               "prompt_sha256": sha256_text(recipe.canonical_json())})
+        lines.append(rec.model_copy(update={"sample": sample}).model_dump_json())
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("fields,reason,not_said", [
+    ({"mode": "chat"}, "mode completions vs chat (chat and completions prompts differ", "task parameters"),
+    ({"params": {"template": "ruler"}}, "template ctxprobe vs ruler", "task parameters"),
+    ({"seed": lambda r: r.seed + 100}, "seeds 0,1,2,3,4,5 (+4 more) vs 100,101", "mode"),
+    ({"generator_version": "9"}, "generator version niah v3 vs niah v9", "seeds"),
+])
+def test_no_overlap_names_each_real_reason_on_its_own_line(tmp_path: Path, fields, reason, not_said):
+    base = write_run(tmp_path / "a", "base", all_right())
+    cand = write_run(tmp_path / "b", "cand", all_right())
+    _recast(cand, **fields)
+    with pytest.raises(ctxprobe.UserError) as refused:
+        ctxprobe.compare(base, cand, write=False)
+    lines = str(refused.value).splitlines()
+    assert any(line.strip().startswith(reason) for line in lines[1:]), lines
+    assert not any(line.strip().startswith(not_said) for line in lines), lines
 
 
 def test_each_candidate_is_its_own_family_of_tests(tmp_path: Path):

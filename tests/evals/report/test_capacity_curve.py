@@ -20,10 +20,10 @@ from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 from tests.evals.factories import make_record
 
-# Wilson 95% lower bounds worked by hand: n/(n + z^2) for n of n; for 39 of 40, with z^2 = 3.841459,
-# (p + z^2/2n - z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n) = (1.023018 - 0.068168) / 1.096036 = 0.8712.
-LO_40_OF_40 = 40 / (40 + 3.841459)  # 0.9124
-LO_39_OF_40 = 0.8712
+# Clopper-Pearson 95% lower bounds worked by hand: for n of n, p^n = 0.025, p = 0.025^(1/n); for 39 of 40,
+# P(X >= 39) = p^40 + 40 p^39 (1 - p) = 0.025: 0.86841 (0.86841^40 + 40 * 0.86841^39 * 0.13159 = 0.0250).
+LO_40_OF_40 = 0.025 ** (1 / 40)  # 0.9120
+LO_39_OF_40 = 0.86841
 
 
 def _records(length: int, facts: int, right: int, total: int = 40, errors: int = 0,
@@ -74,7 +74,7 @@ def test_partial_recall_is_the_fraction_of_asked_values_in_any_order() -> None:
                                           seed=1))
     a, b, c, d = sample.expected.answers
     score = score_sample(sample, f" {c}, 1234567, {a} and {d}.")
-    assert (score.partial, score.correct) == (0.75, False)
+    assert (score.partial, score.correct) == (3 / 4 * 3 / 4, False)  # 3 of 4 recalled, 3 of 4 offered asked
     assert score_sample(sample, f" {d}, {b}, {c}, {a}.").correct  # a set: any order
     one = builder.build(builder.recipe(family="capacity", params={"facts": 16}, context_tokens=2048, seed=1))
     assert one.expected.kind == "value" and score_sample(one, f" {one.expected.answers[0]}.").correct
@@ -132,8 +132,8 @@ def test_the_report_page_has_the_capacity_section(tmp_path: Path) -> None:
     run = _write_run(tmp_path / "q4", "q4", 12)
     page = ctxprobe.report([run], tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<h3>Recall capacity</h3>" in page and "data:image/svg+xml;base64," in page
-    # 20 of 20 right: lower bound 20/23.84 = 0.839 < 0.9, too few samples to clear it at all
-    assert "<td>capacity</td><td>&lt;1 (n=20 cannot clear 0.9: 35 needed)</td>" in page
+    # 20 of 20 right: lower bound 0.025^(1/20) = 0.832 < 0.9, too few samples to clear it at all
+    assert "<td>capacity</td><td>&lt;1 (n=20 cannot clear 0.9: 36 needed)</td>" in page
     run = _write_run(tmp_path / "q4-at-0.8", "q4", 12, threshold=0.8)  # the run's --threshold
     page = ctxprobe.report([run], tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<td>capacity</td><td>16</td>" in page and "at least 0.8 at N" in page  # 64: 8 of 20
@@ -148,13 +148,12 @@ def write_run_without_facts(path: Path) -> Path:
 
 
 def test_a_capacity_stopped_by_too_few_samples_says_so() -> None:
-    # by hand: Wilson's lower bound at n of n right is n / (n + z^2); it reaches 0.9 first at n = 35
-    # (35 / 38.84 = 0.901; 34 / 37.84 = 0.898), so 8 of 8 (0.676) cannot clear it and 35 of 35 can
-    z2 = 1.959964 ** 2
-    assert samples_to_clear(0.9) == min(n for n in range(1, 100) if n / (n + z2) >= 0.9) == 35
+    # by hand: Clopper-Pearson's lower bound at n of n right is 0.025^(1/n); it reaches 0.9 first at n = 36
+    # (0.025^(1/36) = 0.9026; 0.025^(1/35) = 0.8999), so 8 of 8 (0.631) cannot clear it and 36 of 36 can
+    assert samples_to_clear(0.9) == min(n for n in range(1, 100) if 0.025 ** (1 / n) >= 0.9) == 36
     few = [make_record(True, family="capacity", params={"facts": 1}, context_tokens=2048) for _ in range(8)]
-    enough = [make_record(True, family="capacity", params={"facts": 1}, context_tokens=4096) for _ in range(35)]
-    enough += [make_record(False, family="capacity", params={"facts": 4}, context_tokens=4096) for _ in range(35)]
+    enough = [make_record(True, family="capacity", params={"facts": 1}, context_tokens=4096) for _ in range(36)]
+    enough += [make_record(False, family="capacity", params={"facts": 4}, context_tokens=4096) for _ in range(36)]
     caps = {c.context_tokens: c for c in capacities(curve_table(few + enough))}
-    assert caps[2048].undecided and caps[2048].label() == "<1 (n=8 cannot clear 0.9: 35 needed)"
-    assert not caps[4096].undecided and caps[4096].label() == "1"  # 0/35 at N=4 is a real failure
+    assert caps[2048].undecided and caps[2048].label() == "<1 (n=8 cannot clear 0.9: 36 needed)"
+    assert not caps[4096].undecided and caps[4096].label() == "1"  # 0/36 at N=4 is a real failure

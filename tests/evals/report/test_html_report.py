@@ -59,7 +59,7 @@ def test_run_page_shows_header_cells_errors_timing_and_failures(tmp_path: Path) 
     run = write_run(tmp_path / "run", small_suite())
     html = _page(tmp_path, run)
     for text in ("gemma-3-270m-it", "llama.cpp b6000", "gemma-3-270m-Q4_K_M.gguf", "q8_0", "small", "estimate:4",
-                 "1h 02m", "95% Wilson"):
+                 "1h 02m", "95% Clopper-Pearson"):
         assert text in html
     assert re.search(r'<span class="s">n=2 \[[0-9.]+, [0-9.]+\]', html)  # n and interval in a heatmap cell
     at_4k = [r.response for r in ctxprobe.load_run(run).records if r.response and r.sample.recipe.context_tokens == 4096]
