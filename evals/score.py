@@ -7,6 +7,7 @@
   whole in the answer line; partial = edit similarity to the best-matching extracted span.
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
+- `name`: the latent family's character, and no other listed name (`evals/name_score.py`).
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
@@ -27,6 +28,7 @@ from ctxprobe.evals.extract import (
     shape,
 )
 from ctxprobe.evals.log.record import Score
+from ctxprobe.evals.name_score import score_name
 from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
@@ -50,6 +52,8 @@ def score_sample(sample: Sample, text: str) -> Score:
         return _score_values(region, sample.expected.answers)
     if kind == "string":
         return _score_string(region, sample.expected.answers[0])
+    if kind == "name":
+        return score_name(region, sample.expected.answers[0])
     if kind == "any":
         return max((_score_string(region, a) for a in sample.expected.answers), key=lambda s: (s.correct, s.partial))
     return _score_chain(region, sample.expected.chain or sample.expected.answers)

@@ -128,6 +128,7 @@ class PromptBuilder:
             max_tokens=draft.max_tokens,
             expected=draft.expected,
             needles=built.needles,
+            measures=draft.measures,
         )
 
 

@@ -65,6 +65,15 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'capacity', 'code'): "c625675a48c7d123bcd80810a530af79",
         ('local:gemma3-270m', 'capacity', 'legal'): "33e28b2812049019a19f9a933a1095e8",
         ('local:gemma3-270m', 'capacity', 'noise'): "76e3568e902a93afed748817f07ee542",
+        # latent 1: the family's first prompts (one hop, the default direction, the latent cue).
+        ('estimate', 'latent', 'prose'): "47cff7289c44d4393fc4ce02ac83297f",
+        ('estimate', 'latent', 'code'): "c2aa9c5fa140cc5bd2f5ecece50b6751",
+        ('estimate', 'latent', 'legal'): "1399e9dabc0e07d0fa95ac733b1c00af",
+        ('estimate', 'latent', 'noise'): "39e91871ca42bc7b24e9a82e3cc35ae7",
+        ('local:gemma3-270m', 'latent', 'prose'): "fe460d5f701b3febff0fe192c8fa0bcf",
+        ('local:gemma3-270m', 'latent', 'code'): "59b02f3b57684b13e2a379e76ec34c63",
+        ('local:gemma3-270m', 'latent', 'legal'): "916530c8a43e659aae26e4c48ba5b41c",
+        ('local:gemma3-270m', 'latent', 'noise'): "0fed2d7e581739df8db0adf573455b65",
     },
 }
 # niah in RULER's layout (template: ruler, length_convention: ruler), by family version
