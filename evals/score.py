@@ -8,6 +8,7 @@
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
 - `name`: the latent family's character, and no other listed name (`evals/name_score.py`).
+- `nodes`: the graphwalk family's node set by GraphWalks' rule: F1 partial, exact set (`evals/set_score.py`).
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
@@ -29,6 +30,7 @@ from ctxprobe.evals.extract import (
 )
 from ctxprobe.evals.log.record import Score
 from ctxprobe.evals.name_score import score_name
+from ctxprobe.evals.set_score import score_nodes
 from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
@@ -52,6 +54,8 @@ def score_sample(sample: Sample, text: str) -> Score:
         return _score_values(region, sample.expected.answers)
     if kind == "string":
         return _score_string(region, sample.expected.answers[0])
+    if kind == "nodes":
+        return score_nodes(sample, text)
     if kind == "name":
         return score_name(region, sample.expected.answers[0])
     if kind == "any":

@@ -85,7 +85,7 @@ class Expected(BaseModel):
 
     # any: one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
     # file (`evals/answer_rules.py`)
-    kind: Literal["value", "values", "string", "chain", "any", "exact", "number", "set", "contains", "name"]
+    kind: Literal["value", "values", "string", "chain", "any", "exact", "number", "set", "contains", "name", "nodes"]
     answers: list[str]
     chain: list[str] = Field(default_factory=list)
 

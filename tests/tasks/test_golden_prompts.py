@@ -74,6 +74,9 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'latent', 'code'): "59b02f3b57684b13e2a379e76ec34c63",
         ('local:gemma3-270m', 'latent', 'legal'): "916530c8a43e659aae26e4c48ba5b41c",
         ('local:gemma3-270m', 'latent', 'noise'): "0fed2d7e581739df8db0adf573455b65",
+        # graphwalk 1: the family's first prompts (BFS at depth 2; the whole context is the graph's edges).
+        ('estimate', 'graphwalk', 'prose'): "c23797f452435131c198027230c5c916",
+        ('local:gemma3-270m', 'graphwalk', 'prose'): "dab701fe9f6503725de6cbd14dca8013",
     },
 }
 # niah in RULER's layout (template: ruler, length_convention: ruler), by family version
