@@ -9,6 +9,7 @@
 - `chain`: correct iff the final answer is given; partial = j/len(chain) for the furthest hop j named.
 - `name`: the latent family's character, and no other listed name (`evals/name_score.py`).
 - `nodes`: the graphwalk family's node set by GraphWalks' rule: F1 partial, exact set (`evals/set_score.py`).
+- `mrcr`: OpenAI MRCR's rule: the hash first, then SequenceMatcher's ratio (`evals/mrcr_score.py`).
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
@@ -29,6 +30,7 @@ from ctxprobe.evals.extract import (
     shape,
 )
 from ctxprobe.evals.log.record import Score
+from ctxprobe.evals.mrcr_score import score_mrcr
 from ctxprobe.evals.name_score import score_name
 from ctxprobe.evals.set_score import score_nodes
 from ctxprobe.tasks.sample import Sample
@@ -54,6 +56,8 @@ def score_sample(sample: Sample, text: str) -> Score:
         return _score_values(region, sample.expected.answers)
     if kind == "string":
         return _score_string(region, sample.expected.answers[0])
+    if kind == "mrcr":
+        return score_mrcr(sample, text)
     if kind == "nodes":
         return score_nodes(sample, text)
     if kind == "name":

@@ -55,6 +55,9 @@ class Draft:
     document_start: int | None = None
     # Figures the family measures on what it wrote, recorded on the sample (the latent family's lexical overlap).
     measures: dict[str, float] = field(default_factory=dict)
+    # Chat mode's messages, for a family whose prompt is a conversation (mrcr); empty: one user message holding
+    # head + haystack + tail. The text (head + tail) is then the conversation's transcript, for its hash.
+    messages: tuple[dict[str, str], ...] = ()
 
 
 # Parameters that change how a task is laid out, not what it asks: the needles and values are drawn

@@ -77,6 +77,9 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         # graphwalk 1: the family's first prompts (BFS at depth 2; the whole context is the graph's edges).
         ('estimate', 'graphwalk', 'prose'): "c23797f452435131c198027230c5c916",
         ('local:gemma3-270m', 'graphwalk', 'prose'): "dab701fe9f6503725de6cbd14dca8013",
+        # mrcr 1: the family's first prompts (two needles, a completions transcript).
+        ('estimate', 'mrcr', 'prose'): "623f4b853e08c6f3a777636c29c62211",
+        ('local:gemma3-270m', 'mrcr', 'prose'): "8f85e92d175014b7ad757e91fdf940b4",
     },
 }
 # niah in RULER's layout (template: ruler, length_convention: ruler), by family version
