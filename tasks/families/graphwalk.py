@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.tasks.families.framing import frame
-from ctxprobe.tasks.families.published_rows import load_rows
+from ctxprobe.tasks.families.published_rows import load_rows, row_at, shortest_first
 from ctxprobe.tasks.families.vocab import make_value
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -48,7 +48,6 @@ ID_KIND = "hex10"
 OUT_DEGREE = 2  # edges per node on average
 TOKENS_PER_NODE = 8  # a node id and its separator in the answer, with room to spare
 DATASET_COLUMNS = ("prompt", "answer_nodes", "problem_type")
-SEED_SPREAD = 8  # published rows: a seed takes one of the 8 longest rows that fit
 
 
 class GraphwalkParams(BaseModel):
@@ -136,14 +135,13 @@ def _published(p: GraphwalkParams) -> list[dict[str, Any]]:
     """The published rows of the query's type, shortest first."""
     assert p.dataset is not None
     rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS) if r["problem_type"] == p.query]
-    return sorted(rows, key=lambda r: (len(r["prompt"]), r["prompt"]))
+    return shortest_first(rows)
 
 
 def _published_draft(p: GraphwalkParams, mode: Mode, rng: random.Random, size: int) -> Draft:
     """Row `size - 1 - offset` of the shortest-first rows, `offset` drawn from the seed: the builder's search
     for the largest fitting size finds the row `offset` places below the longest that fits."""
-    rows = _published(p)
-    row = rows[max(0, min(size, len(rows)) - 1 - rng.randrange(SEED_SPREAD))]
+    row = row_at(_published(p), size, rng)
     answers = [str(n) for n in row["answer_nodes"]]
     tail, prefix = ("\n\n" + PREFIX, PREFIX) if mode == "completions" else ("", "")
     return Draft(head=str(row["prompt"]), tail=tail, question="", answer_prefix=prefix, needles=(),

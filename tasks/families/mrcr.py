@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.tasks.families import mrcr_text
-from ctxprobe.tasks.families.published_rows import load_rows
+from ctxprobe.tasks.families.published_rows import load_rows, row_at, shortest_first
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -35,7 +35,6 @@ from ctxprobe.tasks.sized import Sized
 HEAD = "The following is a conversation between a user and an assistant."
 NEAR = 0.25  # the share of filler requests on the needle's topic (another kind), and of those of its kind
 DATASET_COLUMNS = ("prompt", "answer", "random_string_to_prepend", "n_needles")
-SEED_SPREAD = 8
 Message = dict[str, str]
 
 
@@ -112,13 +111,12 @@ def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
 def _published(p: MrcrParams) -> list[dict[str, Any]]:
     assert p.dataset is not None
     rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS) if int(r["n_needles"]) == p.needles]
-    return sorted(rows, key=lambda r: (len(r["prompt"]), r["prompt"]))
+    return shortest_first(rows)
 
 
 def _published_draft(p: MrcrParams, mode: Mode, rng: random.Random, size: int) -> Draft:
     """Row `size - 1 - offset` of the shortest-first rows (as the graphwalk family reads GraphWalks)."""
-    rows = _published(p)
-    row = rows[max(0, min(size, len(rows)) - 1 - rng.randrange(SEED_SPREAD))]
+    row = row_at(_published(p), size, rng)
     messages = [{"role": str(m["role"]), "content": str(m["content"])} for m in json.loads(row["prompt"])]
     expected = Expected(kind="mrcr", answers=[str(row["answer"]), str(row["random_string_to_prepend"])])
     return _draft(messages, mode, expected, ())

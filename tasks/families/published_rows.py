@@ -4,6 +4,7 @@ the graphwalk family reads OpenAI's GraphWalks files this way, the mrcr family O
 
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -41,3 +42,17 @@ def _read(path: str, size: int, mtime: int) -> tuple[dict[str, Any], ...]:
         return tuple(row for f in files for row in pq.read_table(f).to_pylist())
     except (OSError, ValueError) as error:
         raise UserError(f"dataset {path}: cannot read it as parquet: {str(error).splitlines()[0]}") from None
+
+
+SEED_SPREAD = 8  # a seed takes one of the 8 longest rows that fit
+
+
+def shortest_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows ordered by their prompt's length (then text), the order a sized family's sizes walk."""
+    return sorted(rows, key=lambda r: (len(r["prompt"]), r["prompt"]))
+
+
+def row_at(rows: list[dict[str, Any]], size: int, rng: random.Random) -> dict[str, Any]:
+    """Row `size - 1 - offset` of shortest-first `rows`, `offset` drawn from the seed (the same at every size):
+    the builder's search for the largest size that fits finds the row `offset` places below the longest one."""
+    return rows[max(0, min(size, len(rows)) - 1 - rng.randrange(SEED_SPREAD))]
