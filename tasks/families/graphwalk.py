@@ -22,7 +22,7 @@ import random
 from collections import deque
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families.framing import frame
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, shortest_first
@@ -58,6 +58,12 @@ class GraphwalkParams(BaseModel):
     depth: int = Field(2, ge=1, le=8, description="bfs: the distance from the start node")
     dataset: str | None = Field(None, description="hf:PATH: OpenAI's GraphWalks parquet, kept locally, instead of "
                                 "generated graphs")
+
+    @model_validator(mode="after")
+    def _published_asks_last(self) -> GraphwalkParams:
+        if self.dataset and getattr(self, "question_position", "end") != "end":  # added at registration
+            raise ValueError("a published GraphWalks prompt asks at its end: question_position is end")
+        return self
 
 
 def bfs_at_depth(edges: list[tuple[str, str]], start: str, depth: int) -> list[str]:

@@ -23,7 +23,7 @@ import json
 import random
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import mrcr_text
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, shortest_first
@@ -45,6 +45,12 @@ class MrcrParams(BaseModel):
                                       "is asked for")
     dataset: str | None = Field(None, description="hf:PATH: OpenAI's MRCR parquet, kept locally, instead of "
                                 "generated conversations")
+
+    @model_validator(mode="after")
+    def _asked_last(self) -> MrcrParams:
+        if getattr(self, "question_position", "end") != "end":  # the common parameter, added at registration
+            raise ValueError("mrcr asks in the conversation's last turn: question_position is end")
+        return self
 
 
 def final_request(hash_: str, index: int, kind: str, topic: str) -> str:

@@ -113,3 +113,10 @@ def test_a_dataset_without_the_published_columns_is_one_line_error(tmp_path: Pat
         build({"dataset": f"hf:{path}"})
     with pytest.raises(UserError, match="no such file"):
         build({"dataset": f"hf:{tmp_path / 'none.parquet'}"})
+
+
+def test_a_generated_graph_takes_its_question_first_but_a_published_prompt_does_not(published: Path) -> None:
+    first = build({"query": "parents", "question_position": "start"})
+    assert first.prompt.index("Find the parents of node") < first.prompt.index(" -> ")
+    with pytest.raises(UserError, match="question_position is end"):
+        build({"dataset": f"hf:{published}", "question_position": "start"})

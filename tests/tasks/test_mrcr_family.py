@@ -150,3 +150,10 @@ def test_the_mrcr_option_gives_every_mrcr_task_the_dataset(published: Path) -> N
     assert [(t.family, t.params["dataset"]) for t in suite.tasks] == [("mrcr", f"hf:{published}")]
     quick = suite_from_args("quick", None, None, None, None, None, None, None, mrcr=f"hf:{published}")
     assert quick.tasks[-1].family == "mrcr" and len(quick.tasks) > 1
+
+
+def test_the_question_stays_in_the_last_turn() -> None:
+    from ctxprobe.tasks.errors import UserError
+
+    with pytest.raises(UserError, match="question_position is end"):
+        build({"question_position": "start"})
