@@ -120,3 +120,13 @@ def test_a_generated_graph_takes_its_question_first_but_a_published_prompt_does_
     assert first.prompt.index("Find the parents of node") < first.prompt.index(" -> ")
     with pytest.raises(UserError, match="question_position is end"):
         build({"dataset": f"hf:{published}", "question_position": "start"})
+
+
+def test_a_published_row_is_scored_by_graphwalks_rule(published: Path) -> None:
+    from ctxprobe.evals.score import score_sample
+
+    sample = build({"dataset": f"hf:{published}"}, mode="chat", seed=1)
+    (node,) = sample.expected.answers
+    assert score_sample(sample, f"Thinking...\nFinal Answer: [{node}]").correct
+    half = score_sample(sample, f"Final Answer: [{node}, 0000000000]")  # F1 of {a, b} against {a}: 2/3
+    assert not half.correct and half.partial == pytest.approx(2 * 1 * 0.5 / 1.5)

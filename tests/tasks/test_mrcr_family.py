@@ -157,3 +157,16 @@ def test_the_question_stays_in_the_last_turn() -> None:
 
     with pytest.raises(UserError, match="question_position is end"):
         build({"question_position": "start"})
+
+
+def test_a_published_row_is_scored_by_mrcrs_rule(published: Path) -> None:
+    from difflib import SequenceMatcher
+
+    from ctxprobe.evals.score import score_sample
+
+    sample = build({"dataset": f"hf:{published}"}, mode="chat", seed=0, tokens=8192, counter=TemplatedCounter())
+    answer = sample.expected.answers[0]
+    response = answer[:-3] + "xyz and more"
+    expected = SequenceMatcher(None, response[10:], answer[10:]).ratio()
+    assert score_sample(sample, response).partial == pytest.approx(expected) and expected < 1
+    assert score_sample(sample, answer).correct and score_sample(sample, answer[10:]).partial == 0.0
