@@ -46,7 +46,8 @@ def score_nodes(sample: Sample, text: str) -> Score:
     if sample.recipe.mode == "completions" and sample.answer_prefix:
         body = sample.answer_prefix + body.lstrip(" ").split("\n", 1)[0]
     nodes = final_answer(body)
-    if nodes is None:
-        return Score(extracted=[], correct=False, partial=0.0)
+    if nodes is None:  # a format error scores 0; what it listed is extracted (a long wrong list is wrong, not cut off)
+        listed = body.rstrip().split("\n")[-1].partition("Final Answer:")[2].strip(" [")
+        return Score(extracted=[n.strip() for n in listed.split(",") if n.strip()], correct=False, partial=0.0)
     answered, truth = set(nodes), set(sample.expected.answers)
     return Score(extracted=list(dict.fromkeys(nodes)), correct=answered == truth, partial=set_f1(answered, truth))

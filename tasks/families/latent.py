@@ -37,6 +37,7 @@ MAX_LATENT_OVERLAP = 0.0
 HEAD = ("You will answer a question based on the following text. Use the information provided in the text to "
         "answer: your answer should be based on either explicitly stated facts or strong, logical inferences.")
 PREFIX = "Answer: the character is"
+ANSWER_TOKENS = 24  # a name, or the sentence a base model writes around one ("the one who has been to Dresden, Yuki")
 Kind = Literal["landmark", "work", "painting", "dish", "element"]
 
 
@@ -118,5 +119,5 @@ class Latent:
                             f"(more than {MAX_LATENT_OVERLAP}): fix the association table")
         unique = tuple(t for t in (name, row.entity, row.first, row.second) if t)
         draft = frame(HEAD, question, PREFIX, mode, (NeedleDraft(role="target", text=needle, answer=name, depth=depth),),
-                      Expected(kind="name", answers=[name]), max_tokens=12, unique=unique)
+                      Expected(kind="name", answers=[name]), max_tokens=ANSWER_TOKENS, unique=unique)
         return replace(draft, measures={"lexical_overlap": round(overlap, 4)})

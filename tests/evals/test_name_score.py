@@ -35,3 +35,15 @@ def test_another_name_beside_or_instead_of_it_is_wrong() -> None:
         score = score_sample(s, text)
         assert not score.correct and score.partial == 0.0, text
     assert score_sample(s, f" {name} or {other}").extracted == [name, other]
+
+
+def test_a_complete_answer_naming_nobody_is_wrong_not_cut_off() -> None:
+    from ctxprobe.evals.log.record import Response
+    from ctxprobe.evals.truncation import cut_off
+
+    s = sample()
+    text = " the one who has been to the city.\n\nThe character"
+    score = score_sample(s, text)
+    assert not score.correct and score.extracted  # what it said instead
+    response = Response(endpoint="http://x", text=text, finish_reason="length", completion_tokens=24)
+    assert cut_off(s, response, score) is None

@@ -54,9 +54,11 @@ def test_chat_answer_must_stand_on_the_last_line() -> None:
     s = sample("chat", "parents")
     good = "Final Answer: [" + ", ".join(s.expected.answers) + "]"
     assert score_sample(s, f"Let me think.\n{good}\n\n").correct
-    for gamed in (f"{good}\nI hope this helps.", ", ".join(s.expected.answers), f"final answer: {s.expected.answers}"):
+    for gamed in (f"{good}\nI hope this helps.", ", ".join(s.expected.answers), f"final answer: {s.expected.answers}",
+                  f"Final Answer: [{', '.join(s.expected.answers)}"):
         result = score_sample(s, gamed)
-        assert not result.correct and result.partial == 0.0 and result.extracted == [], gamed
+        assert not result.correct and result.partial == 0.0, gamed
+    assert score_sample(s, "Final Answer: [ab, cd").extracted == ["ab", "cd"]  # what it listed, unclosed
 
 
 def test_final_answer_parsing() -> None:
