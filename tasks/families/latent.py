@@ -38,7 +38,6 @@ HEAD = ("You will answer a question based on the following text. Use the informa
         "answer: your answer should be based on either explicitly stated facts or strong, logical inferences.")
 PREFIX = "Answer: the character is"
 ANSWER_TOKENS = 24  # a name, or the sentence a base model writes around one ("the one who has been to Dresden, Yuki")
-Kind = Literal["landmark", "work", "painting", "dish", "element"]
 
 
 @dataclass(frozen=True)
