@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families.framing import frame
-from ctxprobe.tasks.families.published_rows import load_rows, row_at, shortest_first
+from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows
 from ctxprobe.tasks.families.vocab import make_value
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -141,7 +141,7 @@ def _published(p: GraphwalkParams) -> list[dict[str, Any]]:
     """The published rows of the query's type, shortest first."""
     assert p.dataset is not None
     rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS) if r["problem_type"] == p.query]
-    return shortest_first(rows)
+    return some_rows(rows, p.dataset, f"problem_type {p.query}")
 
 
 def _published_draft(p: GraphwalkParams, mode: Mode, rng: random.Random, size: int) -> Draft:

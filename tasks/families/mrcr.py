@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import mrcr_text
-from ctxprobe.tasks.families.published_rows import load_rows, row_at, shortest_first
+from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -117,7 +117,7 @@ def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
 def _published(p: MrcrParams) -> list[dict[str, Any]]:
     assert p.dataset is not None
     rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS) if int(r["n_needles"]) == p.needles]
-    return shortest_first(rows)
+    return some_rows(rows, p.dataset, f"n_needles {p.needles}")
 
 
 def _published_draft(p: MrcrParams, mode: Mode, rng: random.Random, size: int) -> Draft:

@@ -56,3 +56,10 @@ def row_at(rows: list[dict[str, Any]], size: int, rng: random.Random) -> dict[st
     """Row `size - 1 - offset` of shortest-first `rows`, `offset` drawn from the seed (the same at every size):
     the builder's search for the largest size that fits finds the row `offset` places below the longest one."""
     return rows[max(0, min(size, len(rows)) - 1 - rng.randrange(SEED_SPREAD))]
+
+
+def some_rows(rows: list[dict[str, Any]], spec: str, what: str) -> list[dict[str, Any]]:
+    """`rows`, shortest first; none is a one-line error naming what was asked (`what`)."""
+    if not rows:
+        raise UserError(f"dataset {spec!r} has no rows with {what}")
+    return shortest_first(rows)

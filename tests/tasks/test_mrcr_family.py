@@ -170,3 +170,10 @@ def test_a_published_row_is_scored_by_mrcrs_rule(published: Path) -> None:
     expected = SequenceMatcher(None, response[10:], answer[10:]).ratio()
     assert score_sample(sample, response).partial == pytest.approx(expected) and expected < 1
     assert score_sample(sample, answer).correct and score_sample(sample, answer[10:]).partial == 0.0
+
+
+def test_a_dataset_without_rows_of_the_asked_needles_is_one_line_error(published: Path) -> None:
+    from ctxprobe.tasks.errors import UserError
+
+    with pytest.raises(UserError, match="has no rows with n_needles 8"):
+        build({"dataset": f"hf:{published}", "needles": 8})
