@@ -36,7 +36,7 @@ from ctxprobe.tasks.sample import Expected, Mode
 MAX_LATENT_OVERLAP = 0.0
 HEAD = ("You will answer a question based on the following text. Use the information provided in the text to "
         "answer: your answer should be based on either explicitly stated facts or strong, logical inferences.")
-PREFIX = "Answer: the character is"
+PREFIX = "Answer: the character's name is"
 ANSWER_TOKENS = 24  # a name, or the sentence a base model writes around one ("the one who has been to Dresden, Yuki")
 
 
