@@ -42,8 +42,12 @@ def test_a_complete_answer_naming_nobody_is_wrong_not_cut_off() -> None:
     from ctxprobe.evals.truncation import cut_off
 
     s = sample()
-    text = " the one who has been to the city.\n\nThe character"
-    score = score_sample(s, text)
-    assert not score.correct and score.extracted  # what it said instead
-    response = Response(endpoint="http://x", text=text, finish_reason="length", completion_tokens=24)
-    assert cut_off(s, response, score) is None
+    asked = s.question.rsplit(" ", 1)[-1].rstrip("?")  # the question's own words, answered back
+    for text in (f" {asked}.\n\nThe character's name is {asked}.\n\nThe character's",
+                 " the same as the book.\n\nThe character's name is the same as the book.\n\nThe character's"):
+        score = score_sample(s, text)
+        assert not score.correct and score.extracted == [text.strip().split("\n")[0]]
+        response = Response(endpoint="http://x", text=text, finish_reason="length", completion_tokens=24)
+        assert cut_off(s, response, score) is None, text
+    unfinished = Response(endpoint="http://x", text=" the one who has", finish_reason="length", completion_tokens=24)
+    assert cut_off(s, unfinished, score_sample(s, unfinished.text)) == "it stopped before its answer line ended"
