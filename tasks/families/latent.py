@@ -11,7 +11,9 @@ been to Dresden?"). The associations and names are the shipped table (`latent_ta
   inverted templates).
 - `cue: literal` is the control: the same needle with the asked entity written in it ("... the Semperoper
   (Dresden)."). `cue` is a layout parameter: a latent and a literal sample of one cell have the same
-  character, association, haystack and depth, so latent minus literal is measured on identical positions.
+  character, association, haystack window and depth, so latent minus literal is measured at the same place
+  (the same haystack before the needle, or where the control's few more tokens move the depth's nearest
+  sentence boundary, one sentence off).
 - `kind` keeps to one kind of association (`any`: all of them that have the asked hop).
 
 Each sample records `lexical_overlap`, the question's ROUGE-1 precision against the needle over content

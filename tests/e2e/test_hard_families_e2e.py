@@ -34,7 +34,9 @@ def test_latent_graphwalk_and_mrcr_run_at_the_length_the_server_counts(tmp_path:
     latent, literal = sorted((r for r in run.records if r.sample.recipe.family == "latent"),
                              key=lambda r: r.sample.recipe.params.get("cue", "latent"))
     assert latent.sample.measures["lexical_overlap"] == 0.0 < literal.sample.measures["lexical_overlap"]
-    assert latent.sample.needles[0].token_offset == literal.sample.needles[0].token_offset
+    # the same place: the control's longer needle moves the depth's nearest sentence boundary at most one sentence
+    assert latent.sample.expected == literal.sample.expected
+    assert abs(latent.sample.needles[0].token_offset - literal.sample.needles[0].token_offset) <= 40
 
 
 @pytest.mark.skipif(GGUF is None, reason=SKIP_REASON)

@@ -115,11 +115,11 @@ def test_literal_control_keeps_the_latent_samples_character_association_and_plac
     assert latent_sample.expected == literal_sample.expected and latent_sample.question == literal_sample.question
     a, b = latent_sample.needles[0], literal_sample.needles[0]
     assert b.text.replace(f" ({a.text and next(r.first for r in associations() if r.entity in a.text)})", "") == a.text
-    if depth < 100:  # the same haystack before the needle, to the token
+    if depth < 100:  # here the same haystack before the needle, to the token
         assert latent_sample.prompt[: a.char_offset] == literal_sample.prompt[: b.char_offset]
         assert a.token_offset == b.token_offset
-    else:  # at the end: the literal needle's few more tokens may leave out the haystack's last sentence
-        assert abs(a.token_offset - b.token_offset) <= 40
+    # in general: the literal needle's few more tokens may move the nearest sentence boundary by one sentence
+    assert abs(a.token_offset - b.token_offset) <= 40
 
 
 def test_chat_mode_asks_for_the_name_alone() -> None:
