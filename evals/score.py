@@ -19,6 +19,9 @@ is then the recall, as before, and falls with every guess added (4 of 4 values a
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given (the chain's own hops are not rivals); partial = j/len(chain)
   for the furthest hop j named x the share of the names and values given that are on the chain.
+- `name`: the latent family's character, and no other listed name (`evals/name_score.py`).
+- `nodes`: the graphwalk family's node set by GraphWalks' rule: F1 partial, exact set (`evals/set_score.py`).
+- `mrcr`: OpenAI MRCR's rule: the hash first, then SequenceMatcher's ratio (`evals/mrcr_score.py`).
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
 """
 
@@ -39,6 +42,9 @@ from ctxprobe.evals.extract import (
     shape,
 )
 from ctxprobe.evals.log.record import Score
+from ctxprobe.evals.mrcr_score import score_mrcr
+from ctxprobe.evals.name_score import score_name
+from ctxprobe.evals.set_score import score_nodes
 from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
@@ -62,6 +68,12 @@ def score_sample(sample: Sample, text: str) -> Score:
         return _score_values(region, sample.expected.answers)
     if kind == "string":
         return _score_string(region, sample.expected.answers[0])
+    if kind == "mrcr":
+        return score_mrcr(sample, text)
+    if kind == "nodes":
+        return score_nodes(sample, text)
+    if kind == "name":
+        return score_name(region, sample.expected.answers[0])
     if kind == "any":
         return max((_score_string(region, a) for a in sample.expected.answers), key=lambda s: (s.correct, s.partial))
     return _score_chain(region, sample.expected.chain or sample.expected.answers)

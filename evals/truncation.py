@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ctxprobe.evals.log.record import Response, Score
+from ctxprobe.evals.name_score import name_cut_off
 from ctxprobe.tasks.sample import Sample
 
 _TRAILING_MARKUP = re.compile(r"[\s*_`\"'\u201c\u201d\u2018\u2019]+$")
@@ -24,6 +25,8 @@ _TRAILING_MARKUP = re.compile(r"[\s*_`\"'\u201c\u201d\u2018\u2019]+$")
 
 def cut_off(sample: Sample, response: Response, score: Score) -> str | None:
     """Why the answer counts as cut off before it was complete, or None when it is judged as it stands."""
+    if sample.expected.kind == "name":
+        return name_cut_off(sample, response, score)
     if response.finish_reason != "length" or score.correct:
         return None
     expected = sample.expected.chain[-1:] if sample.expected.kind == "chain" and sample.expected.chain \

@@ -54,6 +54,9 @@ class ChatLeadCounter:
                 self._overhead = (self.server.chat_overhead(content),)
             return self._overhead[0]
 
+    def chat_pair_overhead(self) -> int | None:
+        return self.server.chat_pair_overhead()
+
     def __getattr__(self, name: str) -> object:  # what else the counter offers (count, identity, ...)
         if name == "counter":
             raise AttributeError(name)

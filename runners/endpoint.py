@@ -162,12 +162,14 @@ class EndpointClient:
         return self._model
 
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, extra_body: Mapping[str, Any] | None = None) -> Response:
+                   affinity: int | None = None, extra_body: Mapping[str, Any] | None = None,
+                   messages: list[dict[str, str]] | None = None) -> Response:
         """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
         replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
         retries go to the least busy one. A replica whose connection fails is taken out of rotation and the
         request goes straight to another one in rotation, without spending a retry (at most once per other
-        replica). `extra_body` adds fields to this request (a reasoning budget)."""
+        replica). `extra_body` adds fields to this request (a reasoning budget).
+        In chat mode `messages` (a conversation) is sent in place of one user message holding `prompt`."""
         model = await self.resolve_model()
         timeout_s = self.config.request_timeout_s(planned_tokens)
         attempts = failovers = 0
@@ -177,7 +179,8 @@ class EndpointClient:
                 delay = 0.0
                 with self._pool.use(affinity if attempts == 1 else None) as root:
                     try:
-                        response = await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body)
+                        response = await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body,
+                                                       messages)
                         self._pool.answered(root)
                         return response.model_copy(update={"attempts": attempts})
                     except _Retryable as retry:
@@ -204,7 +207,7 @@ class EndpointClient:
 
     async def _attempt(
         self, root: str, model: str, prompt: str, max_tokens: int, seed: int, timeout_s: float,
-        extra_body: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None, messages: list[dict[str, str]] | None = None,
     ) -> Response:
         client = self._clients[root]
         shown = display_url(root)
@@ -216,7 +219,7 @@ class EndpointClient:
             request["extra_body"] = {**self.config.extra_body, **(extra_body or {})}
         if self.config.mode == "chat":
             create: Any = client.chat.completions.create
-            request["messages"] = [{"role": "user", "content": prompt}]
+            request["messages"] = messages or [{"role": "user", "content": prompt}]
         else:
             create = client.completions.create
             request["prompt"] = prompt

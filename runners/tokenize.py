@@ -47,6 +47,7 @@ class ServerTokenizer:
         self.spec = f"server:{self.base_url}"
         self.identity = f"{engine}:{model or ''}"
         self._bos_lock = threading.Lock()
+        self._pair_lock = threading.Lock()
 
     @property
     def adds_bos(self) -> bool:
@@ -92,6 +93,26 @@ class ServerTokenizer:
         body = self._post(call, soft=True)
         total = self.adapter.read_chat_count(body) if body else None
         return total - self.count(content) if total is not None else None
+
+    def chat_pair_overhead(self, content: str = "Hello.") -> int | None:
+        """Tokens the chat template adds for one more (assistant, user) pair of messages in a conversation,
+        measured once (None where the engine cannot apply its template through a tokenize call)."""
+        with self._pair_lock:  # its own lock: measuring counts text, which reads the BOS under _bos_lock
+            if not hasattr(self, "_pair_overhead"):
+                self._pair_overhead = self._measure_pair(content)
+            return self._pair_overhead
+
+    def _measure_pair(self, content: str) -> int | None:
+        one = [{"role": "user", "content": content}]
+        three = [*one, {"role": "assistant", "content": content}, *one]
+        totals = []
+        for messages in (one, three):
+            call = self.adapter.chat_call(messages, self.model)
+            body = self._post(call, soft=True) if call is not None else {}
+            totals.append(self.adapter.read_chat_count(body) if body else None)
+        if totals[0] is None or totals[1] is None:
+            return None
+        return totals[1] - totals[0] - 2 * self.count(content)
 
     def _raw_count(self, text: str, *, special: bool) -> int:
         call = self.adapter.count_call(text, special=special, model=self.model)

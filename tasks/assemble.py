@@ -4,6 +4,7 @@ unit (sentence or line) boundaries at their depths, every offset recorded in tok
 from __future__ import annotations
 
 import bisect
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,8 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
         )
     span = counts.span(window, budget)
     units = _select_units(span, budget, tolerance(target))
+    if draft.shuffle_haystack:
+        units = shuffled_units(units)
     cum = np.concatenate(([0], np.cumsum(span.counts[np.asarray(units, dtype=np.int64) - span.start], dtype=np.int64)))
     hay_tokens = int(cum[-1])
 
@@ -143,11 +146,17 @@ def _select_units(span: Span, budget: int, tol: int) -> list[int]:
 def _unit_texts(haystack: Haystack, units: list[int]) -> list[str]:
     if not units:
         return []
-    first, last = units[0], units[-1]
+    first, last = min(units), max(units)
     block = haystack.units(first, last + 1)
-    if len(units) == last - first + 1:
+    if units == list(range(first, last + 1)):
         return block
     return [block[u - first] for u in units]
+
+
+def shuffled_units(units: list[int]) -> list[int]:
+    """The units in a random order: each unit's place is a hash of its index, so a depth sweep, whose prompts
+    select the same units up to one at the end, has the same shuffled haystack as it has the same coherent one."""
+    return sorted(units, key=lambda u: hashlib.sha256(b"shuffled:%d" % u).digest())
 
 
 def _nearest_boundary(cum: np.ndarray, tokens: float) -> int:

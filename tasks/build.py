@@ -97,7 +97,7 @@ class PromptBuilder:
         if is_sized(family):
             draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),  # type: ignore[arg-type]
                                    recipe.context_tokens, self.counter, lead,
-                                   params.question_position)  # type: ignore[attr-defined]
+                                   params.question_position, recipe.depth)  # type: ignore[attr-defined]
             return self._sample(recipe, draft, built)
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
@@ -128,6 +128,8 @@ class PromptBuilder:
             max_tokens=draft.max_tokens,
             expected=draft.expected,
             needles=built.needles,
+            measures=draft.measures,
+            messages=list(draft.messages),
         )
 
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_mod
 QuestionPosition = Literal["end", "start", "both"]
 
 # Parameter -> the default at which a recipe leaves it out.
-OMITTED_AT_DEFAULT: dict[str, str] = {"question_position": "end", "lang": "en"}
+OMITTED_AT_DEFAULT: dict[str, str] = {"question_position": "end", "lang": "en", "distractors_kind": "other",
+                                      "haystack_order": "coherent"}
 
 
 class _OmitDefaults(BaseModel):

@@ -53,11 +53,21 @@ class Draft:
     # Where the document starts in `head`, for a family whose head holds it (aggregate, qa); None: after the
     # head (the haystack). A question placed at the start goes there.
     document_start: int | None = None
+    # Figures the family measures on what it wrote, recorded on the sample (the latent family's lexical overlap).
+    measures: dict[str, float] = field(default_factory=dict)
+    # Chat mode's messages, for a family whose prompt is a conversation (mrcr); empty: one user message holding
+    # head + haystack + tail. The text (head + tail) is then the conversation's transcript, for its hash.
+    messages: tuple[dict[str, str], ...] = ()
+    # The haystack's selected units in a seeded random order (Context Rot's shuffled haystack) instead of
+    # the text's own: the same units, so the same length, only their order differs.
+    shuffle_haystack: bool = False
 
 
 # Parameters that change how a task is laid out, not what it asks: the needles and values are drawn
-# without them, so one cell under two layouts has identical needles (template sensitivity).
-LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position"})
+# without them, so one cell under two layouts has identical needles (template sensitivity; the latent
+# family's `cue`, whose literal control keeps the latent sample's character, association and depth; niah's
+# `haystack_order`, whose shuffled haystack holds the coherent one's needles).
+LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position", "cue", "haystack_order"})
 
 
 # The version a family starts at when it does not declare one: the version every family built before

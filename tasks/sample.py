@@ -85,7 +85,7 @@ class Expected(BaseModel):
 
     # any: one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
     # file (`evals/answer_rules.py`)
-    kind: Literal["value", "values", "string", "chain", "any", "exact", "number", "set", "contains"]
+    kind: Literal["value", "values", "string", "chain", "any", "exact", "number", "set", "contains", "name", "nodes", "mrcr"]
     answers: list[str]
     chain: list[str] = Field(default_factory=list)
 
@@ -107,6 +107,10 @@ class Sample(BaseModel):
     max_tokens: int
     expected: Expected
     needles: list[NeedleSpot]
+    measures: dict[str, float] = Field(default_factory=dict, description="figures the family measured on what it "
+                                       "built (the latent family's lexical_overlap)")
+    # A conversation family's chat messages (rebuilt from the recipe, like the prompt); empty: one user message.
+    messages: list[dict[str, str]] = Field(default_factory=list, exclude=True, repr=False)
 
 
 WINDOW_STEP_MAX = 4096  # units between two seeds' windows at most: bounds what a cold count cache counts

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from ctxprobe.tasks.assemble import Assembled
+from ctxprobe.tasks.chat_turns import conversation_spots, messages_tokens
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.placement import place_question
@@ -44,12 +45,18 @@ def is_sized(family: object) -> bool:
 
 
 def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, length: int, counter: TokenCounter,
-            lead: int, position: QuestionPosition = "end") -> tuple[Draft, Assembled]:
+            lead: int, position: QuestionPosition = "end", depth: float = 50.0) -> tuple[Draft, Assembled]:
     """The largest size whose prompt fits `length` less the draft's reserved tokens, found by doubling then
-    bisection on the prompt's token count; the question at `position`."""
+    bisection on the prompt's token count; the question at `position`. A family that places needles by depth
+    has `sized_draft_at(..., depth)`; a conversation's chat messages are counted by `tasks.chat_turns`."""
+    draw_at = getattr(family, "sized_draft_at", None)
 
     def at(size: int) -> tuple[Draft, int]:
-        draft = place_question(family.sized_draft(params, mode, random.Random(seed), length, size), position)
+        drafted = (draw_at(params, mode, random.Random(seed), length, size, depth) if callable(draw_at)
+                   else family.sized_draft(params, mode, random.Random(seed), length, size))
+        draft = place_question(drafted, position)
+        if draft.messages:
+            return draft, messages_tokens(draft.messages, counter, lead)
         return draft, lead + counter.count_many([draft.head + draft.tail])[0]
 
     cap = family.max_size(params, length)
@@ -76,4 +83,5 @@ def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, len
         else:
             high = mid
     draft, tokens = best
-    return draft, Assembled(prompt=draft.head + draft.tail, planned_tokens=tokens, needles=[])
+    return draft, Assembled(prompt=draft.head + draft.tail, planned_tokens=tokens,
+                            needles=conversation_spots(draft, counter, lead))

@@ -18,6 +18,7 @@ FORBIDDEN = {"tasks": ("runners", "evals"), "runners": ("evals",)}
 LAYER_OF = {
     "log": "log",  # records, manifest, versioned outputs, RunStore, load_run, record -> row
     "score": "score", "answer_rules": "score", "extract": "score", "answer_tokens": "score", "rivals": "score", "negation": "score", "stats": "score", "ruler_score": "score", "truncation": "score",
+    "name_score": "score", "set_score": "score", "mrcr_score": "score",  # the hard families' answer kinds
     "answer_style": "probe",  # how a model answers: the chat check and the answer-style needle probe
     "paired": "score",  # paired statistics, pairing, compare rows, template sensitivity
     "confseq": "score", "sequential": "score",  # confidence sequences, stop rules, the sequential gate

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ctxprobe.evals.send.options import SuiteOptions
+from ctxprobe.evals.send.published_suite import with_published_dataset
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.facts_axis import parse_facts
 from ctxprobe.tasks.items import split_items
@@ -29,13 +30,14 @@ def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
                            opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa,
-                           needles=opts.needles, question_positions=opts.question_positions, facts=opts.facts)
+                           needles=opts.needles, question_positions=opts.question_positions, facts=opts.facts,
+                           mrcr=opts.mrcr)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
                     templates: str | None = None, qa: str | None = None, needles: str | None = None,
-                    question_positions: str | None = None, facts: str | None = None) -> Suite:
+                    question_positions: str | None = None, facts: str | None = None, mrcr: str | None = None) -> Suite:
     """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either,
     and `qa` is the dataset of every `qa` task that names none (those still without one are left out);
     `needles` is the needle file of every `needles` task that names none (`--needles` alone: those tasks only)."""
@@ -43,6 +45,8 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         raise UserError("give either --suite or --family, not both")
     if needles and not suite:
         family = family or "needles"
+    if mrcr and not suite:
+        family = family or "mrcr"
     if family:
         base: dict[str, Any] = {"name": f"inline-{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
                                 "tasks": [{"family": family, "params": parse_params(params)}]}
@@ -73,6 +77,7 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["templates"] = split_items(templates, "--templates")
     if question_positions:
         data["question_positions"] = split_items(question_positions, "--question-positions")
+    data = with_published_dataset(data, "mrcr", mrcr)
     suite = parse_suite(with_needle_items(with_qa_dataset(data, qa), needles), "invalid suite options")
     return with_facts_noted(suite, given=bool(facts))
 

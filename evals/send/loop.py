@@ -226,7 +226,8 @@ async def run_recipes(
             extra = budget.extra_body()
             try:
                 response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
-                                             seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}))
+                                             seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}),
+                                             **({"messages": sample.messages} if sample.messages else {}))
                 attempts = response.attempts
             except EndpointError as exc:
                 error, detail, attempts = exc.kind, exc.detail, exc.attempts

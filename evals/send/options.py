@@ -57,6 +57,8 @@ class SuiteOptions(BaseModel):
                            "parquet or JSON files with SQuAD or HotpotQA fields (qa tasks without one are left out)")
     needles: str | None = Field(None, description="a needle file (JSONL: needle, question, answers, kind per line): "
                                 "one needles task per item (added to the suite's tasks; alone: a suite of those tasks)")
+    mrcr: str | None = Field(None, description="OpenAI's MRCR parquet, kept locally (hf:PATH): the suite's mrcr "
+                             "tasks read it instead of generated conversations (alone: a suite of mrcr tasks)")
 
 
 class AgainstOptions(BaseModel):

@@ -1,3 +1,3 @@
 """Built-in task families; importing this package registers them."""
 
-from ctxprobe.tasks.families import aggregate, capacity, multihop, needles, niah, qa, recall  # noqa: F401
+from ctxprobe.tasks.families import aggregate, capacity, graphwalk, latent, mrcr, multihop, needles, niah, qa, recall  # noqa: F401

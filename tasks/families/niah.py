@@ -16,11 +16,13 @@ tokens in the nominal length, as RULER does."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import chinese
+from ctxprobe.tasks.families.niah_similar import similar_distractors
 from ctxprobe.tasks.families.framing import (Lang, LengthConvention, Template, english_only, frame, join_names,
                                             lang_field)
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
@@ -48,11 +50,20 @@ class NiahParams(BaseModel):
     length_convention: LengthConvention = Field(
         "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
     lang: Lang = lang_field()
+    distractors_kind: Literal["other", "similar"] = Field(
+        "other", description="multikey's distractors: needles with other keys; similar (single or multikey): "
+        "`distractors` near copies of the target (a near key, a near key with a near value, the target key's twin)")
+    haystack_order: Literal["coherent", "shuffled"] = Field(
+        "coherent", description="the haystack's sentences in their own order, or in a seeded random one")
 
     @model_validator(mode="after")
     def _ruler_is_english(self) -> NiahParams:
         if self.template == "ruler":
             english_only(self.lang, "template 'ruler' (RULER's strings)")
+        if self.distractors_kind == "similar":
+            english_only(self.lang, "distractors_kind 'similar'")
+            if self.variant not in ("single", "multikey"):
+                raise ValueError("distractors_kind 'similar' goes with variant single or multikey")
         return self
 
 
@@ -62,6 +73,10 @@ class Niah:
 
     def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
         p = NiahParams.model_validate(params)
+        draft = self._draft(p, depth, mode, rng)
+        return replace(draft, shuffle_haystack=True) if p.haystack_order == "shuffled" else draft
+
+    def _draft(self, p: NiahParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
         one, many = (_RULER_NOUN if p.template == "ruler" else _NOUN)[p.value_kind]
         keys: set[str] = set()
         values: set[str] = set()
@@ -81,7 +96,10 @@ class Niah:
 
         if p.variant in ("single", "multikey"):
             answer = needle("target", target, depth)
-            if p.variant == "multikey":
+            if p.distractors_kind == "similar":
+                depths = spread_depths(depth, p.distractors + 1, rng, p.placement)[1:]
+                needles += similar_distractors(target, answer, p.value_kind, many, depths, rng, keys, values)
+            elif p.variant == "multikey":
                 for d in spread_depths(depth, p.distractors + 1, rng, p.placement)[1:]:
                     needle("distractor", new_key(), d)
             asked = [target]

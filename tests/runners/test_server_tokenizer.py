@@ -43,6 +43,15 @@ def test_chat_overhead_where_the_engine_applies_its_template(flavor: str) -> Non
         assert ServerTokenizer(engine.url, flavor).chat_overhead("a b c") == CHAT_TEMPLATE_TOKENS
 
 
+@pytest.mark.parametrize("flavor", ["vllm", "llama-server"])
+def test_chat_pair_overhead_is_what_two_more_messages_add_beyond_their_text(flavor: str) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        # the fake template adds CHAT_TEMPLATE_TOKENS around the whole conversation: nothing per message
+        assert ServerTokenizer(engine.url, flavor).chat_pair_overhead("a b c") == 0
+    with FakeEngine("llama-cpp-python") as engine:
+        assert ServerTokenizer(engine.url, "llama-cpp-python").chat_pair_overhead() is None
+
+
 def test_chat_overhead_is_none_for_llama_cpp_python() -> None:
     with FakeEngine("llama-cpp-python") as engine:
         assert ServerTokenizer(engine.url, "llama-cpp-python").chat_overhead() is None

@@ -11,7 +11,7 @@ from ctxprobe.tasks.suite import builtin_suites, load_suite
 
 
 def test_the_builtin_suites_are_the_documented_ones() -> None:
-    assert {"quick", "nightly", "ruler", "capacity"} <= set(builtin_suites())
+    assert {"quick", "nightly", "ruler", "capacity", "hard", "hard-quick"} <= set(builtin_suites())
 
 
 QA = Path(__file__).parent / "fixtures" / "qa"
@@ -36,3 +36,13 @@ def test_the_ruler_suite_has_rulers_13_tasks_and_leaves_out_qa_without_a_dataset
     only_squad = suite_from_args("ruler", None, None, None, None, None, None, None, qa=f"hf:{QA / 'squad.json'}")
     [qa] = [t for t in only_squad.tasks if t.family == "qa"]
     assert qa.params["expect"] == "squad" and qa.params["dataset"].endswith("squad.json")
+
+
+def test_the_hard_suites_hold_the_hard_families_and_their_controls() -> None:
+    hard, quick = load_suite("hard"), load_suite("hard-quick")
+    assert {t.family for t in hard.tasks} == {t.family for t in quick.tasks} == {"latent", "graphwalk", "mrcr", "niah"}
+    assert min(hard.lengths) == 32768 and max(hard.lengths) == 1_000_000 and max(quick.lengths) <= 4096
+    for suite in (hard, quick):  # every latent task beside its literal control
+        cues = [(t.params.get("hops", 1), t.params.get("cue", "latent")) for t in suite.tasks if t.family == "latent"]
+        assert all((hops, "literal") in cues for hops, cue in cues if cue == "latent")
+    assert quick.size() <= 60  # a few minutes on the embedded engine

@@ -65,6 +65,21 @@ GOLDEN: dict[str, dict[tuple[str, str, str], str]] = {
         ('local:gemma3-270m', 'capacity', 'code'): "c625675a48c7d123bcd80810a530af79",
         ('local:gemma3-270m', 'capacity', 'legal'): "33e28b2812049019a19f9a933a1095e8",
         ('local:gemma3-270m', 'capacity', 'noise'): "76e3568e902a93afed748817f07ee542",
+        # latent 1: the family's first prompts (one hop, the default direction, the latent cue).
+        ('estimate', 'latent', 'prose'): "ed8c9b3b39fe2a5bf7199a837206ae63",
+        ('estimate', 'latent', 'code'): "1a72073c5e571d63b1a3c8f5501c00cb",
+        ('estimate', 'latent', 'legal'): "30a845fda0f2618f1c8749818991fcd2",
+        ('estimate', 'latent', 'noise'): "d773a1611300256d492ebcdfbaf58b6d",
+        ('local:gemma3-270m', 'latent', 'prose'): "93edc9d75d0606dc13a29ef236a184ea",
+        ('local:gemma3-270m', 'latent', 'code'): "c905bed2bf72a58816f1d59fedbbb71b",
+        ('local:gemma3-270m', 'latent', 'legal'): "01e39c869a53803e4e114ab4b25cfb3d",
+        ('local:gemma3-270m', 'latent', 'noise'): "f2f5c711605a5fd2bac4d26e31c56195",
+        # graphwalk 1: the family's first prompts (BFS at depth 2; the whole context is the graph's edges).
+        ('estimate', 'graphwalk', 'prose'): "c23797f452435131c198027230c5c916",
+        ('local:gemma3-270m', 'graphwalk', 'prose'): "dab701fe9f6503725de6cbd14dca8013",
+        # mrcr 1: the family's first prompts (two needles, a completions transcript).
+        ('estimate', 'mrcr', 'prose'): "623f4b853e08c6f3a777636c29c62211",
+        ('local:gemma3-270m', 'mrcr', 'prose'): "8f85e92d175014b7ad757e91fdf940b4",
     },
 }
 # niah in RULER's layout (template: ruler, length_convention: ruler), by family version
