@@ -36,7 +36,8 @@ class EndpointError(Exception):
     """A request that produced no usable response, typed for the sample record."""
 
     def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None,
-                 status: int | None = None, prompt_tokens: int | None = None) -> None:
+                 status: int | None = None, prompt_tokens: int | None = None,
+                 prompt_at_least: int | None = None) -> None:
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
         self.detail = detail
@@ -44,6 +45,7 @@ class EndpointError(Exception):
         self.limit = limit  # the context length a too-long rejection stated, where it did
         self.status = status  # the HTTP status of an error answer
         self.prompt_tokens = prompt_tokens  # the prompt length a too-long rejection stated, where it did
+        self.prompt_at_least = prompt_at_least  # a lower bound of it, where the rejection said only that
 
     @property
     def key_refused(self) -> bool:
@@ -210,7 +212,8 @@ class EndpointClient:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
                 raise EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
-                                    prompt_tokens=too_long.prompt_tokens) from None
+                                    prompt_tokens=too_long.prompt_tokens,
+                                    prompt_at_least=too_long.prompt_at_least) from None
             raise EndpointError(ErrorKind.http_error, f"error in the stream from {shown}: {err.message}") from None
         except json.JSONDecodeError as err:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {shown}: {err}") from None
@@ -246,7 +249,8 @@ class EndpointClient:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
                 return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
-                                     prompt_tokens=too_long.prompt_tokens, status=status)
+                                     prompt_tokens=too_long.prompt_tokens, prompt_at_least=too_long.prompt_at_least,
+                                     status=status)
         detail = f"HTTP {status} from {root}: {err.message}"[:600]
         if retryable_status(status):
             return _Retryable(ErrorKind.http_error, detail, _retry_after(err.response))
