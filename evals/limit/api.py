@@ -117,7 +117,7 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
             effective = None
             top = max_length or accepted.accepted_tokens
             where = public_url(config.base_urls[0])
-            _say(f"{where}: configured {configured or '?'}; accepted {accepted.accepted_tokens or '?'} "
+            _say(f"{where}: configured {_n(configured)}; accepted {_n(accepted.accepted_tokens)} "
                  f"({accepted.requests} requests)")
             if not opts.skip_effective and top:
                 low = min(min_length, top)
@@ -131,6 +131,10 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
                 endpoint=where, engine=engine, advertised=advertised,
                 configured=configured, configured_source=engine.get("context_source"), accepted=accepted,
                 effective=effective, tasks=tasks))
+
+
+def _n(tokens: int | None) -> str:
+    return f"{tokens:,}" if tokens else "?"
 
 
 def _say(line: str) -> None:

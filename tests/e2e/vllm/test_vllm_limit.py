@@ -58,7 +58,7 @@ def test_engine_vllm_limit_shows_progress_and_ends_interrupted_on_sigterm(vllm_e
     assert any("ETA" in line for line in seen), "".join(seen)[-3000:]
     plan = next(line for line in seen if "effective search from" in line)
     url = re.search(r"(http://127\.0\.0\.1:\d+)", plan).group(1)  # type: ignore[union-attr]
-    assert "configured 1024" in "".join(seen)
+    assert "configured 1,024" in "".join(seen)
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=120)
     assert proc.returncode == 130, "".join(seen) + proc.stderr.read()[-2000:]
