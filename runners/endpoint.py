@@ -44,7 +44,8 @@ class EndpointError(Exception):
     """A request that produced no usable response, typed for the sample record."""
 
     def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None,
-                 status: int | None = None, prompt_tokens: int | None = None) -> None:
+                 status: int | None = None, prompt_tokens: int | None = None,
+                 prompt_at_least: int | None = None) -> None:
         detail = one_line(detail, 600)  # it may quote a server's answer: one line, always
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
@@ -53,6 +54,7 @@ class EndpointError(Exception):
         self.limit = limit  # the context length a too-long rejection stated, where it did
         self.status = status  # the HTTP status of an error answer
         self.prompt_tokens = prompt_tokens  # the prompt length a too-long rejection stated, where it did
+        self.prompt_at_least = prompt_at_least  # a lower bound of it, where the rejection said only that
 
     @property
     def key_refused(self) -> bool:
@@ -246,7 +248,8 @@ class EndpointClient:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
                 raise EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
-                                    prompt_tokens=too_long.prompt_tokens) from None
+                                    prompt_tokens=too_long.prompt_tokens,
+                                    prompt_at_least=too_long.prompt_at_least) from None
             raise EndpointError(ErrorKind.http_error, f"error in the stream from {shown}: {err.message}") from None
         except json.JSONDecodeError as err:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {shown}: {err}") from None
@@ -285,7 +288,8 @@ class EndpointClient:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
                 return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
-                                     prompt_tokens=too_long.prompt_tokens, status=status)
+                                     prompt_tokens=too_long.prompt_tokens, prompt_at_least=too_long.prompt_at_least,
+                                     status=status)
         said = err.message
         if isinstance(err.body, str) and err.body.strip():  # not JSON: the SDK's message leaves the text out
             said += f" - {err.body}"

@@ -10,6 +10,10 @@ writes to a log file. It is stopped when the block ends, on errors and on Ctrl-C
 once even mid-prefill, then SIGKILL if it lingers. A start that fails is reported with llama.cpp's own
 reason from the log, in one line; a port taken between choosing it and binding it is retried on another.
 `endpoint_config()` gives client settings that suit the server: one request in flight per slot, streamed.
+
+The child-process machinery (free port, log file, health wait with a deadline, the cause quoted in one line,
+stop on exit, errors, Ctrl-C and SIGTERM) is this class's; another launched engine (runners/vllm_engine.py)
+subclasses it and says only what differs: its command line, its model, its log's error lines, its facts.
 """
 
 from __future__ import annotations
@@ -101,6 +105,9 @@ class EmbeddedEngine:
     """`EmbeddedEngine(model_file, settings=EngineSettings(...))`, or the settings' fields as keywords
     (`n_ctx=4096, parallel=2`), checked by the same model: a bad one is a `UserError`."""
 
+    label = "the embedded engine"  # how errors name it
+    stop_grace_s = 2.0  # SIGTERM ends llama.cpp's server at once; SIGKILL after this
+
     def __init__(
         self,
         model_file: str | Path | None = None,
@@ -158,7 +165,7 @@ class EmbeddedEngine:
         """Launch and wait until the server answers `GET /health`; EngineStartError with the cause if not."""
         if self.process is not None:
             raise RuntimeError("the embedded engine is already running")
-        self.model_path = check_gguf(self.model_file) if self.model_file else packaged_gguf()
+        self.model_path = self.resolve_model()
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="ctxprobe-engine-", suffix=".log")
             os.close(fd)
@@ -171,13 +178,25 @@ class EmbeddedEngine:
                 if self._wait_ready():
                     return
                 self.stop()
-                reason = start_failure(_read(self.log_path, offset))
+                reason = self.start_failure(_read(self.log_path, offset))
                 if not _PORT_BUSY.search(reason):
                     break
-            raise EngineStartError(f"the embedded engine could not start: {reason} (log: {self.log_path})")
+            raise EngineStartError(f"{self.label} could not start: {reason} (log: {self.log_path})")
         except BaseException:
             self.stop()
             raise
+
+    def resolve_model(self) -> Path:
+        """The model to serve, checked before anything starts."""
+        return check_gguf(self.model_file) if self.model_file else packaged_gguf()
+
+    def start_failure(self, log_text: str) -> str:
+        """The engine's reason for a failed start, from its log, in one line."""
+        return start_failure(log_text)
+
+    def child_env(self) -> dict[str, str] | None:
+        """The child's environment (None: ctxprobe's own)."""
+        return None
 
     def _spawn(self, port: int) -> None:
         assert self.log_path is not None
@@ -186,7 +205,7 @@ class EmbeddedEngine:
         atexit.register(self.stop)
         self.process = subprocess.Popen(
             self.command(port), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent,
+            start_new_session=True, preexec_fn=_die_with_parent, env=self.child_env(),
         )
 
     def _wait_ready(self) -> bool:
@@ -203,16 +222,16 @@ class EmbeddedEngine:
             except Unreachable:
                 pass
             time.sleep(0.05)
-        raise EngineStartError(f"the embedded engine did not answer within {self.startup_timeout_s:.0f} s: "
-                               f"{start_failure(_read(self.log_path, 0))} (log: {self.log_path})")
+        raise EngineStartError(f"{self.label} did not answer within {self.startup_timeout_s:.0f} s: "
+                               f"{self.start_failure(_read(self.log_path, 0))} (log: {self.log_path})")
 
-    def stop(self, grace_s: float = 2.0) -> None:
+    def stop(self, grace_s: float | None = None) -> None:
         """End the server's whole process group: SIGTERM (immediate, see runners/serve.py), then SIGKILL."""
         proc, self.process = self.process, None
         if proc is not None and proc.poll() is None:
             self._signal(proc, signal.SIGTERM)
             try:
-                proc.wait(timeout=grace_s)
+                proc.wait(timeout=self.stop_grace_s if grace_s is None else grace_s)
             except subprocess.TimeoutExpired:
                 self._signal(proc, signal.SIGKILL)
                 proc.wait()

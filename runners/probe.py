@@ -20,7 +20,15 @@ from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "detect", "probe_engine"]
+__all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "UnknownModel", "detect", "probe_engine"]
+
+
+class UnknownModel(UserError):
+    """`--model` names a model the endpoint does not serve (an engine that refuses other names)."""
+
+    def __init__(self, model: str, url: str, served: list[str]) -> None:
+        super().__init__(f"--model {model!r} is not served at {url}; it serves: {', '.join(served)}")
+        self.model, self.served = model, served
 
 
 def detect(calls: EndpointCalls, owned_by: str | None) -> tuple[EngineAdapter | None, Mapping[str, Any]]:
@@ -47,7 +55,8 @@ def probe_engine(
     """Identify the engine at `base_url`. `n_ctx` is used where the engine states no context length
     (llama-cpp-python); `version`, from a caller that knows it better, replaces what the engine states
     (the embedded wheel's build_info says `b0-unknown`). Raises `UserError` when the endpoint
-    does not answer or refuses the key. With a `policy` its timeout replaces `timeout_s`."""
+    does not answer or refuses the key, and `UnknownModel` when `model` is not among those an engine that
+    refuses other names (vLLM, SGLang) lists. With a `policy` its timeout replaces `timeout_s`."""
     calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
     status, listed = calls.send("GET", "/v1/models")
     cards = dig(listed, "data") if status == 200 and isinstance(listed, Mapping) else None
@@ -58,6 +67,9 @@ def probe_engine(
     card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
     owned_by = card.get("owned_by")
     adapter, ident = detect(calls, owned_by if isinstance(owned_by, str) else None)
+    served = [str(c["id"]) for c in cards if c.get("id") is not None]
+    if model and served and model not in served and adapter is not None and adapter.checks_model_name:
+        raise UnknownModel(model, calls.shown, served)
     context_length = adapter.context_length(card, ident) if adapter else None
     source = adapter.context_source if adapter and context_length else None
     if context_length is None and n_ctx is not None:

@@ -65,6 +65,36 @@ class EngineSettings(BaseModel):
         return self.parallel or 1
 
 
+EngineName = Literal["llama.cpp", "vllm"]
+VLLM_PYTHON_ENV = "CTXPROBE_VLLM_PYTHON"  # the python of vLLM's own venv, where --vllm-python is not given
+
+
+class VllmSettings(BaseModel):
+    """How `--engine vllm` starts vLLM's OpenAI server (runners/vllm_engine.py): the model folder and the
+    options a comparison of two deployments turns on; anything else is passed through as it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: EngineName = Field("llama.cpp", description="the engine ctxprobe starts when no --endpoint is given: "
+                               "llama.cpp (embedded, GGUF) or vllm (vLLM's OpenAI server, a model folder)")
+    model_dir: str | None = Field(None, description="--engine vllm: the model folder to serve (Hugging Face layout: "
+                                  "config.json, weights, tokenizer)")
+    vllm_python: str | None = Field(None, description=f"--engine vllm: the python that has vLLM installed (default: "
+                                    f"${VLLM_PYTHON_ENV}, else ctxprobe's own)")
+    max_model_len: int | None = Field(None, ge=16, description="--engine vllm: context length in tokens (default: "
+                                      "the model's own)")
+    kv_cache_dtype: str = Field("auto", pattern=r"^[a-z0-9_]+$", description="--engine vllm: KV cache dtype, e.g. "
+                                "auto, fp8, fp8_e4m3, fp8_e5m2")
+    enable_prefix_caching: bool = Field(False, description="--engine vllm: pass --enable-prefix-caching (vLLM's "
+                                        "default is on for most models; this makes it explicit)")
+    tensor_parallel_size: int | None = Field(None, ge=1, description="--engine vllm: GPUs per replica (tensor "
+                                             "parallel)")
+    enable_expert_parallel: bool = Field(False, description="--engine vllm: expert parallel for MoE layers (its size "
+                                         "is tensor x data parallel)")
+    vllm_args: str | None = Field(None, description="--engine vllm: more arguments for vLLM's server, passed as "
+                                  "they are, e.g. --vllm-args='--enforce-eager --gpu-memory-utilization 0.85'")
+
+
 class ServeSettings(EngineSettings):
     """What the server's child process is started with: the engine settings, resolved, and where it serves."""
 

@@ -110,6 +110,13 @@ def read_metadata(path: Path) -> dict[str, Any]:
         raise UserError(f"{path} is not a readable GGUF file ({err})") from None
 
 
+def trained_context(path: Path) -> int | None:
+    """The context length the model was trained for, as the GGUF states it (`<architecture>.context_length`)."""
+    meta = read_metadata(path)
+    value = meta.get(f"{meta.get('general.architecture')}.context_length")
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def read_vocab(path: Path) -> GGUFVocab:
     meta = read_metadata(path)
     tokens = meta.get("tokenizer.ggml.tokens")

@@ -13,7 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
                        description="Check an endpoint with a few tiny requests: engine, version, context length, "
-                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions.")
+                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions. "
+                                   "Exit codes: 0 no check failed (a missing feature is not a failure), 1 a check "
+                                   "failed (a --model the endpoint does not serve, a mode that does not answer), "
+                                   "2 bad input or no answer at all.")
     p.add_argument("endpoint", help="the endpoint's base URL, e.g. http://gpu-node:8000")
     p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
                    help=f"environment variable holding the API key (default: {DEFAULT_API_KEY_ENV})")
@@ -28,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     import ctxprobe
-    from ctxprobe.evals.doctor.checks import DEFAULT_TIMEOUT_S, render_doctor
+    from ctxprobe.evals.doctor.checks import DEFAULT_TIMEOUT_S, failed_checks, render_doctor
     from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 
     check_endpoint_url(args.endpoint)
@@ -40,4 +43,4 @@ def run(args: argparse.Namespace) -> int:
                              timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                              context_check=not args.no_context_check)
     print(report.model_dump_json(indent=2) if args.json else render_doctor(report))
-    return 0
+    return 1 if failed_checks(report) else 0

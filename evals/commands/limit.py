@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ctxprobe.evals.commands.options import add_model_args, model_values
 from ctxprobe.evals.commands.run import add_endpoint_args
+
+if TYPE_CHECKING:
+    from ctxprobe.evals.send.loop import Progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,7 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("limit", help="advertised vs configured vs accepted vs effective context length",
                        description="The four context lengths of an endpoint, each with its source. "
-                                   "Several --endpoint are measured side by side.")
+                                   "Several endpoints are measured side by side; none: the engine ctxprobe starts "
+                                   "(llama.cpp at the model's trained context or --max-length; --engine vllm). "
+                                   "Exit codes: 0 measured, 2 bad input, 130 interrupted (Ctrl-C or SIGTERM).")
+    p.add_argument("urls", nargs="*", metavar="ENDPOINT", help="the endpoint's base URL, as `doctor` takes it "
+                   "(the same as --endpoint URL)")
     own = {k: v for k, v in LimitOptions.model_fields.items() if k not in EndpointOptions.model_fields}
     add_model_args(p.add_argument_group("limit"), own, repeat={"tasks": "--task"})
     add_endpoint_args(p)
@@ -28,8 +36,16 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.limit.report import render_limits
     from ctxprobe.evals.send.options import validated
 
-    options = validated(LimitOptions, model_values(args, LimitOptions.model_fields))
-    report = ctxprobe.limit(options)
+    values = model_values(args, LimitOptions.model_fields)
+    if args.urls:
+        values["endpoints"] = [*args.urls, *values.get("endpoints", [])]
+    options = validated(LimitOptions, values)
+    report = ctxprobe.limit(options, on_progress=_progress_line)
     print(render_limits(report.targets))
     print(f"ctxprobe: wrote {report.run_dir / 'limit.json'}", file=sys.stderr)
     return 0
+
+
+def _progress_line(length: int, progress: Progress) -> None:
+    end = "\r" if sys.stderr.isatty() else "\n"
+    print(f"  {length:>9,} tokens: {progress.line()}", end=end, file=sys.stderr, flush=True)

@@ -14,7 +14,9 @@ _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "result
              "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
              "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
              "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME",
-             "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS"}
+             "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS",
+             "model_dir": "DIR", "vllm_python": "PATH", "max_model_len": "N", "tensor_parallel_size": "N",
+             "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE"}
 
 
 def _flag(name: str) -> str:

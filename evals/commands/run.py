@@ -13,12 +13,14 @@ from ctxprobe.evals.commands.options import add_model_args, model_values
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
     from ctxprobe.evals.send.options import EMBEDDED_FIELDS as embedded
+    from ctxprobe.evals.send.options import VLLM_FIELDS as vllm
     from ctxprobe.evals.send.options import EndpointOptions
 
     fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: kv[0] != "endpoints"))  # --endpoint first
     add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
-                   {k: v for k, v in fields.items() if k not in embedded}, repeat={"endpoints": "--endpoint"})
+                   {k: v for k, v in fields.items() if k not in embedded | vllm}, repeat={"endpoints": "--endpoint"})
     add_model_args(p.add_argument_group("embedded engine"), {k: v for k, v in fields.items() if k in embedded})
+    add_model_args(p.add_argument_group("vLLM engine (--engine vllm)"), {k: v for k, v in fields.items() if k in vllm})
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

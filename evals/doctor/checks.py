@@ -17,7 +17,7 @@ from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import EngineAdapter, known_engines
 from ctxprobe.runners.engines.base import registered
-from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.runners.probe import EngineInfo, UnknownModel, probe_engine
 from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.tokenize import ServerTokenizer
@@ -46,7 +46,14 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
     Raises `UserError` when it does not answer at all. `context_check=False` leaves out the one prompt near
     the stated context (a long prefill)."""
     policy = RetryPolicy(timeout_s=timeout_s, max_retries=1)
-    info = probe_engine(endpoint, model=model, api_key_env=api_key_env, policy=policy)
+    try:
+        info = probe_engine(endpoint, model=model, api_key_env=api_key_env, policy=policy)
+    except UnknownModel as unknown:  # every other check would fail for the name: say only that
+        info = probe_engine(endpoint, api_key_env=api_key_env, policy=policy)
+        return DoctorReport(endpoint=endpoint, engine=info, checks=[Check(
+            name="model", status="failed", found=str(unknown),
+            advice=f"pass --model {unknown.served[0]}" if len(unknown.served) == 1
+            else "pass --model with one of those names")])
     name = info.engine
     checks = [Check(name="engine", status="ok" if name != "unknown" else "missing",
                     found=f"{name} {info.version or '(version not stated)'}; model {info.model or '?'}",
@@ -64,6 +71,10 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
     if counter is not None:
         checks.append(counts_add_up(counter, _REPEATED, served))
     checks += [c for c in (context,) if c is not None]
+    if completions.status == "failed" and chat.status != "ok":  # neither mode answered: the mode is not it
+        completions = completions.model_copy(update={"advice": "neither completions nor chat answered: check "
+                                                     "--model, the key and the endpoint's log"})
+        chat = chat.model_copy(update={"advice": ""})
     checks += [completions, chat, _metrics(endpoint, name, api_key_env, policy)]
     mode: Literal["chat", "completions"] | None = None
     if chat.status == "ok":
@@ -191,4 +202,12 @@ def render_doctor(report: DoctorReport) -> str:
             lines.append(f"  {'':<{width}}  {'':<7}  -> {check.advice}")
     if report.recommended_mode:
         lines.append(f"  mode: --mode {report.recommended_mode} fits this endpoint")
+    failed = [c.name for c in report.checks if c.status == "failed"]
+    if failed:
+        lines.append(f"  failed: {', '.join(failed)}")
     return "\n".join(lines)
+
+
+def failed_checks(report: DoctorReport) -> list[Check]:
+    """The checks that failed (a missing feature is not a failure): the doctor exits 1 when there are any."""
+    return [c for c in report.checks if c.status == "failed"]

@@ -28,6 +28,7 @@ class Probe:
     planned_tokens: int
     outcome: str  # "accepted" | "too_long" | "failed" (a 5xx: an upper bound) | "error" (ends the search)
     prompt_tokens: int | None = None  # as the server counted the prompt (usage, or what a rejection states)
+    prompt_at_least: int | None = None  # a lower bound of it, where a rejection states only that (vLLM 0.32)
     stated_limit: int | None = None  # "maximum context length is N tokens" etc.
     detail: str = ""
 
@@ -98,6 +99,7 @@ def _result(probes: list[Probe], max_tokens: int, configured: int | None) -> Acc
     return AcceptedResult(
         accepted_tokens=accepted, basis=basis, largest_taken=largest,
         rejected_tokens=hi.planned_tokens if hi else None, largest_taken_served=lo.prompt_tokens if lo else None,
-        rejected_served=hi.prompt_tokens if hi else None, max_tokens=max_tokens, stated_limit=stated,
+        rejected_served=hi.prompt_tokens if hi else None,
+        rejected_served_at_least=hi.prompt_at_least if hi else None, max_tokens=max_tokens, stated_limit=stated,
         stopped_by_error=error, requests=len(probes), probes=[asdict(p) for p in probes],
     )

@@ -3,18 +3,22 @@ more endpoints (each `endpoints` entry is measured on its own; none: the embedde
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.options import LimitOptions
-from ctxprobe.evals.limit.search import LimitConfig
+from ctxprobe.evals.limit.search import LimitConfig, full_grid
 from ctxprobe.evals.limit.target import accepted_length, effective_length
-from ctxprobe.evals.log.limit import LIMIT_JSON, LimitOutput, TargetLimits, TaskSpec
+from ctxprobe.evals.log.limit import LIMIT_JSON, Advertised, LimitOutput, TargetLimits, TaskSpec
 from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.send.inline_suite import parse_params
+from ctxprobe.evals.send.interrupt import sigterm_as_interrupt
+from ctxprobe.evals.send.loop import Progress
 from ctxprobe.evals.send.options import validated
 from ctxprobe.evals.send.serving import serving
 from ctxprobe.tasks.build import builder_for
@@ -36,8 +40,25 @@ def parse_task(text: str) -> TaskSpec:
     return TaskSpec(family=name, params=full)  # every parameter, defaults included
 
 
-def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
-    """Measure the four lengths; writes `limit.json` (and the effective search's samples) into a run folder."""
+OnProgress = Callable[[int, Progress], None]  # (the length being judged, its batch's progress)
+
+
+def embedded_context(opts: LimitOptions, max_length: int | None) -> LimitOptions:
+    """The embedded llama.cpp engine is started at --max-length, else at the model's trained context (the GGUF
+    says it): never at a size of ctxprobe's own, which would be measured as the endpoint's limit."""
+    if opts.endpoints or opts.engine != "llama.cpp" or opts.n_ctx is not None:
+        return opts
+    from ctxprobe.tasks.gguf_vocab import trained_context
+    from ctxprobe.tasks.token_counter import packaged_gguf
+
+    n_ctx = max_length or trained_context(Path(opts.model_file) if opts.model_file else packaged_gguf())
+    return opts.model_copy(update={"n_ctx": n_ctx}) if n_ctx else opts
+
+
+def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None = None,
+          **kwargs: object) -> LimitReport:
+    """Measure the four lengths; writes `limit.json` (and the effective search's samples) into a run folder.
+    SIGTERM stops it as Ctrl-C does (KeyboardInterrupt), the folder's manifest then says `interrupted`."""
     opts = options if options is not None else validated(LimitOptions, dict(kwargs))
     tasks = [parse_task(t) for t in opts.tasks]
     advertised = advertised_length(opts.advertised, opts.config)
@@ -48,11 +69,36 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
     search_args = dict(threshold=opts.threshold, relative=opts.relative, confidence=opts.confidence,
                        max_samples=opts.max_samples, batch_size=opts.batch, ratio=opts.ratio)
     validated(LimitConfig, {"min_length": 1, "max_length": 1, **search_args})  # before any request
+    opts = embedded_context(opts, max_length)
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
                                   "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})
     suite.check()
     results: list[TargetLimits] = []
+    try:
+        with sigterm_as_interrupt():
+            _measure(opts, suite, store, tasks, advertised, min_length, max_length, search_args, results, on_progress)
+    except BaseException as stop:
+        store.close()
+        if store.dir.joinpath("manifest.json").exists():
+            manifest = store.load_manifest()
+            manifest.status = "interrupted" if isinstance(stop, KeyboardInterrupt) else "failed"
+            store.write_manifest(manifest)
+        raise
+    store.close()
+    if not results:
+        raise UserError("no endpoint was measured")
+    write_output(store.dir / LIMIT_JSON, LimitOutput(targets=results))
+    manifest = store.load_manifest()
+    manifest.status = "finished"
+    store.write_manifest(manifest)
+    return LimitReport(run_dir=store.dir, targets=results)
+
+
+def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[TaskSpec], advertised: Advertised,
+             min_length: int, max_length: int | None, search_args: dict[str, object], results: list[TargetLimits],
+             on_progress: OnProgress | None) -> None:
+    """Each target in turn (each endpoint; none: the engine ctxprobe starts), appended to `results`."""
     for urls in [[u] for u in opts.endpoints] or [[]]:  # each endpoint is its own target here
         with serving(opts.model_copy(update={"endpoints": urls}), suite) as served:
             config, engine, counter = served.config, served.engine, served.counter
@@ -70,18 +116,26 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
                                        configured=configured, answer_room=opts.answer_room)
             effective = None
             top = max_length or accepted.accepted_tokens
-            if not opts.skip_effective and top and top >= min_length:
-                search = LimitConfig(min_length=min_length, max_length=top, **search_args)  # type: ignore[arg-type]
-                effective = effective_length(config, counter, store, tasks, search, opts.haystack)
+            where = public_url(config.base_urls[0])
+            _say(f"{where}: configured {_n(configured)}; accepted {_n(accepted.accepted_tokens)} "
+                 f"({accepted.requests} requests)")
+            if not opts.skip_effective and top:
+                low = min(min_length, top)
+                search = LimitConfig(min_length=low, max_length=top, **search_args)  # type: ignore[arg-type]
+                _say(f"{where}: effective search from {low:,} to {top:,} tokens, {len(tasks)} tasks, batches of "
+                     f"{search.batch_size} up to {search.max_samples} samples per length (the full grid: "
+                     f"{len(full_grid(search))} lengths, {len(full_grid(search)) * search.max_samples} samples)")
+                effective = effective_length(config, counter, store, tasks, search, opts.haystack,
+                                             on_progress=on_progress)
             results.append(TargetLimits(
-                endpoint=public_url(config.base_urls[0]), engine=engine, advertised=advertised,
+                endpoint=where, engine=engine, advertised=advertised,
                 configured=configured, configured_source=engine.get("context_source"), accepted=accepted,
                 effective=effective, tasks=tasks))
-    store.close()
-    if not results:
-        raise UserError("no endpoint was measured")
-    write_output(store.dir / LIMIT_JSON, LimitOutput(targets=results))
-    manifest = store.load_manifest()
-    manifest.status = "finished"
-    store.write_manifest(manifest)
-    return LimitReport(run_dir=store.dir, targets=results)
+
+
+def _n(tokens: int | None) -> str:
+    return f"{tokens:,}" if tokens else "?"
+
+
+def _say(line: str) -> None:
+    print(f"ctxprobe: {line}", file=sys.stderr, flush=True)

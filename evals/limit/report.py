@@ -29,7 +29,8 @@ def render_limits(results: list[TargetLimits]) -> str:
             out.append(f"  accepted: no prompt was accepted ({a.requests} requests)")
         else:
             out.append(f"  accepted: {_n(a.accepted_tokens)} prompt tokens {room} ({a.basis})")
-            above = (f"rejected as too long at {_n(a.rejected_tokens)}{_served(a.rejected_tokens, a.rejected_served)}"
+            served = _served(a.rejected_tokens, a.rejected_served) or _at_least(a.rejected_served_at_least)
+            above = (f"rejected as too long at {_n(a.rejected_tokens)}{served}"
                      if a.rejected_tokens else "none rejected")
             out.append(f"    largest prompt taken {_n(a.largest_taken)}{_served(a.largest_taken, a.largest_taken_served)}; "
                        f"{above} (ctxprobe's counts); {a.requests} requests")
@@ -53,6 +54,11 @@ def _engine(r: TargetLimits) -> str:
 def _served(planned: int | None, served: int | None) -> str:
     """The server's count beside ctxprobe's, where it gave one that differs."""
     return f" (the server counted {served:,})" if served is not None and served != planned else ""
+
+
+def _at_least(bound: int | None) -> str:
+    """A lower bound the server gave instead of its count (vLLM 0.32 states the limit + 1)."""
+    return f" (the server said at least {bound:,})" if bound is not None else ""
 
 
 def _effective(r: TargetLimits) -> str:

@@ -7,7 +7,8 @@ a length and returns how many were correct and how many were scored.
   (pass) or wholly below it (fail). At the per-length cap it is decided by the point estimate and
   marked unsettled.
 - The search starts at the shortest length and climbs geometrically (x `growth`) until a length fails
-  or the maximum passes; then it bisects in log space between the longest passing and the shortest
+  or the maximum passes; where the shortest length already fails, it steps down (/ `growth`) until a
+  length passes or `floor` fails too (absolute criterion only); then it bisects in log space between the longest passing and the shortest
   failing length until their ratio is at most `ratio` (or the length granularity allows no midpoint).
 - Relative criterion: the shortest length is the reference, sampled to the cap; a length passes when
   its accuracy clears `relative` x the reference accuracy.
@@ -48,6 +49,7 @@ class LimitConfig(BaseModel):
     ratio: float = Field(1.25, gt=1.0, description="stop when shortest failing / longest passing <= this")
     growth: float = Field(2.0, gt=1.0, description="step of the geometric climb from the shortest length")
     granularity: int = Field(256, ge=1, description="lengths between min and max are multiples of this")
+    floor: int = Field(256, ge=1, description="shortest length tried below min_length when min_length fails")
 
     @model_validator(mode="after")
     def _ordered(self) -> LimitConfig:
@@ -60,6 +62,12 @@ def snap(length: float, config: LimitConfig) -> int:
     """Round to the granularity, kept inside [min_length, max_length]."""
     g = config.granularity
     return min(config.max_length, max(config.min_length, max(g, round(length / g) * g)))
+
+
+def snap_below(length: float, config: LimitConfig) -> int:
+    """`snap`, but a length under min_length (the search below a failing shortest length) stays there."""
+    g = config.granularity
+    return snap(length, config) if length >= config.min_length else max(g, round(length / g) * g)
 
 
 def full_grid(config: LimitConfig) -> list[int]:
@@ -123,10 +131,13 @@ def find_effective_length(measure: Measure, config: LimitConfig) -> LimitResult:
         else:
             failing = length
 
+    below = max(config.floor, config.granularity)
+    while passing is None and config.relative is None and failing is not None and failing > below:
+        step(max(below, snap_below(failing / config.growth, config)))
     while passing is not None and failing is None and passing < config.max_length:
         step(max(snap(passing * config.growth, config), min(passing + config.granularity, config.max_length)))
     while passing is not None and failing is not None and failing / passing > config.ratio:
-        mid = snap(math.sqrt(passing * failing), config)
+        mid = snap_below(math.sqrt(passing * failing), config)
         if not passing < mid < failing:
             break  # the granularity leaves no length in between
         step(mid)
@@ -152,10 +163,14 @@ def _verdict(measured: list[LengthResult], passing: int | None, failing: int | N
         first = measured[0]
         acc = "no scored samples" if first.accuracy is None else f"accuracy {first.accuracy:.2f}"
         text = f"fails at the shortest length {config.min_length:,}: {acc}, below {bar}"
+        if len(measured) > 1:
+            text += f"; and below it, down to {min(r.length for r in measured):,}"
     elif failing is None:
         text = f"effective ≥ {passing:,} ({conf}): stays above {bar} up to the longest length tried"
     else:
         text = f"effective ≥ {passing:,} ({conf}); drops below {bar} between {passing:,} and {failing:,}"
+        if passing < config.min_length:
+            text += f" (below the shortest length asked, {config.min_length:,}, which failed)"
     unsettled = [r.length for r in measured if not r.settled and r.verdict != "no_data"]
     if unsettled:
         text += (f"; decided on the point estimate at the {config.max_samples}-sample cap: "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 from ctxprobe.evals.limit.accept import AcceptedResult, Probe, find_accepted
 from ctxprobe.evals.limit.search import LimitConfig, LimitResult, find_effective_length
 from ctxprobe.evals.log.limit import TargetLimits, TaskSpec
 from ctxprobe.evals.log.record import ErrorKind
 from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.send.loop import run_recipes
+from ctxprobe.evals.send.loop import Progress, run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.token_counter import TokenCounter
@@ -38,7 +39,7 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int
                 except EndpointError as err:
                     if err.kind is ErrorKind.rejected_too_long:
                         return Probe(sample.planned_tokens, "too_long", prompt_tokens=err.prompt_tokens,
-                                     stated_limit=err.limit, detail=err.detail)
+                                     prompt_at_least=err.prompt_at_least, stated_limit=err.limit, detail=err.detail)
                     if err.kind is ErrorKind.http_error and _SERVER_ERROR.match(err.detail):
                         return Probe(sample.planned_tokens, "failed", detail=err.detail)
                     return Probe(sample.planned_tokens, "error", detail=f"{err.kind.value}: {err.detail}")
@@ -51,9 +52,10 @@ def accepted_length(config: EndpointConfig, counter: TokenCounter, *, start: int
 
 
 def effective_length(config: EndpointConfig, counter: TokenCounter, store: RunStore,
-                     tasks: list[TaskSpec], search: LimitConfig, haystack: str) -> LimitResult:
+                     tasks: list[TaskSpec], search: LimitConfig, haystack: str,
+                     on_progress: Callable[[int, Progress], None] | None = None) -> LimitResult:
     """Adaptive search for the longest length whose accuracy stays above the threshold; every sample
-    it sends is recorded in the run folder like any run's."""
+    it sends is recorded in the run folder like any run's. `on_progress(length, progress)` after each one."""
     taken: dict[int, int] = {}
 
     def measure(length: int, n_more: int) -> tuple[int, int]:
@@ -67,8 +69,10 @@ def effective_length(config: EndpointConfig, counter: TokenCounter, store: RunSt
                 depth=round((i * GOLDEN) % 100.0, 1), seed=i, mode=config.mode))
 
         async def go() -> tuple[int, int]:
+            shown = None if on_progress is None else (lambda _record, done: on_progress(length, done))
             async with EndpointClient(config) as client:
-                progress = await run_recipes(recipes, client, store, concurrency=config.concurrency, counter=counter)
+                progress = await run_recipes(recipes, client, store, concurrency=config.concurrency, counter=counter,
+                                             on_record=shown)
             return progress.correct, progress.done - progress.errors
 
         return asyncio.run(go())

@@ -34,6 +34,8 @@ class AcceptedResult(BaseModel):
     rejected_tokens: int | None  # shortest prompt rejected as too long (planned tokens)
     largest_taken_served: int | None = None  # the server's count of that prompt, where it gave one
     rejected_served: int | None = None  # the prompt size the rejection stated, where it did
+    # where the rejection stated only a lower bound of that size ("at least N input tokens"): N, never a count
+    rejected_served_at_least: int | None = None
     max_tokens: int  # the answer room every probe asked for
     stated_limit: int | None
     stopped_by_error: str | None

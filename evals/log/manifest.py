@@ -49,6 +49,8 @@ class RunManifest(BaseModel):
                                           "their planned length (records' prompt_tokens_off)")
     cache: dict[str, float] | None = Field(None, description="prompt tokens the server served from its prefix "
                                            "cache, their share, and the prefill seconds that saved")
+    cache_source: str | None = Field(None, description="where `cache` comes from: each reply's cached tokens, or "
+                                     "the engine's /metrics prefix-cache counters where replies do not say")
     engine_metrics: dict[str, float] | None = Field(None, description="the engine's /metrics counters over the run "
                                                     "(deltas), where it exposes them")
     stop: dict[str, Any] | None = Field(None, description="the stopping rule (`--stop decided`): its fields")

@@ -12,12 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import signal
 import sys
-import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -29,6 +27,7 @@ from ctxprobe.evals.log.lock import LOCK, writer_lock
 from ctxprobe.evals.log.store import RunStore, claim_run_folder
 from ctxprobe.evals.log.write_errors import RESERVE, WRITE_FAILED_EXIT, WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
+from ctxprobe.evals.send.interrupt import sigterm_as_interrupt as _sigterm_as_interrupt
 from ctxprobe.evals.send.loop import EndpointLost, Progress, run_recipes
 from ctxprobe.evals.send.options import RunOptions, validated
 from ctxprobe.evals.send.order import Order
@@ -150,6 +149,10 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             if metrics_before is not None and manifest.status != "endpoint_lost":  # a gone server: no wait
                 manifest.engine_metrics = engine_metrics.deltas(metrics_before,
                                                                 engine_metrics.scrape(served.config, engine_name))
+            manifest.cache_source = engine_metrics.SAMPLES_SOURCE if manifest.cache else None
+            if manifest.cache is None and latest:  # the replies did not say: the engine's own counters may
+                manifest.cache = engine_metrics.cache_from_metrics(manifest.engine_metrics)
+                manifest.cache_source = engine_metrics.METRICS_SOURCE if manifest.cache else None
             manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
             manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
             manifest.prompt_tokens_sent = sum(r.sample.planned_tokens for r in latest.values())
@@ -428,26 +431,3 @@ def _drop_unsent(store: RunStore) -> None:
         path = store.dir / name
         if path.exists() and (name == "manifest.json" or path.stat().st_size == 0):
             path.unlink()
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """While a run is under way, SIGTERM (what schedulers and CI runners send) stops it exactly as Ctrl-C
-    does: the SIGINT handler in force runs (asyncio's cancels the sends cleanly, Python's raises
-    KeyboardInterrupt), or KeyboardInterrupt is raised where SIGINT is ignored."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):
-            handler(signal.SIGINT, frame)
-        else:
-            raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)

@@ -28,6 +28,21 @@ def scrape(config: EndpointConfig, engine: str) -> dict[str, float] | None:
     return total
 
 
+SAMPLES_SOURCE = "each reply's usage.prompt_tokens_details.cached_tokens"
+METRICS_SOURCE = ("the engine's /metrics over the run (prefix-cache hits of queried prompt tokens); the replies "
+                  "did not say their cached tokens")
+
+
+def cache_from_metrics(counters: dict[str, float] | None) -> dict[str, float] | None:
+    """The run's prefix-cache use from the engine's own counters (deltas over the run), where replies carry
+    no cached tokens (vLLM without --enable-prompt-tokens-details): prompt tokens looked up, tokens hit."""
+    if not counters or not counters.get("prefix_cache_queries"):
+        return None
+    queried = counters["prefix_cache_queries"]
+    hits = counters.get("prefix_cache_hits", counters.get("cached_prompt_tokens", 0.0))
+    return {"prompt_tokens": queried, "cached_tokens": hits, "cached_share": hits / queried}
+
+
 def deltas(before: dict[str, float] | None, after: dict[str, float] | None) -> dict[str, float] | None:
     """Counters as after - before, gauges as after; derived rates where both parts are there."""
     if before is None or after is None:

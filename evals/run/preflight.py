@@ -42,6 +42,8 @@ def preflight(opts: RunOptions, suite: Suite, served: Served, recipes: list[Reci
         reasons = fit.reasoning
         if fit.status == "n/a":
             print(f"ctxprobe: warning: could not check that chat mode fits the model ({fit.found})", file=sys.stderr)
+        elif fit.status == "failed" and "HTTP 404" in fit.found:  # the name, not the mode (vLLM, SGLang)
+            raise UserError(f"the endpoint does not serve --model {served.config.model!r}: {fit.found}")
         elif fit.status != "ok":
             fix = (f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
                    "template) continues the template as text")

@@ -10,14 +10,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.sequential.cells import StopOptions
-from ctxprobe.runners.settings import ClientSettings, EngineSettings
+from ctxprobe.runners.settings import ClientSettings, EngineSettings, VllmSettings
 from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.sample import Mode
 
 
-class EndpointOptions(ClientSettings, EngineSettings):
-    """Where prompts go and how: a remote endpoint, or the embedded engine when `endpoints` is empty. The
-    client's and the engine's settings are runners' own models (runners/settings.py), passed on as given."""
+class EndpointOptions(ClientSettings, EngineSettings, VllmSettings):
+    """Where prompts go and how: a remote endpoint, or an engine ctxprobe starts when `endpoints` is empty
+    (the embedded llama.cpp one, or vLLM with `engine="vllm"`). The client's and the engines' settings are
+    runners' own models (runners/settings.py), passed on as given."""
 
     endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
@@ -32,6 +33,7 @@ class EndpointOptions(ClientSettings, EngineSettings):
 
 
 EMBEDDED_FIELDS = frozenset({"model_file", *EngineSettings.model_fields})  # the embedded engine's options
+VLLM_FIELDS = frozenset(VllmSettings.model_fields)  # --engine vllm's options
 
 
 class SuiteOptions(BaseModel):

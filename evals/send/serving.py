@@ -1,5 +1,6 @@
-"""The endpoint a run talks to: a remote one (probed), or the embedded engine started for the run and
-stopped on the way out (errors, Ctrl-C and SIGTERM too); and the token counter that sizes its prompts."""
+"""The endpoint a run talks to: a remote one (probed), or an engine started for the run (the embedded
+llama.cpp one, or vLLM with `--engine vllm`) and stopped on the way out (errors, Ctrl-C and SIGTERM too);
+and the token counter that sizes its prompts."""
 
 from __future__ import annotations
 
@@ -60,15 +61,15 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     policy = _policy(opts)
     if opts.endpoints:
         info = probe_engine(opts.endpoints[0], model=opts.model, api_key_env=opts.api_key_env, policy=policy)
-        concurrency = opts.concurrency or info.default_concurrency
-        spec = opts.token_counter or f"server:{opts.endpoints[0]}"
-        counter = open_counter(spec, endpoint=opts.endpoints[0], api_key_env=opts.api_key_env, policy=policy,
-                               concurrency=concurrency)
-        counter = with_chat_lead(counter, opts.endpoints[0], info.engine, model=info.model,
-                                 api_key_env=opts.api_key_env, policy=policy)
-        spec = f"server:{opts.endpoints[0]}" if spec == "server" else spec
-        config = EndpointConfig.of(opts, base_urls=tuple(opts.endpoints), mode="chat", concurrency=concurrency)
-        yield Served(config, info.model_dump(), _shown_spec(spec), counter)
+        yield _remote(opts, opts.endpoints, info, policy)
+        return
+    if opts.engine == "vllm":
+        from ctxprobe.runners.settings import VllmSettings
+        from ctxprobe.runners.vllm_engine import VllmEngine
+
+        with VllmEngine(settings=part(opts, VllmSettings), model_alias=opts.model) as vllm:
+            info = vllm.info()
+            yield _remote(opts.model_copy(update={"model": vllm.model_alias}), [vllm.base_url], info, policy)
         return
     from ctxprobe.runners.launcher import EmbeddedEngine
 
@@ -90,6 +91,18 @@ def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
         # The launcher knows what suits its server; the user's flags win.
         overrides = {"concurrency": opts.concurrency} if opts.concurrency else {}
         yield Served(engine.endpoint_config(opts, **overrides), info.model_dump(), spec, counter)
+
+
+def _remote(opts: EndpointOptions, urls: list[str], info: Any, policy: RetryPolicy) -> Served:
+    """A served endpoint ctxprobe did not start itself: counted by its own tokenizer unless told otherwise."""
+    concurrency = opts.concurrency or info.default_concurrency
+    spec = opts.token_counter or f"server:{urls[0]}"
+    counter = open_counter(spec, endpoint=urls[0], api_key_env=opts.api_key_env, policy=policy, concurrency=concurrency)
+    counter = with_chat_lead(counter, urls[0], info.engine, model=info.model, api_key_env=opts.api_key_env,
+                             policy=policy)
+    spec = f"server:{urls[0]}" if spec == "server" else spec
+    config = EndpointConfig.of(opts, base_urls=tuple(urls), mode="chat", concurrency=concurrency)
+    return Served(config, info.model_dump(), _shown_spec(spec), counter)
 
 
 def _shown_spec(spec: str) -> str:

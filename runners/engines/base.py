@@ -37,16 +37,21 @@ class Call:
 
 @dataclass(frozen=True)
 class TooLong:
-    """A rejection for length: the endpoint's stated limit and prompt size, where it said them."""
+    """A rejection for length: the endpoint's stated limit and prompt size, where it said them. Some engines
+    state only a lower bound of the prompt's size (vLLM 0.32: "at least N input tokens", N the limit + 1):
+    that is `prompt_at_least`, never the count."""
 
     limit: int | None
     prompt_tokens: int | None
     message: str
+    prompt_at_least: int | None = None
 
     def detail(self) -> str:
         said = f"limit {self.limit} tokens" if self.limit is not None else "limit not stated"
         if self.prompt_tokens is not None:
             said += f", prompt {self.prompt_tokens} tokens"
+        elif self.prompt_at_least is not None:
+            said += f", prompt at least {self.prompt_at_least} tokens"
         return f"prompt too long for the endpoint ({said}): {self.message}"
 
 
@@ -88,6 +93,9 @@ class EngineAdapter(ABC):
     too_long_marker: ClassVar[re.Pattern[str] | None] = None
     too_long_limit: ClassVar[tuple[re.Pattern[str], ...]] = ()
     too_long_prompt: ClassVar[tuple[re.Pattern[str], ...]] = ()
+    too_long_prompt_at_least: ClassVar[tuple[re.Pattern[str], ...]] = ()  # where only a lower bound is said
+    # the engine answers a model name it does not serve with 404 (vLLM, SGLang); others serve whatever is asked
+    checks_model_name: ClassVar[bool] = False
     # the request field that caps the tokens a reasoning model spends thinking (docs/ENGINES.md), if any
     reasoning_budget_field: ClassVar[str | None] = None
 
@@ -147,7 +155,7 @@ class EngineAdapter(ABC):
         if self.too_long_marker is None or not self.too_long_marker.search(text):
             return None
         return TooLong(limit=first_int(self.too_long_limit, text), prompt_tokens=first_int(self.too_long_prompt, text),
-                       message=message)
+                       message=message, prompt_at_least=first_int(self.too_long_prompt_at_least, text))
 
 
 def with_model(payload: dict[str, Any], model: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ class SGLang(EngineAdapter):
     name = "sglang"
     owned_by = "sglang"
     probe_rank = 20
+    checks_model_name = True
     cached_tokens_advice = "start SGLang with --enable-cache-report"
     metrics_advice = "start SGLang with --enable-metrics"
     count_field = "count"

@@ -1,6 +1,12 @@
 """vLLM (docs/ENGINES.md): `/v1/models` owned_by `vllm` with `max_model_len`, `GET /version`,
-`POST /tokenize` (also applies the chat template to `messages`), the BadRequestError too-long body, and
-Prometheus metrics always on."""
+`POST /tokenize` (also applies the chat template to `messages`), the BadRequestError too-long bodies, and
+Prometheus metrics always on.
+
+Two 400s mean "too long" (both read off a real vLLM 0.32 server, tests/runners/fixtures/vllm/): a prompt over
+`max_model_len` ("maximum context length is N tokens. However, your prompt contains at least N+1 input
+tokens": only a lower bound of its size; older and newer releases state the count without "at least"), and a
+prompt of exactly `max_model_len` tokens, which leaves no answer room ("max_tokens must be at least 1, got
+0", no limit stated)."""
 
 from __future__ import annotations
 
@@ -8,7 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, dig, positive_int, register, with_model
+from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, TooLong, dig, positive_int, register,
+                                           with_model)
 
 
 @register
@@ -16,6 +23,7 @@ class VLLM(EngineAdapter):
     name = "vllm"
     owned_by = "vllm"
     probe_rank = 40
+    checks_model_name = True  # 404 "The model `x` does not exist. Valid aliases: ..."
     cached_tokens_advice = "start vLLM with --enable-prompt-tokens-details"
     metrics_advice = "vLLM always serves /metrics"
     count_field = "count"
@@ -31,10 +39,19 @@ class VLLM(EngineAdapter):
         "spec_draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
         "kv_cache_usage": "vllm:kv_cache_usage_perc",
     }
-    # "... maximum context length is N tokens. However, your prompt contains M input tokens. ..."
+    # "... maximum context length is N tokens. However, your prompt contains [at least] M input tokens. ..."
     too_long_marker = re.compile(r"maximum context length", re.IGNORECASE)
     too_long_limit = (re.compile(r"maximum context length (?:is|of) (\d+)", re.IGNORECASE),)
     too_long_prompt = (re.compile(r"your prompt contains (\d+) input tokens", re.IGNORECASE),)
+    too_long_prompt_at_least = (re.compile(r"your prompt contains at least (\d+) input tokens", re.IGNORECASE),)
+    # the prompt fills max_model_len: the answer room left, max_tokens, clamped to 0
+    no_answer_room = re.compile(r"max_tokens must be at least 1, got 0\b", re.IGNORECASE)
+
+    def parse_too_long(self, body: object, text: str, message: str) -> TooLong | None:
+        found = super().parse_too_long(body, text, message)
+        if found is None and self.no_answer_room.search(text):
+            return TooLong(limit=None, prompt_tokens=None, message=f"the prompt leaves no room for an answer: {message}")
+        return found
 
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:
         body = calls.get("/version")

@@ -75,8 +75,36 @@ def test_a_usage_that_disagrees_with_the_tokenizer_fails_the_count_check() -> No
 
 def test_a_stated_context_the_server_rejects_is_said(capsys: pytest.CaptureFixture[str]) -> None:
     with FakeEngine("vllm", context_length=65536, accepts_up_to=8192, answer="ready") as engine:
-        assert main(["doctor", engine.url]) == 0
+        assert main(["doctor", engine.url]) == 1  # a failed check: exit 1
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if "context accepted" in x)
     assert "failed" in line and "65,536" in line and "rejected as too long" in line and "8,192" in line
     assert "context length" in out and "ok" in out
+
+
+@pytest.mark.parametrize("flavor", ["vllm", "sglang"])
+def test_a_model_the_endpoint_does_not_serve_is_named_and_fails(flavor: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine(flavor, model="served-model") as engine:
+        assert main(["doctor", "--model", "nosuch", engine.url]) == 1
+        sent = [r.path for r in engine.requests]
+    out = capsys.readouterr().out
+    assert "'nosuch' is not served" in out and "served-model" in out and "--model served-model" in out
+    assert "--mode " not in out and "mode:" not in out  # never blamed on the mode
+    assert not [p for p in sent if "completions" in p]  # nothing else is asked under a name it refuses
+
+
+def test_the_model_asked_for_is_the_one_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", model="served-model", answer="ready") as engine:
+        assert main(["doctor", "--model", "served-model", "--no-context-check", engine.url]) == 0
+        asked = {r.body.get("model") for r in engine.requests if r.path.startswith("/v1/") and r.body}
+    assert asked == {"served-model"}
+    assert "model served-model" in capsys.readouterr().out
+
+
+def test_when_neither_mode_answers_the_advice_names_neither(capsys: pytest.CaptureFixture[str]) -> None:
+    refuse = lambda engine, body: (500, {"error": {"message": "engine is down", "code": 500}})  # noqa: E731
+    routes = {("POST", "/v1/completions"): refuse, ("POST", "/v1/chat/completions"): refuse}
+    with FakeEngine("vllm", routes=routes) as engine:
+        assert main(["doctor", "--no-context-check", "--timeout", "5", engine.url]) == 1
+    out = capsys.readouterr().out
+    assert "use --mode" not in out and "neither completions nor chat answered" in out

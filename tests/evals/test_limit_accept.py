@@ -106,3 +106,15 @@ def test_taken_and_rejected_are_stated_in_one_count() -> None:
     assert result.rejected_served == result.rejected_tokens * 103 // 100 > 8192
     assert result.accepted_tokens == result.largest_taken
     assert _served(100, 103) == " (the server counted 103)" and _served(100, 100) == ""
+
+
+def test_a_stated_lower_bound_is_kept_apart_from_the_servers_count() -> None:
+    """vLLM 0.32 says "at least limit + 1 input tokens": a bound of the rejected prompt's size, not its size."""
+    async def vllm_032(n: int) -> Probe:
+        if n > 2048:
+            return Probe(n, "too_long", prompt_at_least=2049, stated_limit=2048, detail="at least 2049")
+        return Probe(n, "accepted", prompt_tokens=n)
+
+    result = run(vllm_032, start=1024, max_length=2560, configured=2048)
+    assert result.accepted_tokens == 2048 - 64 and result.rejected_tokens == 2560
+    assert result.rejected_served is None and result.rejected_served_at_least == 2049

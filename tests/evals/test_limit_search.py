@@ -67,18 +67,32 @@ def test_never_drops():
     assert "up to the longest length tried" in result.verdict
 
 
-def test_fails_at_the_shortest_length():
+def test_fails_at_the_shortest_length_and_every_one_below_it():
     result = find_effective_length(ScriptedCurve(lambda _: 0.2), config())
-    assert result.effective is None and result.bracket is None and result.first_failing == 4 * K
-    assert len(result.lengths) == 1 and result.lengths[0].settled
-    assert result.verdict.startswith("fails at the shortest length 4,096")
+    assert result.effective is None and result.bracket is None
+    assert [r.length for r in result.lengths] == [4 * K, 2 * K, K, 512, 256]  # down to the floor
+    assert result.first_failing == 256 and all(r.settled and r.verdict == "fail" for r in result.lengths)
+    assert result.verdict.startswith("fails at the shortest length 4,096") and "down to 256" in result.verdict
+
+
+@pytest.mark.parametrize("edge", [300, 1500, 3000])
+def test_a_failing_shortest_length_is_searched_below(edge: int) -> None:
+    curve = ScriptedCurve(step_at(edge))
+    result = find_effective_length(curve, config())
+    passing, failing = result.bracket
+    assert passing < edge <= failing < 4 * K
+    assert failing / passing <= 1.25 or failing - passing == 256  # the ratio, or no multiple of 256 between
+    assert result.lengths[0].length == 4 * K and result.lengths[0].verdict == "fail"
+    assert "below the shortest length asked, 4,096" in result.verdict
+    assert result.requests == sum(n for _, n in curve.calls)
 
 
 def test_relative_criterion():
     # A weak model: 0.75 at short lengths, never near 0.856, but it keeps 85% of that below 64K.
     curve = lambda length: 0.75 if length < 64 * K else 0.1  # noqa: E731
     absolute = find_effective_length(ScriptedCurve(curve), config(max_samples=100))
-    assert absolute.effective is None and absolute.first_failing == 4 * K
+    assert absolute.effective is None and absolute.lengths[0].length == 4 * K
+    assert absolute.first_failing == 256  # searched below the shortest length, down to the floor
     result = find_effective_length(ScriptedCurve(curve), config(relative=0.85, max_samples=100))
     reference = result.lengths[0]
     assert reference.requests == 100 and reference.verdict == "pass" and result.criterion == "relative"

@@ -4,14 +4,13 @@ each call with its captured body."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_server import Replay, replaying
+from replay_server import captured as replayed
 
 from ctxprobe.evals.send.loop import answer_error
 from ctxprobe.runners.probe import probe_engine
@@ -24,53 +23,13 @@ CAPTURED = Path(__file__).parent / "fixtures" / "llama_server"
 
 
 def captured(name: str) -> dict[str, Any]:
-    return json.loads((CAPTURED / f"{name}.json").read_text())  # type: ignore[no-any-return]
-
-
-class Replay(ThreadingHTTPServer):
-    """Answers GET/POST with the captured body whose request matches (method, path, body)."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        self.bodies = [captured(p.stem) for p in sorted(CAPTURED.glob("*.json"))]
-        replay = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def answer(self, method: str, body: Any) -> None:
-                found = next((c for c in replay.bodies if c["request"]["method"] == method
-                              and c["request"]["path"] == self.path and c["request"]["body"] == body), None)
-                status, reply = (found["status"], found["body"]) if found else (404, {"error": "not captured"})
-                raw = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_GET(self) -> None:  # noqa: N802
-                self.answer("GET", None)
-
-            def do_POST(self) -> None:  # noqa: N802
-                self.answer("POST", json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-
-        super().__init__(("127.0.0.1", 0), Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
+    return replayed(CAPTURED, name)
 
 
 @pytest.fixture(scope="module")
 def replay() -> Iterator[Replay]:
-    server = Replay()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with replaying(CAPTURED) as server:
+        yield server
 
 
 def test_probe_reads_engine_slot_context_and_slots(replay: Replay) -> None:
