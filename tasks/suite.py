@@ -36,6 +36,16 @@ from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Mode, Recipe, seed_window
 
 
+def resolve_mode(flag: Mode | None, *declared: Mode | None, default: Mode) -> Mode:
+    """The one place a sample's mode is decided. Precedence: an explicit `--mode` (`flag`) wins; then the
+    narrowest declaration (a task's own `mode`, then the suite's); then the endpoint's `default` (chat for a
+    remote endpoint, completions for the embedded engine: `evals/send/serving.default_mode`)."""
+    for mode in (flag, *declared):
+        if mode is not None:
+            return mode
+    return default
+
+
 def _lengths(value: Any) -> list[int]:
     if isinstance(value, str):
         return parse_lengths(value)
@@ -124,11 +134,11 @@ class Suite(BaseModel):
     def recipes(self, tokenizer: Callable[[Mode], str], mode: Mode | None = None,
                 default_mode: Mode = "completions") -> list[Recipe]:
         """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another.
-        `tokenizer(mode)` names the tokenizer identity of recipes in that mode. The mode is `mode` when
-        given (the command line), else the task's, else the suite's, else `default_mode` (the endpoint's)."""
+        `tokenizer(mode)` names the tokenizer identity of recipes in that mode; each task's mode is
+        `resolve_mode(mode, task.mode, self.mode, default=default_mode)`."""
         out: list[Recipe] = []
         for task, params in self.task_layouts():
-            task_mode: Mode = mode or task.mode or self.mode or default_mode
+            task_mode = resolve_mode(mode, task.mode, self.mode, default=default_mode)
             for length in fitting_lengths(task.family, params, task.lengths or self.lengths):
                 for index in range(task.samples or self.samples):
                     for depth in task.depths or self.depths:
@@ -140,6 +150,10 @@ class Suite(BaseModel):
                         ))
         return out
 
+    def run_mode(self, flag: Mode | None, default: Mode) -> Mode:
+        """The run's mode, as the manifest records it: `resolve_mode` without a task (a task with a mode of
+        its own keeps it in its samples)."""
+        return resolve_mode(flag, self.mode, default=default)
 
     def size(self) -> int:
         """How many samples the suite makes (counted from `task_layouts`, not built)."""
@@ -181,7 +195,7 @@ class Suite(BaseModel):
             haystack(task.haystack or self.haystack)
             build_sample(Recipe(family=task.family, params={**task.params, **facts_of(params)},
                                 haystack=task.haystack or self.haystack, context_tokens=min(lengths), depth=50.0,
-                                seed=self.seed, mode=task.mode or self.mode or "completions"))
+                                seed=self.seed, mode=resolve_mode(None, task.mode, self.mode, default="completions")))
 
 
 def _params_or_none(family: Any, params: dict[str, Any]) -> dict[str, Any] | None:

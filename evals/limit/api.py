@@ -59,11 +59,11 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
             if not results:
                 store.write_manifest(RunManifest(
                     command="limit", ctxprobe_version=ctxprobe_version(), label=opts.label,
-                    endpoints=[public_url(u) for u in opts.endpoints], model=config.model, engine=engine,
-                    mode=config.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
+                    endpoints=[public_url(u) for u in opts.endpoints], model=served.model, engine=engine,
+                    mode=served.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
                     token_counter=served.counter_spec, api_key_env=opts.api_key_env,
                     options=saved_options(opts)))
-            configured = engine.get("context_length")
+            configured = engine.context_length
             known = max(configured or 0, advertised.tokens or 0)
             ceiling = max_length or (known + known // 4 if known else 2 * 1024 * 1024)  # room to see a rejection
             accepted = accepted_length(config, counter, start=min(min_length, ceiling), max_length=ceiling,
@@ -75,7 +75,7 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
                 effective = effective_length(config, counter, store, tasks, search, opts.haystack)
             results.append(TargetLimits(
                 endpoint=public_url(config.base_urls[0]), engine=engine, advertised=advertised,
-                configured=configured, configured_source=engine.get("context_source"), accepted=accepted,
+                configured=configured, configured_source=engine.context_source, accepted=accepted,
                 effective=effective, tasks=tasks))
     store.close()
     if not results:

@@ -34,7 +34,7 @@ from ctxprobe.evals.send.options import RunOptions, validated
 from ctxprobe.evals.send.order import Order
 from ctxprobe.evals.send.answer_budget import AnswerBudget
 from ctxprobe.evals.run.preflight import preflight
-from ctxprobe.evals.run.prepare import prepare_run
+from ctxprobe.evals.run.prepare import PreparedRun, prepare_run
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_rule, stop_summary
 from ctxprobe.evals.sequential.cells import StopRule
 from ctxprobe.evals.send.serving import Served, serving
@@ -61,6 +61,8 @@ class RunResult:
     progress: Progress
     exit_code: ExitCode
     message: str  # how the run ended, one line for a person
+    table: str = ""  # the accuracy table the command line prints (summary files written beside the samples)
+    written: list[Path] = dataclasses.field(default_factory=list)  # the CI outputs asked for (--junit, --summary-md)
 
     def records(self) -> list[SampleRecord]:
         return list(RunStore(self.run_dir).latest_records().values())
@@ -68,19 +70,41 @@ class RunResult:
 
 def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], None] | None = None,
         **kwargs: Any) -> RunResult:
-    """Run a suite (see `RunOptions`; keyword arguments are its fields) and return how it ended.
+    """Run a suite (see `RunOptions`; keyword arguments are its fields) and return how it ended, with every
+    output the command line writes (summary files, heatmaps, report.html, --junit, --summary-md).
     Bad input raises `UserError` before anything is sent or any folder is made."""
-    prepared = prepare_run(options if options is not None else validated(RunOptions, kwargs))
+    return run_prepared(prepare_run(options if options is not None else validated(RunOptions, kwargs)), on_progress)
+
+
+def run_prepared(prepared: PreparedRun, on_progress: Callable[[Progress], None] | None = None) -> RunResult:
+    """Run a plan `prepare_run` checked (the command line checks it before it loads the rest of the run)."""
     opts, suite, store, previous = prepared.options, prepared.suite, prepared.store, prepared.previous
     if previous is None:  # a new run: its folder made here, atomically (never shared with a run begun alongside)
         store = RunStore(claim_run_folder(Path(opts.results_dir), opts.label))
     try:
         # One writer per folder (a second run or resume of it is refused), with room kept for its last word.
         with writer_lock(store.dir), space_reserve(store.dir) as free_reserve:
-            return _run_in(store, opts, suite, previous, on_progress, free_reserve)
+            result = _run_in(store, opts, suite, previous, on_progress, free_reserve)
     finally:
         if previous is None:
             _remove_if_empty(store)
+    return _with_outputs(result, opts)
+
+
+def _with_outputs(result: RunResult, opts: RunOptions) -> RunResult:
+    """The summary files and the terminal table of the samples kept, and the paired gate's CI outputs."""
+    records = result.records()
+    if records:
+        from ctxprobe.evals.report.summary import write_report
+
+        result.table = write_report(records, result.run_dir, result.manifest)
+    if result.manifest.paired_gate is not None:
+        from ctxprobe.evals.run.against import gate_cases
+        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
+
+        cases = gate_cases(result.manifest.paired_gate, opts.label or result.run_dir.name)
+        result.written = write_ci_outputs(cases, "ctxprobe paired gate", opts.junit, opts.summary_md)
+    return result
 
 
 def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManifest | None,
@@ -104,7 +128,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
                 lockstep = _open_lockstep(stack, opts, suite, served, store, paired)
         else:
             recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
-                                                        default_mode=served.config.mode)
+                                                        default_mode=served.default_mode)
         budget = preflight(opts, suite, served, recipes)
         done = check_resumable(store, recipes, budget) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
@@ -120,7 +144,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         progress = Progress(total=len(todo))
         lost_detail: str | None = None
         write_failed: WriteFailed | None = None
-        engine_name = str(served.engine.get("engine") or "unknown")
+        engine_name = served.engine.engine
         metrics_before = engine_metrics.scrape(served.config, engine_name)
         try:
             if paired is not None:
@@ -297,8 +321,8 @@ def _manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, pr
     base.update(
         schema_version=RunManifest.model_fields["schema_version"].default, command="run",
         ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=opts.label,
-        endpoints=[public_url(u) for u in served.config.base_urls], model=served.config.model or served.engine.get("model"),
-        engine=served.engine, mode=opts.mode or served.config.mode, suite=suite,
+        endpoints=[public_url(u) for u in served.config.base_urls], model=served.model,
+        engine=served.engine, mode=served.mode, suite=suite,
         seeds=sorted({suite.seed + i for i in range(max(t.samples or suite.samples for t in suite.tasks))}),
         tokenizer=tokenizer, token_counter=served.counter_spec, api_key_env=opts.api_key_env,
         options=saved_options(opts), samples_planned=planned,
@@ -409,7 +433,7 @@ async def _send(recipes: list[Recipe], served: Served, store: RunStore, order: O
         async with EndpointClient(config) as client:
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
                               order=order, on_record=show, still_there=still_there, progress=progress,
-                              budget=budget, context_length=served.engine.get("context_length"))
+                              budget=budget, context_length=served.engine.context_length)
 
 
 def _remove_if_empty(store: RunStore) -> None:

@@ -57,9 +57,11 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
 
     suite = suite_for(opts)
     suite.check()
-    default_mode = "chat" if opts.endpoints else "completions"
+    from ctxprobe.evals.send.serving import default_mode
+
     rule = stop_rule(opts, suite)
-    recipes = capped_suite(suite, rule).recipes(lambda mode: "estimate", mode=opts.mode, default_mode=default_mode)
+    recipes = capped_suite(suite, rule).recipes(lambda mode: "estimate", mode=opts.mode,
+                                                default_mode=default_mode(opts))
     concurrency = opts.concurrency or (DEFAULT_CONCURRENCY if opts.endpoints else 1)  # embedded: one slot
     by_length = Counter(r.context_tokens for r in recipes)
     lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k) for n, k in sorted(by_length.items())]
@@ -116,7 +118,7 @@ def _measured_rate(opts: RunOptions, suite: Suite, recipes: list[Recipe]) -> tup
     with serving(opts, probe_suite) as served:
         builder = builder_for(served.counter)
         recipe = builder.recipe(family="niah", haystack="noise", context_tokens=PROBE_TOKENS, depth=50.0, seed=0,
-                                mode=served.config.mode)
+                                mode=served.mode)
         sample = builder.build(recipe)
 
         async def send() -> tuple[int, float]:
