@@ -33,7 +33,7 @@ from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, 
 from ctxprobe.tasks.limits import check_seed, check_suite_size
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
-from ctxprobe.tasks.sample import Mode, Recipe, seed_window
+from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity, seed_window
 
 
 def resolve_mode(flag: Mode | None, *declared: Mode | None, default: Mode) -> Mode:
@@ -131,7 +131,7 @@ class Suite(BaseModel):
     def _parse_depths(cls, v: Any) -> list[float]:
         return _depths(v)
 
-    def recipes(self, tokenizer: Callable[[Mode], str], mode: Mode | None = None,
+    def recipes(self, tokenizer: Callable[[Mode], TokenizerIdentity], mode: Mode | None = None,
                 default_mode: Mode = "completions") -> list[Recipe]:
         """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another.
         `tokenizer(mode)` names the tokenizer identity of recipes in that mode; each task's mode is
@@ -146,7 +146,7 @@ class Suite(BaseModel):
                             family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
                             window=seed_window(self.seed + index, length),
-                            mode=task_mode, tokenizer=tokenizer(task_mode),
+                            mode=task_mode, **tokenizer(task_mode)._asdict(),
                         ))
         return out
 
@@ -180,22 +180,27 @@ class Suite(BaseModel):
                 out += [(task, p) for p in facts_layouts(family, params, task.facts or self.facts)]
         return out
 
-    def check(self) -> None:
+    def check(self) -> set[str]:
         """Fail fast, before any engine starts: every family, parameter and haystack must be known, and
-        each task's shortest length must hold its question and needles (checked with the estimate counter)."""
+        each task's shortest length must hold its question and needles (checked with the estimate counter).
+        Returns the answer kinds its samples expect (their scorers are checked by the caller)."""
         from ctxprobe.tasks.build import build_sample, haystack
 
         check_suite_size(self.size(), self.name)
         checked: set[int] = set()
+        kinds: set[str] = set()
         for task, params in self.task_layouts():
             lengths = check_facts_fit(task.family, params, task.lengths or self.lengths)
             if id(task) in checked:
                 continue
             checked.add(id(task))
             haystack(task.haystack or self.haystack)
-            build_sample(Recipe(family=task.family, params={**task.params, **facts_of(params)},
-                                haystack=task.haystack or self.haystack, context_tokens=min(lengths), depth=50.0,
-                                seed=self.seed, mode=resolve_mode(None, task.mode, self.mode, default="completions")))
+            sample = build_sample(Recipe(family=task.family, params={**task.params, **facts_of(params)},
+                                         haystack=task.haystack or self.haystack, context_tokens=min(lengths),
+                                         depth=50.0, seed=self.seed,
+                                         mode=resolve_mode(None, task.mode, self.mode, default="completions")))
+            kinds.add(sample.expected.kind)
+        return kinds
 
 
 def _params_or_none(family: Any, params: dict[str, Any]) -> dict[str, Any] | None:

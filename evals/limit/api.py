@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.options import LimitOptions
-from ctxprobe.evals.limit.search import LimitConfig
+from ctxprobe.evals.limit.search import LimitConfig, SearchSettings
 from ctxprobe.evals.limit.target import accepted_length, effective_length
 from ctxprobe.evals.log.limit import LIMIT_JSON, LimitOutput, TargetLimits, TaskSpec
 from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
@@ -17,6 +17,7 @@ from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.send.inline_suite import parse_params
 from ctxprobe.evals.send.options import validated
 from ctxprobe.evals.send.serving import serving
+from ctxprobe.runners.settings import part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import parse_length
@@ -45,9 +46,7 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
     max_length = parse_length(opts.max_length) if opts.max_length else None
     if max_length is not None and max_length < min_length:
         raise UserError(f"--max-length {opts.max_length} is below --min-length {opts.min_length}")
-    search_args = dict(threshold=opts.threshold, relative=opts.relative, confidence=opts.confidence,
-                       max_samples=opts.max_samples, batch_size=opts.batch, ratio=opts.ratio)
-    validated(LimitConfig, {"min_length": 1, "max_length": 1, **search_args})  # before any request
+    search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
                                   "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})
@@ -71,7 +70,7 @@ def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
             effective = None
             top = max_length or accepted.accepted_tokens
             if not opts.skip_effective and top and top >= min_length:
-                search = LimitConfig(min_length=min_length, max_length=top, **search_args)  # type: ignore[arg-type]
+                search = LimitConfig(min_length=min_length, max_length=top, **search_args)
                 effective = effective_length(config, counter, store, tasks, search, opts.haystack)
             results.append(TargetLimits(
                 endpoint=public_url(config.base_urls[0]), engine=engine, advertised=advertised,

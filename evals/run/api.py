@@ -38,6 +38,7 @@ from ctxprobe.evals.run.prepare import PreparedRun, prepare_run
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, next_round, stop_rule, stop_summary
 from ctxprobe.evals.sequential.cells import StopRule
 from ctxprobe.evals.send.serving import Served, serving
+from ctxprobe.runners.settings import ClientSettings, part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
@@ -202,7 +203,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         from ctxprobe.evals.judge.verdicts import judge_run
 
         summary = judge_run(store.dir, store.latest_records().values(), opts.judge_endpoint, opts.judge_model,
-                            opts.timeout)
+                            part(opts, ClientSettings))
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report

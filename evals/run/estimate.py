@@ -15,7 +15,7 @@ from ctxprobe.evals.send.inline_suite import suite_for
 from ctxprobe.evals.send.options import RunOptions, validated
 from ctxprobe.evals.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.runners.probe import DEFAULT_CONCURRENCY
-from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 
 PROBE_TOKENS = 2048  # the one short request that measures the prefill rate when none is given
@@ -60,7 +60,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     from ctxprobe.evals.send.serving import default_mode
 
     rule = stop_rule(opts, suite)
-    recipes = capped_suite(suite, rule).recipes(lambda mode: "estimate", mode=opts.mode,
+    recipes = capped_suite(suite, rule).recipes(lambda mode: TokenizerIdentity("estimate"), mode=opts.mode,
                                                 default_mode=default_mode(opts))
     concurrency = opts.concurrency or (DEFAULT_CONCURRENCY if opts.endpoints else 1)  # embedded: one slot
     by_length = Counter(r.context_tokens for r in recipes)

@@ -14,7 +14,7 @@ from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.launcher import EMBEDDED_MODE
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
-from ctxprobe.runners.settings import EngineSettings, part
+from ctxprobe.runners.settings import ClientSettings, EngineSettings, part
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec
@@ -63,7 +63,7 @@ def open_counter(spec: str, *, endpoint: str | None, api_key_env: str, policy: R
 
 def _policy(opts: EndpointOptions) -> RetryPolicy:
     """The retry policy of every call but the completions (which take the same settings)."""
-    return RetryPolicy(timeout_s=opts.timeout, max_retries=opts.retries)
+    return RetryPolicy.of(part(opts, ClientSettings))
 
 
 def embedded_counter_spec(model_file: str | None) -> str:
