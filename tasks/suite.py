@@ -131,14 +131,17 @@ class Suite(BaseModel):
     def _parse_depths(cls, v: Any) -> list[float]:
         return _depths(v)
 
-    def recipes(self, tokenizer: Callable[[Mode], TokenizerIdentity], mode: Mode | None = None,
+    def recipes(self, tokenizer: Callable[[Mode], TokenizerIdentity | str], mode: Mode | None = None,
                 default_mode: Mode = "completions") -> list[Recipe]:
         """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another.
-        `tokenizer(mode)` names the tokenizer identity of recipes in that mode; each task's mode is
+        `tokenizer(mode)` names the tokenizer identity of recipes in that mode (a bare name: no chat template
+        size of its own); each task's mode is
         `resolve_mode(mode, task.mode, self.mode, default=default_mode)`."""
         out: list[Recipe] = []
         for task, params in self.task_layouts():
             task_mode = resolve_mode(mode, task.mode, self.mode, default=default_mode)
+            named = tokenizer(task_mode)
+            identity = TokenizerIdentity(named) if isinstance(named, str) else named
             for length in fitting_lengths(task.family, params, task.lengths or self.lengths):
                 for index in range(task.samples or self.samples):
                     for depth in task.depths or self.depths:
@@ -146,7 +149,7 @@ class Suite(BaseModel):
                             family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
                             window=seed_window(self.seed + index, length),
-                            mode=task_mode, **tokenizer(task_mode)._asdict(),
+                            mode=task_mode, **identity._asdict(),
                         ))
         return out
 

@@ -20,6 +20,7 @@ from ctxprobe.evals.send.serving import serving
 from ctxprobe.runners.settings import part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.family_index import include
 from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.suite import Suite
@@ -40,6 +41,8 @@ def parse_task(text: str) -> TaskSpec:
 def limit(options: LimitOptions | None = None, **kwargs: object) -> LimitReport:
     """Measure the four lengths; writes `limit.json` (and the effective search's samples) into a run folder."""
     opts = options if options is not None else validated(LimitOptions, dict(kwargs))
+    for path in opts.include:  # families of one's own, for --task
+        include(path)
     tasks = [parse_task(t) for t in opts.tasks]
     advertised = advertised_length(opts.advertised, opts.config)
     min_length = parse_length(opts.min_length)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ctxprobe.evals.limit.search import SearchSettings
-from ctxprobe.evals.send.options import EndpointOptions
+from ctxprobe.evals.send.options import EndpointOptions, SuiteOptions
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 
@@ -19,6 +19,7 @@ class LimitOptions(EndpointOptions, SearchSettings):
     max_length: str | None = Field(None, description="longest length tried (default: accepted, else configured, else advertised)")
     answer_room: int = Field(64, ge=1, description="max_tokens every probe asks for")
     skip_effective: bool = Field(False, description="find advertised, configured and accepted only")
+    include: list[str] = SuiteOptions.model_fields["include"]
     tasks: list[str] = Field(default_factory=lambda: list(DEFAULT_TASKS), description="tasks to measure with, FAMILY[:k=v,...]")
     haystack: str = Field("prose", description="haystack for the effective search")
     label: str = Field("", max_length=200, description="a name for this run")
