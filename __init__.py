@@ -8,8 +8,11 @@ The library API that nightly jobs and the `ctxprobe` command line both call:
     run.frame()                                                  # one row per sample (pandas)
 
 Extension points: `@ctxprobe.task_family("name", version="1")` registers a task family (`get_family`,
-`known_families` look them up), `ctxprobe.Suite` is a suite in code, `ctxprobe.EngineAdapter` is the base
-of an engine adapter.
+`known_families` look them up; what a family implements: `ctxprobe.tasks.family`, whose `Draft`,
+`NeedleDraft`, `Expected`, `frame` and `DataBacked` are here too), `@ctxprobe.answer_kind("kind")` registers
+the scorer of an answer kind (`Score`, `AnswerRegion`), `ctxprobe.Suite` is a suite in code,
+`ctxprobe.EngineAdapter` is the base of an engine adapter. Families outside the package load through a
+`ctxprobe.families` entry point or `ctxprobe run --include PATH`.
 
 Heavy modules load on first use, so `import ctxprobe` stays cheap; the `TYPE_CHECKING` block below names
 the same objects for type checkers (a test keeps it and `__all__` the same).
@@ -24,19 +27,22 @@ if TYPE_CHECKING:
     from ctxprobe.evals.compare.api import CompareResult, compare
     from ctxprobe.evals.compare.history import HistoryResult, history
     from ctxprobe.evals.doctor.checks import DoctorReport, doctor
+    from ctxprobe.evals.extract import AnswerRegion
     from ctxprobe.evals.limit.api import limit
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.lmeval.api import export_hf, export_lm_eval, import_lm_eval
     from ctxprobe.evals.log.load import Run, load_run
     from ctxprobe.evals.log.manifest import RunManifest
-    from ctxprobe.evals.log.record import SampleRecord
+    from ctxprobe.evals.log.record import SampleRecord, Score
     from ctxprobe.evals.plan.api import plan
     from ctxprobe.evals.pages import report
     from ctxprobe.evals.run.api import ExitCode, RunResult, run
     from ctxprobe.evals.run.estimate import Estimate, estimate
+    from ctxprobe.evals.score import answer_kind
     from ctxprobe.evals.send.options import RunOptions
     from ctxprobe.runners.engines.base import EngineAdapter
     from ctxprobe.tasks.errors import UserError
+    from ctxprobe.tasks.family import DataBacked, Draft, Expected, NeedleDraft, frame
     from ctxprobe.tasks.registry import get_family, known_families, task_family
     from ctxprobe.tasks.suite import Suite
 
@@ -70,6 +76,14 @@ _API: dict[str, str] = {
     "get_family": "ctxprobe.tasks.registry",
     "known_families": "ctxprobe.tasks.registry",
     "Suite": "ctxprobe.tasks.suite",
+    "answer_kind": "ctxprobe.evals.score",
+    "Score": "ctxprobe.evals.log.record",
+    "AnswerRegion": "ctxprobe.evals.extract",
+    "Draft": "ctxprobe.tasks.family",
+    "NeedleDraft": "ctxprobe.tasks.family",
+    "Expected": "ctxprobe.tasks.family",
+    "DataBacked": "ctxprobe.tasks.family",
+    "frame": "ctxprobe.tasks.family",
     "EngineAdapter": "ctxprobe.runners.engines.base",
 }
 

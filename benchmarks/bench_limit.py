@@ -42,7 +42,7 @@ def main() -> int:
     lo, hi = parse_length(args.min), parse_length(args.max)
     tasks = [parse_task(t) for t in (args.task or ["niah:variant=single"])]
     search = LimitConfig(min_length=lo, max_length=hi, threshold=args.threshold, max_samples=args.max_samples,
-                         batch_size=args.batch, ratio=args.ratio)
+                         batch=args.batch, ratio=args.ratio)
     spec = f"local:{PACKAGED_MODEL}"
     counter = token_counter(spec)
     started = time.monotonic()

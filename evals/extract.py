@@ -33,6 +33,7 @@ class AnswerRegion:
     excluded: frozenset[str]
     rivals: Rivals = Rivals()
     chat: bool = False
+    output: str = ""  # the whole output it was read from (a kind scored by its dataset's own rule reads that)
 
     def affirmed(self) -> AnswerRegion:
         """The region with its negated clauses masked (`evals/negation.py`): what the answer offers."""
@@ -128,7 +129,7 @@ def answer_region(sample: Sample, text: str) -> AnswerRegion:
     first_line_only = not chat and sample.expected.kind not in ("values", "set")
     lines = _paragraph(body.splitlines(), first_line_only)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))
-    return AnswerRegion(tuple(lines), excluded, rivals_of(sample), chat)
+    return AnswerRegion(tuple(lines), excluded, rivals_of(sample), chat, text)
 
 
 def candidates(text: str, kind: Shape, expected: str, excluded: frozenset[str]) -> list[str]:

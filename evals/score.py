@@ -23,11 +23,15 @@ is then the recall, as before, and falls with every guess added (4 of 4 values a
 - `nodes`: the graphwalk family's node set by GraphWalks' rule: F1 partial, exact set (`evals/set_score.py`).
 - `mrcr`: OpenAI MRCR's rule: the hash first, then SequenceMatcher's ratio (`evals/mrcr_score.py`).
 - `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/answer_rules.py`).
+
+Each kind registers its scorer with `@answer_kind("kind")` (the built-in ones at the end of this module; a
+family of one's own beside the family, see tasks/family.py); `score_sample` looks the kind up.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 from ctxprobe.evals.answer_rules import USER_KINDS, score_rule
 from ctxprobe.evals.extract import (
@@ -45,6 +49,8 @@ from ctxprobe.evals.log.record import Score
 from ctxprobe.evals.mrcr_score import score_mrcr
 from ctxprobe.evals.name_score import score_name
 from ctxprobe.evals.set_score import score_nodes
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.named import Named
 from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
@@ -56,27 +62,29 @@ _CJK_AFTER = frozenset("\u3002\uff0c\uff1b\u300d\u300f\uff09\u3001\uff01\uff1f")
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)\*\*")
 
 
+Scorer = Callable[[AnswerRegion, Sample], Score]  # the answer region of a sample's output, the sample -> its score
+_SCORERS: Named[Scorer] = Named("answer kind")
+answer_kind = _SCORERS.register  # `@answer_kind("kind")`: the scorer of answer kind "kind" (`Expected.kind`)
+known_answer_kinds = _SCORERS.known
+
+
+def scorer_for(kind: str) -> Scorer:
+    scorer = _SCORERS.find(kind)
+    if scorer is None:
+        raise UserError(f"no scorer for answer kind {kind!r}; known: {', '.join(known_answer_kinds())} "
+                        "(register one with @ctxprobe.answer_kind)")
+    return scorer
+
+
+def check_answer_kinds(kinds: Iterable[str]) -> None:
+    """Refuse, before anything is sent, a suite whose samples expect an answer kind no scorer knows."""
+    for kind in sorted(set(kinds)):
+        scorer_for(kind)
+
+
 def score_sample(sample: Sample, text: str) -> Score:
     """Score a model's raw output (the continuation in completions mode, the message in chat mode)."""
-    region = answer_region(sample, text)
-    kind = sample.expected.kind
-    if kind in USER_KINDS:
-        return score_rule(kind, region, sample.expected.answers, sample.question)
-    if kind == "value":
-        return _score_value(region, sample.expected.answers[0])
-    if kind == "values":
-        return _score_values(region, sample.expected.answers)
-    if kind == "string":
-        return _score_string(region, sample.expected.answers[0])
-    if kind == "mrcr":
-        return score_mrcr(sample, text)
-    if kind == "nodes":
-        return score_nodes(sample, text)
-    if kind == "name":
-        return score_name(region, sample.expected.answers[0])
-    if kind == "any":
-        return max((_score_string(region, a) for a in sample.expected.answers), key=lambda s: (s.correct, s.partial))
-    return _score_chain(region, sample.expected.chain or sample.expected.answers)
+    return scorer_for(sample.expected.kind)(answer_region(sample, text), sample)
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -225,3 +233,55 @@ def _stands_whole(target: str, line: str) -> bool:
 
 def _drop_period(text: str) -> str:
     return text[:-1] if text.endswith((".", "\u3002")) else text
+
+
+# The built-in answer kinds' scorers (tasks/family.py lists them).
+@answer_kind("value")
+def _value(region: AnswerRegion, sample: Sample) -> Score:
+    return _score_value(region, sample.expected.answers[0])
+
+
+@answer_kind("values")
+def _values(region: AnswerRegion, sample: Sample) -> Score:
+    return _score_values(region, sample.expected.answers)
+
+
+@answer_kind("string")
+def _string(region: AnswerRegion, sample: Sample) -> Score:
+    return _score_string(region, sample.expected.answers[0])
+
+
+@answer_kind("any")
+def _any(region: AnswerRegion, sample: Sample) -> Score:
+    return max((_score_string(region, a) for a in sample.expected.answers), key=lambda s: (s.correct, s.partial))
+
+
+@answer_kind("chain")
+def _chain(region: AnswerRegion, sample: Sample) -> Score:
+    return _score_chain(region, sample.expected.chain or sample.expected.answers)
+
+
+@answer_kind("name")
+def _name(region: AnswerRegion, sample: Sample) -> Score:
+    return score_name(region, sample.expected.answers[0])
+
+
+@answer_kind("nodes")
+def _nodes(region: AnswerRegion, sample: Sample) -> Score:
+    return score_nodes(sample, region.output)  # GraphWalks' rule reads the whole output's last line
+
+
+@answer_kind("mrcr")
+def _mrcr(region: AnswerRegion, sample: Sample) -> Score:
+    return score_mrcr(sample, region.output)  # MRCR's rule: the hash at the start of the whole output
+
+
+def _user_rule(kind: str) -> Scorer:
+    def scorer(region: AnswerRegion, sample: Sample) -> Score:
+        return score_rule(kind, region, sample.expected.answers, sample.question)
+
+    return scorer
+
+
+for _kind in USER_KINDS:  # a needle file's rules (evals/answer_rules.py)
+    answer_kind(_kind)(_user_rule(_kind))

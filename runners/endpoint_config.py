@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.runners.http_json import api_root
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY
-from ctxprobe.runners.retry import RetryPolicy
+from ctxprobe.runners.retry import BACKOFF_BASE_S, BACKOFF_MAX_S, RetryPolicy
 from ctxprobe.runners.settings import ClientSettings, part, problem
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
@@ -28,8 +28,8 @@ class EndpointConfig(ClientSettings):
     mode: Mode = Field("completions", title="mode")
     concurrency: int = Field(DEFAULT_CONCURRENCY, ge=1, description="requests in flight")
     connect_timeout_s: float = Field(10.0, gt=0)
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
+    backoff_base_s: float = BACKOFF_BASE_S
+    backoff_max_s: float = BACKOFF_MAX_S
     stream: bool = True  # llama-cpp-python: False (its stream has no usage and hides a too-long error)
     extra_body: Mapping[str, Any] = Field(default_factory=dict)
 
@@ -63,4 +63,4 @@ class EndpointConfig(ClientSettings):
     def retry_policy(self) -> RetryPolicy:
         """The policy of every other call to this endpoint (probe, tokenize, metrics): the same retries and
         backoff, and the base timeout as each call's deadline."""
-        return RetryPolicy(self.timeout, self.retries, self.backoff_base_s, self.backoff_max_s)
+        return RetryPolicy.of(self).with_backoff(self.backoff_base_s, self.backoff_max_s)

@@ -38,9 +38,11 @@ from ctxprobe.runners.probe import EngineInfo, probe_engine
 from ctxprobe.runners.serve import READY_LINE
 from ctxprobe.runners.settings import ClientSettings, EngineSettings, ServeSettings, checked, to_argv
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import packaged_gguf
 
 DEFAULT_MODEL_ALIAS = "gemma-3-270m"
+EMBEDDED_MODE: Mode = "completions"  # the packaged model is a base model: completions with an answer prefix
 PORT_ATTEMPTS = 3
 _GGUF_MAGIC = b"GGUF"
 _PR_SET_PDEATHSIG = 1
@@ -266,6 +268,6 @@ class EmbeddedEngine:
         come in the last chunk), one request in flight per slot (more would queue, and a queued request's
         latency and deadline would count its wait). `overrides` replace these; the user's `settings`
         (timeouts, retries, the key's variable, a model name) are taken as given."""
-        server: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": "completions",
+        server: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": EMBEDDED_MODE,
                                   "concurrency": self.parallel, "stream": True, **overrides}
         return EndpointConfig.of(settings, **server) if settings is not None else EndpointConfig(**server)

@@ -9,14 +9,19 @@ that still fails raises `CallFailed`: before anything was sent that is bad input
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 
 from ctxprobe.runners.shown_text import one_line
+from ctxprobe.runners.settings import ClientSettings
 from ctxprobe.tasks.errors import UserError
 
-DEFAULT_TIMEOUT_S = 120.0  # the run's --timeout default: each call's deadline
-DEFAULT_RETRIES = 4
+# The defaults are the client settings' (runners/settings.py), declared there once.
+DEFAULT_TIMEOUT_S: float = ClientSettings.model_fields["timeout"].default
+DEFAULT_RETRIES: int = ClientSettings.model_fields["retries"].default
+BACKOFF_BASE_S = 1.0
+BACKOFF_MAX_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -25,8 +30,16 @@ class RetryPolicy:
 
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_retries: int = DEFAULT_RETRIES
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
+    backoff_base_s: float = BACKOFF_BASE_S
+    backoff_max_s: float = BACKOFF_MAX_S
+
+    @classmethod
+    def of(cls, settings: ClientSettings) -> RetryPolicy:
+        """The policy of the user's client settings: their timeout as each call's deadline, their retries."""
+        return cls(timeout_s=settings.timeout, max_retries=settings.retries)
+
+    def with_backoff(self, base_s: float, max_s: float) -> RetryPolicy:
+        return dataclasses.replace(self, backoff_base_s=base_s, backoff_max_s=max_s)
 
     def backoff_s(self, attempts: int, retry_after_s: float | None = None,
                   rng: random.Random | None = None) -> float:

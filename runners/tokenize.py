@@ -22,7 +22,7 @@ from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.engines import Call, adapter, known_engines
 from ctxprobe.runners.http_json import EndpointCalls, api_root, display_url
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
-from ctxprobe.runners.probe import probe_engine
+from ctxprobe.runners.probe import EngineInfo, probe_engine
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
@@ -132,9 +132,10 @@ class ServerTokenizer:
 
 
 def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
-                         concurrency: int = 8) -> ServerTokenizer:
-    """Probe the endpoint and count with its tokenizer, `concurrency` calls at a time under `policy`."""
-    info = probe_engine(url, api_key_env=api_key_env, policy=policy)
+                         concurrency: int = 8, info: EngineInfo | None = None) -> ServerTokenizer:
+    """Count with the endpoint's tokenizer, `concurrency` calls at a time under `policy`; the endpoint is
+    probed unless its probe's `info` is given."""
+    info = info if info is not None else probe_engine(url, api_key_env=api_key_env, policy=policy)
     if info.engine == "unknown":
         raise UserError(f"endpoint {display_url(api_root(url))} is not a known engine ({', '.join(known_engines())}); "
                         "its tokenizer cannot be used: choose another token counter")
@@ -144,9 +145,10 @@ def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, po
 
 @lru_cache(maxsize=8)
 def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
-                 concurrency: int = 8) -> TokenCounter:
+                 concurrency: int = 8, info: EngineInfo | None = None) -> TokenCounter:
     """Any token counter from its spec (tasks.token_counter), the `server` kind reached with the API key
     from `api_key_env` under `policy`, `concurrency` calls at a time. One counter per (spec, key variable,
-    policy, concurrency) per process, so counts are cached once."""
+    policy, concurrency) per process, so counts are cached once. `info`: the server's probe, when the caller
+    has probed it already."""
     return make_token_counter(spec, server=lambda url: server_token_counter(
-        url, api_key_env=api_key_env, policy=policy, concurrency=concurrency))
+        url, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=info))

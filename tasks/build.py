@@ -19,7 +19,7 @@ from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
-from ctxprobe.tasks.sample import Recipe, Sample, seed_window, sha256_text
+from ctxprobe.tasks.sample import Recipe, Sample, TokenizerIdentity, seed_window, sha256_text
 from ctxprobe.tasks.sized import compose, is_sized
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
@@ -38,19 +38,19 @@ class PromptBuilder:
         self._counts: dict[str, UnitCounts] = {}
         self._learn = threading.RLock()
 
-    def recipe_tokenizer(self, mode: str) -> str:
-        """The `tokenizer` field of this builder's recipes in `mode`. In chat mode the chat template's
+    def recipe_tokenizer(self, mode: str) -> TokenizerIdentity:
+        """The tokenizer identity of this builder's recipes in `mode`. In chat mode the chat template's
         tokens are part of the prompt's budget, so a template of another size is another identity."""
         if mode == "chat" and self.lead_tokens("chat") != self.counter.bos_tokens:
-            return f"{self.tokenizer}+chat{self.lead_tokens('chat')}"
-        return self.tokenizer
+            return TokenizerIdentity(self.tokenizer, self.lead_tokens("chat"))
+        return TokenizerIdentity(self.tokenizer)
 
     def recipe(self, **fields: Any) -> Recipe:
         """A recipe counted with this builder's tokenizer (`fields` are the task fields; the haystack window
         defaults to the seed's own, as in suites)."""
         if "window" not in fields:
             fields["window"] = seed_window(fields.get("seed", 0), fields["context_tokens"])
-        return Recipe(**fields, tokenizer=self.recipe_tokenizer(fields.get("mode", "completions")))
+        return Recipe(**fields, **self.recipe_tokenizer(fields.get("mode", "completions"))._asdict())
 
     def lead_tokens(self, mode: str) -> int:
         """Tokens the endpoint adds around the prompt text: in chat mode the chat template's, where the
@@ -68,17 +68,17 @@ class PromptBuilder:
 
     def _lead_of(self, recipe: Recipe) -> int:
         """The lead a recipe is built with: this builder's, for a recipe of its tokenizer; for a chat recipe
-        that records its template's size (`+chatN`, measured at the server) and a counter that cannot
-        measure one (a GGUF read offline), that size. The builder's own lead is left as it is."""
+        that records its template's size (`chat_template_tokens`, measured at the server) and a counter that
+        cannot measure one (a GGUF read offline), that size. The builder's own lead is left as it is."""
         expected = self.recipe_tokenizer(recipe.mode)
-        if recipe.tokenizer == expected:
+        if recipe.tokenizer_identity == expected:
             return self.lead_tokens(recipe.mode)
-        recorded = recipe.tokenizer.removeprefix(f"{self.tokenizer}+chat")
-        if (recipe.mode == "chat" and recorded != recipe.tokenizer and recorded.isdigit()
+        if (recipe.mode == "chat" and recipe.tokenizer == self.tokenizer and recipe.chat_template_tokens is not None
                 and not callable(getattr(self.counter, "chat_overhead", None))):
-            return int(recorded)
-        raise UserError(f"the token counter {self.counter.spec} is tokenizer {expected}, but sample "
-                        f"{recipe.sample_id()} was counted with {recipe.tokenizer}: give the same tokenizer")
+            return recipe.chat_template_tokens
+        raise UserError(f"the token counter {self.counter.spec} is tokenizer {_shown(expected)}, but sample "
+                        f"{recipe.sample_id()} was counted with {_shown(recipe.tokenizer_identity)}: give the same "
+                        "tokenizer")
 
     def unit_counts(self, haystack_spec: str) -> UnitCounts:
         """One UnitCounts per haystack, so a suite counts each unit once."""
@@ -153,8 +153,13 @@ def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
         if not recipe.tokenizer.startswith("estimate"):
             raise UserError(f"sample {recipe.sample_id()} was counted with tokenizer {recipe.tokenizer}: "
                             "give its token counter (e.g. --token-counter local:PATH or server:URL)")
-        counter = token_counter(recipe.tokenizer.partition("+chat")[0])  # the template's size: in the recipe
+        counter = token_counter(recipe.tokenizer)  # the template's size: in the recipe
     return builder_for(counter).build(recipe)
+
+
+def _shown(identity: TokenizerIdentity) -> str:
+    chat = identity.chat_template_tokens
+    return identity.tokenizer if chat is None else f"{identity.tokenizer} (chat template: {chat} tokens)"
 
 
 def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> bool:

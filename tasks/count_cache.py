@@ -24,7 +24,8 @@ import numpy as np
 
 from ctxprobe.tasks.count_cache_prune import prune
 from ctxprobe.tasks.haystack import Haystack
-from ctxprobe.tasks.token_counter import TokenCounter, cache_dir, fingerprint
+from ctxprobe.tasks.cache_folder import cache_dir
+from ctxprobe.tasks.token_counter import TokenCounter, fingerprint
 
 LOOKAHEAD = 512  # units counted past the budget, for the assembler's last-gap fill
 _FIRST_GUESS = 20.0  # tokens per unit before anything is counted

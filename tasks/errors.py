@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class UserError(Exception):
@@ -46,3 +47,12 @@ def read_user_text(path: Path, where: str, max_bytes: int = MAX_USER_FILE_BYTES)
         raise UserError(f"{where}: not a UTF-8 text file") from None
     except OSError as error:
         raise UserError(f"{where}: cannot read it: {error.strerror or error}") from None
+
+
+def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option") -> M:
+    """`model(**values)`, or one line naming the first bad option (`--concurrency: ...`)."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        where, msg, _ = first_problem(exc)
+        raise UserError(f"{problem} --{where.replace('_', '-')}: {msg}") from None

@@ -29,7 +29,7 @@ from typing import Any
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.gguf_vocab import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, GGUFVocab, read_vocab
-from ctxprobe.tasks.token_counter import cache_dir
+from ctxprobe.tasks.cache_folder import cache_dir
 
 SUPPORTED_KINDS = ("llama",)
 BUILDER_VERSION = 1  # part of the cached file's name: bump it when spm_tokenizer changes what it builds

@@ -14,10 +14,17 @@ fields, and none is ever parsed back.
   needle (a depth sweep): the send order groups them so a prefix cache can reuse the shared text. A
   question placed before the document (`question_position` start or both) differs at every depth, so
   there its prompts share only the instruction, and the key keeps the depth.
-- `condition_key`: family and parameters. One task of a suite: the importer rebuilds a suite's tasks
-  from imported recipes by it.
+- `condition_key`: family and parameters (`condition_of` for a suite task, before it has recipes). One task
+  of a suite: the importer rebuilds a suite's tasks from imported recipes by it, and a task's own answer
+  budget is found by it.
+- `cell_key`: everything but the seed (and its haystack window). One cell of the grid: what a stopping
+  rule (`--stop decided`) decides on.
+- `family_key`: family, parameters and haystack. One row of a paired gate (`--against`), over its lengths.
+- `template_pair_key`: `needle_key` and the layout parameters other than the template and the question
+  position. Two samples with it in common are one question under two layouts (template sensitivity); two
+  tasks that differ in their length convention are two pairs, never one overwriting the other.
 
-Every key includes the recipe's `generator_version`, which is its family's own (`tasks.registry.family_version`): a
+Every key includes the recipe's `generator_version`, which is its family's own (`tasks.family_index.family_version`): a
 change to one family's output changes that family's keys alone.
 """
 
@@ -25,14 +32,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxprobe.tasks.registry import LAYOUT_PARAMS
-
-if TYPE_CHECKING:  # the recipe's methods call these functions
+if TYPE_CHECKING:  # the recipe's methods call these functions (a type only: tasks.sample imports this module)
     from ctxprobe.tasks.sample import Recipe
 
-__all__ = ["condition_key", "needle_key", "sample_id", "sharing_key", "task_fields", "task_key"]
+# Parameters that change how a task is laid out, not what it asks: the needles and values are drawn
+# without them, so one cell under two layouts has identical needles (template sensitivity).
+LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position", "cue", "haystack_order"})
+
+__all__ = ["CellKey", "FamilyKey", "cell_key", "condition_key", "condition_of", "family_key", "needle_key", "sample_id",
+           "sharing_key", "task_fields", "task_key", "template_pair_key"]
+
+CellKey = tuple[object, ...]
+FamilyKey = tuple[str, str, str]  # family, parameters (JSON), haystack
 
 
 def _digest(fields: dict[str, Any]) -> str:
@@ -41,13 +55,18 @@ def _digest(fields: dict[str, Any]) -> str:
 
 
 def sample_id(recipe: Recipe) -> str:
-    """A short stable id of the whole recipe, tokenizer identity included."""
-    return _digest(recipe.model_dump(mode="json"))
+    """A short stable id of the whole recipe, tokenizer identity included. The chat template's size is
+    digested as ids have always held it, `tokenizer+chatN`, so a sample keeps its id across versions."""
+    fields = recipe.model_dump(mode="json")
+    chat = fields.pop("chat_template_tokens", None)
+    if chat is not None:
+        fields["tokenizer"] = f"{fields['tokenizer']}+chat{chat}"
+    return _digest(fields)
 
 
 def task_fields(recipe: Recipe) -> dict[str, Any]:
     """What the sample asks, without the tokenizer: the fields `task_key` and `needle_key` digest."""
-    return recipe.model_dump(mode="json", exclude={"tokenizer"})
+    return recipe.model_dump(mode="json", exclude={"tokenizer", "chat_template_tokens"})
 
 
 def task_key(recipe: Recipe) -> str:
@@ -64,13 +83,35 @@ def needle_key(recipe: Recipe) -> str:
 
 def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     """Recipes with the same key build prompts that are identical up to their first needle."""
-    key = (recipe.mode, recipe.tokenizer, recipe.generator_version, recipe.family,
+    key = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
            json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.window, recipe.context_tokens,
            recipe.seed)
     # the question, drawn per depth, stands before the haystack: the prompts part there
     return key if recipe.params.get("question_position", "end") == "end" else (*key, recipe.depth)
 
 
+def condition_of(family: str, params: Mapping[str, Any]) -> str:
+    """The key of a suite task, by its family and full parameters."""
+    return json.dumps([family, dict(params)], sort_keys=True, default=str)
+
+
 def condition_key(recipe: Recipe) -> str:
     """The suite task a recipe belongs to: its family and parameters."""
-    return json.dumps([recipe.family, recipe.params], sort_keys=True)
+    return condition_of(recipe.family, recipe.params)
+
+
+def cell_key(recipe: Recipe) -> CellKey:
+    """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
+    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.context_tokens,
+            float(recipe.depth), recipe.mode, recipe.tokenizer_identity, recipe.generator_version)
+
+
+def family_key(recipe: Recipe) -> FamilyKey:
+    """A paired gate's row: the family with its parameters and haystack, over every length."""
+    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack)
+
+
+def template_pair_key(recipe: Recipe) -> tuple[str, str]:
+    """The needles' key and every layout parameter but the template and the question position."""
+    layout = {k: v for k, v in recipe.params.items() if k in LAYOUT_PARAMS - {"template", "question_position"}}
+    return needle_key(recipe), repr(sorted(layout.items()))

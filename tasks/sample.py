@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+import re
+from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ctxprobe.tasks import identity
-from ctxprobe.tasks.registry import family_version
+from ctxprobe.tasks.family_index import family_version
 from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 
 Mode = Literal["completions", "chat"]
+_CHAT_SUFFIX = re.compile(r"^(?P<tokenizer>.+)\+chat(?P<tokens>\d+)$")  # how records before the typed field wrote it
+
+
+class TokenizerIdentity(NamedTuple):
+    """Which tokenizer counts a recipe, and in chat mode the tokens its chat template adds where that
+    differs from a bare BOS (a template of another size is another identity)."""
+
+    tokenizer: str
+    chat_template_tokens: int | None = None
 
 
 class Recipe(BaseModel):
@@ -33,6 +43,9 @@ class Recipe(BaseModel):
                         "reads its own part of the haystack (see `seed_window`)")
     mode: Mode = "completions"
     tokenizer: str = "estimate:4"
+    chat_template_tokens: int | None = Field(None, ge=0, description="chat mode: the tokens the chat template "
+                                             "adds, where they are not a bare BOS (left out of the record "
+                                             "when None)")
     generator_version: str = Field("", description="the family's generator version (`@task_family(..., "
                                    "version=...)`); filled in from the family registry when not given")
 
@@ -44,9 +57,24 @@ class Recipe(BaseModel):
         if isinstance(data, dict) and "token_counter" in data and "tokenizer" not in data:
             data = {**data, "tokenizer": data["token_counter"]}
             del data["token_counter"]
+        old = _CHAT_SUFFIX.match(data.get("tokenizer") or "") if isinstance(data, dict) else None
+        if old and data.get("chat_template_tokens") is None:  # `tok+chatN`: the template's size, typed now
+            data = {**data, "tokenizer": old["tokenizer"], "chat_template_tokens": int(old["tokens"])}
         if isinstance(data, dict) and not data.get("generator_version") and isinstance(data.get("family"), str):
             data = {**data, "generator_version": family_version(data["family"])}
         return data
+
+    @model_serializer(mode="wrap")
+    def _without_unset_chat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A recipe without a chat template size writes no such field: its record and ids stay as before."""
+        out: dict[str, Any] = handler(self)
+        if out.get("chat_template_tokens", 0) is None:
+            del out["chat_template_tokens"]
+        return out
+
+    @property
+    def tokenizer_identity(self) -> TokenizerIdentity:
+        return TokenizerIdentity(self.tokenizer, self.chat_template_tokens)
 
     def canonical_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
@@ -83,9 +111,10 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # any: one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
-    # file (`evals/answer_rules.py`)
-    kind: Literal["value", "values", "string", "chain", "any", "exact", "number", "set", "contains", "name", "nodes", "mrcr"]
+    # The scorer's name (registered with `@answer_kind`, evals/score.py): value, values, string, chain; any:
+    # one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
+    # file (`evals/answer_rules.py`); or a kind a family registers beside itself.
+    kind: str = Field(min_length=1)
     answers: list[str]
     chain: list[str] = Field(default_factory=list)
 

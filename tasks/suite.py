@@ -33,7 +33,17 @@ from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, 
 from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, check_suite_size
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
-from ctxprobe.tasks.sample import Mode, Recipe, seed_window
+from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity, seed_window
+
+
+def resolve_mode(flag: Mode | None, *declared: Mode | None, default: Mode) -> Mode:
+    """The one place a sample's mode is decided. Precedence: an explicit `--mode` (`flag`) wins; then the
+    narrowest declaration (a task's own `mode`, then the suite's); then the endpoint's `default` (chat for a
+    remote endpoint, completions for the embedded engine: `evals/send/serving.default_mode`)."""
+    for mode in (flag, *declared):
+        if mode is not None:
+            return mode
+    return default
 
 
 def _lengths(value: Any) -> list[int]:
@@ -123,14 +133,17 @@ class Suite(BaseModel):
     def _parse_depths(cls, v: Any) -> list[float]:
         return _depths(v)
 
-    def recipes(self, tokenizer: Callable[[Mode], str], mode: Mode | None = None,
+    def recipes(self, tokenizer: Callable[[Mode], TokenizerIdentity | str], mode: Mode | None = None,
                 default_mode: Mode = "completions") -> list[Recipe]:
         """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another.
-        `tokenizer(mode)` names the tokenizer identity of recipes in that mode. The mode is `mode` when
-        given (the command line), else the task's, else the suite's, else `default_mode` (the endpoint's)."""
+        `tokenizer(mode)` names the tokenizer identity of recipes in that mode (a bare name: no chat template
+        size of its own); each task's mode is
+        `resolve_mode(mode, task.mode, self.mode, default=default_mode)`."""
         out: list[Recipe] = []
         for task, params in self.task_layouts():
-            task_mode: Mode = mode or task.mode or self.mode or default_mode
+            task_mode = resolve_mode(mode, task.mode, self.mode, default=default_mode)
+            named = tokenizer(task_mode)
+            identity = TokenizerIdentity(named) if isinstance(named, str) else named
             for length in fitting_lengths(task.family, params, task.lengths or self.lengths):
                 for index in range(task.samples or self.samples):
                     for depth in task.depths or self.depths:
@@ -138,10 +151,14 @@ class Suite(BaseModel):
                             family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
                             window=seed_window(self.seed + index, length),
-                            mode=task_mode, tokenizer=tokenizer(task_mode),
+                            mode=task_mode, **identity._asdict(),
                         ))
         return out
 
+    def run_mode(self, flag: Mode | None, default: Mode) -> Mode:
+        """The run's mode, as the manifest records it: `resolve_mode` without a task (a task with a mode of
+        its own keeps it in its samples)."""
+        return resolve_mode(flag, self.mode, default=default)
 
     def size(self) -> int:
         """How many samples the suite makes (counted from `task_layouts`, not built)."""
@@ -168,9 +185,10 @@ class Suite(BaseModel):
                 out += [(task, p) for p in facts_layouts(family, params, task.facts or self.facts)]
         return out
 
-    def check(self) -> None:
+    def check(self) -> set[str]:
         """Fail fast, before any engine starts: every family, parameter and haystack must be known, and
-        each task's shortest length must hold its question and needles (checked with the estimate counter)."""
+        each task's shortest length must hold its question and needles (checked with the estimate counter).
+        Returns the answer kinds its samples expect (their scorers are checked by the caller)."""
         from ctxprobe.tasks.build import build_sample, haystack
 
         for task in self.tasks:
@@ -179,15 +197,19 @@ class Suite(BaseModel):
                                 "families that hold several facts at once (capacity)")
         check_suite_size(self.size(), self.name)
         checked: set[int] = set()
+        kinds: set[str] = set()
         for task, params in self.task_layouts():
             lengths = check_facts_fit(task.family, params, task.lengths or self.lengths)
             if id(task) in checked:
                 continue
             checked.add(id(task))
             haystack(task.haystack or self.haystack)
-            build_sample(Recipe(family=task.family, params={**task.params, **facts_of(params)},
-                                haystack=task.haystack or self.haystack, context_tokens=min(lengths), depth=50.0,
-                                seed=self.seed, mode=task.mode or self.mode or "completions"))
+            sample = build_sample(Recipe(family=task.family, params={**task.params, **facts_of(params)},
+                                         haystack=task.haystack or self.haystack, context_tokens=min(lengths),
+                                         depth=50.0, seed=self.seed,
+                                         mode=resolve_mode(None, task.mode, self.mode, default="completions")))
+            kinds.add(sample.expected.kind)
+        return kinds
 
 
 def _params_or_none(family: Any, params: dict[str, Any]) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
+from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.errors import UserError
 
 # Tokenized once per counter to fingerprint it: two counters that split this the same way share caches.
@@ -42,13 +43,6 @@ def packaged_gguf() -> Path:
         packaged.assemble(tmp, overwrite=True)
         os.replace(tmp, out)
     return out
-
-
-def cache_dir() -> Path:
-    """ctxprobe's cache folder: $CTXPROBE_CACHE, else ~/.cache/ctxprobe."""
-    import os
-
-    return Path(os.environ.get("CTXPROBE_CACHE") or Path.home() / ".cache" / "ctxprobe")
 
 
 class TokenCounter(Protocol):

@@ -1,6 +1,7 @@
 """Dependencies point one way: tasks <- runners <- evals, and inside evals each layer imports only the
-layers its row of `EVALS_RULES` names. Checked on the source, not at run time, so an import hidden inside a
-function counts too (no function-level import can dodge a cycle)."""
+layers its row of `EVALS_RULES` names; the modules of tasks/ import one another without a circle. Checked on
+the source, not at run time, so an import hidden inside a function counts too (no function-level import can
+dodge a cycle). In tasks/ an import under `if TYPE_CHECKING:` (a type only, never run) is no edge."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ EVALS_RULES: dict[str, tuple[set[str], set[str]]] = {
     "plan": (set(), BELOW_ALL),
     "probe": ({"log", "score"}, BELOW_ALL | {"runners"}),
     "doctor": ({"probe"}, BELOW_ALL | {"runners"}),
-    "send": ({"log", "score"}, BELOW_ALL | {"runners"}),
+    "send": ({"log", "score", "plan"}, BELOW_ALL | {"runners"}),  # plan: the dry run's GPU options
     "judge": ({"log", "score"}, BELOW_ALL | {"runners"}),  # the optional LLM judge: a second opinion
     "run": ({"log", "score", "send", "report", "plan", "probe", "judge"}, BELOW_ALL | {"runners"}),
     "limit": ({"log", "score", "send"}, BELOW_ALL | {"runners"}),
@@ -170,3 +171,66 @@ def test_the_layer_check_catches_a_hidden_upward_import_and_a_cycle(tmp_path: Pa
     edges = evals_edges(tmp_path)
     assert broken_rules(edges) == ["evals/report/m.py imports ctxprobe.evals.run.serving"]
     assert cycle(edges) in (["report", "run", "report"], ["run", "report", "run"])
+
+
+def _runtime_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """The module's import statements, those under `if TYPE_CHECKING:` left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+               and node.test.id == "TYPE_CHECKING" for stmt in node.body for n in ast.walk(stmt)}
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in skipped]
+
+
+def _module_of(path: Path, root: Path) -> str:
+    parts = ["ctxprobe", *path.relative_to(root).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def tasks_edges(root: Path = ROOT) -> dict[str, set[str]]:
+    """tasks module -> the tasks modules it imports (a `from package import module` names the module; an
+    import of a.b.c runs the package a.b's __init__ too, unless a.b is the importer's own package, which
+    has begun by then)."""
+    modules = {_module_of(p, root): p for p in (root / "tasks").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in _runtime_imports(path):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                where = ".".join([*base, node.module] if node.module else base)
+                targets = [f"{where}.{a.name}" if f"{where}.{a.name}" in modules else where for a in node.names]
+            for target in targets:
+                parts = target.split(".")
+                found |= {".".join(parts[:k]) for k in range(2, len(parts) + 1)} & set(modules)
+        parts = name.split(".")
+        graph[name] = found - {".".join(parts[:k]) for k in range(2, len(parts) + 1)}
+    return graph
+
+
+def tasks_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        return list(exc.args[1])
+    return None
+
+
+def test_the_tasks_modules_form_no_import_circle() -> None:
+    assert tasks_cycle(tasks_edges()) is None
+
+
+def test_the_tasks_check_catches_a_circle_through_a_function_level_import(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "__init__.py").write_text("")
+    (tmp_path / "tasks" / "a.py").write_text("from ctxprobe.tasks import b\n")
+    (tmp_path / "tasks" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                             "    from ctxprobe.tasks.a import x\ndef f():\n    from . import c\n")
+    (tmp_path / "tasks" / "c.py").write_text("def g():\n    from ctxprobe.tasks.a import y\n")
+    graph = tasks_edges(tmp_path)
+    assert graph["ctxprobe.tasks.b"] == {"ctxprobe.tasks.c"}  # the type-only import is no edge
+    assert tasks_cycle(graph) is not None
+    (tmp_path / "tasks" / "c.py").write_text("")
+    assert tasks_cycle(tasks_edges(tmp_path)) is None

@@ -8,6 +8,8 @@ import math
 import typing
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 _UNSET = None
 _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
              "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
@@ -16,18 +18,38 @@ _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "result
              "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME",
              "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS",
              "model_dir": "DIR", "vllm_python": "PATH", "max_model_len": "N", "tensor_parallel_size": "N",
-             "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE"}
+             "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE",
+             "include": "PATH", "contexts": "LENGTHS",
+             "cache_dtype": "DTYPE", "state_dtype": "DTYPE", "mla_cache": "KIND", "layer_pattern": "PATTERN",
+             "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL"}
+
+
+class JsonOutput(BaseModel):
+    """`--json`: a command's report printed as JSON instead of a table."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    as_json: bool = Field(False, alias="json", description="print the report as JSON")
 
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str] | None = None) -> None:
-    """One flag per field: booleans are switches, lists repeat (`--endpoint A --endpoint B`), Literal
-    fields get choices. Defaults stay the model's: an unset flag is left out of the values."""
+def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str] | None = None,
+                   positional: tuple[str, ...] = ()) -> None:
+    """One flag per field (named by its alias where it has one): booleans are switches, lists repeat
+    (`--endpoint A --endpoint B`), Literal fields get choices; the `positional` fields are arguments (a list
+    one takes one or more). Defaults stay the model's: an unset flag is left out of the values."""
     repeat = repeat or {}
+    for name in positional:
+        field = fields[name]
+        many = typing.get_origin(field.annotation) is list
+        group.add_argument(name, nargs="+" if many else None, help=field.description or "",
+                           metavar=name.rstrip("s") if many else _METAVARS.get(name))
     for name, field in fields.items():
+        if name in positional:
+            continue
         help_text = field.description or ""
         default = field.get_default(call_default_factory=True)
         if default not in (None, "", [], False):
@@ -36,9 +58,9 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
         annotation = field.annotation
         if annotation is bool:
             kwargs.update(action="store_true", default=_UNSET)
-        elif name in repeat:
-            group.add_argument(repeat[name], action="append", metavar=_METAVARS.get(name, name.rstrip("s").upper()),
-                               **kwargs)
+        elif name in repeat or typing.get_origin(annotation) is list:
+            group.add_argument(repeat.get(name, _flag(name)), action="append",
+                               metavar=_METAVARS.get(name, name.rstrip("s").upper()), **kwargs)
             continue
         else:
             choices = _literal_choices(annotation)
@@ -48,7 +70,7 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
             if kind is not None:
                 kwargs["type"] = kind
             kwargs["metavar"] = None if choices else _METAVARS.get(name, name.upper())
-        group.add_argument(_flag(name), **kwargs)
+        group.add_argument(_flag(field.alias or name), **kwargs)
 
 
 def model_values(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:

@@ -53,32 +53,27 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.run.prepare import prepare_run
 
     options = validated(RunOptions, model_values(args, RunOptions.model_fields))
-    if not options.dry_run:
-        prepare_run(options)  # bad input ends here, before the HTTP client, pandas and the engine load
-
-    import ctxprobe
-    from ctxprobe.evals.report.summary import write_report
-
     if options.dry_run:
+        import ctxprobe
         from ctxprobe.evals.run.estimate import render_estimate
 
         print(render_estimate(ctxprobe.estimate(options)))
         return 0
-    show = None if options.quiet else _progress_line
-    result = ctxprobe.run(options, on_progress=show)
+    prepared = prepare_run(options)  # bad input ends here, before the HTTP client, pandas and the engine load
+
+    from ctxprobe.evals.run.api import run_prepared
+
+    result = run_prepared(prepared, on_progress=None if options.quiet else _progress_line)
     if not options.quiet:
         print(file=sys.stderr)
-    records = result.records()
-    if records:
-        print(write_report(records, result.run_dir, result.manifest))
+    if result.table:
+        print(result.table)
     if result.manifest.paired_gate is not None:
-        from ctxprobe.evals.run.against import gate_cases, render_gate
-        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
+        from ctxprobe.evals.run.against import render_gate
 
         print(render_gate(result.manifest.paired_gate))
-        cases = gate_cases(result.manifest.paired_gate, options.label or result.run_dir.name)
-        for path in write_ci_outputs(cases, "ctxprobe paired gate", options.junit, options.summary_md):
-            print(f"ctxprobe: wrote {path}", file=sys.stderr)
+    for path in result.written:
+        print(f"ctxprobe: wrote {path}", file=sys.stderr)
     page = result.run_dir / "report.html"
     if not options.no_report and page.is_file():
         print(f"ctxprobe: report {page}", file=sys.stderr)

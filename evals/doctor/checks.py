@@ -18,8 +18,8 @@ from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointEr
 from ctxprobe.runners.engines import EngineAdapter, known_engines
 from ctxprobe.runners.engines.base import registered
 from ctxprobe.runners.probe import EngineInfo, UnknownModel, probe_engine
-from ctxprobe.runners.retry import RetryPolicy
-from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
+from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S, RetryPolicy  # the run's own --timeout: a busy server answers a probe late too
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV, ClientSettings
 from ctxprobe.runners.tokenize import ServerTokenizer
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
@@ -37,7 +37,6 @@ class DoctorReport(BaseModel):
     answer_styles: list[AnswerStyle] = []
 
 
-DEFAULT_TIMEOUT_S = 120.0  # the run's own --timeout default: a busy server answers a probe late too
 
 
 def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str | None = None,
@@ -45,12 +44,13 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
     """Ask the endpoint what it exposes; every probe waits up to `timeout_s` (the run's `--timeout`).
     Raises `UserError` when it does not answer at all. `context_check=False` leaves out the one prompt near
     the stated context (a long prefill)."""
-    policy = RetryPolicy(timeout_s=timeout_s, max_retries=1)
+    settings = ClientSettings(model=model, api_key_env=api_key_env, timeout=timeout_s, retries=1)
+    policy = RetryPolicy.of(settings)
     try:
         info = probe_engine(endpoint, model=model, api_key_env=api_key_env, policy=policy)
     except UnknownModel as unknown:  # every other check would fail for the name: say only that
         info = probe_engine(endpoint, api_key_env=api_key_env, policy=policy)
-        return DoctorReport(endpoint=endpoint, engine=info, checks=[Check(
+        return DoctorReport(endpoint=display_url(endpoint), engine=info, checks=[Check(
             name="model", status="failed", found=str(unknown),
             advice=f"pass --model {unknown.served[0]}" if len(unknown.served) == 1
             else "pass --model with one of those names")])

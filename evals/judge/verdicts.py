@@ -18,6 +18,7 @@ from ctxprobe.evals.log.judge import JudgeVerdict, append_verdict, read_verdicts
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
+from ctxprobe.runners.settings import ClientSettings
 
 JUDGE_CONCURRENCY = 2  # a judge is often a small server with one or two slots: its queue counts in the timeout
 
@@ -49,8 +50,8 @@ VERDICT_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name":
 class Judge:
     """One judge endpoint: its model (given, or the first `/v1/models` names) and its calls."""
 
-    def __init__(self, url: str, model: str | None = None, timeout_s: float = 120.0) -> None:
-        self.calls = EndpointCalls(url, policy=RetryPolicy(timeout_s, 2, 0.5, 4.0))
+    def __init__(self, url: str, model: str | None = None, settings: ClientSettings | None = None) -> None:
+        self.calls = EndpointCalls(url, policy=RetryPolicy.of(settings or ClientSettings()))
         self.model = model or self._served_model()
         self.name = f"{self.calls.shown} {self.model or ''}".strip()
         self.structured = True  # send VERDICT_FORMAT until the endpoint refuses it
@@ -102,12 +103,12 @@ def _content(body: dict[str, Any]) -> str:
 
 
 def judge_run(run_dir: Path, records: Iterable[SampleRecord], url: str, model: str | None = None,
-              timeout_s: float = 120.0) -> JudgeSummary:
-    """Judge the run's samples not judged yet (each call within `timeout_s`, the run's `--timeout`); the
-    summary counts every verdict the run now holds."""
+              settings: ClientSettings | None = None) -> JudgeSummary:
+    """Judge the run's samples not judged yet (each call under the run's client `settings`: its
+    `--timeout` and `--retries`); the summary counts every verdict the run now holds."""
     todo = to_judge(records, set(read_verdicts(run_dir)))
     if todo:
-        judge = Judge(url, model, timeout_s)
+        judge = Judge(url, model, settings)
         with ThreadPoolExecutor(JUDGE_CONCURRENCY) as pool:
             for verdict in pool.map(judge.verdict, todo):
                 append_verdict(run_dir, verdict)

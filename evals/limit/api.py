@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.options import LimitOptions
-from ctxprobe.evals.limit.search import LimitConfig, full_grid
+from ctxprobe.evals.limit.search import LimitConfig, SearchSettings, full_grid
 from ctxprobe.evals.limit.target import accepted_length, effective_length
 from ctxprobe.evals.log.limit import LIMIT_JSON, Advertised, LimitOutput, TargetLimits, TaskSpec
 from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
@@ -21,8 +21,10 @@ from ctxprobe.evals.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.send.loop import Progress
 from ctxprobe.evals.send.options import validated
 from ctxprobe.evals.send.serving import serving
+from ctxprobe.runners.settings import part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.family_index import include
 from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.suite import Suite
@@ -60,15 +62,15 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
     """Measure the four lengths; writes `limit.json` (and the effective search's samples) into a run folder.
     SIGTERM stops it as Ctrl-C does (KeyboardInterrupt), the folder's manifest then says `interrupted`."""
     opts = options if options is not None else validated(LimitOptions, dict(kwargs))
+    for path in opts.include:  # families of one's own, for --task
+        include(path)
     tasks = [parse_task(t) for t in opts.tasks]
     advertised = advertised_length(opts.advertised, opts.config)
     min_length = parse_length(opts.min_length)
     max_length = parse_length(opts.max_length) if opts.max_length else None
     if max_length is not None and max_length < min_length:
         raise UserError(f"--max-length {opts.max_length} is below --min-length {opts.min_length}")
-    search_args = dict(threshold=opts.threshold, relative=opts.relative, confidence=opts.confidence,
-                       max_samples=opts.max_samples, batch_size=opts.batch, ratio=opts.ratio)
-    validated(LimitConfig, {"min_length": 1, "max_length": 1, **search_args})  # before any request
+    search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
     opts = embedded_context(opts, max_length)
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
@@ -105,11 +107,11 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
             if not results:
                 store.write_manifest(RunManifest(
                     command="limit", ctxprobe_version=ctxprobe_version(), label=opts.label,
-                    endpoints=[public_url(u) for u in opts.endpoints], model=config.model, engine=engine,
-                    mode=config.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
+                    endpoints=[public_url(u) for u in opts.endpoints], model=served.model, engine=engine,
+                    mode=served.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
                     token_counter=served.counter_spec, api_key_env=opts.api_key_env,
                     options=saved_options(opts)))
-            configured = engine.get("context_length")
+            configured = engine.context_length
             known = max(configured or 0, advertised.tokens or 0)
             ceiling = max_length or (known + known // 4 if known else 2 * 1024 * 1024)  # room to see a rejection
             accepted = accepted_length(config, counter, start=min(min_length, ceiling), max_length=ceiling,
@@ -123,13 +125,13 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
                 low = min(min_length, top)
                 search = LimitConfig(min_length=low, max_length=top, **search_args)  # type: ignore[arg-type]
                 _say(f"{where}: effective search from {low:,} to {top:,} tokens, {len(tasks)} tasks, batches of "
-                     f"{search.batch_size} up to {search.max_samples} samples per length (the full grid: "
+                     f"{search.batch} up to {search.max_samples} samples per length (the full grid: "
                      f"{len(full_grid(search))} lengths, {len(full_grid(search)) * search.max_samples} samples)")
                 effective = effective_length(config, counter, store, tasks, search, opts.haystack,
                                              on_progress=on_progress)
             results.append(TargetLimits(
                 endpoint=where, engine=engine, advertised=advertised,
-                configured=configured, configured_source=engine.get("context_source"), accepted=accepted,
+                configured=configured, configured_source=engine.context_source, accepted=accepted,
                 effective=effective, tasks=tasks))
 
 

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ctxprobe.evals.send.options import EndpointOptions
+from ctxprobe.evals.limit.search import SearchSettings
+from ctxprobe.evals.send.options import EndpointOptions, SuiteOptions
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 
 
-class LimitOptions(EndpointOptions):
+class LimitOptions(EndpointOptions, SearchSettings):
+    """The endpoint to measure, the lengths and tasks to measure with, and the search's settings."""
+
     advertised: str | None = Field(None, description="the length the model card promises, e.g. 1m")
     config: str | None = Field(None, description="read the advertised length from a config.json")
     min_length: str = Field("4k", description="shortest length of the effective search")
     max_length: str | None = Field(None, description="longest length tried (default: accepted, else configured, else advertised)")
     answer_room: int = Field(64, ge=1, description="max_tokens every probe asks for")
     skip_effective: bool = Field(False, description="find advertised, configured and accepted only")
+    include: list[str] = SuiteOptions.model_fields["include"]
     tasks: list[str] = Field(default_factory=lambda: list(DEFAULT_TASKS), description="tasks to measure with, FAMILY[:k=v,...]")
     haystack: str = Field("prose", description="haystack for the effective search")
-    threshold: float = Field(0.856, description="absolute accuracy threshold (RULER's)")
-    relative: float | None = Field(None, description="instead: keep this fraction of the shortest length's accuracy (e.g. 0.85)")
-    confidence: float = Field(0.95, description="confidence of each verdict")
-    max_samples: int = Field(40, description="samples per length at most")
-    batch: int = Field(8, description="samples per step before the interval is checked")
-    ratio: float = Field(1.25, description="stop when the bracket is within this ratio")
     label: str = Field("", max_length=200, description="a name for this run")
     results_dir: str = Field("results", description="where run folders are made")

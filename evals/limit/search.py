@@ -35,18 +35,24 @@ class Measure(Protocol):
         ...
 
 
-class LimitConfig(BaseModel):
+class SearchSettings(BaseModel):
+    """The search's knobs a user sets, declared once: `LimitOptions` (the API, the command line and the
+    manifest) is made of them, and `LimitConfig` adds the lengths."""
+
+    threshold: float = Field(0.856, gt=0.0, le=1.0, description="absolute accuracy a length must reach (RULER's)")
+    relative: float | None = Field(None, gt=0.0, le=1.0, description="instead of `threshold`: the fraction of "
+                                   "the accuracy at the shortest length that a length must keep, e.g. 0.85")
+    confidence: float = Field(0.95, gt=0.5, lt=1.0, description="confidence of each length's verdict")
+    max_samples: int = Field(40, ge=1, description="sample cap per length; at the cap the point estimate decides")
+    batch: int = Field(8, ge=1, description="samples requested at a time before the interval is checked")
+    ratio: float = Field(1.25, gt=1.0, description="stop when shortest failing / longest passing <= this")
+
+
+class LimitConfig(SearchSettings):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     min_length: int = Field(gt=0, description="shortest context length tried, in tokens")
     max_length: int = Field(gt=0, description="longest context length tried, in tokens")
-    threshold: float = Field(0.856, gt=0.0, le=1.0, description="absolute accuracy a length must reach")
-    relative: float | None = Field(None, gt=0.0, le=1.0, description="instead of `threshold`: the fraction of "
-                                   "the accuracy at the shortest length that a length must keep, e.g. 0.85")
-    confidence: float = Field(0.95, gt=0.5, lt=1.0, description="confidence of each length's verdict")
-    max_samples: int = Field(50, ge=1, description="sample cap per length; at the cap the point estimate decides")
-    batch_size: int = Field(10, ge=1, description="samples requested at a time before the interval is checked")
-    ratio: float = Field(1.25, gt=1.0, description="stop when shortest failing / longest passing <= this")
     growth: float = Field(2.0, gt=1.0, description="step of the geometric climb from the shortest length")
     granularity: int = Field(256, ge=1, description="lengths between min and max are multiples of this")
     floor: int = Field(256, ge=1, description="shortest length tried below min_length when min_length fails")
@@ -88,7 +94,7 @@ def judge_length(measure: Measure, length: int, threshold: float, config: LimitC
     successes = n = requests = 0
     lo, hi = 0.0, 1.0
     while requests < config.max_samples:
-        ask = min(config.batch_size, config.max_samples - requests)
+        ask = min(config.batch, config.max_samples - requests)
         got, trials = measure(length, ask)
         if not 0 <= got <= trials <= ask:
             raise ValueError(f"measure({length}, {ask}) returned {got} successes of {trials} trials")

@@ -11,6 +11,7 @@ rebuilt with its own token counter."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.evals.lmeval.export import LmEvalExport, write_lm_eval_tasks
 from ctxprobe.evals.lmeval.hf import HfExport, write_hf_dataset
@@ -20,17 +21,14 @@ from ctxprobe.evals.lmeval.source import export_samples
 __all__ = ["export_lm_eval", "export_hf", "import_lm_eval", "LmEvalExport", "HfExport", "ImportResult"]
 
 
-def export_lm_eval(source: str, out_dir: str | Path, *, token_counter: str | None = None, lengths: str | None = None,
-                   depths: str | None = None, samples: int | None = None, seed: int | None = None) -> LmEvalExport:
-    """Write an lm-eval task directory of `source`'s samples (see the module docstring)."""
-    built = export_samples(source, token_counter=token_counter, lengths=lengths, depths=depths, samples=samples,
-                           seed=seed)
-    return write_lm_eval_tasks(built, out_dir)
+def export_lm_eval(source: str, out_dir: str | Path, *, token_counter: str | None = None,
+                   **overrides: Any) -> LmEvalExport:
+    """Write an lm-eval task directory of `source`'s samples (see the module docstring); `overrides` are the
+    suite overrides `ctxprobe.run` takes (`lengths="1k"`, `qa="hf:squad.json"`, ...)."""
+    return write_lm_eval_tasks(export_samples(source, token_counter=token_counter, **overrides), out_dir)
 
 
-def export_hf(source: str, out_dir: str | Path, *, token_counter: str | None = None, lengths: str | None = None,
-              depths: str | None = None, samples: int | None = None, seed: int | None = None) -> HfExport:
-    """Write `source`'s samples as a Hugging Face dataset (save_to_disk folder plus data.parquet)."""
-    built = export_samples(source, token_counter=token_counter, lengths=lengths, depths=depths, samples=samples,
-                           seed=seed)
-    return write_hf_dataset(built, out_dir)
+def export_hf(source: str, out_dir: str | Path, *, token_counter: str | None = None, **overrides: Any) -> HfExport:
+    """Write `source`'s samples as a Hugging Face dataset (save_to_disk folder plus data.parquet), with the
+    suite overrides `ctxprobe.run` takes."""
+    return write_hf_dataset(export_samples(source, token_counter=token_counter, **overrides), out_dir)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.build import builder_for
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.evals.send.options import SUITE_OVERRIDES
+from ctxprobe.tasks.errors import UserError, validated
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL
 
@@ -22,16 +24,19 @@ class ExportSource:
     samples: list[Sample]
 
 
-def export_samples(source: str, *, token_counter: str | None = None, lengths: str | None = None,
-                   depths: str | None = None, samples: int | None = None, seed: int | None = None) -> ExportSource:
+def export_samples(source: str, *, token_counter: str | None = None, **overrides: Any) -> ExportSource:
     """A run folder's samples (rebuilt with its own token counter unless one is given), or a suite's
-    (name or YAML path, with the overrides) counted with `token_counter` (default: the packaged Gemma)."""
+    (name or YAML path) with the suite overrides `ctxprobe run` takes (`SuiteOptions` fields: lengths,
+    depths, samples, haystack, seed, templates, question_positions, facts, qa, needles, include), counted
+    with `token_counter` (default: the packaged Gemma)."""
     from ctxprobe.evals.send.serving import open_counter
 
     path = Path(source)
+    given = {k: v for k, v in overrides.items() if v not in (None, [])}
     if (path / "manifest.json").is_file():
-        if any(v is not None for v in (lengths, depths, samples, seed)):
-            raise UserError("--lengths, --depths, --samples and --seed apply to suites, not to a run folder")
+        if given:
+            raise UserError(f"{', '.join('--' + k.replace('_', '-') for k in sorted(given))}: suite overrides "
+                            "apply to suites, not to a run folder")
         from ctxprobe.evals.log.load import load_run
 
         run = load_run(path)
@@ -41,9 +46,13 @@ def export_samples(source: str, *, token_counter: str | None = None, lengths: st
         recipes = [r.sample.recipe for r in run.records]
         name = run.manifest.suite.name
     else:
-        from ctxprobe.evals.send.inline_suite import suite_from_args
+        from ctxprobe.evals.send.inline_suite import suite_for
+        from ctxprobe.evals.send.options import SuiteOptions
 
-        suite = suite_from_args(source, None, None, lengths, depths, samples, None, seed)
+        unknown = sorted(set(given) - set(SUITE_OVERRIDES))
+        if unknown:
+            raise UserError(f"not a suite override: {', '.join(unknown)}; known: {', '.join(SUITE_OVERRIDES)}")
+        suite = suite_for(validated(SuiteOptions, {"suite": source, **given}))
         spec = token_counter or DEFAULT_COUNTER
         counter = open_counter(spec, endpoint=None, api_key_env=DEFAULT_API_KEY_ENV)
         recipes = suite.recipes(builder_for(counter).recipe_tokenizer)

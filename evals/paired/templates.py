@@ -13,9 +13,7 @@ from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.evals.paired.rows import CompareRow, compare_rows
 from ctxprobe.evals.paired.text import COLUMNS, aligned, row_cells
 from ctxprobe.evals.paired.verdict import adjust
-from ctxprobe.tasks.identity import needle_key
-from ctxprobe.tasks.registry import LAYOUT_PARAMS
-from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.identity import template_pair_key
 
 BASE_LAYOUT = "ctxprobe"  # every other layout is paired against this one
 
@@ -32,7 +30,7 @@ def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict
     by_key: dict[tuple[str, str], dict[str, SampleRecord]] = defaultdict(dict)
     for record in records:
         if record.error is None:
-            by_key[_pair_key(record.sample.recipe)][layout_name(record.sample.recipe.params)] = record
+            by_key[template_pair_key(record.sample.recipe)][layout_name(record.sample.recipe.params)] = record
     pairs: dict[str, list[Pair]] = defaultdict(list)
     for layouts in by_key.values():
         if base in layouts:
@@ -40,13 +38,6 @@ def template_pairs(records: list[SampleRecord], base: str = BASE_LAYOUT) -> dict
                 if name != base:
                     pairs[name].append(Pair(layouts[base], record, same_prompt=False))
     return dict(pairs)
-
-
-def _pair_key(recipe: Recipe) -> tuple[str, str]:
-    """The needles' key and every layout parameter but the template and the question position: two tasks
-    that differ only in their length convention are two pairs, never one overwriting the other."""
-    layout = {k: v for k, v in recipe.params.items() if k in LAYOUT_PARAMS - {"template", "question_position"}}
-    return needle_key(recipe), repr(sorted(layout.items()))
 
 
 def template_rows(records: list[SampleRecord], alpha: float = 0.05) -> list[CompareRow]:

@@ -4,6 +4,7 @@ length, and how many sequences fit on the given GPUs."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.evals.plan.budget import BudgetOptions, GpuBudget, MlaCache, plan_budget
 from ctxprobe.evals.plan.config import ModelConfig, load_config
@@ -16,37 +17,37 @@ from ctxprobe.evals.plan.units import (
     parse_size,
     safetensors_bytes,
 )
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError, validated
 from ctxprobe.tasks.lengths import parse_lengths
 
-DEFAULT_CONTEXTS = "32k,128k,262144,1m"
-DEFAULT_UTIL = "0.9"
-CACHE_DTYPES = ("bf16", "fp16", "fp8")
-STATE_DTYPES = ("fp32", "bf16", "fp16")
+from ctxprobe.evals.plan.options import CACHE_DTYPES, DEFAULT_CONTEXTS, DEFAULT_UTIL, STATE_DTYPES, PlanOptions
+
+__all__ = ["CACHE_DTYPES", "DEFAULT_CONTEXTS", "DEFAULT_UTIL", "STATE_DTYPES", "PlanOptions", "plan"]
 
 
-def plan(config: str | Path, *, contexts: str = DEFAULT_CONTEXTS, cache_dtype: str = "bf16",
-         state_dtype: str = "fp32", mla_cache: str = "absorbed", layer_pattern: str | None = None,
-         include_mtp: bool = False, include_conv: bool = False, gpus: int | None = None,
-         gpu_mem: str | None = None, util: str = DEFAULT_UTIL, weights: str | None = None,
-         weights_from: str | Path | None = None) -> PlanReport:
-    """The budget report (`render_table(report)` prints it; `report.model_dump_json()` is its JSON)."""
-    path = Path(config)
-    model = read_layers(ModelConfig(load_config(path), name=str(path)), layer_pattern)
-    cache = parse_dtype(cache_dtype, CACHE_DTYPES, "--cache-dtype")
-    state = parse_dtype(state_dtype, STATE_DTYPES, "--state-dtype")
-    lengths = tuple(dict.fromkeys(parse_lengths(contexts)))
+def plan(config: str | Path | PlanOptions, **kwargs: Any) -> PlanReport:
+    """The budget report (`render_table(report)` prints it; `report.model_dump_json()` is its JSON) of
+    `PlanOptions`, or of a config.json path and `PlanOptions` fields as keywords."""
+    opts = config if isinstance(config, PlanOptions) else validated(PlanOptions, {"config": str(config), **kwargs})
+    path = Path(opts.config)
+    model = read_layers(ModelConfig(load_config(path), name=str(path)), opts.layer_pattern)
+    cache = parse_dtype(opts.cache_dtype, CACHE_DTYPES, "--cache-dtype")
+    state = parse_dtype(opts.state_dtype, STATE_DTYPES, "--state-dtype")
+    lengths = tuple(dict.fromkeys(parse_lengths(opts.contexts)))
     if not lengths:
-        raise UserError(f"--contexts {contexts!r}: give at least one length")
+        raise UserError(f"--contexts {opts.contexts!r}: give at least one length")
     options = BudgetOptions(
         contexts=lengths,
         cache_bytes=DTYPE_BYTES[cache],
         state_bytes=DTYPE_BYTES[state],
-        mla_cache=_mla_cache(mla_cache),
-        include_mtp=include_mtp,
-        include_conv=include_conv,
+        mla_cache=_mla_cache(opts.mla_cache),
+        include_mtp=opts.include_mtp,
+        include_conv=opts.include_conv,
     )
-    gpu = _gpu_budget(gpus, gpu_mem, util, weights, Path(weights_from) if weights_from else None)
+    if opts.weights is not None and opts.weights_from is not None:
+        raise UserError("give --weights or --weights-from, not both")
+    gpu = _gpu_budget(opts.gpus, opts.gpu_mem, opts.util, opts.weights,
+                      Path(opts.weights_from) if opts.weights_from else None)
     return build_report(plan_budget(model, options, gpu), cache, state)
 
 

@@ -21,15 +21,11 @@ from ctxprobe.evals.sequential.gate import (
     GATE_METHOD, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
 )
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.identity import FamilyKey, family_key
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.sample import Recipe
 
-FamilyKey = tuple[str, str, str]  # family, parameters (JSON), haystack
 RowKey = tuple[FamilyKey, int]  # length 0: the family pooled over its lengths
-
-
-def family_key(recipe: Recipe) -> FamilyKey:
-    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack)
 
 
 @dataclass

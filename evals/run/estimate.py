@@ -16,7 +16,7 @@ from ctxprobe.evals.send.inline_suite import suite_for
 from ctxprobe.evals.send.options import RunOptions, validated
 from ctxprobe.evals.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.runners.probe import DEFAULT_CONCURRENCY
-from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 
 PROBE_TOKENS = 2048  # the one short request that measures the prefill rate when none is given
@@ -58,9 +58,11 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
 
     suite = suite_for(opts)
     suite.check()
-    default_mode = "chat" if opts.endpoints else "completions"
+    from ctxprobe.evals.send.serving import default_mode
+
     rule = stop_rule(opts, suite)
-    recipes = capped_suite(suite, rule).recipes(lambda mode: "estimate", mode=opts.mode, default_mode=default_mode)
+    recipes = capped_suite(suite, rule).recipes(lambda mode: TokenizerIdentity("estimate"), mode=opts.mode,
+                                                default_mode=default_mode(opts))
     concurrency = opts.concurrency or (DEFAULT_CONCURRENCY if opts.endpoints else 1)  # embedded: one slot
     by_length = Counter(r.context_tokens for r in recipes)
     lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k) for n, k in sorted(by_length.items())]
@@ -121,7 +123,7 @@ def _measured_rate(opts: RunOptions, suite: Suite, recipes: list[Recipe]) -> tup
     with serving(opts, probe_suite) as served:
         builder = builder_for(served.counter)
         recipe = builder.recipe(family="niah", haystack="noise", context_tokens=PROBE_TOKENS, depth=50.0, seed=0,
-                                mode=served.config.mode)
+                                mode=served.mode)
         sample = builder.build(recipe)
 
         async def send() -> tuple[int, float]:

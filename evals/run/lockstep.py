@@ -18,7 +18,7 @@ from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.send.options import RunOptions
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.sample import Mode, Recipe
+from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity
 
 EXTENSION = "baseline-extension"
 
@@ -39,7 +39,7 @@ def baseline_options(opts: RunOptions) -> RunOptions:
                                    "model": None, "baseline_endpoint": []})
 
 
-def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], str]) -> list[Recipe]:
+def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], TokenizerIdentity | str]) -> list[Recipe]:
     """The baseline suite's recipes up to `cap` seeds per cell that the baseline run never sent (a sample
     it sent and got an error for stays out: its pair is not judged)."""
     suite = baseline.manifest.suite

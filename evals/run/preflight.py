@@ -56,7 +56,6 @@ def preflight(opts: RunOptions, suite: Suite, served: Served, recipes: list[Reci
         if reasons:
             print(f"ctxprobe: the model reasons: {reasoning} reasoning tokens on top of each answer budget "
                   "(--reasoning-tokens N sets them)", file=sys.stderr)
-    engine = str(served.engine.get("engine") or "unknown")
     return AnswerBudget(answer_tokens=opts.answer_tokens, reasoning_tokens=reasoning,
-                        reasoning_field=reasoning_field(engine), by_task=suite_budgets(suite))
+                        reasoning_field=reasoning_field(served.engine.engine), by_task=suite_budgets(suite))
 

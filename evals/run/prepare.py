@@ -15,8 +15,10 @@ from ctxprobe.evals.log.store import RunStore, run_folder
 from ctxprobe.evals.send.inline_suite import suite_for
 from ctxprobe.evals.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.rounds import stop_rule
+from ctxprobe.evals.score import check_answer_kinds
 from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.family_index import include
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
 
@@ -51,7 +53,10 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
         store = RunStore(Path(opts.resume))
         previous = store.load_manifest()
         assert previous is not None
-        return PreparedRun(resumed_options(opts, previous), previous.suite, store, previous)
+        resumed = resumed_options(opts, previous)
+        for path in resumed.include:  # the run's own families and answer kinds
+            include(path)
+        return PreparedRun(resumed, previous.suite, store, previous)
     if opts.against:  # a paired run: the baseline's samples, nothing else
         from ctxprobe.evals.run.lockstep import check_lockstep
 
@@ -61,7 +66,7 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
         suite = load_run(opts.against).manifest.suite
     else:
         suite = suite_for(opts)
-        suite.check()
+        check_answer_kinds(suite.check())
     stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
     return PreparedRun(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None)
 

@@ -6,22 +6,15 @@ finished sample again."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.sequential.cells import StopOptions, StopReason, StopRule, resolve_rule, stop_reason
+from ctxprobe.tasks.identity import CellKey, cell_key
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
-CellKey = tuple[object, ...]
-
-
-def cell_key(recipe: Recipe) -> CellKey:
-    """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
-    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.context_tokens,
-            float(recipe.depth), recipe.mode, recipe.tokenizer, recipe.generator_version)
 
 
 def stop_rule(opts: object, suite: Suite) -> StopRule:

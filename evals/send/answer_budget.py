@@ -11,18 +11,14 @@ before it is sent."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.tasks.identity import condition_key, condition_of
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.suite import Suite
-
-def task_key(family: str, params: Mapping[str, Any]) -> str:
-    return json.dumps([family, dict(params)], sort_keys=True, default=str)
-
 
 @dataclass(frozen=True)
 class AnswerBudget:
@@ -37,7 +33,7 @@ class AnswerBudget:
     def answer(self, sample: Sample) -> int:
         """The tokens the answer itself may take."""
         recipe = sample.recipe
-        return self.answer_tokens or self.by_task.get(task_key(recipe.family, recipe.params)) or sample.max_tokens
+        return self.answer_tokens or self.by_task.get(condition_key(recipe)) or sample.max_tokens
 
     def max_tokens(self, sample: Sample) -> int:
         """`max_tokens` sent: the answer budget plus the reasoning budget."""
@@ -72,7 +68,7 @@ def suite_budgets(suite: Suite) -> dict[str, int]:
     for task, params in suite.task_layouts():
         given = task.answer_tokens or suite.answer_tokens
         if given:
-            out[task_key(task.family, params)] = given
+            out[condition_of(task.family, params)] = given
     return out
 
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 from ctxprobe.evals.send.options import SuiteOptions
-from ctxprobe.evals.send.published_suite import with_published_dataset
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.facts_axis import parse_facts
 from ctxprobe.tasks.items import split_items
+from ctxprobe.tasks.family_index import family_class, include
+from ctxprobe.tasks.registry import known_families
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 
@@ -28,25 +30,29 @@ def parse_params(text: str | None) -> dict[str, Any]:
 
 def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
+    for path in opts.include:
+        include(path)
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                           opts.haystack, opts.seed, templates=opts.templates, qa=opts.qa,
-                           needles=opts.needles, question_positions=opts.question_positions, facts=opts.facts,
-                           mrcr=opts.mrcr)
+                           opts.haystack, opts.seed, templates=opts.templates,
+                           data={"qa": opts.qa, "needles": opts.needles, "mrcr": opts.mrcr},
+                           question_positions=opts.question_positions, facts=opts.facts)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None, qa: str | None = None, needles: str | None = None,
-                    question_positions: str | None = None, facts: str | None = None, mrcr: str | None = None) -> Suite:
-    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either,
-    and `qa` is the dataset of every `qa` task that names none (those still without one are left out);
-    `needles` is the needle file of every `needles` task that names none (`--needles` alone: those tasks only)."""
+                    templates: str | None = None, data: Mapping[str, str | None] | None = None,
+                    question_positions: str | None = None, facts: str | None = None) -> Suite:
+    """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either.
+    `data` names, by family, the data a data-backed family expands its tasks from (`DataBacked.expand_tasks`:
+    `--qa` the datasets of the `qa` tasks, `--needles` the needle file of the `needles` tasks, `--mrcr` the
+    published MRCR file of the `mrcr` tasks); a family that
+    `runs_alone` is the whole suite when its data is given without a suite."""
     if suite and family:
         raise UserError("give either --suite or --family, not both")
-    if needles and not suite:
-        family = family or "needles"
-    if mrcr and not suite:
-        family = family or "mrcr"
+    given = {name: value for name, value in (data or {}).items() if value}
+    alone = [name for name in given if getattr(family_class(name), "runs_alone", False)]
+    if alone and not suite:
+        family = family or alone[0]
     if family:
         base: dict[str, Any] = {"name": f"inline-{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
                                 "tasks": [{"family": family, "params": parse_params(params)}]}
@@ -77,9 +83,18 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["templates"] = split_items(templates, "--templates")
     if question_positions:
         data["question_positions"] = split_items(question_positions, "--question-positions")
-    data = with_published_dataset(data, "mrcr", mrcr)
-    suite = parse_suite(with_needle_items(with_qa_dataset(data, qa), needles), "invalid suite options")
+    suite = parse_suite(expanded(data, given), "invalid suite options")
     return with_facts_noted(suite, given=bool(facts))
+
+
+def expanded(data: dict[str, Any], given: Mapping[str, str]) -> dict[str, Any]:
+    """The suite's tasks, each data-backed family's expanded from its data (`DataBacked.expand_tasks`)."""
+    tasks = data["tasks"]
+    for name in known_families():
+        expand = getattr(family_class(name), "expand_tasks", None)
+        if expand is not None:
+            tasks = expand(tasks, given.get(name))
+    return {**data, "tasks": tasks}
 
 
 def with_facts_noted(suite: Suite, given: bool) -> Suite:
@@ -95,52 +110,3 @@ def with_facts_noted(suite: Suite, given: bool) -> Suite:
         print(f"note: {len(cells)} (facts, length) cell(s) left out, too many facts for the length: "
               + "; ".join(cells[:6]) + ("; ..." if len(cells) > 6 else ""), file=sys.stderr)
     return suite
-
-
-def with_qa_dataset(data: dict[str, Any], qa: str | None) -> dict[str, Any]:
-    """`qa` (datasets, comma-separated: `hf:squad.parquet,hf:hotpot.json`) given to the suite's `qa` tasks that
-    name none: each task gets the dataset of the format it `expect`s (any: the first). Those still without
-    one are left out, with a note."""
-    from ctxprobe.tasks.families.qa_data import load_qa
-
-    datasets = [(spec, load_qa(spec).format) for spec in (split_items(qa, "--qa") if qa else [])]
-    tasks = []
-    for task in data["tasks"]:
-        params = task.get("params") or {}
-        if task["family"] == "qa" and not params.get("dataset"):
-            expect = params.get("expect", "any")
-            fitting = [spec for spec, fmt in datasets if expect in ("any", fmt)]
-            if not fitting:
-                continue
-            task = {**task, "params": {**params, "dataset": fitting[0]}}
-        tasks.append(task)
-    if len(tasks) < len(data["tasks"]):
-        print(f"note: {len(data['tasks']) - len(tasks)} qa task(s) left out: give --qa hf:PATH[,hf:PATH] (SQuAD "
-              "and HotpotQA files) to run them", file=sys.stderr)
-    if not tasks:
-        raise UserError("the suite's tasks are all qa tasks: give --qa hf:PATH")
-    return {**data, "tasks": tasks}
-
-
-def with_needle_items(data: dict[str, Any], needles: str | None) -> dict[str, Any]:
-    """Each `needles` task becomes one task per item of its needle file (`params.file`, else `needles`),
-    the item's content for its parameters; a `needles` task that is an item itself (`needles`, `question`,
-    `answers`, ... in its parameters) is checked as one and named. A suite without `needles` tasks gets one
-    for `needles`."""
-    from ctxprobe.tasks.families.needles_file import item_params, load_needles
-
-    tasks: list[dict[str, Any]] = []
-    given = data["tasks"]
-    if needles and not any(task["family"] == "needles" for task in given):
-        given = [*given, {"family": "needles", "params": {}}]  # a suite of other families, and the needles
-    for task in given:
-        params = dict(task.get("params") or {})
-        path = params.pop("file", None) or (needles if not params.get("needles") else None)
-        if task["family"] == "needles" and path is None and params:  # an item written in the suite
-            tasks.append({**task, "params": item_params(params, "needles task in the suite")})
-            continue
-        if task["family"] != "needles" or path is None:
-            tasks.append(task)
-            continue
-        tasks += [{**task, "params": {**params, **item}} for item in load_needles(str(path))]
-    return {**data, "tasks": tasks}

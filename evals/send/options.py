@@ -4,14 +4,15 @@ of the variable that holds the API key)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.sequential.cells import StopOptions
 from ctxprobe.runners.settings import ClientSettings, EngineSettings, VllmSettings
-from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.errors import UserError, validated  # noqa: F401  (the options and their check, from one import)
 from ctxprobe.tasks.sample import Mode
 
 
@@ -42,6 +43,8 @@ class SuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     suite: str | None = Field(None, description="built-in suite name (quick, nightly) or a YAML file (default: quick)")
+    include: list[str] = Field(default_factory=list, description="a Python module, or a folder of modules, "
+                               "declaring task families and answer kinds of your own (repeatable)")
     family: str | None = Field(None, description="an inline suite of one family instead of a suite")
     params: str | None = Field(None, description="family parameters, e.g. variant=multikey,distractors=8")
     lengths: str | None = Field(None, description="context lengths, e.g. 1k,2k,4k or 32k,128k,1m")
@@ -62,6 +65,10 @@ class SuiteOptions(BaseModel):
     mrcr: str | None = Field(None, description="OpenAI's MRCR parquet, kept locally (hf:PATH): the suite's mrcr "
                              "tasks read it instead of generated conversations (alone: a suite of mrcr tasks)")
 
+
+
+# What overrides a named suite: every field of `SuiteOptions` but the suite and the inline family's own.
+SUITE_OVERRIDES = tuple(name for name in SuiteOptions.model_fields if name not in ("suite", "family", "params"))
 
 class AgainstOptions(BaseModel):
     """A paired sequential run against a finished baseline run."""
@@ -138,7 +145,7 @@ class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, Ju
         return self
 
 
-class DryRunOptions(BaseModel):
+class DryRunOptions(GpuOptions):
     """`--dry-run`: what the run would cost, without running it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -147,21 +154,9 @@ class DryRunOptions(BaseModel):
                           "memory fit, and send nothing (at most one short probe to measure the prefill rate)")
     prefill_rate: float | None = Field(None, gt=0, allow_inf_nan=False, description="prefill tokens per second (default: measured with "
                                        "one short request)")
-    config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence")
-    gpus: int | None = Field(None, ge=1, description="GPUs serving the model (with --config)")
-    gpu_mem: str | None = Field(None, description="memory per GPU, e.g. 141GB (with --config)")
-    weights: str | None = Field(None, description="total weight memory, e.g. 573.8GB (with --config)")
-    util: str = Field("0.9", description="fraction of GPU memory usable (with --config)")
+    config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence (with "
+                               "--gpus, --gpu-mem and --weights: the sequences that fit)")
 
 
 class RunOptions(_RunOptions, DryRunOptions):
     """Everything `ctxprobe.run` (and `ctxprobe.estimate`) take."""
-
-
-def validated(model: type[BaseModel], values: dict[str, Any], problem: str = "invalid option") -> Any:
-    """`model(**values)`, or one line naming the first bad option (`--concurrency: ...`)."""
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        where, msg, _ = first_problem(exc)
-        raise UserError(f"{problem} --{where.replace('_', '-')}: {msg}") from None

@@ -1,3 +1,2 @@
-"""Built-in task families; importing this package registers them."""
-
-from ctxprobe.tasks.families import aggregate, capacity, graphwalk, latent, mrcr, multihop, needles, niah, qa, recall  # noqa: F401
+"""Built-in task families: every module here is imported when families are first looked up
+(tasks/family_index.py), and its `@task_family` classes register themselves; nothing lists them."""

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import mrcr_text
-from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows
+from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows, with_published_dataset
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -67,6 +67,13 @@ def transcript(messages: list[Message]) -> tuple[str, str]:
 @task_family("mrcr", version="1")
 class Mrcr(Sized):
     Params = MrcrParams
+
+    runs_alone = True  # `--mrcr hf:PATH` without --suite or --family: a suite of this task alone
+
+    @classmethod
+    def expand_tasks(cls, tasks: list[dict[str, Any]], given: str | None) -> list[dict[str, Any]]:
+        """The published MRCR file given on the command line (`--mrcr hf:PATH`) for the tasks naming none."""
+        return with_published_dataset(tasks, cls.name, given)
 
     def max_size(self, params: BaseModel, length: int) -> int:
         p = MrcrParams.model_validate(params)

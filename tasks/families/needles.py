@@ -10,12 +10,13 @@ length, its token offset recorded, as for every family. The answer is scored by 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
-from ctxprobe.tasks.families.needles_file import DEFAULT_MAX_TOKENS, DEFAULT_PREFIX, AnswerKind
+from ctxprobe.tasks.families.needles_file import DEFAULT_MAX_TOKENS, DEFAULT_PREFIX, AnswerKind, item_params, load_needles
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
@@ -44,6 +45,29 @@ class NeedlesParams(BaseModel):
 @task_family("needles", version="1")
 class Needles:
     Params = NeedlesParams
+
+    runs_alone = True  # its data given without --suite or --family: a suite of these tasks alone
+
+    @classmethod
+    def expand_tasks(cls, tasks: list[dict[str, Any]], given: str | None) -> list[dict[str, Any]]:
+        """Each `needles` task becomes one task per item of its needle file (`params.file`, else `given`),
+        the item's content for its parameters; a `needles` task that is an item itself (`needles`,
+        `question`, `answers`, ... in its parameters) is checked as one and named. A suite without `needles`
+        tasks gets one for `given`."""
+        out: list[dict[str, Any]] = []
+        if given and not any(task["family"] == cls.name for task in tasks):
+            tasks = [*tasks, {"family": cls.name, "params": {}}]  # a suite of other families, and the needles
+        for task in tasks:
+            params = dict(task.get("params") or {})
+            path = params.pop("file", None) or (given if not params.get("needles") else None)
+            if task["family"] == cls.name and path is None and params:  # an item written in the suite
+                out.append({**task, "params": item_params(params, "needles task in the suite")})
+                continue
+            if task["family"] != cls.name or path is None:
+                out.append(task)
+                continue
+            out += [{**task, "params": {**params, **item}} for item in load_needles(str(path))]
+        return out
 
     def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
         p = NeedlesParams.model_validate(params)

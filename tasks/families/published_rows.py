@@ -63,3 +63,17 @@ def some_rows(rows: list[dict[str, Any]], spec: str, what: str) -> list[dict[str
     if not rows:
         raise UserError(f"dataset {spec!r} has no rows with {what}")
     return shortest_first(rows)
+
+
+def with_published_dataset(tasks: list[dict[str, Any]], family: str, dataset: str | None) -> list[dict[str, Any]]:
+    """A suite's tasks with `dataset` (given on the command line: `--mrcr hf:PATH`) as the `dataset` parameter of
+    its `family` tasks that name none; a suite without one gets one task of the family for it."""
+    if not dataset:
+        return tasks
+    if not dataset.startswith("hf:"):
+        raise UserError(f"--{family} {dataset!r}: use hf:PATH (a local .parquet file or a folder of them)")
+    tasks = list(tasks)
+    if not any(task["family"] == family for task in tasks):
+        tasks.append({"family": family, "params": {}})
+    return [{**task, "params": {**(task.get("params") or {}), "dataset": dataset}}
+            if task["family"] == family and not (task.get("params") or {}).get("dataset") else task for task in tasks]

@@ -12,13 +12,15 @@ RULER's 32 generated tokens in the length. Any of the question's answers is corr
 from __future__ import annotations
 
 import random
-from typing import Literal
+import sys
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
 from ctxprobe.tasks.families.qa_data import QaData, Question, load_qa
+from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 from ctxprobe.tasks.sized import Sized
@@ -55,6 +57,29 @@ class Qa(Sized):
 
     def max_size(self, params: BaseModel, length: int) -> int:
         return len(dataset_of(QaParams.model_validate(params)).documents)
+
+    @classmethod
+    def expand_tasks(cls, tasks: list[dict[str, Any]], given: str | None) -> list[dict[str, Any]]:
+        """`given` (datasets, comma-separated: `hf:squad.parquet,hf:hotpot.json`) given to the suite's `qa`
+        tasks that name none: each task gets the dataset of the format it `expect`s (any: the first). Those
+        still without one are left out, with a note."""
+        datasets = [(spec, load_qa(spec).format) for spec in (split_items(given, "--qa") if given else [])]
+        out = []
+        for task in tasks:
+            params = task.get("params") or {}
+            if task["family"] == cls.name and not params.get("dataset"):
+                expect = params.get("expect", "any")
+                fitting = [spec for spec, fmt in datasets if expect in ("any", fmt)]
+                if not fitting:
+                    continue
+                task = {**task, "params": {**params, "dataset": fitting[0]}}
+            out.append(task)
+        if len(out) < len(tasks):
+            print(f"note: {len(tasks) - len(out)} qa task(s) left out: give --qa hf:PATH[,hf:PATH] (SQuAD "
+                  "and HotpotQA files) to run them", file=sys.stderr)
+        if not out:
+            raise UserError("the suite's tasks are all qa tasks: give --qa hf:PATH")
+        return out
 
     def sized_draft(self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int) -> Draft:
         p = QaParams.model_validate(params)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import ClassVar, Protocol, runtime_checkable
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.named import Named
 
 
 @runtime_checkable
@@ -35,30 +36,23 @@ class Haystack(Protocol):
 HaystackFactory = Callable[[str | None], Haystack]
 """Builds a haystack from the part of the spec after `kind:` (None when there is none)."""
 
-_KINDS: dict[str, HaystackFactory] = {}
+_KINDS: Named[HaystackFactory] = Named("haystack kind")
 
 
 def haystack_kind(name: str) -> Callable[[HaystackFactory], HaystackFactory]:
     """Register a factory under a kind name: `@haystack_kind("prose")`."""
-
-    def register(factory: HaystackFactory) -> HaystackFactory:
-        if name in _KINDS:
-            raise ValueError(f"haystack kind {name!r} is registered twice")
-        _KINDS[name] = factory
-        return factory
-
-    return register
+    return _KINDS.register(name)
 
 
 def known_kinds() -> list[str]:
     """The registered kind names, sorted."""
-    return sorted(_KINDS)
+    return _KINDS.known()
 
 
 def make_haystack(spec: str) -> Haystack:
     """`prose`, `code`, `legal`, `noise`, `file:PATH`, `dir:PATH` or `hf:NAME[:split[:column]]`."""
     kind, sep, arg = spec.strip().partition(":")
-    factory = _KINDS.get(kind)
+    factory = _KINDS.find(kind)
     if factory is None:
         raise UserError(f"unknown haystack {spec!r}: known kinds are {', '.join(known_kinds())}")
     return factory(arg if sep else None)

@@ -9,17 +9,10 @@ from __future__ import annotations
 
 import random
 import re
-from functools import cache
 from typing import TypeVar
 
 from ctxprobe.tasks.haystack import prose_vocab as vocab
-from ctxprobe.tasks.haystack.base import (
-    GeneratedHaystack,
-    Haystack,
-    haystack_kind,
-    no_argument,
-    partition,
-)
+from ctxprobe.tasks.haystack.base import GeneratedHaystack, partition
 
 TEMPLATES = (
     # narrative, past tense
@@ -194,15 +187,3 @@ class ProseHaystack(GeneratedHaystack):
                 out.append(sep + fmt.format(*[p[draw(b)] for p, b in pools]))
                 sep = self.sentence_separator
         return out
-
-
-@haystack_kind("prose")
-@cache
-def make_prose(arg: str | None) -> Haystack:
-    """`prose`, or `prose:zh` (Chinese prose, `tasks.haystack.prose_zh`)."""
-    if arg == "zh":
-        from ctxprobe.tasks.haystack.prose_zh import make_prose_zh
-
-        return make_prose_zh()
-    no_argument("prose", arg)
-    return ProseHaystack()

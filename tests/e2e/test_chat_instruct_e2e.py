@@ -57,6 +57,6 @@ def test_a_base_model_in_chat_mode_asked_for_explicitly_runs_with_a_warning(tmp_
     assert "warning: chat mode does not fit this model" in done.stderr
     run = load_run(only_run_dir(tmp_path / "out"))
     (record,) = run.records
-    assert record.sample.recipe.tokenizer.endswith("+chat23")  # BOS and ChatML's markers, as Gemma splits them
+    assert record.sample.recipe.chat_template_tokens == 23  # BOS and ChatML's markers, as Gemma splits them
     assert record.response.prompt_tokens == record.sample.planned_tokens
     assert record.prompt_tokens_off is None

@@ -36,7 +36,8 @@ def logistic(mid: int, top: float = 0.99, bottom: float = 0.05, steep: float = 3
 
 
 def config(**kw) -> LimitConfig:
-    return LimitConfig(**{"min_length": 4 * K, "max_length": 1024 * K, **kw})
+    """The search these tests measure: 50 samples per length at most, 10 at a time."""
+    return LimitConfig(**{"min_length": 4 * K, "max_length": 1024 * K, "max_samples": 50, "batch": 10, **kw})
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -35,7 +35,8 @@ def test_a_remote_endpoint_gets_the_client_settings_unchanged() -> None:
         with serving(opts, suite()) as served:
             config = served.config
     assert (config.timeout, config.timeout_per_1k, config.retries, config.api_key_env) == (9.0, 0.25, 1, "OPENAI_API_KEY")
-    assert (config.mode, config.concurrency, config.model) == ("chat", 4, None)
+    # the model the probe found: no client lists /v1/models again
+    assert (config.mode, config.concurrency, config.model) == ("chat", 4, "fake-model")
 
 
 class _Started(Exception):

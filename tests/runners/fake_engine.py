@@ -229,6 +229,10 @@ class FakeEngine:
         return [r for r in self.requests if r.path in ("/v1/completions", "/v1/chat/completions")
                 and not _is_chat_check(r.body)]
 
+    def model_listings(self) -> int:
+        """How many times `GET /v1/models` was asked."""
+        return sum(1 for r in self.requests if r.path == "/v1/models" and r.body is None)
+
     def chat_checks(self) -> list[Recorded]:
         return [r for r in self.requests if r.path == "/v1/chat/completions" and _is_chat_check(r.body)]
 

@@ -30,13 +30,13 @@ def test_an_offline_counter_is_given_the_servers_chat_template() -> None:
         sample = builder.build(builder.recipe(**FIELDS))
         asked = len([r for r in engine.requests if r.path == "/v1/chat/completions/input_tokens"])
     assert asked == 1  # measured once
-    assert sample.recipe.tokenizer == f"estimate:1+chat{CHAT_TEMPLATE_TOKENS}"
+    assert sample.recipe.tokenizer_identity == ("estimate:1", CHAT_TEMPLATE_TOKENS)
     assert sample.planned_tokens == count(offline, sample.prompt) + CHAT_TEMPLATE_TOKENS
     # offline again, without the server: the recipe's recorded template size rebuilds the same bytes
     bare = PromptBuilder(EstimateCounter(1.0))
     rebuilt = bare.build(sample.recipe)
     assert rebuilt.prompt == sample.prompt and rebuilt.planned_tokens == sample.planned_tokens
-    assert bare.recipe_tokenizer("chat") == "estimate:1"  # the size is the recipe's: the builder's own is kept
+    assert bare.recipe_tokenizer("chat") == ("estimate:1", None)  # the size is the recipe's: the builder's own is kept
 
 
 def test_a_counter_that_measures_the_template_itself_and_an_unknown_engine_are_left_alone() -> None:
@@ -49,11 +49,11 @@ def test_a_counter_that_measures_the_template_itself_and_an_unknown_engine_are_l
 def test_an_engine_without_a_template_count_keeps_the_bos_lead() -> None:
     with FakeEngine("llama-cpp-python") as engine:
         builder = PromptBuilder(with_chat_lead(EstimateCounter(1.0), engine.url, "llama-cpp-python"))
-        assert builder.lead_tokens("chat") == 0 and builder.recipe_tokenizer("chat") == "estimate:1"
+        assert builder.lead_tokens("chat") == 0 and builder.recipe_tokenizer("chat") == ("estimate:1", None)
 
 
 def test_a_recorded_template_size_is_taken_only_for_the_counters_own_tokenizer() -> None:
     recipe = PromptBuilder(EstimateCounter(1.0)).recipe(**FIELDS)
-    other = recipe.model_copy(update={"tokenizer": "estimate:2+chat23"})
+    other = recipe.model_copy(update={"tokenizer": "estimate:2", "chat_template_tokens": 23})
     with pytest.raises(UserError, match="counted with"):
         PromptBuilder(EstimateCounter(1.0)).build(other)

@@ -111,7 +111,8 @@ def test_chat_mode_budgets_the_chat_template() -> None:
     counter = TemplatedCounter()
     chat = build(recipe(counter, mode="chat", haystack="noise"), counter)
     plain = build(recipe(counter, mode="completions", haystack="noise"), counter)
-    assert chat.recipe.tokenizer == "estimate:1+chat23" and plain.recipe.tokenizer == "estimate:1"
+    assert (chat.recipe.tokenizer, chat.recipe.chat_template_tokens) == ("estimate:1", 23)
+    assert (plain.recipe.tokenizer, plain.recipe.chat_template_tokens) == ("estimate:1", None)
     assert 4096 - tolerance(4096) <= chat.planned_tokens <= 4096
     assert 4096 - tolerance(4096) <= plain.planned_tokens <= 4096
     body = count(counter, chat.prompt)

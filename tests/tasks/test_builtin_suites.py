@@ -20,7 +20,7 @@ QA = Path(__file__).parent / "fixtures" / "qa"
 @pytest.mark.parametrize("name", builtin_suites())
 def test_a_builtin_suite_checks(name: str) -> None:
     suite = suite_from_args(name, None, None, None, None, None, None, None,
-                            qa=f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}")
+                            data={"qa": f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}"})
     assert suite.name == name and suite.tasks and len(suite.tasks) == len(load_suite(name).tasks)
     suite.check()
 
@@ -33,7 +33,7 @@ def test_the_ruler_suite_has_rulers_13_tasks_and_leaves_out_qa_without_a_dataset
     assert {t.haystack for t in full.tasks} == {None, "noise:ruler", "needle", "needle:uuid"}
     without = suite_from_args("ruler", None, None, None, None, None, None, None)
     assert len(without.tasks) == 11 and "2 qa task(s) left out" in capsys.readouterr().err
-    only_squad = suite_from_args("ruler", None, None, None, None, None, None, None, qa=f"hf:{QA / 'squad.json'}")
+    only_squad = suite_from_args("ruler", None, None, None, None, None, None, None, data={"qa": f"hf:{QA / 'squad.json'}"})
     [qa] = [t for t in only_squad.tasks if t.family == "qa"]
     assert qa.params["expect"] == "squad" and qa.params["dataset"].endswith("squad.json")
 

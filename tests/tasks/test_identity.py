@@ -119,3 +119,23 @@ def test_a_bumped_family_is_sent_apart_from_its_old_version() -> None:
     recipe = Recipe(family="recall", context_tokens=2048, depth=10.0)
     bumped = recipe.model_copy(update={"generator_version": "3", "depth": 90.0})
     assert len(send_groups([recipe, bumped], "cache-aware")) == 2
+
+
+def test_the_chat_template_size_is_a_typed_field_and_old_records_keep_their_ids() -> None:
+    """Records written before the typed field named the template's size in the tokenizer (`tok+chatN`):
+    they load with the size typed, and their sample id (and so resume, compare, history) is unchanged."""
+    import hashlib
+    import json
+
+    old = {"family": "niah", "params": {}, "haystack": "prose", "context_tokens": 1024, "depth": 50.0, "seed": 0,
+           "window": 0, "mode": "chat", "tokenizer": "hf-abc123+chat23", "generator_version": "2"}
+    then = hashlib.sha256(json.dumps(old, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    recipe = Recipe.model_validate(old)
+    assert (recipe.tokenizer, recipe.chat_template_tokens) == ("hf-abc123", 23)
+    assert recipe.sample_id() == then
+    written = recipe.model_dump(mode="json")
+    assert written["tokenizer"] == "hf-abc123" and written["chat_template_tokens"] == 23
+    assert Recipe.model_validate(written) == recipe
+    plain = Recipe.model_validate({**old, "tokenizer": "hf-abc123", "mode": "completions"})
+    assert "chat_template_tokens" not in plain.model_dump()  # a recipe without one writes what it always did
+    assert plain.task_key() == recipe.model_copy(update={"mode": "completions"}).task_key()

@@ -24,7 +24,7 @@ LENGTHS, DEPTHS = "1k,2k", "0,50,100"
 
 
 def _recipes(path: Path, counter: str = GEMMA) -> list:
-    suite = suite_from_args(None, None, None, LENGTHS, DEPTHS, None, None, None, needles=str(path))
+    suite = suite_from_args(None, None, None, LENGTHS, DEPTHS, None, None, None, data={"needles": str(path)})
     builder = builder_for(token_counter(counter))
     return suite.recipes(builder.recipe_tokenizer)
 
@@ -131,7 +131,7 @@ def test_a_suite_names_its_needle_file_and_needles_joins_a_suite(tmp_path: Path)
                           f"  - family: needles\n    params: {{file: {FACTS}}}\n", encoding="utf-8")
     mine = suite_from_args(str(suite_file), None, None, None, None, None, None, None)
     assert [t.family for t in mine.tasks] == ["niah"] + ["needles"] * 5
-    quick = suite_from_args("quick", None, None, None, None, None, None, None, needles=str(FACTS))
+    quick = suite_from_args("quick", None, None, None, None, None, None, None, data={"needles": str(FACTS)})
     names = [t.params.get("name") for t in quick.tasks if t.family == "needles"]
     assert names == ["bakery", "lighthouse", "steps", "garden", "violin"]
     assert len(quick.tasks) == len(suite_from_args("quick", None, None, None, None, None, None, None).tasks) + 5

@@ -37,7 +37,7 @@ def lm_eval_generation_tokens(task: str) -> int:
 @pytest.mark.parametrize("mode", ["completions", "chat"])
 def test_every_ruler_task_may_generate_at_least_what_lm_evals_ruler_allows(mode: str) -> None:
     suite = suite_from_args("ruler", None, None, None, None, None, None, None,
-                            qa=f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}")
+                            data={"qa": f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}"})
     assert len(suite.tasks) == len(RULER_TASKS)
     checked = []
     for name, (task, params) in zip(RULER_TASKS, [(t, p) for t, p in suite.task_layouts() if p.get("template") == "ruler"]):

@@ -1,0 +1,30 @@
+"""The options of `ctxprobe compare`, declared once for the API and the command line."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class CompareOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    baseline: str = Field(description="the baseline run folder")
+    candidates: list[str] = Field(min_length=1, description="candidate run folders")
+    alpha: float = Field(0.05, gt=0.0, lt=1.0, description="significance level after Holm")
+    fail_if_drop: float | None = Field(None, description="exit 1 when a family x length row of a candidate is worse "
+                                       "by more than MARGIN (e.g. 0.05) with Holm-adjusted p < alpha")
+    results_dir: str = Field("results", description="where the compare folder is made")
+    no_report: bool = Field(False, description="do not write report.html into the compare folder")
+    junit: str | None = Field(None, description="write the gate's rows as JUnit XML (failed / passed / skipped "
+                              "when undecided)")
+    summary_md: str | None = Field(None, description="write the gate's verdicts as a short markdown table (also "
+                                   "appended to $GITHUB_STEP_SUMMARY when set)")
+
+
+class HistoryOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    results_dir: str = Field(description="the folder holding run folders (e.g. results)")
+    label: str | None = Field(None, description="only runs with this label")
+    suite: str | None = Field(None, description="only runs of this suite (needed when the folder holds several)")
+    alpha: float = CompareOptions.model_fields["alpha"]

@@ -1,0 +1,63 @@
+"""How a run ended, said in one line with its exit code: finished, samples in error, the endpoint lost, a
+file not written, interrupted, or the paired gate's verdict."""
+
+from __future__ import annotations
+
+from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.log.record import ErrorKind
+from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.log.write_errors import WriteFailed
+from ctxprobe.evals.run.result import ExitCode, RunResult
+from ctxprobe.evals.send.loop import Progress
+from ctxprobe.evals.send.options import RunOptions
+
+
+def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progress, failed: WriteFailed) -> RunResult:
+    planned = manifest.samples_planned or 0
+    done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
+    msg = (f"{failed}; the run stopped: {done} samples done and {errored} errored are kept in {store.dir}, "
+           f"{planned - done - errored} not sent. Make room (or copy the folder where there is some) and run "
+           f"ctxprobe run --resume FOLDER")
+    return RunResult(store.dir, manifest, progress, ExitCode.WRITE_FAILED, msg)
+
+
+def ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: RunOptions,
+            lost_detail: str | None) -> RunResult:
+    planned = manifest.samples_planned or 0
+    done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
+    resume = f"ctxprobe run --resume {store.dir}"
+    counts = _left_counts(planned - done - errored, progress)
+    off = (f"; {manifest.samples_count_off} samples served at another length than planned (see the table)"
+           if manifest.samples_count_off else "")
+    if manifest.status == "endpoint_lost":
+        msg = (f"the endpoint stopped serving ({lost_detail}); {done} samples done, {errored} errored, {counts}. "
+               f"When it is back: {resume}" + (" --endpoint URL if it moved" if opts.endpoints else ""))
+        return RunResult(store.dir, manifest, progress, ExitCode.ENDPOINT_LOST, msg + off)
+    if manifest.status == "interrupted":
+        where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
+        msg = f"interrupted: {done} samples done, {errored} errored, {counts}{where}"
+        return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg + off)
+    gate = manifest.paired_gate
+    if gate is not None:
+        verdict = gate["verdict"]
+        if verdict == "UNDECIDED" and opts.undecided != "exit":
+            verdict = opts.undecided.upper()
+        code = {"FAIL": ExitCode.SAMPLE_ERRORS, "PASS": ExitCode.OK, "UNDECIDED": ExitCode.UNDECIDED}[verdict]
+        used = sum(e["n"] for e in gate["rows"] if e["primary"])
+        held = sum(e["baseline_samples"] for e in gate["rows"] if e["primary"])
+        msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
+        return RunResult(store.dir, manifest, progress, code, msg + off)
+    if errored and not opts.allow_errors:
+        cut = sum(1 for r in store.latest_records().values() if r.error is ErrorKind.truncated)
+        again = f"`{resume}` sends them again"
+        if cut:
+            again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
+        msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {again}"
+        return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg + off)
+    return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored" + off)
+
+
+def _left_counts(left: int, progress: Progress) -> str:
+    """The samples without a record: those sent whose answer never came (sent again on resume), the rest."""
+    out = min(progress.in_flight, left)
+    return f"{out} in flight (sent, no answer kept), {left - out} not sent" if out else f"{left} not sent"

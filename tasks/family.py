@@ -1,0 +1,55 @@
+"""What a task family implements, in one place (`ctxprobe.tasks.family`, its names also on `ctxprobe`).
+
+A family is a class registered with `@task_family("name", version="1")`, holding a pydantic `Params` model
+and one method, `draft(params, depth, mode, rng) -> Draft`: the head, the tail (question and answer prefix),
+the needles to place at depths (`NeedleDraft`), and the `Expected` answer. `frame` writes the head and tail
+as every built-in family does (the answer prefix in completions mode, "answer only" in chat mode, the
+budget a chat model's sentence needs). The `*_field` helpers declare the parameters families share.
+
+The expected answer's `kind` names its scorer: a built-in kind (`value`, `values`, `string`, `any`,
+`chain`, and a needle file's `exact`, `number`, `set`, `contains`) or one of the family's own, registered
+beside it with `@ctxprobe.answer_kind("kind")` (evals/score.py): a function `(region, sample) -> Score`.
+
+A family built from data (a QA dataset, a needle file) expands the suite's tasks itself: a classmethod
+`expand_tasks(tasks, given)` (`DataBacked`) turns each of its tasks into the tasks its data holds, `given`
+being the data named on the command line for it (`--qa`, `--needles`: the option named as the family).
+
+A family outside the package is found through a `ctxprobe.families` entry point or `--include PATH`
+(tasks/family_index.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from ctxprobe.tasks.draft import Draft, NeedleDraft
+from ctxprobe.tasks.families.framing import (
+    CHAT_SENTENCE_TOKENS,
+    Lang,
+    LengthConvention,
+    Template,
+    english_only,
+    frame,
+    join_names,
+    lang_field,
+    length_convention_field,
+    template_field,
+)
+from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
+from ctxprobe.tasks.registry import TaskFamily, task_family
+from ctxprobe.tasks.sample import Expected, Mode
+
+__all__ = ["CHAT_SENTENCE_TOKENS", "DataBacked", "Draft", "Expected", "Lang", "LengthConvention", "Mode",
+           "NeedleDraft", "TaskFamily", "Template", "english_only", "frame", "join_names", "lang_field",
+           "length_convention_field", "make_key", "make_value", "spread_depths", "task_family", "template_field"]
+
+
+@runtime_checkable
+class DataBacked(Protocol):
+    """A family whose tasks come from data: it expands the suite's tasks (plain dicts, as in a suite file)
+    into one task per item of its data, or leaves out those with none."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    def expand_tasks(cls, tasks: list[dict[str, Any]], given: str | None) -> list[dict[str, Any]]: ...

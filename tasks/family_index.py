@@ -1,0 +1,102 @@
+"""Where task families are found: every module of the built-in `ctxprobe.tasks.families` package, every
+module a `ctxprobe.families` entry point names (an installed plugin), and every module an `--include PATH`
+names (a `.py` file, or a folder of them), as lm-eval's `--include_path` does. Importing a module registers
+the families it declares (`@task_family`, tasks/registry.py) into the index kept here.
+
+The index sits below everything it indexes: nothing here imports a family module by name, so a family
+(which imports the records and the registry) never closes an import circle. A family's generator version is
+read from here too, by the recipe (tasks/sample.py) that fills in the version a record did not state.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from ctxprobe.tasks.errors import UserError
+
+ENTRY_POINT_GROUP = "ctxprobe.families"  # [project.entry-points."ctxprobe.families"] name = "module"
+BUILTIN_PACKAGE = "ctxprobe.tasks.families"
+# The version a family starts at when it does not declare one: the version every family built before
+# versions were per family, so their ids stayed as they were.
+BASE_VERSION = "2"
+
+_CLASSES: dict[str, type] = {}
+_INCLUDED: set[Path] = set()
+_discovered = False
+
+
+def add(name: str, cls: type) -> None:
+    """Index family `cls` under `name` (the registry's decorator calls this)."""
+    _CLASSES[name] = cls
+
+
+def discover() -> None:
+    """Import the built-in family modules and the entry points' modules, once per process."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    spec = importlib.util.find_spec(BUILTIN_PACKAGE)
+    assert spec is not None and spec.submodule_search_locations is not None
+    for module in pkgutil.iter_modules(spec.submodule_search_locations, f"{BUILTIN_PACKAGE}."):
+        importlib.import_module(module.name)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            point.load()
+        except ImportError as exc:
+            raise UserError(f"task family plugin {point.name!r} ({point.value}) does not load: {exc}") from None
+
+
+def include(path: str) -> list[str]:
+    """Import the family modules at `path` (a `.py` file, or a folder whose `.py` files are each one) and
+    return the families they added. A path given twice is imported once."""
+    where = Path(path).expanduser().resolve()
+    if where.is_dir():
+        modules = sorted(p for p in where.glob("*.py") if not p.name.startswith("_"))
+        if not modules:
+            raise UserError(f"--include {path}: the folder holds no .py module")
+    elif where.is_file() and where.suffix == ".py":
+        modules = [where]
+    else:
+        raise UserError(f"--include {path}: not a .py module or a folder of them")
+    before = set(_CLASSES)
+    for module in modules:
+        if module not in _INCLUDED:
+            _import_file(module)
+            _INCLUDED.add(module)
+    return sorted(set(_CLASSES) - before)
+
+
+def _import_file(path: Path) -> None:
+    name = f"ctxprobe_included.m{len(_INCLUDED)}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (ImportError, SyntaxError) as exc:
+        del sys.modules[name]
+        raise UserError(f"--include {path}: does not import: {exc}") from None
+
+
+def family_class(name: str) -> type | None:
+    discover()
+    return _CLASSES.get(name)
+
+
+def family_names() -> list[str]:
+    discover()
+    return sorted(_CLASSES)
+
+
+def family_version(name: str) -> str:
+    """The generator version of family `name`; `BASE_VERSION` for a name no family registered (records
+    of imported tasks carry their own version, so this default only fills in a recipe that gave none)."""
+    cls = family_class(name)
+    return str(getattr(cls, "version", BASE_VERSION)) if cls is not None else BASE_VERSION
