@@ -36,7 +36,7 @@ from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, stop_rule, stop_summary
 from ctxprobe.evals.run.sending import SendPlan, close_lockstep, open_lockstep, send_plan
-from ctxprobe.evals.run.signals import sigterm_as_interrupt
+from ctxprobe.evals.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.send.loop import EndpointLost, Progress
 from ctxprobe.evals.send.options import RunOptions, validated
 from ctxprobe.evals.send.serving import Served, serving
@@ -164,9 +164,14 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, plan: SendPla
     store.close()
     latest = store.latest_records()
     manifest.cache = cache_use(list(latest.values()))
+    manifest.replica_events = progress.replica_events or None
     if outcome.metrics_before is not None and manifest.status != "endpoint_lost":  # a gone server: no wait
         manifest.engine_metrics = engine_metrics.deltas(outcome.metrics_before,
                                                         engine_metrics.scrape(served.config, served.engine.engine))
+    manifest.cache_source = engine_metrics.SAMPLES_SOURCE if manifest.cache else None
+    if manifest.cache is None and latest:  # the replies did not say: the engine's own counters may
+        manifest.cache = engine_metrics.cache_from_metrics(manifest.engine_metrics)
+        manifest.cache_source = engine_metrics.METRICS_SOURCE if manifest.cache else None
     count_samples(manifest, latest)
     if plan.paired is not None:
         from ctxprobe.evals.run.against import gate_report, update

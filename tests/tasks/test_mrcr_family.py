@@ -142,9 +142,9 @@ def test_published_rows_are_read_as_published(published: Path, mode: str) -> Non
 
 
 def test_the_mrcr_option_gives_every_mrcr_task_the_dataset(published: Path) -> None:
-    suite = suite_from_args(None, None, None, "2k", "50", 1, None, None, mrcr=f"hf:{published}")
+    suite = suite_from_args(None, None, None, "2k", "50", 1, None, None, data={"mrcr": f"hf:{published}"})
     assert [(t.family, t.params["dataset"]) for t in suite.tasks] == [("mrcr", f"hf:{published}")]
-    quick = suite_from_args("quick", None, None, None, None, None, None, None, mrcr=f"hf:{published}")
+    quick = suite_from_args("quick", None, None, None, None, None, None, None, data={"mrcr": f"hf:{published}"})
     assert quick.tasks[-1].family == "mrcr" and len(quick.tasks) > 1
 
 

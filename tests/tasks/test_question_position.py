@@ -31,10 +31,19 @@ def _build(family: str, params: dict[str, object], position: str, mode: str = "c
     return builder, builder.build(recipe)
 
 
+# Families whose question is the prompt's last turn by construction (MRCR's final request): the parameter is
+# there, and any position but the end is refused in one line.
+AT_THE_END = {"mrcr"}
+
+
 def test_every_family_takes_the_parameter_and_refuses_an_unknown_position() -> None:
     for name in known_families():
         family = get_family(name)
         assert family.Params.model_fields["question_position"].default == "end"
+        if name in AT_THE_END:
+            with pytest.raises(UserError, match="question_position"):
+                validate_params(family, {"question_position": "start"})
+            continue
         assert validate_params(family, {"question_position": "start"}).question_position == "start"  # type: ignore[attr-defined]
     with pytest.raises(UserError, match="question_position"):
         validate_params(get_family("niah"), {"question_position": "middle"})
