@@ -70,7 +70,10 @@ def test_qa_ruler_template_matches_lm_evals_ruler_qa_prompt(name: str, monkeypat
     [doc] = qa_utils.generate_samples(WordTokenizer(), docs, qas, max_seq_length=700, num_samples=1)
     ruler_prompt = doc["input"] + " " + doc["gen_prefix"]  # lm-eval joins them with the target delimiter " "
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="qa", params={"dataset": f"hf:{FIXTURES / f'{name}.json'}", "template": "ruler",
+    # The dataset is named by a path relative to the fixtures' folder: the recipe (and so the sample it draws)
+    # is then the same wherever the repository is checked out.
+    monkeypatch.chdir(FIXTURES)
+    recipe = builder.recipe(family="qa", params={"dataset": f"hf:{name}.json", "template": "ruler",
                                                  "length_convention": "ruler"}, context_tokens=1024, seed=1)
     sample = builder.build(recipe)
     ruler_frame, _ = frame_of(ruler_prompt, set(docs))
