@@ -72,6 +72,8 @@ def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
                         params = {**params, "dataset": f"hf:{QA_FIXTURES / kind}.json"}
                     if name == "needles":  # a user's needle file: the test's items, in turn
                         params = {**params, **NEEDLE_ITEMS[(seed + len(texts)) % len(NEEDLE_ITEMS)]}
+                    if name == "mrcr" and params.get("question_position", "end") != "end":
+                        continue  # refused by design: mrcr's question is the conversation's last turn
                     checked, rng = validate_params(family, params), random.Random(seed)
                     draft = (family.sized_draft(checked, mode, rng, 2048, 40) if is_sized(family)  # whole prompts
                              else family.draft(checked, 50.0, mode, rng))

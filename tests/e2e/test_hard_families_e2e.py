@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.log.record import ErrorKind
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
@@ -22,15 +23,20 @@ def test_latent_graphwalk_and_mrcr_run_at_the_length_the_server_counts(tmp_path:
     suite.write_text("name: hard-e2e\nlengths: [1k]\ndepths: [50]\ntasks:\n"
                      "  - family: latent\n  - family: latent\n    params: {cue: literal}\n"
                      "  - family: graphwalk\n    params: {query: parents}\n  - family: mrcr\n")
-    done = ctxprobe("run", "--suite", str(suite), "--quiet", "--no-report", "--timeout", "600",
+    # A 270M model may run on past its answer budget (a name repeated: "Jean-Baptiste-Marie-Marie-..."): that
+    # sample is `truncated`, an error and never a wrong answer, so the run is let through with it.
+    done = ctxprobe("run", "--suite", str(suite), "--quiet", "--no-report", "--timeout", "600", "--allow-errors",
                     "--results-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
     run = load_run(only_run_dir(tmp_path))
     assert sorted(r.sample.recipe.family for r in run.records) == ["graphwalk", "latent", "latent", "mrcr"]
     for record in run.records:
-        assert record.error is None and record.score is not None, record.error_detail
-        assert record.response.prompt_tokens == record.sample.planned_tokens
-        assert 0.0 <= record.score.partial <= 1.0
+        assert record.response is not None and record.response.prompt_tokens == record.sample.planned_tokens
+        if record.error is not None:
+            assert record.error is ErrorKind.truncated and record.score is None, record.error_detail
+        else:
+            assert record.score is not None and 0.0 <= record.score.partial <= 1.0
+    assert sum(r.score is not None for r in run.records) >= 3
     latent, literal = sorted((r for r in run.records if r.sample.recipe.family == "latent"),
                              key=lambda r: r.sample.recipe.params.get("cue", "latent"))
     assert latent.sample.measures["lexical_overlap"] == 0.0 < literal.sample.measures["lexical_overlap"]
