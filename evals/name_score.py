@@ -2,7 +2,8 @@
 
 The rivals are every name of the family's name list: an answer region (`evals/extract.py`) that names the
 character and another listed name as well ("Yuki or Megan") offers a second answer and is wrong, as is one
-that names only another character. Names are whole tokens, case-folded (`Yukiko` is not `Yuki`). An answer
+that names only another character. A negated name ("not Yuki", "isn't Megan"; `evals/negation.py`) is neither
+credited nor a rival. Names are whole tokens, case-folded (`Yukiko` is not `Yuki`). An answer
 that names no listed character extracts its line as said; it is cut off (an error) only when the budget ended
 it before that line did (`name_cut_off`)."""
 
@@ -16,7 +17,7 @@ from ctxprobe.tasks.families.latent_table import character_names
 
 def score_name(region: AnswerRegion, expected: str) -> Score:
     """Correct iff the region names `expected` and no other listed name; partial is the same as correct."""
-    hay = norm_tokens(region.text)
+    hay = norm_tokens(region.affirmed().text)  # what the answer offers: its negated clauses masked
     listed = dict.fromkeys([*character_names(), expected])
     named = sorted((n for n in listed if find_tokens(norm_tokens(n), hay) >= 0),
                    key=lambda n: find_tokens(norm_tokens(n), hay))

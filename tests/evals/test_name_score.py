@@ -37,6 +37,17 @@ def test_another_name_beside_or_instead_of_it_is_wrong() -> None:
     assert score_sample(s, f" {name} or {other}").extracted == [name, other]
 
 
+@pytest.mark.parametrize("mode", ["completions", "chat"])
+def test_a_negated_name_is_neither_credited_nor_a_rival(mode: str) -> None:
+    s = sample(mode)
+    name = s.expected.answers[0]
+    other = next(n for n in character_names() if n != name)
+    for text, right in ((f" It is not {name}.", False), (f" It isn't {name}; it is {other}.", False),
+                        (f" It is not {other}; it is {name}.", True), (f" {name}, not {other}.", True)):
+        score = score_sample(s, text)
+        assert score.correct is right and score.partial == float(right), text
+
+
 def test_a_complete_answer_naming_nobody_is_wrong_not_cut_off() -> None:
     from ctxprobe.evals.log.record import Response
     from ctxprobe.evals.truncation import cut_off
