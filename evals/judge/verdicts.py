@@ -19,6 +19,7 @@ from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.runners.settings import ClientSettings
+from ctxprobe.runners.shown_text import shown_body
 
 JUDGE_CONCURRENCY = 2  # a judge is often a small server with one or two slots: its queue counts in the timeout
 
@@ -77,7 +78,7 @@ class Judge:
         except CallFailed as failed:
             return JudgeVerdict(**base, error=f"unreachable: {failed}")
         if status != 200 or not isinstance(body, dict):
-            return JudgeVerdict(**base, error=f"HTTP {status}: {str(body)[:200]}")
+            return JudgeVerdict(**base, error=f"HTTP {status}: {shown_body(body, 200)}")
         reply = _content(body)
         reading = read_reply(reply)
         return JudgeVerdict(**base, verdict=reading.verdict, reason=reading.reason, error=reading.error,  # type: ignore[arg-type]

@@ -82,7 +82,7 @@ def make_folder(path: Path | str, *, exist_ok: bool = True) -> Path:
         raise UserError(f"output folder {path} is a file; give another name")
     try:
         path.mkdir(parents=True, exist_ok=exist_ok)
-    except FileExistsError:
+    except FileExistsError:  # a folder that must be new (exist_ok=False): the caller's to handle
         raise
     except OSError as exc:
         raise WriteFailed(path, exc) from None
