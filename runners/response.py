@@ -6,6 +6,7 @@ them, so the dependency points one way: evals uses runners, never the other way 
 
 from __future__ import annotations
 
+import math
 import time
 from enum import Enum
 from typing import Literal
@@ -51,6 +52,68 @@ class Response(BaseModel):
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
     attempts: int = Field(1, description="HTTP requests this answer took, retries included")
+
+
+# What the model thinks of the expected answer: the log-probability it gives the gold answer's tokens,
+# teacher-forced after the prompt (and its answer prefix), with the top-k alternatives at each position.
+# A record keeps `AnswerLogprobs`, or "unavailable" where the engine gives no log-probabilities.
+LOGPROBS_UNAVAILABLE = "unavailable"
+LogprobMethod = Literal["generated", "forced", "prompt_logprobs"]
+
+
+class TokenLogprob(BaseModel):
+    """One candidate token at one answer position: its text as the engine shows it, its id where the
+    engine gives one, and its log-probability."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    logprob: float
+    id: int | None = None
+
+
+class AnswerLogprobs(BaseModel):
+    """The gold answer's tokens teacher-forced after the prompt: one log-probability per token, the top-k
+    alternatives at each position (the engine's distribution over its k likeliest tokens there), and what
+    the measurement cost beyond the answer request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gold: str = Field(description="the text teacher-forced after the prompt (the expected answer as the model "
+                      "would write it, with its leading space where the answer prefix leaves one)")
+    token_ids: list[int] = Field(default_factory=list, description="the gold text's token ids after the prompt")
+    logprobs: list[float] = Field(description="log P(gold token j | prompt, gold[:j]), one per gold token")
+    top: list[list[TokenLogprob]] = Field(default_factory=list, description="the top-k alternatives at each "
+                                          "gold position, likeliest first")
+    greedy: list[bool] = Field(default_factory=list, description="per gold position: the likeliest token "
+                               "there is the gold one")
+    first_divergence: int | None = Field(None, description="the first gold position where greedy decoding "
+                                         "picks another token (None: greedy decoding writes the whole gold)")
+    method: LogprobMethod = Field(description="generated: read from the answer request's own logprobs (and "
+                                  "extra one-token requests on the cached prefix past a divergence); forced: "
+                                  "every position by extra requests; prompt_logprobs: one request scoring the "
+                                  "gold as part of the prompt")
+    extra_requests: int = Field(0, ge=0, description="requests sent beyond the answer request")
+    extra_prompt_tokens: int = Field(0, ge=0, description="prompt tokens those requests sent (mostly served "
+                                     "from the engine's prefix cache)")
+
+    @property
+    def tokens(self) -> int:
+        return len(self.logprobs)
+
+    @property
+    def sum_logprob(self) -> float:
+        return math.fsum(self.logprobs)
+
+    @property
+    def p_answer(self) -> float:
+        """The chance the model would write exactly the gold tokens when sampling at temperature 1."""
+        return math.exp(self.sum_logprob)
+
+    @property
+    def top1_agreement(self) -> float:
+        """The share of gold positions where the likeliest token is the gold one (nan with no positions)."""
+        return sum(self.greedy) / len(self.greedy) if self.greedy else math.nan
 
 
 class ReplicaEvent(BaseModel):

@@ -3,12 +3,12 @@ One line of `samples.jsonl` is one SampleRecord."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
-from ctxprobe.runners.response import ErrorKind, Response
+from ctxprobe.runners.response import AnswerLogprobs, ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
 __all__ = ["SCORER_VERSION", "ErrorKind", "Response", "SampleRecord", "Score"]  # the response types live with the client
@@ -51,6 +51,9 @@ class SampleRecord(BaseModel):
         "(evals/send/count_check.py): the sample was served at another length than its recipe says")
     reference_scores: dict[str, float] = Field(
         default_factory=dict, description="other harnesses' scores of the same output, e.g. RULER's substring match")
+    logprobs: AnswerLogprobs | Literal["unavailable"] | None = Field(
+        None, description="the gold answer's teacher-forced log-probabilities (`runners.response.AnswerLogprobs`); "
+        "'unavailable' where the engine gives none; None where not asked for")
     finished_at: float = Field(default=0.0, description="unix time the record was written")
 
     @model_validator(mode="before")
