@@ -1,27 +1,23 @@
 """KL at depth as heatmaps: one PNG per candidate and family, one panel per variant and haystack, needle
-depth down and context length across, coloured by mean KL on a log scale fixed at 1e-4..3 nats (so two
-comparisons read alike by eye); each cell carries its KL with its interval, top-1 agreement and pairs.
+depth down and context length across, coloured by mean KL on the fixed log scale of
+`evals.report.kl_scale` (so two comparisons read alike by eye); each cell carries its KL with its
+interval, top-1 agreement and pairs.
 Drawn like the diff heatmaps (`evals.compare.diff_heatmap`): a bare Figure, no pyplot state."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.colors import LogNorm
 from matplotlib.image import AxesImage
 
 from ctxprobe.evals.compare.diff_heatmap import label_grid, stacked_axes
-from ctxprobe.evals.compare.kl_table import kl_number, percent
 from ctxprobe.evals.log.compare import CompareResult
 from ctxprobe.evals.log.kl import CandidateKL, KLRow
 from ctxprobe.evals.log.safe_write import save_figure
-
-KL_CMAP = matplotlib.colormaps["YlOrRd"].with_extremes(bad="#d9d9d9")
-KL_RANGE = (1e-4, 3.0)  # nats: below 1e-4 reads as the same model, above 3 as another answer
+from ctxprobe.evals.paired.kl_text import heatmap_name, kl_number, percent
+from ctxprobe.evals.report.kl_scale import KL_CMAP, KL_RANGE, kl_norm, kl_position
 
 
 def _panel(ax: Axes, cells: list[KLRow]) -> AxesImage:
@@ -30,13 +26,12 @@ def _panel(ax: Axes, cells: list[KLRow]) -> AxesImage:
     grid = np.full((len(depths), len(contexts)), np.nan)
     for cell in cells:
         grid[depths.index(float(cell.depth or 0.0)), contexts.index(cell.context_tokens)] = max(cell.kl, KL_RANGE[0])
-    norm = LogNorm(*KL_RANGE, clip=True)
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap=KL_CMAP, norm=norm, aspect="auto")
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=KL_CMAP, norm=kl_norm(), aspect="auto")
     for cell in cells:
         i, j = depths.index(float(cell.depth or 0.0)), contexts.index(cell.context_tokens)
         text = (f"{kl_number(cell.kl)}\n[{kl_number(cell.kl_lo)}, {kl_number(cell.kl_hi)}]\n"
                 f"top-1 {percent(cell.top1)}  n={cell.n}")
-        colour = "white" if norm(max(cell.kl, KL_RANGE[0])) > 0.7 else "black"
+        colour = "white" if kl_position(cell.kl) > 0.7 else "black"
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour, linespacing=1.1)
     label_grid(ax, depths, contexts, f"{cells[0].variant}  [{cells[0].haystack}]")
     return image
@@ -63,6 +58,5 @@ def write_kl_heatmaps(result: CompareResult, out_dir: Path) -> list[Path]:
     paths: list[Path] = []
     for cand in result.kl.candidates if result.kl else []:
         for family in sorted({r.family for r in cand.rows if r.level == "cell"}):
-            name = re.sub(r"[^\w.-]+", "_", f"kl_heatmap_{cand.candidate}_{family}")
-            paths.append(plot_family(cand, result.baseline.label, family, out_dir / f"{name}.png"))
+            paths.append(plot_family(cand, result.baseline.label, family, out_dir / heatmap_name(cand.candidate, family)))
     return paths

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxprobe.evals.compare.kl_table import kl_lines
+from ctxprobe.evals.paired.kl_text import kl_lines
 from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.safe_write import make_folder, replace_file

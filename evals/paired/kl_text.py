@@ -1,10 +1,12 @@
-"""KL at depth in compare's text and compare.md: per candidate and family/variant/haystack, the family
-pooled, each length, then each length x depth cell, with the pairs left out and why; one line saying why
-where no pair can be compared. The heatmaps are `evals.compare.kl_heatmap`."""
+"""KL at depth as text: compare's table and compare.md (per candidate and family/variant/haystack, the
+family pooled, each length, then each length x depth cell, with the pairs left out and why), one line
+saying why where no pair can be compared, and the cells the HTML report shows, so all read alike.
+The heatmaps are `evals.compare.kl_heatmap`."""
 
 from __future__ import annotations
 
 import math
+import re
 
 from ctxprobe.evals.log.compare import CompareResult
 from ctxprobe.evals.log.kl import CandidateKL, KLComparison, KLRow
@@ -12,6 +14,11 @@ from ctxprobe.evals.paired.text import aligned
 from ctxprobe.tasks.lengths import format_length
 
 COLUMNS = ["length", "depth", "n", "positions", "KL", "95% CI", "top-1", "95% CI", "base rest", "k"]
+
+
+def heatmap_name(candidate: str, family: str) -> str:
+    """The file name of one candidate's KL heatmap of one family (written by compare, shown by the report)."""
+    return re.sub(r"[^\w.-]+", "_", f"kl_heatmap_{candidate}_{family}") + ".png"
 
 
 def kl_number(x: float) -> str:
