@@ -4,9 +4,9 @@ positions): the samples are the independent units, the positions of one prompt a
 - `mean_interval`: Student's t on the per-sample values, for an unbounded mean (KL). No finite-sample
   interval can promise coverage for every distribution of an unbounded mean; t is the usual one and the
   one llama.cpp's "mean ± uncertainty" approximates (its ± is one standard error over tokens). Measured by
-  `tests/evals/compare/test_kl_interval.py` (seeded): at n = 30 it covers 94 % for normal values and
-  93 % for exponential ones (90 % at n = 10); heavy right tails cover much less (lognormal sigma 1.5: 71 %
-  at n = 10, 78 % at n = 30), as for any t interval: where a few samples of a cell lose the needle,
+  `tests/evals/compare/test_kl_interval.py` (seeded): at n = 30 it covers 94-95 % for normal values and
+  92-93 % for exponential ones (90 % at n = 10); heavy right tails cover much less (lognormal sigma 1.5:
+  71 % at n = 10, 78 % at n = 30), as for any t interval: where a few samples of a cell lose the needle,
   its interval is narrower than it should be.
 - `share_interval`: Clopper-Pearson on the sum of per-sample shares in [0, 1] (top-1 agreement) over the
   number of samples, fractional sums through the Beta quantiles. A share's variance is at most that of a
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from statistics import fmean, stdev
 
 from ctxprobe.evals.stats import beta_quantile
@@ -27,6 +28,7 @@ MEAN_METHOD = "95% Student t over samples (each sample: its mean over answer pos
 SHARE_METHOD = "95% Clopper-Pearson on the per-sample shares' sum over samples"
 
 
+@lru_cache(maxsize=256)
 def t_quantile(confidence: float, df: int) -> float:
     """The two-sided Student t quantile: P(|T| <= t) = confidence, T ~ t(df), through the Beta
     distribution (P(|T| > t) = I_{df / (df + t^2)}(df / 2, 1 / 2))."""
