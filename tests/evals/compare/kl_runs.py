@@ -57,16 +57,17 @@ def shifted(dists: list[np.ndarray], amount: float, key: Key) -> list[np.ndarray
 LogprobsOf = Callable[[Key], AnswerLogprobs | str | None]
 
 
-def write_logprob_run(path: Path, label: str, logprobs_of: LogprobsOf, keys: list[Key] | None = None) -> Path:
+def write_logprob_run(path: Path, label: str, logprobs_of: LogprobsOf, keys: list[Key] | None = None,
+                      tokenizer: str = "estimate:4") -> Path:
     """A finished run at `path`, every record right, with `logprobs_of(key)` as its logprobs."""
     keys = keys if keys is not None else grid()
     store = RunStore(path)
-    manifest = RunManifest(label=label, created=1.0, status="finished", tokenizer="estimate:4",  # type: ignore[arg-type]
+    manifest = RunManifest(label=label, created=1.0, status="finished", tokenizer=tokenizer,  # type: ignore[arg-type]
                            suite=Suite(name="quick", lengths=sorted({k[0] for k in keys}), depths=list(DEPTHS),
                                        tasks=[SuiteTask(family="niah")]))
     store.write_manifest(manifest)
     for key in keys:
-        rec: SampleRecord = record(key, True)
+        rec: SampleRecord = record(key, True, tokenizer=tokenizer)
         store.append(rec.model_copy(update={"logprobs": logprobs_of(key)}))
     store.close()
     return path
