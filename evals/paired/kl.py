@@ -67,23 +67,23 @@ def _likeliest(top: list[TokenLogprob], by_id: bool) -> Hashable:
     return _key(max(top, key=lambda e: e.logprob), by_id)
 
 
-def left_out_reason(pair: Pair) -> str | None:
-    """Why a pair cannot be compared position by position, or None when it can."""
-    for side, lp in (("baseline", pair.base.logprobs), ("candidate", pair.cand.logprobs)):
+def comparable(pair: Pair) -> tuple[AnswerLogprobs, AnswerLogprobs] | str:
+    """Both records' logprobs where the pair can be compared position by position, else why not."""
+    base, cand = pair.base.logprobs, pair.cand.logprobs
+    for side, lp in (("baseline", base), ("candidate", cand)):
         if lp is None:
             return f"{side} without logprobs"
         if not isinstance(lp, AnswerLogprobs):
             return f"{side} logprobs unavailable"
+    assert isinstance(base, AnswerLogprobs) and isinstance(cand, AnswerLogprobs)
     if not pair.same_prompt:
         return "prompts differ"
-    base, cand = pair.base.logprobs, pair.cand.logprobs
-    assert isinstance(base, AnswerLogprobs) and isinstance(cand, AnswerLogprobs)
     if len(base.logprobs) != len(cand.logprobs) or (base.token_ids and cand.token_ids
                                                      and base.token_ids != cand.token_ids):
         return "gold tokens differ"
     if not _positions(base, cand):
         return "no top-k alternatives"
-    return None
+    return base, cand
 
 
 def _positions(base: AnswerLogprobs, cand: AnswerLogprobs) -> list[int]:
@@ -107,9 +107,16 @@ def sample_kl(base: AnswerLogprobs, cand: AnswerLogprobs) -> SampleKL:
 def candidate_kl(candidate: str, pairs: list[Pair]) -> CandidateKL:
     """The KL rows of one candidate: per family, family x length and cell, from the pairs that can be
     compared; the others counted by reason."""
-    reasons = Counter(r for r in map(left_out_reason, pairs) if r is not None)
-    usable = [p for p in pairs if left_out_reason(p) is None]
-    values = {id(p): sample_kl(p.base.logprobs, p.cand.logprobs) for p in usable}  # type: ignore[arg-type]
+    reasons: Counter[str] = Counter()
+    usable: list[Pair] = []
+    values: dict[int, SampleKL] = {}
+    for pair in pairs:
+        found = comparable(pair)
+        if isinstance(found, str):
+            reasons[found] += 1
+        else:
+            usable.append(pair)
+            values[id(pair)] = sample_kl(*found)
     rows = []
     for level in LEVELS:
         for (family, variant, haystack, length, depth), group in grouped(usable, level).items():
