@@ -22,7 +22,11 @@ def heatmap_name(candidate: str, family: str) -> str:
 
 
 def kl_number(x: float) -> str:
-    return "-" if math.isnan(x) else f"{x:.4f}"
+    """Three significant digits (q8_0 at short context is ~1e-4 nats, a lost answer several nats); a
+    rounding residue below 1e-9 (either sign) reads 0."""
+    if math.isnan(x):
+        return "-"
+    return "0" if abs(x) < 1e-9 else f"{x:.3g}"
 
 
 def percent(x: float) -> str:

@@ -17,6 +17,7 @@ from ctxprobe.evals.cli import main
 from ctxprobe.evals.compare.outputs import render_markdown, render_text
 from ctxprobe.evals.log.compare import COMPARE_JSON
 from ctxprobe.evals.paired.kl import sample_kl
+from ctxprobe.evals.paired.kl_text import kl_number
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import grid
@@ -139,9 +140,11 @@ def test_table_heatmap_and_report_are_written(full_vocab_runs, tmp_path: Path):
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 500
     row = next(r for r in result.kl.candidates[0].rows if r.level == "cell" and r.context_tokens == 2048  # type: ignore[union-attr]
                and r.depth == 100.0)
-    shown = f"{row.kl:.4f}"
+    shown = kl_number(row.kl)
+    assert shown == f"{row.kl:.3g}"
     text = render_text(result)
-    assert "KL at depth" in text and "length  depth   n  positions      KL" in text
+    assert "KL at depth" in text
+    assert any(line.split()[:5] == ["length", "depth", "n", "positions", "KL"] for line in text.splitlines())
     assert any(line.split()[:3] == ["2K", "100%", "10"] and shown in line for line in text.splitlines())
     markdown = render_markdown(result)
     assert "## KL at depth" in markdown and f"| 2K | 100% | 10 | 30 | {shown} |" in markdown
