@@ -14,7 +14,8 @@ text. Definitions, matched to llama.cpp's where the data allow:
   interval is over samples (`evals.paired.mean_interval`): 95 %, where llama.cpp prints one standard error.
 Tokens are matched by id where both runs give ids at a position, else by their text. A pair is left out,
 and counted by reason, when either record has no logprobs or "unavailable", the prompts differ (paired by
-task fields only), the gold tokens differ, or no position has top-k lists on both sides."""
+task fields only), the gold tokens differ, or no position has top-k lists on both sides (a list holding a
+log-probability that is NaN or above 0 is no list)."""
 
 from __future__ import annotations
 
@@ -86,8 +87,15 @@ def comparable(pair: Pair) -> tuple[AnswerLogprobs, AnswerLogprobs] | str:
     return base, cand
 
 
+def _listed(top: list[TokenLogprob]) -> bool:
+    """A top-k list to compare: not empty, every log-probability a number at most 0 (NaN is not)."""
+    return bool(top) and all(e.logprob <= 1e-9 for e in top)
+
+
 def _positions(base: AnswerLogprobs, cand: AnswerLogprobs) -> list[int]:
-    return [j for j in range(min(len(base.top), len(cand.top), len(base.logprobs))) if base.top[j] and cand.top[j]]
+    """The gold positions where both runs give a top-k list to compare."""
+    return [j for j in range(min(len(base.top), len(cand.top), len(base.logprobs)))
+            if _listed(base.top[j]) and _listed(cand.top[j])]
 
 
 def sample_kl(base: AnswerLogprobs, cand: AnswerLogprobs) -> SampleKL:

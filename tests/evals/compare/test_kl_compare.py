@@ -16,11 +16,13 @@ import ctxprobe
 from ctxprobe.evals.cli import main
 from ctxprobe.evals.compare.outputs import render_markdown, render_text
 from ctxprobe.evals.log.compare import COMPARE_JSON
-from ctxprobe.evals.paired.kl import sample_kl
+from ctxprobe.evals.paired.kl import comparable, sample_kl
 from ctxprobe.evals.paired.kl_text import kl_number
+from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import grid
+from tests.evals.factories import make_record
 
 T_975_DF9 = 2.262157  # Student t, two-sided 95 %, 9 degrees of freedom (printed tables)
 
@@ -185,3 +187,16 @@ def test_the_gold_token_outside_the_top_k_is_known_on_both_sides():
     # buckets {0, gold 2, rest}: baseline 0.7, 0.2, 0.1; candidate 0.7, 0.05, 0.25
     assert got.kl == pytest.approx(0.2 * math.log(0.2 / 0.05) + 0.1 * math.log(0.1 / 0.25))
     assert got.top1 == 1.0 and got.base_rest == pytest.approx(0.1)
+
+
+def test_positions_with_broken_or_missing_lists_are_not_compared():
+    good = [_entry("a", 0.6, 0), _entry("b", 0.3, 1)]
+    broken = [TokenLogprob(token="a", logprob=float("nan"), id=0)]
+    base = AnswerLogprobs(gold="ab", logprobs=[math.log(0.6)] * 3, top=[good, broken, []], method="generated")
+    cand = AnswerLogprobs(gold="ab", logprobs=[math.log(0.6)] * 3, top=[good, good, good], method="generated")
+    got = sample_kl(base, cand)
+    assert got.positions == 1 and got.kl == pytest.approx(0.0, abs=1e-12) and math.isfinite(got.kl)
+    only_broken = base.model_copy(update={"top": [broken, broken, []]})
+    pair = Pair(base=make_record().model_copy(update={"logprobs": only_broken}),
+                cand=make_record().model_copy(update={"logprobs": cand}), same_prompt=True)
+    assert comparable(pair) == "no top-k alternatives"
