@@ -9,6 +9,7 @@ from pathlib import Path
 from ctxprobe.evals.compare.gate import GateRefused, gate_problems
 from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, CompareRow, RunInput
 from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.paired.kl import kl_comparison
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
@@ -54,6 +55,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     pairings, rows, found, warnings = [], [], [], list(problems)
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     failed: list[CompareRow] = []
+    kl_pairs = []
     # runs that stopped adaptively are gated by the paired gate's own rule, so both agree on the same pairs
     passed: list[CompareRow] | None = [] if fail_if_drop is not None and anytime else None
     for label, cand in zip(labels[1:], cands):
@@ -69,6 +71,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
             fails, passes = sequential_gate(pooled, fail_if_drop or 0.0, alpha)
             failed, passed = failed + fails, passed + passes
         found += examples(label, pairing.pairs, pooled)
+        kl_pairs.append((label, pairing.pairs))
         pairings.append(CandidatePairing(
             candidate=label, pairs=len(pairing.pairs), by_prompt=pairing.by_prompt, by_task=pairing.by_task,
             errored_base=pairing.errored_base, errored_cand=pairing.errored_cand,
@@ -80,7 +83,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
                          fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,
                          p_method=ANYTIME_P_METHOD if anytime else P_METHOD, partial_method=PARTIAL_METHOD,
                          pairings=pairings, rows=rows, examples=found, failed=failed, passed=passed, warnings=warnings,
-                         sequential=anytime)
+                         sequential=anytime, kl=kl_comparison(kl_pairs))
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,

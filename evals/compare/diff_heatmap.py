@@ -38,12 +38,25 @@ def _panel(ax: Axes, cells: list[CompareRow], alpha: float) -> AxesImage:
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour, linespacing=1.1)
         if marked:
             ax.add_patch(Rectangle((j - 0.48, i - 0.48), 0.96, 0.96, fill=False, edgecolor="black", linewidth=2.2))
+    label_grid(ax, depths, contexts, f"{cells[0].variant}  [{cells[0].haystack}]")
+    return image
+
+
+def label_grid(ax: Axes, depths: list[float], contexts: list[int], title: str) -> None:
+    """A depth x length panel's ticks, axis labels and title (the diff and KL heatmaps alike)."""
     ax.set_xticks(range(len(contexts)), [format_length(c) for c in contexts])
     ax.set_yticks(range(len(depths)), [f"{d:g}%" for d in depths])
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("needle depth (% of haystack)")
-    ax.set_title(f"{cells[0].variant}  [{cells[0].haystack}]", fontsize=9)
-    return image
+    ax.set_title(title, fontsize=9)
+
+
+def stacked_axes(shapes: list[tuple[int, int]], width: float = 1.45, margin: float = 2.6) -> tuple[Figure, list[Axes]]:
+    """A figure of panels stacked one above the other, each (depths, lengths) in `shapes` sized to fit."""
+    cols = max(lengths for _, lengths in shapes)
+    heights = [0.62 * depths + 1.4 for depths, _ in shapes]
+    fig = Figure(figsize=(max(6.0, width * cols + margin), sum(heights) + 0.8), layout="constrained")
+    return fig, list(fig.subplots(len(shapes), 1, squeeze=False, height_ratios=heights)[:, 0])
 
 
 def plot_family(result: CompareResult, candidate: str, family: str, path: Path) -> Path:
@@ -53,12 +66,9 @@ def plot_family(result: CompareResult, candidate: str, family: str, path: Path) 
         if row.level == "cell" and row.candidate == candidate and row.family == family:
             panels.setdefault((row.variant, row.haystack), []).append(row)
     grids = list(panels.values())
-    cols = max(len({c.context_tokens for c in g}) for g in grids)
-    heights = [0.62 * len({c.depth for c in g}) + 1.4 for g in grids]
-    fig = Figure(figsize=(max(6.0, 1.45 * cols + 2.6), sum(heights) + 0.8), layout="constrained")
-    axes = fig.subplots(len(grids), 1, squeeze=False, height_ratios=heights)[:, 0]
+    fig, axes = stacked_axes([(len({c.depth for c in g}), len({c.context_tokens for c in g})) for g in grids])
     images = [_panel(ax, grid, result.alpha) for ax, grid in zip(axes, grids)]
-    fig.colorbar(images[0], ax=list(axes), label=f"accuracy: {candidate} - {result.baseline.label}", shrink=0.8)
+    fig.colorbar(images[0], ax=axes, label=f"accuracy: {candidate} - {result.baseline.label}", shrink=0.8)
     fig.suptitle(f"{family}: {candidate} - {result.baseline.label}\n"
                  f"cell: diff, baseline -> candidate accuracy, pairs; * boxed: McNemar p < {result.alpha} (unadjusted)",
                  fontsize=9)

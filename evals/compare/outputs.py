@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ctxprobe.evals.paired.kl_text import kl_lines
 from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.safe_write import make_folder, replace_file
@@ -43,7 +44,7 @@ def render_text(result: CompareResult) -> str:
             cells = [r for r in rows if r.level == "cell" and r.diff != 0]
             out += ["", f"{family}  {variant}  [{haystack}]", *aligned([COLUMNS] + [row_cells(r) for r in pooled + cells])]
         out.append("")
-    out += _footer(result)
+    out += [*kl_lines(result), "", *_footer(result)]
     return "\n".join(out) + "\n"
 
 
@@ -82,20 +83,21 @@ def render_markdown(result: CompareResult) -> str:
             out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(COLUMNS) + " |",
                     "|" + "|".join("---:" for _ in COLUMNS) + "|"]
             out += ["| " + " | ".join(row_cells(r)) + " |" for r in ordered]
-    out += ["", *_footer(result)]
+    out += ["", *kl_lines(result, markdown=True), "", *_footer(result)]
     return "\n".join(out) + "\n"
 
 
 def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     """Write the folder and return the result with `out_dir` and `files` set."""
     from ctxprobe.evals.compare.diff_heatmap import write_diff_heatmaps
+    from ctxprobe.evals.compare.kl_heatmap import write_kl_heatmaps
 
     labels = "-vs-".join([result.baseline.label, *(c.label for c in result.candidates)])
     out_dir = run_folder(results_dir, f"compare-{labels}")
     make_folder(out_dir, exist_ok=False)
     paths = [replace_file(out_dir / "compare.md", render_markdown(result)),
              replace_file(out_dir / "compare.csv", pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(index=False))]
-    paths += write_diff_heatmaps(result, out_dir)
+    paths += write_diff_heatmaps(result, out_dir) + write_kl_heatmaps(result, out_dir)
     paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})
     write_output(paths[-1], done)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxprobe.evals.log.kl import KLComparison
 from ctxprobe.evals.log.manifest import engine_facts
 from ctxprobe.evals.log.outputs import read_output
 from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
@@ -128,6 +129,8 @@ class CompareResult(BaseModel):
                                             "-fail_if_drop)")
     sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
     warnings: list[str] = Field(default_factory=list)
+    kl: KLComparison | None = Field(None, description="KL at depth and top-1 agreement at the answer positions "
+                                    "(None in comparisons written before it)")
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
 

@@ -15,6 +15,7 @@ from ctxprobe.evals.log.compare import COMPARE_JSON, read_compare
 from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
+from ctxprobe.evals.report.html.kl_section import kl_section
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
 from ctxprobe.evals.report.html.shown_text import clipped
 from ctxprobe.tasks.errors import UserError
@@ -142,7 +143,8 @@ def pairing_text(p: dict[str, Any]) -> str:
 
 def compare_section(folder: Path) -> dict[str, Any]:
     """Everything the compare template shows."""
-    data = read_compare(folder).model_dump(mode="json")
+    result = read_compare(folder)
+    data = result.model_dump(mode="json")
     rows = data.get("rows", [])
     inputs = [dict(c, role="candidate") for c in data.get("candidates", [])]
     if data.get("baseline"):
@@ -160,4 +162,5 @@ def compare_section(folder: Path) -> dict[str, Any]:
                        f"{format_length(int(r.get('context_tokens', 0)))} {_pts(r.get('diff'))} "
                        f"(p_holm {_p(r.get('p_holm'))})" for r in data.get("failed", [])],
             "methods": [(k, data[k]) for k in ("interval_method", "p_method", "partial_method") if data.get(k)],
+            "kl": kl_section(result.kl, folder),
             "raw": None if rows or inputs else json.dumps(data, indent=2)[:20000]}

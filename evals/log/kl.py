@@ -1,0 +1,62 @@
+"""What a comparison writes of KL at depth (inside `compare.json`): per candidate, the rows of mean
+KL(base || cand) and top-1 agreement at each answer position, per cell (length x depth), per family x
+length and per family, and how many pairs were left out and why. Computed in `evals.paired.kl`; typed
+here so compare, its outputs and the report read one shape."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+KLLevel = Literal["cell", "family_length", "family"]  # compare's row levels (`evals.log.compare.Level`)
+
+
+class KLRow(BaseModel):
+    """One group of pairs: means over samples of each sample's mean over its gold positions."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    level: KLLevel
+    family: str
+    variant: str
+    haystack: str
+    context_tokens: int = Field(description="0 on a family row (all lengths)")
+    depth: float | None
+    n: int = Field(description="pairs (samples) in the group")
+    positions: int = Field(description="gold positions those pairs hold")
+    kl: float = Field(description="mean KL(base || cand), nats: the least divergence both top-k lists allow")
+    kl_lo: float
+    kl_hi: float
+    top1: float = Field(description="share of positions where both runs' likeliest token is the same")
+    top1_lo: float
+    top1_hi: float
+    base_rest: float = Field(description="mean baseline probability outside the tokens it lists: divergence "
+                             "the top-k lists cannot see lies in this mass")
+    top_k: int = Field(description="the shortest top-k list either run gave in the group")
+
+
+class CandidateKL(BaseModel):
+    """KL at depth for one candidate against the baseline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: str
+    pairs: int = Field(description="pairs compared position by position")
+    left_out: dict[str, int] = Field(default_factory=dict, description="pairs left out, by reason")
+    rows: list[KLRow] = Field(default_factory=list)
+
+
+class KLComparison(BaseModel):
+    """KL at depth for every candidate, and how it was computed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    interval_method: str
+    candidates: list[CandidateKL]
+
+    def computed(self) -> bool:
+        """Some candidate has a pair compared position by position."""
+        return any(c.pairs for c in self.candidates)
