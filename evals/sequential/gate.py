@@ -66,6 +66,8 @@ from ctxprobe.evals.sequential.holm import PRIMARY_SHARE, row_weights, weighted_
 
 Verdict = Literal["FAIL", "PASS", "UNDECIDED"]
 PassRule = Literal["each", "holm"]
+PASS_MEANING = ("A row's PASS holds at alpha on its own (its drop is under the margin); the gate PASSes when every "
+                "pooled row does (an intersection-union test, no correction needed); FAIL is corrected over all rows.")
 GATE_METHOD = ("anytime-valid betting e-values (Waudby-Smith & Ramdas); FAIL: a drop significant against 0 "
                "and below -margin, weighted Holm over all rows (pooled family rows primary, "
                f"{PRIMARY_SHARE:.0%} of alpha); PASS: significantly above -margin, each row at the full alpha "
@@ -98,6 +100,14 @@ class SequentialRow:
         if not isinstance(t, PairedValues):
             raise TypeError("a row of correctness differences takes counts (add)")
         self._take(t.plus(values), margin)
+
+    def add_diffs(self, diffs: Sequence[float], margin: float) -> None:
+        """Count a round's differences, whichever kind of row this is (-1/0/1 counted, or values kept)."""
+        if isinstance(self.tally, PairedValues):
+            self.add_values(diffs, margin)
+        else:
+            self.add(sum(1 for d in diffs if d < 0), sum(1 for d in diffs if d == 0), sum(1 for d in diffs if d > 0),
+                     margin)
 
     def _take(self, tally: Evidence, margin: float) -> None:
         if self.primary and self.verdict is not None:

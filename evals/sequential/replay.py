@@ -44,10 +44,10 @@ def replay_gate(diff: np.ndarray, margin: float, alpha: float, continuous: bool 
         for f in range(families):
             send = [i for i in range(n_lengths) if wanted[f][1 + i]]
             for i in send:
-                _add(rows[f][1 + i], diff[f, i, k], margin, continuous)
+                rows[f][1 + i].add_diffs(diff[f, i, k].tolist(), margin)
                 sent[i] += 1
             if wanted[f][0]:
-                _add(rows[f][0], diff[f, :, k].ravel(), margin, continuous)
+                rows[f][0].add_diffs(diff[f, :, k].ravel().tolist(), margin)
         decide(flat, margin, alpha, pass_rule=pass_rule)
     verdicts = final_verdicts(flat, margin, alpha, pass_rule)
     return Replay(gate_verdict(flat, verdicts), rows, verdicts, sent)
@@ -55,10 +55,3 @@ def replay_gate(diff: np.ndarray, margin: float, alpha: float, continuous: bool 
 
 def _empty(continuous: bool) -> PairedTally | PairedValues:
     return PairedValues() if continuous else PairedTally(0, 0, 0)
-
-
-def _add(row: SequentialRow, d: np.ndarray, margin: float, continuous: bool) -> None:
-    if continuous:
-        row.add_values(d.tolist(), margin)
-    else:
-        row.add(int((d < 0).sum()), int((d == 0).sum()), int((d > 0).sum()), margin)
