@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
+from ctxprobe.evals.log.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.safe_write import make_folder, replace_file
 from ctxprobe.evals.log.store import run_folder
+from ctxprobe.evals.sequential.gate import PASS_MEANING
 from ctxprobe.evals.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells, signed
 
 
@@ -82,6 +83,7 @@ def _footer(result: CompareResult) -> list[str]:
         on = " --metric p_answer" if result.metric == "p_answer" else ""
         lines.append(f"gate --fail-if-drop {result.fail_if_drop}{on}: {verdict}"
                      + (f": {named}" if named else ""))
+        lines.append(PASS_MEANING)
     return lines
 
 
@@ -113,6 +115,14 @@ def render_markdown(result: CompareResult) -> str:
     return "\n".join(out) + "\n"
 
 
+def _csv_row(row: CompareRow) -> dict[str, object]:
+    """A row as flat csv columns: the p_answer statistics as `p_answer_<field>` (empty where the row has none)."""
+    flat: dict[str, object] = row.model_dump(exclude={"p_answer"})
+    pa = row.p_answer.model_dump() if row.p_answer is not None else {}
+    flat.update({f"p_answer_{k}": pa.get(k) for k in AnswerProbabilityRow.model_fields})
+    return flat
+
+
 def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     """Write the folder and return the result with `out_dir` and `files` set."""
     from ctxprobe.evals.compare.diff_heatmap import write_diff_heatmaps
@@ -121,7 +131,7 @@ def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     out_dir = run_folder(results_dir, f"compare-{labels}")
     make_folder(out_dir, exist_ok=False)
     paths = [replace_file(out_dir / "compare.md", render_markdown(result)),
-             replace_file(out_dir / "compare.csv", pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(index=False))]
+             replace_file(out_dir / "compare.csv", pd.DataFrame([_csv_row(r) for r in result.rows]).to_csv(index=False))]
     paths += write_diff_heatmaps(result, out_dir)
     paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})

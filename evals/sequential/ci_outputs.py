@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxprobe.evals.log.safe_write import replace_file
+from ctxprobe.evals.sequential.gate import PASS_MEANING
 
 FIXED_INTERVAL = "95% interval"  # the fixed gate's bounds (two-sided)
 SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
@@ -92,7 +93,7 @@ def summary_markdown(cases: list[GateCase], title: str) -> str:
     for c in cases:
         lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
                      f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |" + (f" {c.other} |" if beside else ""))
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", PASS_MEANING]) + "\n"
 
 
 def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summary_md: str | None) -> list[Path]:
