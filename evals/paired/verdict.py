@@ -80,7 +80,7 @@ def p_answer_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Eviden
     """Each gate row's p_answer differences (its pairs where both records have one), in the rows' order."""
     from ctxprobe.evals.paired.p_answer import row_values
 
-    out = []
+    out: list[Evidence] = []
     for r in rows:
         key = (r.family, r.variant, r.haystack, r.context_tokens, None)
         group = [p for p in pairs if group_key(p, r.level) == key]

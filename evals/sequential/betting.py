@@ -46,8 +46,8 @@ CS_METHOD = "anytime-valid confidence sequence (betting, a grid of bet sizes, Wa
 
 @dataclass(frozen=True)
 class PairedValues:
-    """Paired differences in [-1, 1] so far (candidate minus baseline answer probability, say), kept whole:
-    the e-values are products over them, in any order. `losses` / `ties` / `wins` count the negative, zero
+    """Paired differences in [-1, 1] so far (candidate minus baseline answer probability, say), kept whole
+    and sorted: the e-values are products over them. `losses` / `ties` / `wins` count the negative, zero
     and positive ones (what the tables show beside the mean)."""
 
     values: tuple[float, ...] = ()
@@ -55,6 +55,9 @@ class PairedValues:
     def __post_init__(self) -> None:
         if any(not -1.0 <= v <= 1.0 for v in self.values):
             raise ValueError("paired differences must lie in [-1, 1]")
+        # kept sorted: the sums over them then run in one order whatever order the pairs came in, so a
+        # resumed or reordered run computes the same e-values to the last bit
+        object.__setattr__(self, "values", tuple(sorted(float(v) for v in self.values)))
 
     def plus(self, more: Iterable[float]) -> "PairedValues":
         return PairedValues(self.values + tuple(float(v) for v in more))
