@@ -83,3 +83,36 @@ def test_a_baseline_without_answer_probabilities_is_refused(tmp_path, capsys):
         paired_run(plain, 0.05, 0.05, "estimate:4", metric="p_answer")
     assert main(["run", "--metric", "p_answer", "--quiet", "--results-dir", str(tmp_path / "out")]) == 2
     assert "--metric p_answer needs --against" in capsys.readouterr().err
+
+
+def test_the_command_line_gates_on_p_answer_and_says_what_pairs_lack(tmp_path, capsys):
+    """`run --against BASE --metric p_answer` against the fake engine: the baseline's records carry answer
+    probabilities (added to a real run's records), the fake engine gives none, so every pair lacks one: no
+    row can be decided on p_answer (exit 6), the table says how many pairs lack it, and accuracy is beside."""
+    import json
+    import shutil
+
+    from ctxprobe.evals.log.store import RunStore
+    from tests.evals.test_run_against import _against, _baseline, _gate
+    from tests.evals.test_run_sequential import _finds_the_needle
+    from tests.runners.fake_engine import FakeEngine
+
+    plain = _baseline(tmp_path, samples=3)
+    base = tmp_path / "with-p"
+    shutil.copytree(plain, base)
+    (base / "samples.jsonl").unlink()
+    store = RunStore(base)
+    for rec in RunStore(plain).records():
+        store.append(rec.model_copy(update={"logprobs": answer_logprobs(0.8)}))
+    store.close()
+    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
+        code = _against(engine.url, base, tmp_path / "cand", "--fail-if-drop", "0.05", "--metric", "p_answer")
+    out = capsys.readouterr().out
+    gate = _gate(tmp_path / "cand")
+    assert code == 6 and gate["metric"] == "p_answer" and gate["verdict"] == "UNDECIDED"
+    pooled = next(e for e in gate["rows"] if e["primary"])
+    assert pooled["n"] == 0 and pooled["lacking_p_answer"] == 12 and pooled["beside"]["metric"] == "correct"
+    assert pooled["beside"]["n"] == 12 and pooled["beside"]["diff"] == 0.0
+    assert "--metric p_answer): UNDECIDED" in out and "(12 pairs without p_answer)" in out
+    manifest = json.loads((next((tmp_path / "cand").iterdir()) / "manifest.json").read_text())
+    assert manifest["options"]["metric"] == "p_answer"  # a resumed run gates on the same metric
