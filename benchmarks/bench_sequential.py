@@ -6,6 +6,14 @@ scale on the deficit, a dip at middle depths). A candidate drops 0, 2, 5 or 10 p
 10 points at 1M only; its answers are coupled to the baseline's (the same latent draw with probability
 `--coupling`), as two quants of one model are.
 
+Answer probabilities (`--metric p_answer`) on the same model: a sample's baseline p_answer is drawn from
+Beta(K a, K (1 - a)) around its cell's accuracy a (mean a; K = `--concentration`, 4 by default: p spread
+over the unit interval, most of its mass near 1 where a is high, so a sample's p says more than its bit but
+far from everything). With probability `--coupling` the candidate's p is the baseline's, scaled by a_c / a and
+jittered by +-20 % of its distance to the nearer end (mean kept), else an independent Beta draw around a_c:
+the candidate's mean is exactly a_c, so a drop of d points in accuracy is a drop of d points in p_answer, the
+two metrics gate the same effect, and a pair's p difference is 0 only where nothing moved.
+
 Printed, for the paired gate (`--fail-if-drop MARGIN`) fixed-n (exact McNemar, the same weighted Holm over
 pooled and per-length rows) against sequential (`evals.sequential.gate`): the share of the fixed grid's
 prompt tokens spent, the gate's FAIL rate (type-I error at drop 0, power at 5 and 10), PASS / UNDECIDED
@@ -13,7 +21,14 @@ rates, and how often the rows' intervals (as the gate shows them: each bound one
 true difference. For one run's cells (`--stop decided
 --threshold`): tokens, agreement with the truth, and the coverage of the cell intervals at their stops.
 
+`--gates` adds the table the nightly's settings are chosen from: for each metric (correct, p_answer) and
+each sequential gate (old: PASS and FAIL on one weighted Holm; new: PASS each pooled row at the full alpha,
+an intersection-union test, FAIL on weighted Holm), the FAIL rate at drop 0 (type-I), the PASS rate at drop
+0, the FAIL rate at drops 2, 5 and 10 everywhere and at a 10-point drop at 1M only, and the prompt tokens
+spent at drops 0 and 5 (millions, mean).
+
     python benchmarks/bench_sequential.py [--reps 2000] [--samples 4 20] [--caps 1 2] [--margin 0.05]
+    python benchmarks/bench_sequential.py --gates --reps 400 --samples 4 8 12
 """
 
 from __future__ import annotations
@@ -28,8 +43,9 @@ import numpy as np
 from ctxprobe.evals.paired.stats import mcnemar_exact
 from ctxprobe.evals.confseq import PairedTally
 from ctxprobe.evals.sequential.cells import StopRule, cell_interval, stop_reason
-from ctxprobe.evals.sequential.gate import SequentialRow, decide, final_verdicts, gate_verdict, open_rows
+from ctxprobe.evals.sequential.gate import SequentialRow
 from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
+from ctxprobe.evals.sequential.replay import replay_gate
 
 LENGTHS = [32768, 65536, 131072, 262144, 524288, 1_000_000]
 DEFICIT = np.array([0.0, 0.02, 0.05, 0.12, 0.24, 0.40])  # 1 - accuracy by length, a typical curve
@@ -53,6 +69,20 @@ def draw(rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, reps: int
     u = rng.random(shape)
     v = np.where(rng.random(shape) < coupling, u, rng.random(shape))
     return u < base[None, :, :, None, :], v < cand[None, :, :, None, :]
+
+
+def draw_p(rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, reps: int, samples: int,
+           coupling: float, concentration: float) -> tuple[np.ndarray, np.ndarray]:
+    """(reps, family, length, seed, depth) p_answer of baseline and candidate (the module docstring's model)."""
+    shape = (reps, *base.shape[:2], samples, base.shape[2])
+    a = np.clip(base, 1e-3, 1 - 1e-3)[None, :, :, None, :] * np.ones(shape)
+    a_c = np.clip(cand, 1e-3, 1 - 1e-3)[None, :, :, None, :] * np.ones(shape)
+    p_b = rng.beta(concentration * a, concentration * (1 - a))
+    jitter = 0.2 * np.minimum(p_b, 1 - p_b) * rng.choice([-1.0, 1.0], size=shape)
+    coupled = np.minimum(1.0, (a_c / a)) * (p_b + jitter)
+    independent = rng.beta(concentration * a_c, concentration * (1 - a_c))
+    p_c = np.where(rng.random(shape) < coupling, coupled, independent)
+    return p_b, np.clip(p_c, 0.0, 1.0)
 
 
 def candidate_accuracy(base: np.ndarray, drop: float, at: int | None) -> np.ndarray:
@@ -85,33 +115,13 @@ def _interval(losses: int, ties: int, wins: int, alpha: float) -> tuple[float, f
     return SequentialRow(primary=False, tally=PairedTally(losses, ties, wins)).interval(alpha)
 
 
-def sequential_gate(diff: np.ndarray, margin: float, alpha: float) -> tuple[str, np.ndarray, list[tuple[SequentialRow, float]]]:
-    """Rounds of seeds across all families (`gate.open_rows` says which lengths of a family go out); returns
-    the gate's verdict, the depth sweeps sent per length, and each row with the true difference it estimates (filled in by the caller)."""
-    families, n_lengths, samples = diff.shape[:3]
-    losses = (diff < 0).sum(axis=3)  # (family, length, seed)
-    wins = (diff > 0).sum(axis=3)
-    ties = diff.shape[3] - losses - wins
-    rows = [[SequentialRow(primary=True)] + [SequentialRow(primary=False) for _ in range(n_lengths)]
-            for _ in range(families)]
-    flat = [r for fam in rows for r in fam]
-    sent = np.zeros(n_lengths)  # depth sweeps sent per length
-    for seed in range(samples):
-        wanted = [open_rows(rows[f], margin) for f in range(families)]
-        if not any(any(w) for w in wanted):
-            break
-        for f in range(families):
-            send = [i for i in range(n_lengths) if wanted[f][1 + i]]
-            for i in send:
-                rows[f][1 + i].add(int(losses[f, i, seed]), int(ties[f, i, seed]), int(wins[f, i, seed]), margin)
-                sent[i] += 1
-            if wanted[f][0]:
-                rows[f][0].add(int(losses[f, :, seed].sum()), int(ties[f, :, seed].sum()),
-                               int(wins[f, :, seed].sum()), margin)
-        decide(flat, margin, alpha)
-    verdicts = final_verdicts(flat, margin, alpha)
-    gate = gate_verdict(flat, verdicts)
-    return gate, sent, [(r, 0.0) for r in flat]
+def sequential_gate(diff: np.ndarray, margin: float, alpha: float, continuous: bool = False,
+                    pass_rule: str = "each") -> tuple[str, np.ndarray, list[tuple[SequentialRow, float]]]:
+    """Rounds of seeds across all families, as `run --against` plays them (`evals.sequential.replay`);
+    returns the gate's verdict, the depth sweeps sent per length, and each row (its true difference filled
+    in by the caller)."""
+    played = replay_gate(diff, margin, alpha, continuous=continuous, pass_rule=pass_rule)  # type: ignore[arg-type]
+    return played.verdict, played.sent, [(r, 0.0) for fam in played.rows for r in fam]
 
 
 def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, seed: int,
@@ -151,6 +161,49 @@ def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: f
         lines.append(f"{name:>14}  {fixed_fail / reps:>10.3f}  {seq_fail / reps:>8.3f}  {seq_pass / reps:>8.3f}  "
                      f"{(reps - seq_fail - seq_pass) / reps:>9.3f}  {tokens / reps / fixed_tokens:>16.1%}  "
                      f"{covered / n_rows:>8.3f}  {agree / reps:>6.3f}")
+    return lines
+
+
+GATES = (("old", "holm"), ("new", "each"))
+
+
+def gates_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, concentration: float,
+                seed: int) -> list[str]:
+    """Old gate against new, for correctness and for p_answer: error and decision rates and tokens."""
+    base = true_accuracy()
+    weights = np.array(LENGTHS, dtype=float)
+    grid = base.shape[0] * samples * len(DEPTHS) * weights.sum()
+    scenarios = SCENARIOS
+    lines = [f"nightly gate: {reps} replications, 7 families x {len(LENGTHS)} lengths x 11 depths, up to {samples} "
+             f"seeds (fixed grid {grid / 1e6:,.0f}M prompt tokens), --fail-if-drop {margin}, alpha {alpha}, "
+             f"coupling {coupling}, p_answer concentration {concentration}",
+             f"{'metric':>8} {'gate':>4}  {'FAIL@0':>6}  {'PASS@0':>6}  {'FAIL@2':>6}  {'FAIL@5':>6}  {'FAIL@10':>7}  "
+             f"{'FAIL@10@1M':>10}  {'Mtok@0':>7}  {'Mtok@5':>7}"]
+    rng = np.random.default_rng(seed)
+    for metric in ("correct", "p_answer"):
+        rates: dict[tuple[str, str], dict[str, float]] = {(g, n): {} for g, _ in GATES for n, _, _ in scenarios}
+        for name, drop, at in scenarios:
+            cand = candidate_accuracy(base, drop, at)
+            if metric == "correct":
+                b, c = draw(rng, base, cand, reps, samples, coupling)
+                diff = c.astype(np.int8) - b.astype(np.int8)
+            else:
+                pb, pc = draw_p(rng, base, cand, reps, samples, coupling, concentration)
+                diff = pc - pb
+            for gate, rule in GATES:
+                fail = passed = 0
+                tokens = 0.0
+                for r in range(reps):
+                    verdict, sent, _ = sequential_gate(diff[r], margin, alpha, metric == "p_answer", rule)
+                    fail += verdict == "FAIL"
+                    passed += verdict == "PASS"
+                    tokens += float((sent * weights).sum()) * len(DEPTHS)
+                rates[(gate, name)] = {"fail": fail / reps, "pass": passed / reps, "tokens": tokens / reps / 1e6}
+        for gate, _ in GATES:
+            r0, r2, r5, r10, r1m = (rates[(gate, n)] for n in ("drop 0", "drop 2", "drop 5", "drop 10", "drop 10 at 1M"))
+            lines.append(f"{metric:>8} {gate:>4}  {r0['fail']:>6.3f}  {r0['pass']:>6.3f}  {r2['fail']:>6.3f}  "
+                         f"{r5['fail']:>6.3f}  {r10['fail']:>7.3f}  {r1m['fail']:>10.3f}  {r0['tokens']:>7,.0f}  "
+                         f"{r5['tokens']:>7,.0f}")
     return lines
 
 
@@ -196,8 +249,16 @@ def main() -> None:
     parser.add_argument("--coupling", type=float, default=0.8)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--gates", action="store_true", help="only the old-against-new gate table, both metrics")
+    parser.add_argument("--concentration", type=float, default=4.0, help="p_answer's Beta concentration K")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.gates:
+        for samples in args.samples:
+            print("\n".join(gates_table(args.reps, samples, args.margin, args.alpha, args.coupling,
+                                         args.concentration, args.seed)), flush=True)
+        print(f"({time.perf_counter() - started:.0f} s)")
+        return
     for samples in args.samples:
         for factor in args.caps:
             print("\n".join(gate_table(args.reps, samples, args.margin, args.alpha, args.coupling, args.seed,

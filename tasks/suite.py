@@ -114,6 +114,10 @@ class Suite(BaseModel):
     question_positions: list[QuestionPosition] | None = Field(
         None, description="run every task with its question at each of these positions (end, start, both), with "
         "identical needles: a layout of template sensitivity")
+    paired_gate_share: dict[Literal["correct", "p_answer"], float] | None = Field(
+        None, description="the share of the suite's prompt tokens a paired run against a baseline of it (`run "
+        "--against`) is expected to send when nothing dropped, per gated metric, as measured by "
+        "benchmarks/bench_sequential.py on its model; `--dry-run` prints the tokens it implies")
     facts: list[StrictInt] | None = Field(None, min_length=1, description="facts held at once, for every task whose family "
                                     "has a `facts` parameter (capacity): a grid axis like lengths; a (facts, length) "
                                     "cell whose facts do not fit the length is left out")

@@ -13,7 +13,8 @@ from ctxprobe.evals.paired.kl import kl_comparison
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows, sequential_gate
+from ctxprobe.evals.paired.p_answer import Metric
+from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows, p_answer_evidence, sequential_gate
 from ctxprobe.evals.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
 
@@ -40,14 +41,19 @@ def labels_for(runs: list[Run]) -> list[str]:
     return [lab if labels.count(lab) == 1 else r.dir.name for lab, r in zip(labels, runs)]
 
 
-def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop: float | None = None) -> CompareResult:
-    """The comparison of loaded runs, written nowhere (history calls this for each night)."""
+def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop: float | None = None,
+                 metric: Metric = "correct") -> CompareResult:
+    """The comparison of loaded runs, written nowhere (history calls this for each night). `metric` is what
+    the gate judges: correctness, or the answer probability's paired difference (`p_answer`, judged by the
+    paired gate's betting rule, valid for fixed and adaptive runs alike); both are tabled either way."""
     if not cands:
         raise UserError("compare needs a baseline and at least one candidate run")
     if not 0.0 < alpha < 1.0:
         raise UserError(f"--alpha must be between 0 and 1, got {alpha}")
     if fail_if_drop is not None and not 0.0 <= fail_if_drop < 1.0:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {fail_if_drop}")
+    if metric not in ("correct", "p_answer"):
+        raise UserError(f"--metric must be correct or p_answer, got {metric!r}")
     labels = labels_for([base, *cands])
     problems = gate_problems(base, cands, labels)
     if problems and fail_if_drop is not None:
@@ -57,18 +63,23 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     failed: list[CompareRow] = []
     kl_pairs = []
     # runs that stopped adaptively are gated by the paired gate's own rule, so both agree on the same pairs
-    passed: list[CompareRow] | None = [] if fail_if_drop is not None and anytime else None
+    # and so is p_answer, whose statistics are the paired gate's betting ones for any run
+    passed: list[CompareRow] | None = [] if fail_if_drop is not None and (anytime or metric == "p_answer") else None
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
             warnings.append(f"PROMPTS DIFFER: {pairing.by_task} of {len(pairing.pairs)} pairs of {label} matched by "
                             f"task fields only (another tokenizer: {base.manifest.tokenizer or '?'} vs "
                             f"{cand.manifest.tokenizer or '?'}); the builds did not read the same text")
-        pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime)
-                             + compare_rows(label, pairing.pairs, "family_length", anytime), alpha)
-        rows += compare_rows(label, pairing.pairs, "cell", anytime) + pooled
+        pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime, alpha)
+                             + compare_rows(label, pairing.pairs, "family_length", anytime, alpha), alpha)
+        rows += compare_rows(label, pairing.pairs, "cell", anytime, alpha) + pooled
+        if metric == "p_answer" and fail_if_drop is not None and not any(r.p_answer for r in pooled):
+            raise GateRefused(f"the --metric p_answer gate cannot judge {label}: no pair has answer probabilities "
+                              "on both sides (run both builds with --logprobs, on an engine that gives them)")
         if passed is not None:
-            fails, passes = sequential_gate(pooled, fail_if_drop or 0.0, alpha)
+            evidence = p_answer_evidence(pooled, pairing.pairs) if metric == "p_answer" else None
+            fails, passes = sequential_gate(pooled, fail_if_drop or 0.0, alpha, evidence)
             failed, passed = failed + fails, passed + passes
         found += examples(label, pairing.pairs, pooled)
         kl_pairs.append((label, pairing.pairs))
@@ -83,17 +94,19 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
                          fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,
                          p_method=ANYTIME_P_METHOD if anytime else P_METHOD, partial_method=PARTIAL_METHOD,
                          pairings=pairings, rows=rows, examples=found, failed=failed, passed=passed, warnings=warnings,
-                         sequential=anytime, kl=kl_comparison(kl_pairs))
+                         sequential=anytime, metric=metric, kl=kl_comparison(kl_pairs))
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
-            results_dir: str | Path = "results", write: bool = True, html_report: bool = True) -> CompareResult:
+            results_dir: str | Path = "results", write: bool = True, html_report: bool = True,
+            metric: Metric = "correct") -> CompareResult:
     """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
     unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
-    drops by more than `fail_if_drop` significantly. With the gate, runs it cannot judge (not finished, the
+    drops by more than `fail_if_drop` significantly (in accuracy, or with `metric="p_answer"` in answer
+    probability). With the gate, runs it cannot judge (not finished, the
     baseline itself, another suite) raise `GateRefused` (exit code 5)."""
     runs = [load_run(p) for p in (baseline, *candidates)]
-    result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop)
+    result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop, metric)
     if not write:
         return result
     from ctxprobe.evals.compare.outputs import write_outputs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -13,6 +15,9 @@ class CompareOptions(BaseModel):
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="significance level after Holm")
     fail_if_drop: float | None = Field(None, description="exit 1 when a family x length row of a candidate is worse "
                                        "by more than MARGIN (e.g. 0.05) with Holm-adjusted p < alpha")
+    metric: Literal["correct", "p_answer"] = Field("correct", description="what the gate judges: correct "
+                                                   "(exact-match accuracy, the default) or p_answer (the answer's "
+                                                   "probability, in probability points; needs --logprobs runs)")
     results_dir: str = Field("results", description="where the compare folder is made")
     no_report: bool = Field(False, description="do not write report.html into the compare folder")
     junit: str | None = Field(None, description="write the gate's rows as JUnit XML (failed / passed / skipped "

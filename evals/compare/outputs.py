@@ -7,12 +7,26 @@ from pathlib import Path
 
 import pandas as pd
 
+from ctxprobe.evals.log.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
 from ctxprobe.evals.paired.kl_text import kl_lines
-from ctxprobe.evals.log.compare import COMPARE_JSON, CompareResult, CompareRow
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.safe_write import make_folder, replace_file
 from ctxprobe.evals.log.store import run_folder
-from ctxprobe.evals.paired.text import COLUMNS, aligned, row_cells, signed
+from ctxprobe.evals.sequential.gate import PASS_MEANING
+from ctxprobe.evals.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells, signed
+
+
+def _columns(result: CompareResult) -> list[str]:
+    """The table's columns: the p_answer ones beside the accuracy ones where any row has answer probabilities."""
+    return COLUMNS + P_ANSWER_COLUMNS if _with_p(result) else COLUMNS
+
+
+def _with_p(result: CompareResult) -> bool:
+    return any(r.p_answer is not None for r in result.rows)
+
+
+def _cells(result: CompareResult, row: CompareRow) -> list[str]:
+    return row_cells(row) + (p_answer_cells(row) if _with_p(result) else [])
 
 def _blocks(result: CompareResult, candidate: str) -> dict[tuple[str, str, str], list[CompareRow]]:
     blocks: dict[tuple[str, str, str], list[CompareRow]] = {}
@@ -42,7 +56,8 @@ def render_text(result: CompareResult) -> str:
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
             pooled = [r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
             cells = [r for r in rows if r.level == "cell" and r.diff != 0]
-            out += ["", f"{family}  {variant}  [{haystack}]", *aligned([COLUMNS] + [row_cells(r) for r in pooled + cells])]
+            out += ["", f"{family}  {variant}  [{haystack}]",
+                    *aligned([_columns(result)] + [_cells(result, r) for r in pooled + cells])]
         out.append("")
     out += [*kl_lines(result), "", *_footer(result)]
     return "\n".join(out) + "\n"
@@ -52,6 +67,11 @@ def _footer(result: CompareResult) -> list[str]:
     lines = [f"diff = candidate - baseline (points); CI: {result.interval_method}; p: {result.p_method}; "
              f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm; "
              f"'pooled': the family over all its lengths, the gate's primary test."]
+    if _with_p(result):
+        lines.append("p_ans: the answer's probability (the chance the model writes exactly the expected answer when "
+                     "sampling), mean of each build over the pairs where both records have it (n, of the row's pairs "
+                     "where some lack it); diff in probability points with an anytime-valid betting 95% confidence "
+                     "sequence; 'no p_answer': none of the row's pairs has it.")
     significant = [r for r in result.rows if r.significant]
     lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {signed(r.diff)}" for r in significant)
                                          if significant else "none"))
@@ -60,11 +80,19 @@ def _footer(result: CompareResult) -> list[str]:
                      f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%")
     if result.fail_if_drop is not None:
         verdict = "FAIL" if result.failed else "pass"
-        named = "; ".join(f"{r.candidate} {r.where()} {signed(r.diff)} ("
-                          + ("anytime-valid, the paired gate's rule" if result.sequential else f"p_holm {r.p_holm:.3g}")
-                          + ")" for r in result.failed)
-        lines.append(f"gate --fail-if-drop {result.fail_if_drop}: {verdict}" + (f": {named}" if named else ""))
+        named = "; ".join(_failed_text(result, r) for r in result.failed)
+        on = " --metric p_answer" if result.metric == "p_answer" else ""
+        lines.append(f"gate --fail-if-drop {result.fail_if_drop}{on}: {verdict}"
+                     + (f": {named}" if named else ""))
+        lines.append(PASS_MEANING)
     return lines
+
+
+def _failed_text(result: CompareResult, row: CompareRow) -> str:
+    if result.metric == "p_answer" and row.p_answer is not None:
+        return f"{row.candidate} {row.where()} p_answer {signed(row.p_answer.diff)} (anytime-valid, the paired gate's rule)"
+    how = "anytime-valid, the paired gate's rule" if result.sequential else f"p_holm {row.p_holm:.3g}"
+    return f"{row.candidate} {row.where()} {signed(row.diff)} ({how})"
 
 
 def render_markdown(result: CompareResult) -> str:
@@ -80,11 +108,20 @@ def render_markdown(result: CompareResult) -> str:
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
             ordered = ([r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
                        + [r for r in rows if r.level == "cell"])
-            out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(COLUMNS) + " |",
-                    "|" + "|".join("---:" for _ in COLUMNS) + "|"]
-            out += ["| " + " | ".join(row_cells(r)) + " |" for r in ordered]
+            columns = _columns(result)
+            out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(columns) + " |",
+                    "|" + "|".join("---:" for _ in columns) + "|"]
+            out += ["| " + " | ".join(_cells(result, r)) + " |" for r in ordered]
     out += ["", *kl_lines(result, markdown=True), "", *_footer(result)]
     return "\n".join(out) + "\n"
+
+
+def _csv_row(row: CompareRow) -> dict[str, object]:
+    """A row as flat csv columns: the p_answer statistics as `p_answer_<field>` (empty where the row has none)."""
+    flat: dict[str, object] = row.model_dump(exclude={"p_answer"})
+    pa = row.p_answer.model_dump() if row.p_answer is not None else {}
+    flat.update({f"p_answer_{k}": pa.get(k) for k in AnswerProbabilityRow.model_fields})
+    return flat
 
 
 def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
@@ -96,7 +133,7 @@ def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     out_dir = run_folder(results_dir, f"compare-{labels}")
     make_folder(out_dir, exist_ok=False)
     paths = [replace_file(out_dir / "compare.md", render_markdown(result)),
-             replace_file(out_dir / "compare.csv", pd.DataFrame([r.model_dump() for r in result.rows]).to_csv(index=False))]
+             replace_file(out_dir / "compare.csv", pd.DataFrame([_csv_row(r) for r in result.rows]).to_csv(index=False))]
     paths += write_diff_heatmaps(result, out_dir) + write_kl_heatmaps(result, out_dir)
     paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})

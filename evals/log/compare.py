@@ -53,6 +53,26 @@ class CandidatePairing(BaseModel):
     unpaired_cand: int
 
 
+class AnswerProbabilityRow(BaseModel):
+    """A comparison row's p_answer statistics (`evals.paired.p_answer`), over the `n` of its pairs where
+    both records had answer probabilities (`missing`: the pairs that did not). Intervals are betting
+    confidence sequences: `lo`/`hi` two-sided 95 %, `gate_lo`/`gate_hi` each one-sided at the gate's alpha."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    missing: int
+    base: float
+    cand: float
+    diff: float
+    lo: float
+    hi: float
+    gate_lo: float
+    gate_hi: float
+    p_value: float
+    p_holm: float | None = None
+
+
 class CompareRow(BaseModel):
     """One group of pairs. `diff` is candidate minus baseline; `p_holm` and `significant` are set on
     family x length rows (the gate's family of tests), cells keep their unadjusted `p_value`."""
@@ -84,6 +104,8 @@ class CompareRow(BaseModel):
     partial_diff: float
     partial_lo: float
     partial_hi: float
+    p_answer: AnswerProbabilityRow | None = Field(None, description="the answer probability's paired difference "
+                                                  "(None: no pair of the row has answer probabilities on both sides)")
 
     def where(self) -> str:
         """`niah variant=single [prose] 2K` (and `@ 50%` for a cell): for messages, never parsed."""
@@ -128,6 +150,8 @@ class CompareResult(BaseModel):
                                             "by the paired gate's rule (else a row passes when its interval is above "
                                             "-fail_if_drop)")
     sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
+    metric: Literal["correct", "p_answer"] = Field("correct", description="what the gate judged: correctness "
+                                                   "(the default) or the answer probability's difference")
     warnings: list[str] = Field(default_factory=list)
     kl: KLComparison | None = Field(None, description="KL at depth and top-1 agreement at the answer positions "
                                     "(None in comparisons written before it)")

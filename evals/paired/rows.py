@@ -1,18 +1,20 @@
 """Comparison rows: per cell (family x parameters x haystack x length x depth) and per family x length
 with depths pooled, each build's accuracy over the same pairs, the paired difference with its interval,
-the exact McNemar p-value, and partial credit's mean difference with a seeded paired bootstrap interval.
+the exact McNemar p-value, partial credit's mean difference with a seeded paired bootstrap interval, and
+the answer probability's paired difference where the records have one (`p_answer`).
 Grouping and labels are the run table's (`evals.log.rows.variant_label`), so a row here names what a row there does."""
 
 from __future__ import annotations
 
-from ctxprobe.evals.confseq import PairedTally, p_from_log_e
+from ctxprobe.evals.confseq import PairedTally
 from ctxprobe.evals.paired.stats import (
     PairedCounts, counts_from, mcnemar_exact, paired_interval, paired_bootstrap,
 )
 from ctxprobe.evals.log.compare import CompareRow, Level
 from ctxprobe.evals.log.rows import variant_label
+from ctxprobe.evals.paired.p_answer import answer_probability_row, two_sided_anytime_p
 from ctxprobe.evals.paired.pairing import Pair
-from ctxprobe.evals.sequential.betting import betting_cs, log_e_above, log_e_below
+from ctxprobe.evals.sequential.betting import betting_cs
 
 __all__ = ["CompareRow", "Level", "compare_rows", "group_key", "grouped"]
 
@@ -34,9 +36,11 @@ def grouped(pairs: list[Pair], level: Level) -> dict[GroupKey, list[Pair]]:
     return dict(sorted(groups.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0.0)))
 
 
-def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool = False) -> list[CompareRow]:
+def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool = False,
+                 alpha: float = 0.05) -> list[CompareRow]:
     """One row per group of `pairs` at `level`, sorted by family, variant, haystack, length, depth. With
-    `anytime` (runs that stopped adaptively) the interval and p-value are anytime-valid (the paired gate's betting ones)."""
+    `anytime` (runs that stopped adaptively) the interval and p-value are anytime-valid (the paired gate's
+    betting ones). `alpha` sets the p_answer bounds the gate reads (each one-sided at alpha)."""
     rows = []
     for (family, variant, haystack, length, depth), group in grouped(pairs, level).items():
         base = [bool(p.base.score and p.base.score.correct) for p in group]
@@ -54,6 +58,7 @@ def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool 
             p_value=anytime_p(counts) if anytime else mcnemar_exact(counts.base_only, counts.cand_only),
             partial_base=sum(base_partial) / len(group), partial_cand=sum(cand_partial) / len(group),
             partial_diff=mean, partial_lo=plo, partial_hi=phi,
+            p_answer=answer_probability_row([p.base for p in group], [p.cand for p in group], alpha),
         ))
     return rows
 
@@ -72,5 +77,4 @@ def anytime_p(counts: PairedCounts) -> float:
     """Two-sided anytime-valid p-value of "no difference": the betting e-value against "no drop" (the
     gate's FAIL evidence; ties stake nothing, as in McNemar's test) or against "no gain", doubled for the
     two sides."""
-    tally = _tally(counts)
-    return min(1.0, 2.0 * p_from_log_e(max(0.0, log_e_below(0.0, tally), log_e_above(0.0, tally))))
+    return two_sided_anytime_p(_tally(counts))

@@ -9,6 +9,8 @@ from ctxprobe.evals.log.compare import CompareRow
 from ctxprobe.tasks.lengths import format_length
 
 COLUMNS = ["length", "depth", "n", "base", "cand", "diff", "95% CI", "p", "p_holm", "partial diff [95% CI]", ""]
+P_ANSWER_COLUMNS = ["p_ans n", "p_ans base", "p_ans cand", "p_ans diff [95% CS]"]
+NO_P_ANSWER = "no p_answer"  # a row none of whose pairs has answer probabilities on both sides
 
 
 def _pct(x: float) -> str:
@@ -36,3 +38,13 @@ def row_cells(row: CompareRow) -> list[str]:
 def aligned(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def p_answer_cells(row: CompareRow) -> list[str]:
+    """The row's answer-probability columns, beside the accuracy ones: pairs that have it (of the row's, where
+    some lack it), the mean p_answer of each build, and the paired difference with its interval."""
+    pa = row.p_answer
+    if pa is None:
+        return ["0", "-", "-", NO_P_ANSWER]
+    n = str(pa.n) if not pa.missing else f"{pa.n}/{pa.n + pa.missing}"
+    return [n, f"{pa.base:.3f}", f"{pa.cand:.3f}", f"{signed(pa.diff)} [{signed(pa.lo)}, {signed(pa.hi)}]"]

@@ -15,6 +15,7 @@ from ctxprobe.evals.paired.stats import holm
 from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
 
 if TYPE_CHECKING:
+    from ctxprobe.evals.sequential.betting import Evidence
     from ctxprobe.evals.sequential.ci_outputs import GateCase
 
 EXAMPLES_PER_ROW = 3
@@ -29,9 +30,20 @@ def adjust(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
 def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
     """The gate's rows of one candidate (each family pooled over its lengths, the primary tests, and each
     family x length) with `p_holm` and `significant` set: one weighted Holm over all of them, the pooled
-    rows holding most of alpha (`evals.sequential.holm`)."""
-    adjusted = weighted_holm([r.p_value for r in rows], row_weights([r.level == "family" for r in rows]))
-    return [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
+    rows holding most of alpha (`evals.sequential.holm`). The p_answer p-values, where rows have them, get
+    their own weighted Holm over the rows that have one."""
+    weights = row_weights([r.level == "family" for r in rows])
+    adjusted = weighted_holm([r.p_value for r in rows], weights)
+    out = [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
+    having = [i for i, r in enumerate(out) if r.p_answer is not None]
+    if having:
+        pa = weighted_holm([out[i].p_answer.p_value for i in having],  # type: ignore[union-attr]
+                           row_weights([out[i].level == "family" for i in having]))
+        for i, p in zip(having, pa):
+            stats = out[i].p_answer
+            assert stats is not None
+            out[i] = out[i].model_copy(update={"p_answer": stats.model_copy(update={"p_holm": p})})
+    return out
 
 
 def failing_rows(rows: list[CompareRow], margin: float, alpha: float) -> list[CompareRow]:
@@ -46,21 +58,34 @@ def row_tally(row: CompareRow) -> PairedTally:
     return PairedTally(losses=row.base_only, ties=row.n - row.base_only - row.cand_only, wins=row.cand_only)
 
 
-def sequential_gate(rows: list[CompareRow], margin: float, alpha: float) -> tuple[list[CompareRow], list[CompareRow]]:
-    """The gate's rows of one candidate judged as the paired gate (`run --against`) judges them, for runs
-    that stopped adaptively: each row's betting e-values from its pairs, one weighted Holm per side
-    (`evals.sequential.gate`). Returns the rows that FAIL and those that PASS. Read from the final counts,
-    it can only be as decided as the gate was (a running maximum is never below the last value)."""
+def sequential_gate(rows: list[CompareRow], margin: float, alpha: float,
+                    evidence: "list[Evidence] | None" = None) -> tuple[list[CompareRow], list[CompareRow]]:
+    """The gate's rows of one candidate judged as the paired gate (`run --against`) judges them: each row's
+    betting e-values from its pairs (its counts, or `evidence`: one p_answer `PairedValues` per row), FAIL
+    on weighted Holm, PASS each row at alpha (`evals.sequential.gate`). Returns the rows that FAIL and
+    those that PASS. Read from the final pairs, it can only be as decided as the gate was (a running
+    maximum is never below the last value). A row with no evidence stays undecided."""
     from ctxprobe.evals.sequential.betting import log_e_fail, log_e_pass
     from ctxprobe.evals.sequential.gate import SequentialRow, final_verdicts
 
     seq = []
-    for r in rows:
-        tally = row_tally(r)
+    for r, tally in zip(rows, evidence if evidence is not None else [row_tally(r) for r in rows], strict=True):
         seq.append(SequentialRow(primary=r.level == "family", tally=tally, log_e_fail=log_e_fail(tally),
                                  log_e_pass=log_e_pass(margin, tally)))
     verdicts = final_verdicts(seq, margin, alpha)
     return ([r for r, v in zip(rows, verdicts) if v == "FAIL"], [r for r, v in zip(rows, verdicts) if v == "PASS"])
+
+
+def p_answer_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidence]":
+    """Each gate row's p_answer differences (its pairs where both records have one), in the rows' order."""
+    from ctxprobe.evals.paired.p_answer import row_values
+
+    out: list[Evidence] = []
+    for r in rows:
+        key = (r.family, r.variant, r.haystack, r.context_tokens, None)
+        group = [p for p in pairs if group_key(p, r.level) == key]
+        out.append(row_values([p.base for p in group], [p.cand for p in group]))
+    return out
 
 
 def row_verdict(row: CompareRow, failed: bool, margin: float, passed: bool | None = None) -> str:
@@ -110,22 +135,38 @@ def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
 
 def gate_cases(result: CompareResult) -> list["GateCase"]:
     """The gate's rows of a comparison as CI cases (`evals.sequential.ci_outputs`), each with its verdict.
-    For runs that stopped adaptively, the verdicts and bounds are the paired gate's (each bound one-sided)."""
+    For runs that stopped adaptively, and for the p_answer metric, the verdicts and bounds are the paired
+    gate's (each bound one-sided). Each case names the other metric beside its own where the rows have both."""
     from ctxprobe.evals.sequential.betting import betting_cs
-    from ctxprobe.evals.sequential.ci_outputs import FIXED_INTERVAL, SEQUENTIAL_INTERVAL, GateCase
+    from ctxprobe.evals.sequential.ci_outputs import FIXED_INTERVAL, SEQUENTIAL_INTERVAL, GateCase, metric_text
 
     failing = {(r.candidate, r.where()) for r in result.failed}
     passing = None if result.passed is None else {(r.candidate, r.where()) for r in result.passed}
+    any_p = any(r.p_answer is not None for r in result.gate_rows())
     out = []
     for r in result.gate_rows():
         p_holm = r.p_holm if r.p_holm is not None else float("nan")
         lo, hi, interval = r.diff_lo, r.diff_hi, FIXED_INTERVAL
         if passing is not None and r.n:
             (lo, hi), interval = betting_cs(row_tally(r), min(2.0 * result.alpha, 0.99)), SEQUENTIAL_INTERVAL
-        out.append(GateCase(
-            candidate=r.candidate, where=r.where(), primary=r.level == "family",
-            verdict=row_verdict(r, (r.candidate, r.where()) in failing, result.fail_if_drop or 0.0,
-                                None if passing is None else (r.candidate, r.where()) in passing),
-            diff=r.diff, diff_lo=lo, diff_hi=hi, n=r.n, interval=interval,
-            detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, p_holm {p_holm:.3g}"))
+        verdict = row_verdict(r, (r.candidate, r.where()) in failing, result.fail_if_drop or 0.0,
+                              None if passing is None else (r.candidate, r.where()) in passing)
+        correct = dict(diff=r.diff, diff_lo=lo, diff_hi=hi, n=r.n, interval=interval,
+                       detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, "
+                       f"p_holm {p_holm:.3g}")
+        pa = r.p_answer
+        if result.metric == "p_answer":
+            own = (dict(diff=pa.diff, diff_lo=pa.gate_lo, diff_hi=pa.gate_hi, n=pa.n, interval=SEQUENTIAL_INTERVAL,
+                        detail=f"p_answer baseline {pa.base:.3f} vs candidate {pa.cand:.3f} ({pa.n} of "
+                        f"{pa.n + pa.missing} pairs have it)")
+                   if pa is not None else
+                   dict(diff=float("nan"), diff_lo=float("nan"), diff_hi=float("nan"), n=0,
+                        interval=SEQUENTIAL_INTERVAL, detail="no pair has answer probabilities on both sides"))
+            other = metric_text("correct", r.diff, lo, hi, r.n, interval)
+        else:
+            own = correct
+            other = ("" if not any_p else "p_answer: no pair has it" if pa is None
+                     else metric_text("p_answer", pa.diff, pa.gate_lo, pa.gate_hi, pa.n, SEQUENTIAL_INTERVAL))
+        out.append(GateCase(candidate=r.candidate, where=r.where(), primary=r.level == "family", verdict=verdict,
+                            metric=result.metric, other=other, **own))  # type: ignore[arg-type]
     return out

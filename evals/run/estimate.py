@@ -47,6 +47,7 @@ class Estimate(BaseModel):
     stop: str = "fixed"
     fixed_grid_prompt_tokens: int | None = None  # --stop decided: the suite's own grid, beside the cap's
     min_prompt_tokens: int | None = None  # --stop decided: every cell stopped at --min-samples
+    paired_gate_tokens: dict[str, int] | None = None  # per gated metric: a paired run against this grid, no drop
     warnings: list[str] = []
 
 
@@ -74,6 +75,8 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     if rule.stop == "decided":
         est.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
         est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
+    if suite.paired_gate_share:
+        est.paired_gate_tokens = {m: round(share * total) for m, share in suite.paired_gate_share.items()}
     if opts.config:  # a bad config is one line before the probe that measures the prefill rate is sent
         from ctxprobe.evals.plan.config import load_config
 
@@ -161,6 +164,10 @@ def render_estimate(est: Estimate) -> str:
         out.append(f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
                    f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "
                    f"{est.fixed_grid_prompt_tokens or 0:,}")
+    if est.paired_gate_tokens:
+        shown = ", ".join(f"{tokens:,} gated on {metric}" for metric, tokens in est.paired_gate_tokens.items())
+        out.append(f"a paired run against a baseline of this grid (run --against, --fail-if-drop 0.05) is expected to "
+                   f"send, when nothing dropped: {shown} prompt tokens (benchmarks/bench_sequential.py's model)")
     out += [f"warning: {w}" for w in est.warnings]
     return "\n".join(out)
 

@@ -60,6 +60,6 @@ def missing_on_baseline(batch: Iterable[Recipe], extension: set[str], store: Run
     return [r for r in batch if r.sample_id() in extension and r.sample_id() not in finished]
 
 
-def scored(records: Iterable[SampleRecord]) -> dict[str, bool]:
-    """The baseline side of each scored sample: was it right."""
-    return {r.sample.sample_id: bool(r.score.correct) for r in records if r.error is None and r.score is not None}
+def scored(records: Iterable[SampleRecord]) -> dict[str, SampleRecord]:
+    """The baseline side's scored samples, by sample id."""
+    return {r.sample.sample_id: r for r in records if r.error is None and r.score is not None}

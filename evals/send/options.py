@@ -79,6 +79,10 @@ class AgainstOptions(BaseModel):
                                 "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
     fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
                                        "FAILs beyond and PASSes within")
+    metric: Literal["correct", "p_answer"] = Field(
+        "correct", description="with --against: what the gate judges: correct (exact-match accuracy, the default) or "
+        "p_answer (the answer's probability, the margin in probability points; needs answer probabilities, "
+        "--logprobs, on both runs)")
     baseline_endpoint: list[str] = Field(
         default_factory=list, description="with --against and --max-samples: the baseline's endpoint, sent the "
         "samples the baseline run lacks in lockstep with the candidate (kept in the run's baseline-extension/)")
@@ -138,7 +142,8 @@ class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, Ju
         if self.against is None and self.resume is None:  # a resumed run keeps its own baseline
             given = [flag for flag, value in (("--fail-if-drop", self.fail_if_drop), ("--junit", self.junit),
                                               ("--summary-md", self.summary_md),
-                                              ("--baseline-endpoint", self.baseline_endpoint)) if value]
+                                              ("--baseline-endpoint", self.baseline_endpoint),
+                                              ("--metric p_answer", self.metric == "p_answer")) if value]
             if given:
                 raise UserError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --against BASELINE_RUN "
                                 "(the run to pair with); `ctxprobe compare` gates two finished runs")

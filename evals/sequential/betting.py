@@ -1,12 +1,19 @@
 """The paired gate's e-values as bets (Waudby-Smith & Ramdas 2024, "Estimating means of bounded random
 variables by betting", JRSS-B): tighter than the Dirichlet mixture at the few hundred pairs a row holds.
 
-A pair's difference X (candidate minus baseline) is -1, 0 or +1. Against the null "the mean difference is at
-most b", a bettor stakes a fraction lambda >= 0 on X - b each pair; its wealth prod(1 + lambda (X_i - b)) is
-a nonnegative supermartingale under the null, and so is any average of such wealths over a fixed grid of
-lambdas (a discrete Robbins mixture over the bet size). By Ville's inequality its running maximum exceeds
-1/alpha with probability at most alpha, however the sampling stops. The wealth depends on the three counts
-only (the product commutes), so a resumed or reordered run reads the same evidence.
+A pair's difference X (candidate minus baseline) is -1, 0 or +1 for correctness (`PairedTally`), or any
+value in [-1, 1] for a difference of answer probabilities (`PairedValues`). Against the null "the mean
+difference is at most b", a bettor stakes a fraction lambda in [0, 1 / (1 + b)) on X - b each pair: every
+factor 1 + lambda (X_i - b) is positive (X_i - b >= -(1 + b)), and under the null its conditional mean is
+1 + lambda (E[X_i | past] - b) <= 1, so the wealth prod(1 + lambda (X_i - b)) is a nonnegative
+supermartingale. Nothing in that argument uses X being ternary: only that it is bounded below by -1. Any
+average of such wealths over a fixed grid of lambdas (a discrete Robbins mixture over the bet size) is one
+too. By Ville's inequality its running maximum exceeds 1/alpha with probability at most alpha, however the
+sampling stops. The wealth is a product, so it depends on the multiset of differences only: the three counts
+(ternary) or the values themselves (continuous, kept whole so that any boundary, as the confidence sequence
+needs, can be bet on later), and a resumed or reordered run reads the same evidence. The ternary path is
+the continuous one with the values grouped by count (`log1p` summed once per distinct value): the same
+wealth, and the ternary results stay what they were to the last bit.
 
 Why a grid of bets rather than the Dirichlet mixture over the three outcomes: the mixture spreads its prior
 over a two-dimensional simplex and pays about log n nats for it; a grid of K bets pays at most log K, and its
@@ -24,6 +31,11 @@ round, by the AM-GM inequality the product's expectation is at most that of the 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
 
 from ctxprobe.evals.confseq import PairedTally, bisect
 
@@ -32,13 +44,70 @@ STAKES = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 CS_METHOD = "anytime-valid confidence sequence (betting, a grid of bet sizes, Waudby-Smith & Ramdas 2024)"
 
 
+@dataclass(frozen=True)
+class PairedValues:
+    """Paired differences in [-1, 1] so far (candidate minus baseline answer probability, say), kept whole
+    and sorted: the e-values are products over them. `losses` / `ties` / `wins` count the negative, zero
+    and positive ones (what the tables show beside the mean)."""
+
+    values: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if any(not -1.0 <= v <= 1.0 for v in self.values):
+            raise ValueError("paired differences must lie in [-1, 1]")
+        # kept sorted: the sums over them then run in one order whatever order the pairs came in, so a
+        # resumed or reordered run computes the same e-values to the last bit
+        object.__setattr__(self, "values", tuple(sorted(float(v) for v in self.values)))
+
+    def plus(self, more: Iterable[float]) -> "PairedValues":
+        return PairedValues(self.values + tuple(float(v) for v in more))
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        """Mean difference, candidate minus baseline (nan with no pairs)."""
+        return math.fsum(self.values) / self.n if self.n else math.nan
+
+    @property
+    def losses(self) -> int:
+        return sum(1 for v in self.values if v < 0)
+
+    @property
+    def ties(self) -> int:
+        return sum(1 for v in self.values if v == 0)
+
+    @property
+    def wins(self) -> int:
+        return sum(1 for v in self.values if v > 0)
+
+    @cached_property
+    def array(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=float)
+
+    def mirrored(self) -> "PairedValues":
+        return PairedValues(tuple(-v for v in self.values))
+
+
+Evidence = PairedTally | PairedValues  # what a row has seen: ternary counts or continuous values
+
+
 def _log_wealth(tally: PairedTally, lam: float, boundary: float) -> float:
     """log prod(1 + lam (X_i - boundary)) over the pairs, from their counts."""
     total = 0.0
-    for count, x in ((tally.losses, -1.0), (tally.ties, 0.0), (tally.wins, 1.0)):
+    for count, x_ in ((tally.losses, -1.0), (tally.ties, 0.0), (tally.wins, 1.0)):
         if count:
-            total += count * math.log1p(lam * (x - boundary))
+            total += count * math.log1p(lam * (x_ - boundary))
     return total
+
+
+def mirrored(tally: Evidence) -> Evidence:
+    """The same pairs with candidate and baseline swapped (every difference negated)."""
+    if isinstance(tally, PairedValues):
+        return tally.mirrored()
+    return PairedTally(tally.wins, tally.ties, tally.losses)
 
 
 def _log_mean_exp(values: list[float]) -> float:
@@ -46,33 +115,46 @@ def _log_mean_exp(values: list[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values) / len(values))
 
 
-def log_e_above(boundary: float, tally: PairedTally) -> float:
+def log_e_above(boundary: float, tally: Evidence) -> float:
     """log e-value against "delta <= boundary" (it grows when the mean difference is above the boundary):
     the average wealth of bettors staking `STAKES` of the largest safe bet, 1 / (1 + boundary)."""
     if tally.n == 0 or boundary >= 1.0:
         return 0.0
     top = 1.0 / (1.0 + boundary)
+    if isinstance(tally, PairedValues):  # every stake at once: the same sums as `_log_wealth`'s
+        return _log_values_above(tally.array, boundary)
     return _log_mean_exp([_log_wealth(tally, s * top, boundary) for s in STAKES])
 
 
-def log_e_below(boundary: float, tally: PairedTally) -> float:
+_STAKES = np.asarray(STAKES)
+
+
+def _log_values_above(x: np.ndarray, boundary: float) -> float:
+    if x.size == 0 or boundary >= 1.0:
+        return 0.0
+    lams = _STAKES / (1.0 + boundary)
+    return _log_mean_exp([float(w) for w in np.log1p(lams[:, None] * (x[None, :] - boundary)).sum(axis=1)])
+
+
+def log_e_below(boundary: float, tally: Evidence) -> float:
     """log e-value against "delta >= boundary" (it grows when the mean difference is below the boundary)."""
-    mirrored = PairedTally(tally.wins, tally.ties, tally.losses)
-    return log_e_above(-boundary, mirrored)
+    if isinstance(tally, PairedValues):
+        return _log_values_above(-tally.array, -boundary)
+    return log_e_above(-boundary, mirrored(tally))
 
 
-def log_e_pass(margin: float, tally: PairedTally) -> float:
+def log_e_pass(margin: float, tally: Evidence) -> float:
     """log e-value against "the candidate drops by the margin or more" (PASS once it is large)."""
     return log_e_above(-margin, tally)
 
 
-def log_e_fail(tally: PairedTally) -> float:
-    """log e-value against "the candidate is no worse" (FAIL's significance). With boundary 0 a tie stakes
-    nothing: only the discordant pairs move it."""
+def log_e_fail(tally: Evidence) -> float:
+    """log e-value against "the candidate is no worse" (FAIL's significance). With boundary 0 a tie (a zero
+    difference) stakes nothing: only the discordant pairs move it."""
     return log_e_below(0.0, tally)
 
 
-def betting_cs(tally: PairedTally, alpha: float = 0.05) -> tuple[float, float]:
+def betting_cs(tally: Evidence, alpha: float = 0.05) -> tuple[float, float]:
     """The confidence sequence for the mean paired difference: the boundaries neither one-sided bettor
     rejects at level alpha / 2 ((-1, 1) with no pairs)."""
     if not 0.0 < alpha < 1.0:

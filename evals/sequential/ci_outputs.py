@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxprobe.evals.log.safe_write import replace_file
+from ctxprobe.evals.sequential.gate import PASS_MEANING
 
 FIXED_INTERVAL = "95% interval"  # the fixed gate's bounds (two-sided)
 SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
@@ -32,15 +33,23 @@ class GateCase:
     n: int
     detail: str = ""  # e.g. the accuracies and adjusted p (fixed), the pairs used of the baseline's (sequential)
     interval: str = FIXED_INTERVAL  # what the bounds are: the sequential gate's are each one-sided at 95 %
+    metric: str = "correct"  # what the verdict and the difference are of: correct, or p_answer
+    other: str = ""  # the other metric on the same row, side by side (empty where the rows have one metric)
 
     @property
     def name(self) -> str:
         return self.where + (" (primary)" if self.primary else "")
 
     def message(self) -> str:
-        text = (f"{self.verdict}: diff {100 * self.diff:+.1f} points, {self.interval} [{100 * self.diff_lo:+.1f}, "
-                f"{100 * self.diff_hi:+.1f}], n {self.n} pairs")
-        return text + (f", {self.detail}" if self.detail else "")
+        text = f"{self.verdict} on {metric_text(self.metric, self.diff, self.diff_lo, self.diff_hi, self.n, self.interval)}"
+        return text + (f", {self.detail}" if self.detail else "") + (f"; beside it {self.other}" if self.other else "")
+
+
+def metric_text(metric: str, diff: float, lo: float, hi: float, n: int, interval: str) -> str:
+    """`correct: diff -3.0 points, 95% interval [-6.1, +0.2], n 400 pairs` (p_answer's points are
+    probability points)."""
+    return (f"{metric}: diff {100 * diff:+.1f} points, {interval} [{100 * lo:+.1f}, {100 * hi:+.1f}], "
+            f"n {n} pairs")
 
 
 def gate_outcome(cases: list[GateCase]) -> str:
@@ -76,12 +85,15 @@ def summary_markdown(cases: list[GateCase], title: str) -> str:
     """A short markdown table: the gate's outcome, then one line per row."""
     kinds = sorted({c.interval for c in cases}) or [FIXED_INTERVAL]
     header = kinds[0] if len(kinds) == 1 else "interval"
-    lines = [f"### {title}: {gate_outcome(cases)}", "",
-             f"| candidate | row | verdict | diff | {header} | n |", "|---|---|---|---:|---:|---:|"]
+    metric = cases[0].metric if cases else "correct"
+    beside = any(c.other for c in cases)
+    lines = [f"### {title}: {gate_outcome(cases)} (on {metric})", "",
+             f"| candidate | row | verdict | diff | {header} | n |" + (" beside it |" if beside else ""),
+             "|---|---|---|---:|---:|---:|" + ("---|" if beside else "")]
     for c in cases:
         lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
-                     f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |")
-    return "\n".join(lines) + "\n"
+                     f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |" + (f" {c.other} |" if beside else ""))
+    return "\n".join([*lines, "", PASS_MEANING]) + "\n"
 
 
 def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summary_md: str | None) -> list[Path]:

@@ -12,7 +12,7 @@ from ctxprobe.evals.sequential.betting import STAKES, betting_cs, log_e_fail, lo
 from ctxprobe.evals.sequential.gate import SequentialRow, family_done, open_rows
 
 
-def _wealth_by_hand(diffs: list[int], boundary: float, above: bool) -> float:
+def _wealth_by_hand(diffs: list[float], boundary: float, above: bool) -> float:
     """The average over the stakes of prod(1 + lam (x - b)) (above) or prod(1 - lam (x - b)) (below),
     multiplied out pair by pair in the order given."""
     top = 1.0 / (1.0 + boundary) if above else 1.0 / (1.0 - boundary)
@@ -134,3 +134,50 @@ def test_a_decided_pooled_row_takes_no_more_pairs():
     row.verdict = "PASS"
     row.add(30, 10, 0, margin=0.05)
     assert row.tally == PairedTally(0, 400, 0)
+
+
+def test_continuous_e_values_are_the_bets_multiplied_out():
+    from ctxprobe.evals.sequential.betting import PairedValues
+    rng = np.random.default_rng(4)
+    xs = list(np.where(rng.random(120) < 0.4, rng.uniform(-0.6, 0.3, 120), 0.0))
+    values = PairedValues(tuple(xs))
+    assert math.exp(log_e_pass(0.05, values)) == pytest.approx(_wealth_by_hand(xs, -0.05, True), rel=1e-9)
+    assert math.exp(log_e_fail(values)) == pytest.approx(_wealth_by_hand(xs, 0.0, False), rel=1e-9)
+    # order does not matter: a resumed or reordered run reads the same evidence
+    reordered = PairedValues(tuple(xs[::-1]))
+    assert reordered == values and log_e_fail(reordered) == log_e_fail(values)  # to the last bit
+    assert betting_cs(PairedValues(()).plus(xs[60:]).plus(xs[:60])) == betting_cs(values)
+    assert values.plus(xs[:3]).n == 123
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        PairedValues((1.5,))
+
+
+def test_ternary_values_give_the_counts_results():
+    """The continuous path, fed -1/0/1, is the ternary one: the same e-values and interval."""
+    from ctxprobe.evals.sequential.betting import PairedValues
+    tally = PairedTally(losses=9, ties=300, wins=3)
+    values = PairedValues((-1.0,) * 9 + (0.0,) * 300 + (1.0,) * 3)
+    assert log_e_pass(0.05, values) == pytest.approx(log_e_pass(0.05, tally), rel=1e-12)
+    assert log_e_fail(values) == pytest.approx(log_e_fail(tally), rel=1e-12)
+    assert betting_cs(values) == pytest.approx(betting_cs(tally), abs=1e-9)
+
+
+def test_continuous_level_and_coverage_under_optional_stopping_by_simulation():
+    """Continuous differences at the null's edge (mean exactly -margin; mean exactly 0), looked at every 10
+    pairs: the bettor crosses 1/alpha at most alpha of the time, and the sequence covers the mean at every
+    look at least 1 - alpha of the time."""
+    from ctxprobe.evals.sequential.betting import PairedValues
+    alpha, margin = 0.05, 0.05
+    rng = np.random.default_rng(21)
+    reps, n = 300, 300
+    for mean, log_e in ((-margin, lambda v: log_e_pass(margin, v)), (0.0, log_e_fail)):
+        moved = rng.random((reps, n)) < 0.3
+        paths = np.where(moved, mean / 0.3 + 0.3 * rng.uniform(-1, 1, (reps, n)), 0.0)
+        crossed = missed = 0
+        for path in paths:
+            looks = [PairedValues(tuple(path[: i + 1])) for i in range(9, n, 10)]
+            crossed += any(log_e(v) >= math.log(1 / alpha) for v in looks)
+            if mean == 0.0:
+                missed += any(not lo <= mean <= hi for lo, hi in (betting_cs(v) for v in looks[::3]))
+        assert crossed / reps <= alpha
+        assert missed / reps <= alpha

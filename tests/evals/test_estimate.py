@@ -16,8 +16,11 @@ LING = str(Path(__file__).parent / "fixtures" / "ling_3_1_flash.json")
 def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
     est = ctxprobe.estimate(suite="nightly", prefill_rate=50_000.0, concurrency=64, config=LING, gpus=8,
                             gpu_mem="141GB", weights="573.8GB", util="0.85")
-    assert est.samples == 7 * 6 * 11 * 4
-    assert est.prompt_tokens == sum(n * 7 * 11 * 4 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    assert est.samples == 7 * 6 * 11 * 8
+    assert est.prompt_tokens == sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    # the paired gate's expected spend when nothing dropped, from the suite's measured shares
+    assert est.paired_gate_tokens == {"correct": round(0.48 * est.prompt_tokens),
+                                      "p_answer": round(0.30 * est.prompt_tokens)}
     assert est.longest_prompt == 1_000_000
     assert est.cached_tokens / est.prompt_tokens == pytest.approx(45 / 110, abs=1e-3)  # 11-depth one-slot bound
     assert est.cached_tokens_as_listed < est.cached_tokens  # 64 lanes scatter a listed depth sweep
@@ -50,3 +53,10 @@ def test_the_capacity_suite_is_priced_cell_by_cell_after_its_facts_cap() -> None
     assert est.samples == 1280 and est.prompt_tokens == 80_281_600 == sum(n * k for n, k in samples.items())
     assert est.cached_tokens == 0  # one depth, every seed its own window: no shared prefix
     assert est.prefill_s == pytest.approx(80_281_600 / 60_000)  # 1,338 s
+
+
+def test_dry_run_of_the_nightly_prints_the_paired_gates_expected_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--suite", "nightly", "--dry-run", "--prefill-rate", "50000"]) == 0
+    out = capsys.readouterr().out
+    total = sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    assert f"{round(0.48 * total):,} gated on correct, {round(0.30 * total):,} gated on p_answer" in out

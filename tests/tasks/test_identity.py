@@ -27,7 +27,7 @@ PINNED_IDS = {  # family -> version -> (sample_id, task_key) of recipe(family, 2
 # ruler suite with RULER's 13 tasks, the capacity suite with its facts axis
 PINNED_SUITES = {
     "quick": (16, "c26250c258d7d426", "32ca4c0f334d03c0"),
-    "nightly": (1848, "82a508337a7c6e34", "9e6f8da9f442afdb"),
+    "nightly": (3696, "17d79a66c328d1ca", "52a717e7a83e2363"),
     "ruler": (3120, "c34a6be8f63d7e28", "7d736146d44fadf5"),
     "capacity": (1280, "89546df5bcad87a3", "69731ef9844cf357"),
 }
@@ -58,6 +58,16 @@ def test_builtin_suites_keep_every_id(suite: str) -> None:
     recipes = load_suite(suite).recipes(_builder().recipe_tokenizer)
     assert (len(recipes), _joined([r.sample_id() for r in recipes]),
             _joined([r.task_key() for r in recipes])) == PINNED_SUITES[suite]
+
+
+def test_the_nightly_at_8_seeds_keeps_the_ids_of_its_4_seeds() -> None:
+    """The nightly went from 4 seeds per cell to 8: its first 4 seeds are the samples it held before, id for
+    id, so runs of the 4-seed nightly pair with it."""
+    nightly = load_suite("nightly")
+    before = nightly.model_copy(update={"samples": 4}).recipes(_builder().recipe_tokenizer)
+    assert (len(before), _joined([r.sample_id() for r in before]),
+            _joined([r.task_key() for r in before])) == (1848, "82a508337a7c6e34", "9e6f8da9f442afdb")
+    assert {r.sample_id() for r in before} <= {r.sample_id() for r in nightly.recipes(_builder().recipe_tokenizer)}
 
 
 def test_each_key_digests_the_fields_it_documents() -> None:

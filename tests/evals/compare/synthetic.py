@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.record import ErrorKind, SampleRecord
 from ctxprobe.evals.log.store import RunStore
+from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 from tests.evals.factories import make_record
@@ -34,10 +36,17 @@ def record(key: Key, outcome: bool | ErrorKind, partial: float | None = None, to
     return rec.model_copy(update={"sample": sample})
 
 
+def answer_logprobs(p: float) -> AnswerLogprobs:
+    """Answer probabilities as an engine would give them: a two-token gold answer whose logprobs sum to log p."""
+    half = math.log(p) / 2
+    return AnswerLogprobs(gold=" 2465901", logprobs=[half, half], method="generated")
+
+
 def write_run(path: Path, label: str, outcomes: dict[Key, bool | ErrorKind], *, created: float = 1.0,
               suite: str = "quick", tokenizer: str = "estimate:4", partial: dict[Key, float] | None = None,
-              status: str = "finished") -> Path:
-    """A run folder at `path` with one record per key of `outcomes`."""
+              status: str = "finished", p_answer: dict[Key, float | str] | None = None) -> Path:
+    """A run folder at `path` with one record per key of `outcomes` (`p_answer`: each key's answer
+    probability, or 'unavailable')."""
     store = RunStore(path)
     lengths = sorted({k[0] for k in outcomes}) or [1024]
     manifest = RunManifest(label=label, created=created, status=status, tokenizer=tokenizer,  # type: ignore[arg-type]
@@ -45,7 +54,11 @@ def write_run(path: Path, label: str, outcomes: dict[Key, bool | ErrorKind], *, 
                                        tasks=[SuiteTask(family="niah")]))
     store.write_manifest(manifest)
     for key, outcome in outcomes.items():
-        store.append(record(key, outcome, (partial or {}).get(key), tokenizer))
+        rec = record(key, outcome, (partial or {}).get(key), tokenizer)
+        p = (p_answer or {}).get(key)
+        if p is not None:
+            rec = rec.model_copy(update={"logprobs": p if isinstance(p, str) else answer_logprobs(p)})
+        store.append(rec)
     store.close()
     return path
 

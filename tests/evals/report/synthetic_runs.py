@@ -52,7 +52,7 @@ def _record(recipe: Recipe, rng: random.Random, p_correct: float, inject: bool, 
 
 def write_run(folder: Path, suite: Suite | None = None, *, label: str = "q4km", seed: int = 0,
               drop: float = 0.0, built: bool = False) -> Path:
-    """A finished run folder of `suite` (default: nightly, 7 tasks x 6 lengths x 11 depths x 4 samples);
+    """A finished run folder of `suite` (default: nightly, 7 tasks x 6 lengths x 11 depths x 8 samples);
     accuracy falls with length (and by `drop` more), and the first task answers every prompt of the longest
     length with an injected <script> (wrong, so among the failure examples whichever is chosen). `built`:
     real samples (built with the estimate counter, so the report rebuilds them byte for byte); otherwise

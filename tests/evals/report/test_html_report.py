@@ -44,7 +44,7 @@ def test_page_is_self_contained(tmp_path: Path) -> None:
 
 
 def test_nightly_sized_run_stays_small(tmp_path: Path) -> None:
-    """7 tasks x 6 lengths x 11 depths x 4 samples (1,848 records): the page is well under 2 MB."""
+    """7 tasks x 6 lengths x 11 depths x 8 samples (3,696 records): the page is well under 2 MB."""
     run = write_run(tmp_path / "nightly")
     out = ctxprobe.report([run], tmp_path / "report.html")
     size = out.stat().st_size
