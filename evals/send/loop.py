@@ -7,9 +7,11 @@ and a build stuck on a frozen server never holds the process at exit. With fewer
 (cache-aware order) the sweeps are fanned out instead (evals.send.order): each sweep's head is sent, its
 tails are built meanwhile and sent together once the head has been served, on the head's replica; at most
 `concurrency` requests are in flight and at most twice that many prompts built and not yet answered, as
-with lanes. An endpoint that stops serving
-mid-run (a tokenize call that still fails after its retries, a refused key, no answer at all after a
-connection error or a timeout) stops the run as `EndpointLost`: resumable, never bad input."""
+with lanes.
+
+An endpoint that stops serving mid-run (a tokenize call that still fails after its retries, a refused key,
+no answer at all after a connection error or a timeout) stops the run as `EndpointLost`: resumable, never
+bad input."""
 
 from __future__ import annotations
 
@@ -227,17 +229,24 @@ async def run_recipes(
 
     held, sending = PrioritySlots(2 * lanes), PrioritySlots(lanes)
 
-    async def sweep(index: int, group: list[Recipe], head_served: asyncio.Event, i: int) -> None:
-        """Sample `i` of a fanned-out sweep: built while others are out; a tail sent only once the head has
-        been served (its record kept), on the head's replica (`index`); heads first for a free slot."""
+    async def sweep(index: int, group: list[Recipe], head: tuple[asyncio.Event, asyncio.Event], i: int) -> None:
+        """Sample `i` of a fanned-out sweep. A tail is built once its head is (the head's build counts the
+        sweep's haystack, and heads are not held back by tails' builds), while the head is out, and sent
+        once the head has been served (its record kept), on the head's replica (`index`); heads go first
+        for a free slot."""
+        built, served = head
         async with held.hold(0 if i == 0 else 1):
-            sample = await build(group[i])
             if i:
-                await head_served.wait()
+                await built.wait()
+            sample = await build(group[i])
+            if i == 0:
+                built.set()
+            else:
+                await served.wait()
             async with sending.hold(0 if i == 0 else 1):
                 await one(group[i], sample, index)
         if i == 0:
-            head_served.set()
+            served.set()
 
     async def one(recipe: Recipe, sample: Sample, affinity: int | None) -> None:
         response: Response | None = None
@@ -287,11 +296,11 @@ async def run_recipes(
         # A task group: one lane that raises (a lost endpoint) cancels the others.
         async with asyncio.TaskGroup() as tasks:
             if fanned:  # every head asks for its slots before any tail does
-                served = [asyncio.Event() for _ in groups]
+                heads = [(asyncio.Event(), asyncio.Event()) for _ in groups]  # built, served
                 for i in range(max(len(g) for g in groups)):
                     for index, group in enumerate(groups):
                         if i < len(group):
-                            tasks.create_task(sweep(index, group, served[index], i))
+                            tasks.create_task(sweep(index, group, heads[index], i))
             else:
                 for index in range(lanes):
                     tasks.create_task(lane(index))

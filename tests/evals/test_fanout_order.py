@@ -3,7 +3,8 @@ the rest of the sweep together once it has been served, on the head's replica. C
 sender that records when each request starts and ends: the lanes fill, heads precede their tails, a tail
 never starts before its head has finished, every sample is sent exactly once, and every tail finds its
 head's prompt (identical up to the tail's own needle) served before it on its replica, so the cache bound
-of the order sent one after another still holds. With as many sweeps as lanes the order is as before."""
+of the order sent one after another still holds; a run killed mid-fan-out resumes keeping every finished
+sample once. With as many sweeps as lanes the order is as before."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import asyncio
 import itertools
 import json
 import os
+import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,3 +174,28 @@ def test_a_run_against_the_fake_engine_fills_its_concurrency(tmp_path: Path) -> 
                                         "samples": 33, "fanned_out": 1, "in_flight_reachable": 12}
     ids = [json.loads(x)["sample"]["sample_id"] for x in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 33
+
+
+def test_kill_9_mid_fan_out_then_resume_keeps_every_sample_once(tmp_path: Path) -> None:
+    from tests.e2e.ctxprobe_cli import only_run_dir, popen
+
+    with FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as engine:
+        proc = popen("run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0:100:10",
+                     "--samples", "2", "--concurrency", "8", "--quiet", "--no-report", "--results-dir", str(tmp_path))
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
+            if dirs and (dirs[0] / "samples.jsonl").exists() and (dirs[0] / "samples.jsonl").read_text().count("\n") >= 3:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        run_dir = only_run_dir(tmp_path)
+        before = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+        assert 3 <= len(before) < 22
+        assert main(["run", "--resume", str(run_dir), "--quiet", "--no-report"]) == 0
+    after = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    ids = [r["sample"]["sample_id"] for r in after]
+    assert len(ids) == len(set(ids)) == 22
+    kept = {r["sample"]["sample_id"]: r for r in after}
+    assert all(kept[r["sample"]["sample_id"]] == r for r in before)  # finished samples kept, not sent again
