@@ -30,6 +30,7 @@ from ctxprobe.tasks.token_counter import TokenCounter, fingerprint
 LOOKAHEAD = 512  # units the assembler's last-gap fill may look at past the budget
 FIRST_LOOKAHEAD = 16  # units counted past the budget at first; the fill asks for more only when it looks further
 TEXTS_KEPT = 4096  # counts of prompt pieces kept (instructions, questions, needles), the oldest dropped first
+TEXT_KEPT_CHARS = 64 * 1024  # a longer piece is counted each time it is asked for (the kept counts stay small)
 _FIRST_GUESS = 20.0  # tokens per unit before anything is counted
 
 
@@ -92,8 +93,8 @@ class UnitCounts:
 
     def count_texts(self, texts: list[str]) -> list[int]:
         """Counts of the pieces of a prompt around its units (its instruction, question and needles), each
-        counted once and remembered: every prompt of a task shares its instruction, and a depth sweep its
-        first unit. The counter gives one count for one text, so a remembered count is the count."""
+        counted once and remembered in memory: every prompt of a task shares its instruction, and a depth
+        sweep its first unit. The counter gives one count for one text, so a remembered count is the count."""
         with self._texts_lock:
             known = {t: self._texts[t] for t in texts if t in self._texts}
         todo = list(dict.fromkeys(t for t in texts if t not in known))
@@ -101,7 +102,7 @@ class UnitCounts:
             counted = dict(zip(todo, self.counter.count_many(todo)))
             known.update(counted)
             with self._texts_lock:
-                self._texts.update(counted)
+                self._texts.update((t, n) for t, n in counted.items() if len(t) <= TEXT_KEPT_CHARS)
                 for old in list(self._texts)[: max(0, len(self._texts) - TEXTS_KEPT)]:
                     del self._texts[old]
         return [known[t] for t in texts]

@@ -54,8 +54,8 @@ def limit_line(groups: Sequence[Sequence[Recipe]], lanes: int, fanned: bool) -> 
         return None
     how = ("each sweep's deepest sample goes first, the rest of the sweep at once after it, on its replica"
            if fanned else "one lane a sharing group")
-    return (f"{len(groups)} depth sweeps for {lanes} lanes ({how}): at most {reach} requests can be in flight at "
-            f"once, not {lanes}")
+    sweeps = f"{len(groups)} depth sweep{'s' if len(groups) != 1 else ''}"
+    return f"{sweeps} for {lanes} lanes ({how}): at most {reach} requests can be in flight at once, not {lanes}"
 
 
 def order_detail(groups: Sequence[Sequence[Recipe]], order: Order, lanes: int,
