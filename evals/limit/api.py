@@ -74,6 +74,8 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
         room_for_prompt(opts.answer_room, max_length, f"--max-length {opts.max_length}")
     search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
     opts = embedded_context(opts, max_length)
+    if not opts.endpoints and opts.n_ctx:  # the engine ctxprobe starts: its context is known before it starts
+        room_for_prompt(opts.answer_room, opts.n_ctx, "the context the engine is started with")
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
                                   "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})

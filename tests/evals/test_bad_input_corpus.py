@@ -78,6 +78,8 @@ BOUND_CASES = [
     ("limit", "answer room above the largest length", ["--answer-room=99999999"]),
     ("limit", "answer room leaving no prompt within --max-length", ["--answer-room=2000"]),
     ("limit", "answer room leaving no prompt within the served context", ["--max-length=8k", "--answer-room=3500"]),
+    ("limit-embedded", "answer room leaving no prompt within the context the engine would start with",
+     ["--answer-room=40000"]),  # refused before the engine is started: the GGUF's trained context is 32K
 ]
 
 FILE_KINDS = ("missing", "folder", "dev-zero-link", "fifo", "binary", "empty")
@@ -136,6 +138,7 @@ def _bases(tmp: Path, url: str) -> dict[str, list[str]] | dict[str, str]:
                 "--depths", "50", "--results-dir", results, "--quiet", "--no-report"],
         "limit": ["limit", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--results-dir", results,
                   "--min-length", "1k", "--max-length", "2k"],
+        "limit-embedded": ["limit", "--results-dir", results],
         "doctor": ["doctor", secret_url, "--api-key-env", KEY_ENV, "--no-context-check"],
         "plan": ["plan", str(config)],
         "compare": ["compare", run_a, run_b, "--results-dir", str(tmp / "cmp")],

@@ -68,9 +68,9 @@ def recipes(samples: int, depths: str = "0:100:10") -> list[Any]:
     return suite.recipes(lambda mode: COUNTER)
 
 
-def send(tmp_path: Path, todo: list[Any], concurrency: int, order: str = "cache-aware"
+def send(tmp_path: Path, todo: list[Any], concurrency: int, order: str = "cache-aware", delay_s: float = 0.02
          ) -> tuple[RecordingSender, Progress, RunStore]:
-    sender, store = RecordingSender(), RunStore(tmp_path)
+    sender, store = RecordingSender(delay_s), RunStore(tmp_path)
     tmp_path.mkdir(parents=True, exist_ok=True)
     counter = make_token_counter(COUNTER)
     progress = asyncio.run(run_recipes(todo, sender, store, concurrency=concurrency, counter=counter,
@@ -90,7 +90,7 @@ def common_prefix(a: str, b: str) -> int:
 
 def test_few_sweeps_fill_the_lanes_heads_first_every_sample_once(tmp_path: Path) -> None:
     todo = recipes(samples=4)  # 4 sweeps of 11 depths
-    sender, progress, store = send(tmp_path, todo, concurrency=16)
+    sender, progress, store = send(tmp_path, todo, concurrency=16, delay_s=0.5)  # time to build tails meanwhile
     assert sender.flight.peak == 16  # one lane a sweep would keep 4 in flight
     recipe_of = by_prompt(todo)
     assert sorted(recipe_of[s.prompt].sample_id() for s in sender.sent) == sorted(r.sample_id() for r in todo)
@@ -162,7 +162,7 @@ def test_what_still_limits_is_said_once(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_a_run_against_the_fake_engine_fills_its_concurrency(tmp_path: Path) -> None:
-    with FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as engine:
+    with FakeEngine("vllm", context_length=8192, completion_delay_s=0.6) as engine:
         code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0:100:10",
                      "--samples", "3", "--concurrency", "12", "--quiet", "--results-dir", str(tmp_path)])
         assert code == 0
