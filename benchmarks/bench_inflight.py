@@ -1,82 +1,123 @@
-"""Requests in flight at the server while ctxprobe runs at high concurrency.
+"""Requests in flight at the server while ctxprobe runs at high concurrency, for a few numbers of depth sweeps.
 
-Against the tests' fake vLLM (tests/runners/fake_engine.py, on 127.0.0.1) whose completions take a fixed
-time (a prefill) and whose /tokenize calls take a few milliseconds (a busy server's tokenizer), a run of
-`--concurrency N` should keep N completions in flight: prompts are built while others are out. The
-haystack's token counts are warmed by a first run (as a nightly job's are, from its cache on disk) unless
-`--cold`; the figures are those of the second run. Prints the peak and the time-weighted mean of completions in flight, the peak of
-tokenize calls in flight, tokenize calls per sample, and the wall time.
+Against the tests' fake vLLM (tests/runners/fake_engine.py, on 127.0.0.1, in a process of its own so that
+its threads do not share the client's interpreter lock) whose completions take a fixed time (a prefill)
+and whose /tokenize calls take a few milliseconds (a busy server's tokenizer), a run of `--concurrency N`
+should keep N completions in flight: prompts are built while others are out, and with fewer depth sweeps
+than lanes the cache-aware order fans each sweep out once its deepest sample is served.
+Each sweep count is run twice in one count cache: cold (every haystack unit counted by the server), then
+warm (the counts on disk, as a nightly job's are; a new engine, so nothing is remembered in memory). Prints,
+per run, the peak and the time-weighted mean of completions in flight (from the first request sent to the
+last answered), tokenize calls per sample, the wall time, and the run's `order_detail` where it has one.
 
-    python benchmarks/bench_inflight.py [--concurrency 64] [--samples 64] [--depths 0,50,100]
-                                        [--length 4k] [--prefill-s 0.5] [--tokenize-ms 5]
+    python benchmarks/bench_inflight.py [--concurrency 64] [--sweeps 40,88] [--depths 0,50,100]
+                                        [--length 4k] [--prefill-s 0.5] [--tokenize-ms 5] [--runs cold,warm]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "runners"))
 
 from fake_engine import FakeEngine  # noqa: E402
 
 
+def serve(args: argparse.Namespace) -> None:
+    """The fake engine, in a process of its own (its threads never share the client's interpreter lock): prints
+    its URL, samples its completions in flight every 5 ms, answers GET /bench/stats, and ends when stdin closes."""
+    seen: list[tuple[float, int]] = []
+
+    def stats(engine: FakeEngine, _body: Any) -> tuple[int, dict[str, Any]]:
+        busy = [i for i, (_, n) in enumerate(seen) if n]
+        span = seen[busy[0]:busy[-1] + 1] if busy else []  # from the first request sent to the last answered
+        weighted = sum(n * (t1 - t0) for (t0, n), (t1, _) in zip(span, span[1:]))
+        sending = span[-1][0] - span[0][0] if len(span) > 1 else 0.0
+        return 200, dict(calls=len(engine.completion_calls()), peak=engine.peak_in_flight["completions"],
+                         mean=weighted / sending if sending else 0.0, sending=sending, tokenize=engine.tokenize_calls,
+                         peak_tokenize=engine.peak_in_flight["tokenize"])
+
+    with FakeEngine("vllm", context_length=1 << 20, completion_delay_s=args.prefill_s,
+                    tokenize_delay_s=args.tokenize_ms / 1000.0, routes={("GET", "/bench/stats"): stats}) as engine:
+        def watch() -> None:
+            while True:
+                seen.append((time.monotonic(), engine.in_flight["completions"]))
+                time.sleep(0.005)
+
+        threading.Thread(target=watch, daemon=True).start()
+        print(engine.url, flush=True)
+        sys.stdin.read()
+
+
+def measured_run(args: argparse.Namespace, sweeps: int, results: Path) -> dict[str, Any]:
+    """One run of `sweeps` sweeps against a slow fake engine in a process of its own."""
+    import ctxprobe
+
+    server = subprocess.Popen([sys.executable, __file__, "--serve", "--prefill-s", str(args.prefill_s),
+                               "--tokenize-ms", str(args.tokenize_ms)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert server.stdout is not None and server.stdin is not None
+        url = server.stdout.readline().strip()
+        started = time.monotonic()
+        result = ctxprobe.run(endpoints=[url], concurrency=args.concurrency, family="niah",  # type: ignore[arg-type]
+                              lengths=args.length, depths=args.depths, samples=sweeps, quiet=True, no_report=True,
+                              results_dir=str(results))
+        took = time.monotonic() - started
+        with urllib.request.urlopen(f"{url}/bench/stats", timeout=30) as reply:
+            measured: dict[str, Any] = json.load(reply)
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        server.wait(timeout=30)
+    detail = getattr(result.manifest, "order_detail", None)
+    return {**measured, "exit": int(result.exit_code), "wall": took,
+            "detail": detail.model_dump() if detail is not None else None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--samples", type=int, default=64, help="samples per cell (each seed a sweep of its own: one lane)")
+    ap.add_argument("--sweeps", default="40,88", help="numbers of sweeps to run (samples per cell: each seed a sweep)")
     ap.add_argument("--depths", default="0,50,100")
     ap.add_argument("--length", default="4k")
     ap.add_argument("--prefill-s", type=float, default=0.5, help="seconds each completion takes")
     ap.add_argument("--tokenize-ms", type=float, default=5.0, help="milliseconds each /tokenize call takes")
-    ap.add_argument("--cold", action="store_true", help="measure the first run (every haystack unit counted)")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the fake engine's own process
+    ap.add_argument("--runs", default="cold,warm", help="which runs to measure: cold, warm or both (warm alone: the "
+                    "count cache is filled first by a run against a fast engine, not measured)")
     args = ap.parse_args()
+    if args.serve:
+        return serve(args)
+    runs = [r for r in args.runs.split(",") if r in ("cold", "warm")]
 
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["CTXPROBE_CACHE"] = str(Path(tmp) / "cache")  # cold: every unit is counted by the server
-        import ctxprobe
-
-        run = dict(family="niah", lengths=args.length, depths=args.depths, samples=args.samples, quiet=True,
-                   no_report=True, results_dir=str(Path(tmp) / "results"))
-        if not args.cold:
-            with FakeEngine("vllm", context_length=1 << 20) as warm:
-                ctxprobe.run(endpoints=[warm.url], concurrency=args.concurrency, **run)  # type: ignore[arg-type]
-        with FakeEngine("vllm", context_length=1 << 20, completion_delay_s=args.prefill_s,
-                        tokenize_delay_s=args.tokenize_ms / 1000.0) as engine:
-            samples: list[tuple[float, int]] = []
-            stop = threading.Event()
-
-            def watch() -> None:
-                while not stop.is_set():
-                    samples.append((time.monotonic(), engine.in_flight["completions"]))
-                    time.sleep(0.005)
-
-            watcher = threading.Thread(target=watch, daemon=True)
-            started = time.monotonic()
-            watcher.start()
-            result = ctxprobe.run(endpoints=[engine.url], concurrency=args.concurrency, **run)  # type: ignore[arg-type]
-            took = time.monotonic() - started
-            stop.set()
-            watcher.join()
-            calls = len(engine.completion_calls())
-            tokenize = engine.tokenize_calls
-            peak, peak_tok = engine.peak_in_flight["completions"], engine.peak_in_flight["tokenize"]
-    first = next((i for i, (_, n) in enumerate(samples) if n), 0)  # from the first request sent
-    span = samples[first:]
-    weighted = sum(n * (t1 - t0) for (t0, n), (t1, _) in zip(span, span[1:]))
-    mean = weighted / max(span[-1][0] - span[0][0], 1e-9) if len(span) > 1 else 0.0
-    print(f"samples {calls} (exit {int(result.exit_code)}), --concurrency {args.concurrency}, "
-          f"{args.length} prompts, prefill {args.prefill_s} s, tokenize {args.tokenize_ms} ms, "
-          f"{'cold' if args.cold else 'warm'} count cache")
-    print(f"completions in flight: peak {peak}, mean {mean:.1f} (from the first request on)")
-    print(f"tokenize calls: {tokenize} ({tokenize / max(calls, 1):.1f} per sample), peak {peak_tok} in flight")
-    print(f"wall {took:.1f} s; the floor at full concurrency: "
-          f"{-(-calls // args.concurrency) * args.prefill_s:.1f} s of prefill")
+    print(f"--concurrency {args.concurrency}, {args.length} prompts, depths {args.depths}, prefill {args.prefill_s} s, "
+          f"tokenize {args.tokenize_ms} ms")
+    for sweeps in (int(s) for s in args.sweeps.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["CTXPROBE_CACHE"] = str(Path(tmp) / "cache")  # a count cache of this sweep count's own
+            if runs == ["warm"]:
+                fast = argparse.Namespace(**{**vars(args), "prefill_s": 0.0, "tokenize_ms": 0.0})
+                measured_run(fast, sweeps, Path(tmp) / "warm-up")
+            for cache in runs:
+                m = measured_run(args, sweeps, Path(tmp) / cache)
+                floor = -(-m["calls"] // args.concurrency) * args.prefill_s
+                print(f"{sweeps} sweeps, {cache}: {m['calls']} samples (exit {m['exit']}); completions in flight: "
+                      f"peak {m['peak']}, mean {m['mean']:.1f} over {m['sending']:.1f} s of sending; tokenize calls "
+                      f"{m['tokenize']} ({m['tokenize'] / max(m['calls'], 1):.1f} per sample, peak {m['peak_tokenize']} "
+                      f"in flight); wall {m['wall']:.1f} s (prefill floor at full concurrency {floor:.1f} s)")
+                if m["detail"] is not None:
+                    print(f"    order_detail {m['detail']}")
 
 
 if __name__ == "__main__":

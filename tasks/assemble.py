@@ -9,12 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
+from ctxprobe.tasks.count_cache import FIRST_LOOKAHEAD, LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import NeedleSpot
-from ctxprobe.tasks.token_counter import TokenCounter
 
 MIN_HAYSTACK_TOKENS = 64  # the least haystack a prompt may have around its needles
 
@@ -42,7 +41,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     token offsets count it as coming first. The haystack text starts at unit `window`."""
     haystack, counter = counts.haystack, counts.counter
     needle_units = [n.text if n.unit else haystack.wrap_needle(n.text) for n in draft.needles]
-    head_n, tail_n, *needle_n = counter.count_many([draft.head, draft.tail, *needle_units])
+    head_n, tail_n, *needle_n = counts.count_texts([draft.head, draft.tail, *needle_units])
     lead = counter.bos_tokens if lead is None else lead
     frame = lead + head_n + tail_n + sum(needle_n)
     budget = target - frame - safety_margin(target) - _opening_cost(draft, counts, needle_units, window)
@@ -51,8 +50,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
             f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
             f"(at least {frame + MIN_HAYSTACK_TOKENS + safety_margin(target)} needed)"
         )
-    span = counts.span(window, budget)
-    units = _select_units(span, budget, tolerance(target))
+    span, units = _select_units(counts, window, budget, tolerance(target))
     if draft.shuffle_haystack:
         units = shuffled_units(units)
     cum = np.concatenate(([0], np.cumsum(span.counts[np.asarray(units, dtype=np.int64) - span.start], dtype=np.int64)))
@@ -62,7 +60,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     slots = [_nearest_boundary(cum, n.depth / 100.0 * hay_tokens) for n in draft.needles]
     unit_texts = list(_unit_texts(haystack, units))  # a copy: the first may be rewritten
     if draft.context_opening is not None:
-        hay_tokens = _open_context(draft.context_opening, counter, slots, needle_units, needle_n, unit_texts, cum)
+        hay_tokens = _open_context(draft.context_opening, counts, slots, needle_units, needle_n, unit_texts, cum)
         frame = lead + head_n + tail_n + sum(needle_n)
     order = sorted(range(len(slots)), key=lambda i: (slots[i], i))
     parts: list[str] = [draft.head]
@@ -103,7 +101,7 @@ def _opening_cost(draft: Draft, counts: UnitCounts, needle_units: list[str], win
         return 0
     first = [*counts.haystack.units(window, window + 1), *needle_units]
     opened = [_reopened(draft.context_opening, text) for text in first]
-    before, after = counts.counter.count_many(first), counts.counter.count_many(opened)
+    before, after = counts.count_texts(first), counts.count_texts(opened)
     return max(0, *(a - b for a, b in zip(after, before)))
 
 
@@ -111,7 +109,7 @@ def _reopened(opening: str, text: str) -> str:
     return opening + text.lstrip()
 
 
-def _open_context(opening: str, counter: TokenCounter, slots: list[int], needle_units: list[str], needle_n: list[int],
+def _open_context(opening: str, counts: UnitCounts, slots: list[int], needle_units: list[str], needle_n: list[int],
                   unit_texts: list[str], cum: np.ndarray) -> int:
     """Write the first piece after the head with `opening` for its separator, in place (the needle's text
     and count, or the first unit's text and the cumulative counts); returns the haystack's new token total."""
@@ -119,28 +117,34 @@ def _open_context(opening: str, counter: TokenCounter, slots: list[int], needle_
     if first_needles:
         i = first_needles[0]
         needle_units[i] = _reopened(opening, needle_units[i])
-        needle_n[i] = counter.count_many([needle_units[i]])[0]
+        needle_n[i] = counts.count_texts([needle_units[i]])[0]
     elif unit_texts:
         unit_texts[0] = _reopened(opening, unit_texts[0])
-        cum[1:] += counter.count_many([unit_texts[0]])[0] - (cum[1] - cum[0])
+        cum[1:] += counts.count_texts([unit_texts[0]])[0] - (cum[1] - cum[0])
     return int(cum[-1])
 
 
-def _select_units(span: Span, budget: int, tol: int) -> list[int]:
-    """The longest run of units from the span's start within budget; if that leaves more than the tolerance
-    unused, add later units that still fit (skipping ones too long for the gap)."""
+def _select_units(counts: UnitCounts, window: int, budget: int, tol: int) -> tuple[Span, list[int]]:
+    """The longest run of units from the window's start within budget; if that leaves more than the tolerance
+    unused, add later units that still fit (skipping ones too long for the gap), looking at most `LOOKAHEAD`
+    units past the run. Units past the run are counted only as far as the search looks (nine prompts in ten
+    stop within 4), not all `LOOKAHEAD` of them up front: the same units are chosen either way. Returns the
+    span of counts that holds every chosen unit."""
+    span = counts.span(window, budget, FIRST_LOOKAHEAD)
     n = bisect.bisect_right(span.cumsum, budget) - 1
     chosen = list(range(n))
     gap = budget - int(span.cumsum[n])
     i = n
-    limit = min(len(span.counts), n + LOOKAHEAD)
+    limit = n + LOOKAHEAD
     while gap > tol // 4 and i < limit:
+        if i >= len(span.counts):  # look further: count twice as far past the run, up to LOOKAHEAD units
+            span = counts.span(window, budget, min(LOOKAHEAD, 2 * (i - n)))
         c = int(span.counts[i])
         if c <= gap:
             chosen.append(i)
             gap -= c
         i += 1
-    return [span.start + u for u in chosen]
+    return span, [span.start + u for u in chosen]
 
 
 def _unit_texts(haystack: Haystack, units: list[int]) -> list[str]:

@@ -27,7 +27,10 @@ from ctxprobe.tasks.haystack import Haystack
 from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.token_counter import TokenCounter, fingerprint
 
-LOOKAHEAD = 512  # units counted past the budget, for the assembler's last-gap fill
+LOOKAHEAD = 512  # units the assembler's last-gap fill may look at past the budget
+FIRST_LOOKAHEAD = 16  # units counted past the budget at first; the fill asks for more only when it looks further
+TEXTS_KEPT = 4096  # counts of prompt pieces kept (instructions, questions, needles), the oldest dropped first
+TEXT_KEPT_CHARS = 64 * 1024  # a longer piece is counted each time it is asked for (the kept counts stay small)
 _FIRST_GUESS = 20.0  # tokens per unit before anything is counted
 
 
@@ -51,6 +54,8 @@ class UnitCounts:
         self._spans: dict[int, np.ndarray] = _load(self.path)
         self._cumsums: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()  # spans grow one thread at a time
+        self._texts: dict[str, int] = {}
+        self._texts_lock = threading.Lock()
 
     @property
     def counts(self) -> np.ndarray:
@@ -85,6 +90,22 @@ class UnitCounts:
                 self._save()
             offset = start - at
             return Span(start=start, counts=self._spans[at][offset:], cumsum=self._cumsum(at)[offset:] - self._cumsum(at)[offset])
+
+    def count_texts(self, texts: list[str]) -> list[int]:
+        """Counts of the pieces of a prompt around its units (its instruction, question and needles), each
+        counted once and remembered in memory: every prompt of a task shares its instruction, and a depth
+        sweep its first unit. The counter gives one count for one text, so a remembered count is the count."""
+        with self._texts_lock:
+            known = {t: self._texts[t] for t in texts if t in self._texts}
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if todo:
+            counted = dict(zip(todo, self.counter.count_many(todo)))
+            known.update(counted)
+            with self._texts_lock:
+                self._texts.update((t, n) for t, n in counted.items() if len(t) <= TEXT_KEPT_CHARS)
+                for old in list(self._texts)[: max(0, len(self._texts) - TEXTS_KEPT)]:
+                    del self._texts[old]
+        return [known[t] for t in texts]
 
     def _span_holding(self, start: int) -> int:
         """The start of the span that holds (or ends right at) unit `start`; a new empty one if none does."""

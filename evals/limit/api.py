@@ -70,8 +70,12 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
     max_length = parse_length(opts.max_length) if opts.max_length else None
     if max_length is not None and max_length < min_length:
         raise UserError(f"--max-length {opts.max_length} is below --min-length {opts.min_length}")
+    if max_length is not None:
+        room_for_prompt(opts.answer_room, max_length, f"--max-length {opts.max_length}")
     search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
     opts = embedded_context(opts, max_length)
+    if not opts.endpoints and opts.n_ctx:  # the engine ctxprobe starts: its context is known before it starts
+        room_for_prompt(opts.answer_room, opts.n_ctx, "the context the engine is started with")
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
                                   "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})
@@ -104,6 +108,9 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
     for urls in [[u] for u in opts.endpoints] or [[]]:  # each endpoint is its own target here
         with serving(opts.model_copy(update={"endpoints": urls}), suite) as served:
             config, engine, counter = served.config, served.engine, served.counter
+            if engine.context_length:  # before the run folder is made (the first target's manifest makes it)
+                room_for_prompt(opts.answer_room, engine.context_length,
+                                f"the served context of {public_url(config.base_urls[0])}")
             if not results:
                 store.write_manifest(RunManifest(
                     command="limit", ctxprobe_version=ctxprobe_version(), label=opts.label,
@@ -133,6 +140,17 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
                 endpoint=where, engine=engine, advertised=advertised,
                 configured=configured, configured_source=engine.context_source, accepted=accepted,
                 effective=effective, tasks=tasks))
+
+
+MIN_PROMPT_TOKENS = 1024  # the shortest probe prompt the answer room must leave room for (1k, as the tasks')
+
+
+def room_for_prompt(answer_room: int, length: int, what: str) -> None:
+    """Refuse an answer room that leaves less than `MIN_PROMPT_TOKENS` for a probe's prompt within `length`
+    (checked before anything is written: a refused run leaves no folder)."""
+    if answer_room > length - MIN_PROMPT_TOKENS:
+        raise UserError(f"--answer-room {answer_room:,} leaves no room for a prompt within {what} ({length:,} tokens): "
+                        f"give at most {max(0, length - MIN_PROMPT_TOKENS):,}")
 
 
 def _n(tokens: int | None) -> str:

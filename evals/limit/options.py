@@ -6,6 +6,7 @@ from pydantic import Field
 
 from ctxprobe.evals.limit.search import SearchSettings
 from ctxprobe.evals.send.options import EndpointOptions, SuiteOptions
+from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 
@@ -17,7 +18,8 @@ class LimitOptions(EndpointOptions, SearchSettings):
     config: str | None = Field(None, description="read the advertised length from a config.json")
     min_length: str = Field("4k", description="shortest length of the effective search")
     max_length: str | None = Field(None, description="longest length tried (default: accepted, else configured, else advertised)")
-    answer_room: int = Field(64, ge=1, description="max_tokens every probe asks for")
+    answer_room: int = Field(64, ge=1, le=MAX_CONTEXT_TOKENS, description="max_tokens every probe asks for (below "
+                             "--max-length and the served context: a prompt needs room too)")
     skip_effective: bool = Field(False, description="find advertised, configured and accepted only")
     include: list[str] = SuiteOptions.model_fields["include"]
     tasks: list[str] = Field(default_factory=lambda: list(DEFAULT_TASKS), description="tasks to measure with, FAMILY[:k=v,...]")

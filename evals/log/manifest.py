@@ -18,6 +18,24 @@ from ctxprobe.tasks.suite import Suite
 RunStatus = Literal["running", "finished", "interrupted", "endpoint_lost", "failed"]
 
 
+class OrderDetail(BaseModel):
+    """How the send order ran, summed over the batches a run sent (one per mode, per round). Cache-aware,
+    a batch with fewer depth sweeps than lanes is fanned out: each sweep's deepest sample goes first, the
+    rest of the sweep together once it is served, on the same replica."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    order: str = Field(description="cache-aware or as-listed")
+    lanes: int = Field(description="requests the run may keep in flight (--concurrency)")
+    batches: int = Field(0, description="batches sent (modes, rounds)")
+    sweeps: int = Field(0, description="sharing groups sent, over the batches (cache-aware: depth sweeps; as "
+                        "listed: one a sample)")
+    samples: int = Field(0, description="samples the batches held")
+    fanned_out: int = Field(0, description="batches whose sweeps were fanned out (fewer sweeps than lanes)")
+    in_flight_reachable: int = Field(0, description="the most requests the order could keep in flight at once, "
+                                     "over the batches (at most `lanes`)")
+
+
 class RunManifest(BaseModel):
     """One per run folder. `status` is `running` while samples are sent, then how the run ended."""
 
@@ -62,6 +80,9 @@ class RunManifest(BaseModel):
                                                "row's verdict, difference, interval and pairs used")
     replica_events: list[ReplicaEvent] | None = Field(None, description="replicas taken out of rotation (their "
                                                       "connection failed) and put back, with when and why")
+    order_detail: OrderDetail | None = Field(None, description="how the send order ran: sweeps, lanes, "
+                                             "whether sweeps were fanned out, the most requests it could keep in "
+                                             "flight")
     stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "
                                                  "precision, cap; open when the run ended first)")
 

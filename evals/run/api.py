@@ -165,6 +165,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, plan: SendPla
     latest = store.latest_records()
     manifest.cache = cache_use(list(latest.values()))
     manifest.replica_events = progress.replica_events or None
+    manifest.order_detail = progress.order_detail
     if outcome.metrics_before is not None and manifest.status != "endpoint_lost":  # a gone server: no wait
         manifest.engine_metrics = engine_metrics.deltas(outcome.metrics_before,
                                                         engine_metrics.scrape(served.config, served.engine.engine))

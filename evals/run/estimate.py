@@ -92,7 +92,8 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
 
 
 def _cached(recipes: list[Recipe], order: Order, lanes: int) -> tuple[int, int]:
-    """A one-slot prefix cache per lane. Cache-aware: each sharing group runs whole on one lane. As listed:
+    """A one-slot prefix cache per lane. Cache-aware: each sharing group runs whole on one lane (or fanned out
+    from its deepest sample: the same bound, `order.expected_cached_tokens`). As listed:
     samples are dealt to the lanes in turn, so neighbours in the list land on different lanes."""
     if order == "cache-aware":
         return expected_cached_tokens(send_groups(recipes, order))

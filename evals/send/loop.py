@@ -3,9 +3,15 @@ and append the record the moment it is finished.
 
 Each lane builds its next prompt while its current one is in flight, on a daemon thread of its own, so
 `concurrency` lanes keep `concurrency` requests in flight even when every build waits on tokenize calls,
-and a build stuck on a frozen server never holds the process at exit. An endpoint that stops serving
-mid-run (a tokenize call that still fails after its retries, a refused key, no answer at all after a
-connection error or a timeout) stops the run as `EndpointLost`: resumable, never bad input."""
+and a build stuck on a frozen server never holds the process at exit. With fewer depth sweeps than lanes
+(cache-aware order) the sweeps are fanned out instead (evals.send.order): each sweep's head is sent, its
+tails are built meanwhile and sent together once the head has been served, on the head's replica; at most
+`concurrency` requests are in flight and at most twice that many prompts built and not yet answered, as
+with lanes.
+
+An endpoint that stops serving mid-run (a tokenize call that still fails after its retries, a refused key,
+no answer at all after a connection error or a timeout) stops the run as `EndpointLost`: resumable, never
+bad input."""
 
 from __future__ import annotations
 
@@ -15,12 +21,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from ctxprobe.evals.log.manifest import OrderDetail
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.ruler_score import ruler_references
 from ctxprobe.evals.send.answer_budget import AnswerBudget
 from ctxprobe.evals.send.count_check import count_off
-from ctxprobe.evals.send.order import Order, send_groups
+from ctxprobe.evals.send.order import Order, fans_out, limit_line, order_detail, send_groups
+from ctxprobe.evals.send.slots import PrioritySlots
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.truncation import cut_off
 from ctxprobe.runners.daemon_threads import in_daemon_thread
@@ -68,11 +76,20 @@ class Progress:
     prompt_tokens: int = 0
     started: float = field(default_factory=time.monotonic)
     replica_events: list[ReplicaEvent] = field(default_factory=list)
+    order_detail: OrderDetail | None = None  # how the send order ran, for the manifest
+    said_limited: bool = False  # the order's in-flight limit was said (once a run)
 
     def replica_event(self, event: ReplicaEvent) -> None:
         """A replica dropped from rotation or put back: said in one line, kept for the manifest."""
         self.replica_events.append(event)
         print(f"ctxprobe: {event.line()}", file=sys.stderr)
+
+    def batch_sent(self, detail: OrderDetail, limited: str | None) -> None:
+        """A batch's send order, kept for the manifest; what limits its requests in flight said once a run."""
+        self.order_detail = detail
+        if limited is not None and not self.said_limited:
+            self.said_limited = True
+            print(f"ctxprobe: {limited}", file=sys.stderr)
 
     def add(self, record: SampleRecord) -> None:
         self.done += 1
@@ -174,7 +191,8 @@ async def run_recipes(
 ) -> Progress:
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
-    building the next prompt while the current one is in flight.
+    building the next prompt while the current one is in flight; with fewer depth sweeps than lanes
+    (cache-aware), the sweeps are fanned out (`order.fans_out`). `progress.order_detail` says which.
     After a connection error or a timeout, `still_there()` asks whether the endpoint answers at all; when
     it doesn't, the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is
     raised, as it is for a refused key or a tokenize call that still fails after its retries.
@@ -184,7 +202,12 @@ async def run_recipes(
     misfit_cells: set[str] = set()
     progress = progress if progress is not None else Progress(total=len(recipes))
     prior = attempts_before or {}
-    pending = iter(send_groups(recipes, order))
+    groups = send_groups(recipes, order)
+    lanes = max(1, concurrency)
+    fanned = fans_out(groups, order, lanes)
+    detail = order_detail(groups, order, lanes, progress.order_detail)
+    progress.batch_sent(detail, limit_line(groups, lanes, fanned))
+    pending = iter(groups)
 
     async def build(recipe: Recipe) -> Sample:
         try:
@@ -203,6 +226,27 @@ async def run_recipes(
                     await one(recipe, sample, index if order == "cache-aware" else None)
             finally:
                 nxt.cancel()  # a lane stopped mid-group leaves no build behind
+
+    held, sending = PrioritySlots(2 * lanes), PrioritySlots(lanes)
+
+    async def sweep(index: int, group: list[Recipe], head: tuple[asyncio.Event, asyncio.Event], i: int) -> None:
+        """Sample `i` of a fanned-out sweep. A tail is built once its head is (the head's build counts the
+        sweep's haystack, and heads are not held back by tails' builds), while the head is out, and sent
+        once the head has been served (its record kept), on the head's replica (`index`); heads go first
+        for a free slot."""
+        built, served = head
+        async with held.hold(0 if i == 0 else 1):
+            if i:
+                await built.wait()
+            sample = await build(group[i])
+            if i == 0:
+                built.set()
+            else:
+                await served.wait()
+            async with sending.hold(0 if i == 0 else 1):
+                await one(group[i], sample, index)
+        if i == 0:
+            served.set()
 
     async def one(recipe: Recipe, sample: Sample, affinity: int | None) -> None:
         response: Response | None = None
@@ -250,10 +294,17 @@ async def run_recipes(
 
     try:
         # A task group: one lane that raises (a lost endpoint) cancels the others.
-        async with asyncio.TaskGroup() as group:
-            for index in range(max(1, concurrency)):
-                group.create_task(lane(index))
-    except BaseExceptionGroup as group:  # report one error, as a plain exception: a lost endpoint first
-        flat = _leaves(group)
+        async with asyncio.TaskGroup() as tasks:
+            if fanned:  # every head asks for its slots before any tail does
+                heads = [(asyncio.Event(), asyncio.Event()) for _ in groups]  # built, served
+                for i in range(max(len(g) for g in groups)):
+                    for index, group in enumerate(groups):
+                        if i < len(group):
+                            tasks.create_task(sweep(index, group, heads[index], i))
+            else:
+                for index in range(lanes):
+                    tasks.create_task(lane(index))
+    except BaseExceptionGroup as failed:  # report one error, as a plain exception: a lost endpoint first
+        flat = _leaves(failed)
         raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
     return progress

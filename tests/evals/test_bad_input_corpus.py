@@ -72,6 +72,16 @@ FLAG_CASES = [(command, action.option_strings[-1], value)
               for value in _bad_values(action)
               if (command, action.option_strings[-1]) not in UNCHECKED]
 
+# Values each flag accepts alone that are out of bounds with the rest of the command or with the served
+# endpoint: (command, what is wrong, the flags added to the command's base arguments).
+BOUND_CASES = [
+    ("limit", "answer room above the largest length", ["--answer-room=99999999"]),
+    ("limit", "answer room leaving no prompt within --max-length", ["--answer-room=2000"]),
+    ("limit", "answer room leaving no prompt within the served context", ["--max-length=8k", "--answer-room=3500"]),
+    ("limit-embedded", "answer room leaving no prompt within the context the engine would start with",
+     ["--answer-room=40000"]),  # refused before the engine is started: the GGUF's trained context is 32K
+]
+
 FILE_KINDS = ("missing", "folder", "dev-zero-link", "fifo", "binary", "empty")
 
 
@@ -128,6 +138,7 @@ def _bases(tmp: Path, url: str) -> dict[str, list[str]] | dict[str, str]:
                 "--depths", "50", "--results-dir", results, "--quiet", "--no-report"],
         "limit": ["limit", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--results-dir", results,
                   "--min-length", "1k", "--max-length", "2k"],
+        "limit-embedded": ["limit", "--results-dir", results],
         "doctor": ["doctor", secret_url, "--api-key-env", KEY_ENV, "--no-context-check"],
         "plan": ["plan", str(config)],
         "compare": ["compare", run_a, run_b, "--results-dir", str(tmp / "cmp")],
@@ -194,6 +205,16 @@ def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
 
 
+@pytest.mark.parametrize("command, why, flags", BOUND_CASES, ids=[f"{c} {w}" for c, w, _ in BOUND_CASES])
+def test_a_value_out_of_bounds_ends_in_one_line_exit_2(command: str, why: str, flags: list[str], tmp_path: Path,
+                                                       engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [*_bases(tmp_path, engine.url)[command], *flags]
+    sent = len(engine.completion_calls())
+    code, out, err = _ends(argv, capsys)
+    _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
+    assert "--answer-room" in err
+
+
 @pytest.mark.parametrize("arg, kind", FILE_CASES, ids=[f"{a} {k}" for a, k in FILE_CASES])
 def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path, engine: FakeEngine,
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -216,4 +237,4 @@ def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
 
 
 def test_the_corpus_holds_over_500_cases() -> None:
-    assert len(FLAG_CASES) + len(FILE_CASES) > 500, len(FLAG_CASES) + len(FILE_CASES)
+    assert len(FLAG_CASES) + len(FILE_CASES) + len(BOUND_CASES) > 500, len(FLAG_CASES) + len(FILE_CASES)

@@ -66,14 +66,15 @@ def test_the_order_never_changes_a_prompt_or_its_id(tmp_path: Path) -> None:
     assert len(seen[0]) == 4 and seen[0] == seen[1]
 
 
-def test_a_sharing_group_stays_on_one_replica(tmp_path: Path) -> None:
+@pytest.mark.parametrize("samples, concurrency", [(4, 2), (2, 8)], ids=["one lane a sweep", "fanned out"])
+def test_a_sharing_group_stays_on_one_replica(samples: int, concurrency: int, tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192) as a, FakeEngine("vllm", context_length=8192) as b:
         code = main(["run", "--endpoint", a.url, "--endpoint", b.url, "--family", "niah", "--lengths", "1k",
-                     "--depths", "0:100:25", "--samples", "4", "--concurrency", "2", "--quiet",
+                     "--depths", "0:100:25", "--samples", str(samples), "--concurrency", str(concurrency), "--quiet",
                      "--results-dir", str(tmp_path)])
         assert code == 0 and a.completion_calls() and b.completion_calls()
     recs = [json.loads(x) for x in (next(tmp_path.iterdir()) / "samples.jsonl").read_text().splitlines()]
     replicas: dict[int, set[str]] = {}
     for r in recs:
         replicas.setdefault(r["sample"]["recipe"]["seed"], set()).add(r["response"]["endpoint"])
-    assert len(replicas) == 4 and all(len(urls) == 1 for urls in replicas.values())  # each sweep on one replica
+    assert len(replicas) == samples and all(len(urls) == 1 for urls in replicas.values())  # each sweep on one replica

@@ -65,12 +65,26 @@ def test_the_prompt_is_the_same_however_the_spans_grew(cache: Path, tmp_path: Pa
         assert _build(seed)[0] == fresh[seed]
     monkeypatch.setenv("CTXPROBE_CACHE", str(tmp_path / "shared"))
     counter = WordCounter()
-    assert [_build(s, counter=counter)[0] for s in (4, 0, 3)] == [fresh[4], fresh[0], fresh[3]]  # 3 joins 0 and 4
+    assert [_build(s, counter=counter)[0] for s in (4, 0, 3)] == [fresh[4], fresh[0], fresh[3]]
     counts = UnitCounts(make_haystack("prose"), counter)
-    assert sorted(counts._spans) == [0]  # one span: the windows grew into each other
+    assert sorted(counts._spans) == [0, 768, 1024]  # each window counted as far as its prompt looked, no further
     before = counter.units_counted
     assert [_build(s, counter=counter)[0] for s in (0, 3, 4)] == [fresh[0], fresh[3], fresh[4]]
     assert counter.units_counted - before < 100  # read back from disk: only the question and needles counted
+
+
+def test_a_window_that_grows_into_the_next_span_joins_it_and_builds_the_same_prompt(
+        cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def build(window: int, counter: WordCounter) -> str:
+        builder = PromptBuilder(counter)
+        return builder.build(builder.recipe(family="niah", haystack="prose", context_tokens=2048, window=window)).prompt
+
+    fresh = build(40, WordCounter())
+    monkeypatch.setenv("CTXPROBE_CACHE", str(tmp_path / "shared"))
+    counter = WordCounter()
+    build(100, counter)
+    assert build(40, counter) == fresh  # counted from 40 up to 100, then read on in the span from 100
+    assert sorted(UnitCounts(make_haystack("prose"), counter)._spans) == [40]  # one span: 40 grew into 100
 
 
 def test_span_counts_match_a_direct_count() -> None:
@@ -120,3 +134,49 @@ def test_an_unwritable_cache_folder_costs_only_recounting(cache: Path) -> None:
     cache.mkdir()
     (cache / "counts").write_text("a file where the folder should be")
     assert _build(5)[0] == _build(5)[0]
+
+
+class TextCounter(WordCounter):
+    """A WordCounter that keeps every text it was asked to count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        self.texts.extend(texts)
+        return super().count_many(texts)
+
+
+def _sweep(builder: PromptBuilder, seed: int, length: int) -> list[str]:
+    return [builder.build(builder.recipe(family="niah", haystack="prose", context_tokens=length, depth=float(d),
+                                         seed=seed)).prompt for d in range(0, 101, 10)]
+
+
+@pytest.mark.parametrize("length", [1024, 2048, 8192])
+def test_a_sweep_counts_the_units_it_may_use_and_its_instruction_once(length: int) -> None:
+    counter = TextCounter()
+    builder = PromptBuilder(counter)
+    prompts = _sweep(builder, 2, length)
+    head = builder.build(builder.recipe(family="niah", haystack="prose", context_tokens=length, seed=2)).prompt[:60]
+    assert sum(t.startswith(head) for t in counter.texts) == 1  # the instruction: counted once for 12 prompts
+    units = UnitCounts(make_haystack("prose"), counter).span(seed_window(2, length), 0, 0)
+    used = max(len(p.split()) for p in prompts)  # one token a word: the longest prompt's tokens
+    fitting = int(np.searchsorted(units.cumsum, used, side="right"))  # units that fit in the longest prompt
+    assert len(units.counts) - fitting < 100  # what the gap fill looked at, not LOOKAHEAD (512) units more
+    assert len(set(counter.texts)) == len(counter.texts)  # nothing counted twice
+
+
+def test_the_prompt_is_the_same_when_every_unit_of_the_lookahead_was_counted(cache: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting only the units the gap fill looks at chooses the units a span counted LOOKAHEAD past the budget
+    chooses (how spans were grown before, and how a counts file written then holds them)."""
+    from ctxprobe.tasks.count_cache import LOOKAHEAD
+
+    lazily = {(seed, length): _sweep(PromptBuilder(WordCounter()), seed, length)
+              for seed in (0, 5) for length in (1024, 4096)}
+    monkeypatch.setenv("CTXPROBE_CACHE", str(tmp_path / "counted-ahead"))
+    builder = PromptBuilder(WordCounter())
+    for seed, length in lazily:
+        builder.unit_counts("prose").ensure_tokens(length, LOOKAHEAD, start=seed_window(seed, length))
+        assert _sweep(builder, seed, length) == lazily[(seed, length)]
