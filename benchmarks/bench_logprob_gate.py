@@ -19,6 +19,7 @@ spend their time waiting on each other.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -124,10 +125,11 @@ def main() -> int:
         gate_table("q4_0 against f16", runs["f16"], runs["q4_0"])
         gate_table("f16 (a second engine) against f16", runs["f16"], runs["f16b"])
         out = root / "compare-kl"
-        result = ctxprobe.compare(runs=[str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")],  # type: ignore[attr-defined]
-                                  results_dir=str(out))
-        print("\n" + getattr(result, "kl_text", "") if getattr(result, "kl_text", "") else "")
-        print(f"compare's outputs (KL heatmap among them): {out}")
+        shown = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", "compare", *(str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")),
+                                "--results-dir", str(out)], capture_output=True, text=True, check=False)
+        table = shown.stdout
+        print("\n" + table[table.find("KL at depth"):] if "KL at depth" in table else shown.stdout + shown.stderr)
+        print(f"compare's outputs (the KL heatmaps among them): {sorted(out.glob('*/kl_heatmap_*.png'))}")
     return 0
 
 

@@ -138,7 +138,16 @@ def test_published_rows_are_read_as_published(published: Path, mode: str) -> Non
         assert row["n_needles"] == 4 and sample.expected.answers == [row["answer"], "aYooSG8CQg"]
         assert sample.planned_tokens <= tokens
         seen.add(row["answer"])
-    assert len(seen) > 1  # seeds read different rows
+    # Seeds read different rows. Which row a seed reads is drawn from the recipe (the dataset's path among its
+    # parameters), and where only two rows fit, seven offsets in eight read the same one: look further than
+    # five seeds, so the check does not hang on where pytest put the file.
+    for seed in range(5, 200):
+        if len(seen) > 1:
+            break
+        sample = build({"dataset": f"hf:{published}", "needles": 4}, tokens=8192 if mode == "chat" else 2048,
+                       seed=seed, mode=mode, counter=counter)
+        seen.add(sample.expected.answers[0])
+    assert len(seen) > 1
 
 
 def test_the_mrcr_option_gives_every_mrcr_task_the_dataset(published: Path) -> None:
