@@ -54,6 +54,9 @@ class SampleRecord(BaseModel):
     logprobs: AnswerLogprobs | Literal["unavailable"] | None = Field(
         None, description="the gold answer's teacher-forced log-probabilities (`runners.response.AnswerLogprobs`); "
         "'unavailable' where the engine gives none; None where not asked for")
+    logprobs_detail: str | None = Field(None, description="why `logprobs` is None although they were asked for "
+                                        "(no single rendering of the answer, a merge at the prompt's end, a "
+                                        "failed extra request)")
     finished_at: float = Field(default=0.0, description="unix time the record was written")
 
     @model_validator(mode="before")
