@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable, gold_ids, measure
 from ctxprobe.runners.daemon_threads import in_daemon_thread
@@ -72,8 +72,13 @@ class LogprobCapture:
         shown = [display_url(url) for url in self.client.config.base_urls]
         return shown.index(response.endpoint) if response.endpoint in shown else None
 
-    async def measure(self, sample: Sample, response: Response, seed: int) -> tuple[AnswerLogprobs | None, str | None]:
-        """The sample's `AnswerLogprobs`, or None and why not. Only this sample's logprobs can fail here."""
+    async def measure(self, sample: Sample, response: Response,
+                      seed: int) -> tuple[AnswerLogprobs | Literal["unavailable"] | None, str | None]:
+        """The sample's `AnswerLogprobs`, or None and why not; "unavailable" where the answer came back
+        without logprobs (an engine that ignores the request: no extra request is sent to it). Only this
+        sample's logprobs can fail here."""
+        if not response.generated:
+            return LOGPROBS_UNAVAILABLE, "the answer came back without logprobs although they were asked for"
         gold = gold_text(sample)
         if gold is None:
             return None, (f"no single rendering of the expected answer ({sample.expected.kind}, "
