@@ -8,10 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
-from ctxprobe.runners.response import AnswerLogprobs, ErrorKind, Response
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs, ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
-__all__ = ["SCORER_VERSION", "ErrorKind", "Response", "SampleRecord", "Score"]  # the response types live with the client
+__all__ = ["LOGPROBS_UNAVAILABLE", "SCORER_VERSION", "AnswerLogprobs", "ErrorKind", "Response", "SampleRecord",
+           "Score"]  # the response types live with the client
 
 # The scoring rule's version (`evals/score.py` and the modules it reads), on every score: runs scored by
 # different rules are not compared as builds (`compare` warns and its gate refuses, `history` says so).
