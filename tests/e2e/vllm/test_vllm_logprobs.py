@@ -35,9 +35,10 @@ def test_logprobs_on_vllm_keep_the_answers_and_match_forced_requests(details: Vl
     # Compared with a run whose prompts are cached as the logprob run's were: vLLM's bf16 answer to a cached
     # prompt can differ from its answer to the same prompt prefilled cold, logprobs or not.
     off = load_run(run(details.base_url, tmp_path / "off", *common, "--no-logprobs")).records
-    texts = {r.sample.sample_id: r.response.text for r in off}  # type: ignore[union-attr]
-    print(f"{mode}: cold vs cached answers differ:",
-          sum(r.response.text != texts[r.sample.sample_id] for r in cold))  # type: ignore[union-attr]
+    cached = {r.sample.sample_id: r for r in off}
+    print(f"{mode}: cold vs cached: texts differ", sum(r.response.text != cached[r.sample.sample_id].response.text  # type: ignore[union-attr]
+                                                      for r in cold),
+          "scores differ", sum(r.score != cached[r.sample.sample_id].score for r in cold), "of", len(cold))
     assert on_run.manifest.logprobs is not None and on_run.manifest.logprobs.samples_measured == 2
     by_id = {r.sample.sample_id: r for r in off}
     for record in on:
