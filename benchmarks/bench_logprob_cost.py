@@ -1,12 +1,15 @@
 """What answer probabilities cost on the embedded engine (llama.cpp serving Gemma 3 270M): the same niah grid
-run with `--no-logprobs` and with logprobs (the default), one engine started for each, side by side.
+run three times against one engine: without logprobs (cold: the cache empty), with logprobs (the default), and
+without again, so the last two find the server's cache as alike as runs can (an answer to a prompt prefilled
+cold can differ from the answer to it cached, logprobs or not: docs/ENGINES.md).
 
     python benchmarks/bench_logprob_cost.py [--lengths 1k,2k] [--depths 0,50,100] [--samples 1]
 
 Prints per run: wall seconds, prompt tokens the engine computed (llamacpp:prompt_tokens_total over the run)
 and served from its cache; for the logprob run the samples measured by method, the extra requests per sample
-and their prompt tokens (sent, mostly cached), and whether every answer and score equals the other run's.
-Target: the extra prefill the engine computes stays under 1 % of the run's, and no answer changes."""
+and their prompt tokens (sent, mostly cached), the prefill they added (against the cold run's), and whether
+every answer and score equals the last run's. Target: the extra prefill the engine computes stays under 1 %
+of a cold run's, and no answer changes."""
 
 from __future__ import annotations
 
@@ -17,6 +20,15 @@ from pathlib import Path
 
 import ctxprobe
 from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.send.inline_suite import suite_for
+from ctxprobe.evals.send.options import SuiteOptions
+from ctxprobe.evals.send.serving import default_n_ctx
+from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe.tasks.suite import Suite
+
+
+def _suite(args: argparse.Namespace) -> Suite:
+    return suite_for(SuiteOptions(family="niah", lengths=args.lengths, depths=args.depths, samples=args.samples))
 
 
 def main() -> int:
@@ -26,11 +38,12 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=1)
     args = parser.parse_args()
     runs = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, logprobs in (("off", False), ("on", True)):
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=default_n_ctx(_suite(args))) as engine:
+        for name, logprobs in (("cold", False), ("on", True), ("off", False)):
             started = time.perf_counter()
-            done = ctxprobe.run(family="niah", lengths=args.lengths, depths=args.depths, samples=args.samples,
-                                logprobs=logprobs, quiet=True, no_report=True, results_dir=str(Path(tmp) / name))
+            done = ctxprobe.run(endpoints=[engine.base_url], mode="completions", family="niah", lengths=args.lengths,
+                                depths=args.depths, samples=args.samples, logprobs=logprobs, quiet=True,
+                                no_report=True, results_dir=str(Path(tmp) / name))
             runs[name] = (time.perf_counter() - started, load_run(done.run_dir))
     for name, (seconds, run) in runs.items():
         metrics = run.manifest.engine_metrics or {}
@@ -44,10 +57,11 @@ def main() -> int:
         print(f"logprobs: {totals.samples_measured} measured {totals.methods}, {totals.samples_unmeasured} not "
               f"measurable; extra requests {totals.extra_requests} ({totals.extra_requests / n:.2f} a sample), "
               f"their prompt tokens {totals.extra_prompt_tokens:,} ({totals.extra_prompt_tokens / n:,.0f} a sample)")
-    computed = [(r[1].manifest.engine_metrics or {}).get("prompt_tokens", 0.0) for r in (runs["off"], runs["on"])]
-    if computed[0]:
-        print(f"extra prefill computed: {computed[1] - computed[0]:,.0f} tokens "
-              f"({100 * (computed[1] - computed[0]) / computed[0]:.2f} % of the run without logprobs)")
+    computed = {name: (r[1].manifest.engine_metrics or {}).get("prompt_tokens", 0.0) for name, r in runs.items()}
+    if computed["cold"]:
+        extra = computed["on"] - computed["off"]
+        print(f"extra prefill computed: {extra:,.0f} tokens ({100 * extra / computed['cold']:.2f} % of the cold run's "
+              f"{computed['cold']:,.0f})")
     twins = {r.sample.sample_id: r for r in off.records}
     same = all(r.response is not None and twins[r.sample.sample_id].response is not None
                and r.response.text == twins[r.sample.sample_id].response.text  # type: ignore[union-attr]
