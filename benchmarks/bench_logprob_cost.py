@@ -1,15 +1,14 @@
 """What answer probabilities cost on the embedded engine (llama.cpp serving Gemma 3 270M): the same niah grid
-run three times against one engine: without logprobs (cold: the cache empty), with logprobs (the default), and
-without again, so the last two find the server's cache as alike as runs can (an answer to a prompt prefilled
-cold can differ from the answer to it cached, logprobs or not: docs/ENGINES.md).
+run with `--no-logprobs` and with logprobs (the default), each on a freshly started engine (cold: what a nightly
+run of prompts sent once meets).
 
     python benchmarks/bench_logprob_cost.py [--lengths 1k,2k] [--depths 0,50,100] [--samples 1]
 
 Prints per run: wall seconds, prompt tokens the engine computed (llamacpp:prompt_tokens_total over the run)
 and served from its cache; for the logprob run the samples measured by method, the extra requests per sample
-and their prompt tokens (sent, mostly cached), the prefill they added (against the cold run's), and whether
-every answer and score equals the last run's. Target: the extra prefill the engine computes stays under 1 %
-of a cold run's, and no answer changes."""
+and their prompt tokens (sent, mostly cached), the prefill they added, and how many answers and scores differ
+between the runs (the extra requests change the cache later samples find, which can reword an answer at a
+near-tie: docs/ENGINES.md). Target: the extra prefill stays under 1 % of the run's, and no score changes."""
 
 from __future__ import annotations
 
@@ -38,13 +37,14 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=1)
     args = parser.parse_args()
     runs = {}
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=default_n_ctx(_suite(args))) as engine:
-        for name, logprobs in (("cold", False), ("on", True), ("off", False)):
-            started = time.perf_counter()
-            done = ctxprobe.run(endpoints=[engine.base_url], mode="completions", family="niah", lengths=args.lengths,
-                                depths=args.depths, samples=args.samples, logprobs=logprobs, quiet=True,
-                                no_report=True, results_dir=str(Path(tmp) / name))
-            runs[name] = (time.perf_counter() - started, load_run(done.run_dir))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, logprobs in (("off", False), ("on", True)):
+            with EmbeddedEngine(n_ctx=default_n_ctx(_suite(args))) as engine:
+                started = time.perf_counter()
+                done = ctxprobe.run(endpoints=[engine.base_url], mode="completions", family="niah",
+                                    lengths=args.lengths, depths=args.depths, samples=args.samples, logprobs=logprobs,
+                                    quiet=True, no_report=True, results_dir=str(Path(tmp) / name))
+                runs[name] = (time.perf_counter() - started, load_run(done.run_dir))
     for name, (seconds, run) in runs.items():
         metrics = run.manifest.engine_metrics or {}
         print(f"{name:>3}: {len(run.records)} samples in {seconds:.1f} s; prompt tokens computed "
@@ -58,15 +58,15 @@ def main() -> int:
               f"measurable; extra requests {totals.extra_requests} ({totals.extra_requests / n:.2f} a sample), "
               f"their prompt tokens {totals.extra_prompt_tokens:,} ({totals.extra_prompt_tokens / n:,.0f} a sample)")
     computed = {name: (r[1].manifest.engine_metrics or {}).get("prompt_tokens", 0.0) for name, r in runs.items()}
-    if computed["cold"]:
+    if computed["off"]:
         extra = computed["on"] - computed["off"]
-        print(f"extra prefill computed: {extra:,.0f} tokens ({100 * extra / computed['cold']:.2f} % of the cold run's "
-              f"{computed['cold']:,.0f})")
+        print(f"extra prefill computed: {extra:,.0f} tokens ({100 * extra / computed['off']:.2f} % of the "
+              f"{computed['off']:,.0f} the run without logprobs computed)")
     twins = {r.sample.sample_id: r for r in off.records}
-    same = all(r.response is not None and twins[r.sample.sample_id].response is not None
-               and r.response.text == twins[r.sample.sample_id].response.text  # type: ignore[union-attr]
-               and r.score == twins[r.sample.sample_id].score for r in on.records)
-    print(f"answers and scores identical: {same}")
+    reworded = sum(1 for r in on.records if r.response is not None and twins[r.sample.sample_id].response is not None
+                   and r.response.text != twins[r.sample.sample_id].response.text)  # type: ignore[union-attr]
+    rescored = sum(1 for r in on.records if r.score != twins[r.sample.sample_id].score)
+    print(f"answers reworded {reworded} of {len(on.records)}, scores changed {rescored}")
     return 0
 
 
