@@ -18,6 +18,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -85,6 +86,20 @@ def _retry_after(response: httpx2.Response) -> float | None:
 def _refuses_stream_options(err: openai.APIStatusError) -> bool:
     text = f"{err.message} {json.dumps(err.body, default=str)}"
     return err.status_code in (400, 422) and "stream_options" in text
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What one request asks, whichever replica it goes to and however often it is retried."""
+
+    prompt: str | list[int]
+    max_tokens: int
+    seed: int
+    extra_body: Mapping[str, Any] | None = None
+    messages: list[dict[str, str]] | None = None
+    logprobs: int | None = None
+    logit_bias: Mapping[str, int] | None = None
+    one_token: bool = False  # a scoring request (token ids): completions whatever the mode, not streamed
 
 
 class EndpointClient:
@@ -165,13 +180,31 @@ class EndpointClient:
 
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
                    affinity: int | None = None, extra_body: Mapping[str, Any] | None = None,
-                   messages: list[dict[str, str]] | None = None) -> Response:
+                   messages: list[dict[str, str]] | None = None, logprobs: int | None = None) -> Response:
         """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
         replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
         retries go to the least busy one. A replica whose connection fails is taken out of rotation and the
         request goes straight to another one in rotation, without spending a retry (at most once per other
         replica). `extra_body` adds fields to this request (a reasoning budget).
-        In chat mode `messages` (a conversation) is sent in place of one user message holding `prompt`."""
+        In chat mode `messages` (a conversation) is sent in place of one user message holding `prompt`.
+        `logprobs` asks for each generated token's log-probability and that many alternatives
+        (`Response.generated`)."""
+        request = _Request(prompt, max_tokens, seed, extra_body, messages, logprobs)
+        return await self._send(request, planned_tokens, affinity)
+
+    async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
+                         seed: int, max_tokens: int = 1, affinity: int | None = None,
+                         extra_body: Mapping[str, Any] | None = None) -> Response:
+        """Greedy tokens after the token ids `prompt_ids` (a completions request in any mode, not streamed)
+        with their log-probabilities and `top` alternatives each; `force` a token: one token, forced to it by
+        `logit_bias` (what the model gives that token there). On a prefix cache the prompt is served from the
+        cache but for its last tokens."""
+        bias = {str(force): 100} if force is not None else None
+        request = _Request(prompt_ids, 1 if force is not None else max_tokens, seed, extra_body, None, top, bias,
+                           one_token=True)
+        return await self._send(request, planned_tokens, affinity)
+
+    async def _send(self, request: _Request, planned_tokens: int, affinity: int | None) -> Response:
         model = await self.resolve_model()
         timeout_s = self.config.request_timeout_s(planned_tokens)
         attempts = failovers = 0
@@ -181,8 +214,7 @@ class EndpointClient:
                 delay = 0.0
                 with self._pool.use(affinity if attempts == 1 else None) as root:
                     try:
-                        response = await self._attempt(root, model, prompt, max_tokens, seed, timeout_s, extra_body,
-                                                       messages)
+                        response = await self._attempt(root, model, request, timeout_s)
                         self._pool.answered(root)
                         return response.model_copy(update={"attempts": attempts})
                     except _Retryable as retry:
@@ -207,33 +239,38 @@ class EndpointClient:
     def _backoff_s(self, attempts: int, retry_after_s: float | None) -> float:
         return self.config.retry_policy.backoff_s(attempts, retry_after_s, self._rng)
 
-    async def _attempt(
-        self, root: str, model: str, prompt: str, max_tokens: int, seed: int, timeout_s: float,
-        extra_body: Mapping[str, Any] | None = None, messages: list[dict[str, str]] | None = None,
-    ) -> Response:
+    async def _attempt(self, root: str, model: str, asked: _Request, timeout_s: float) -> Response:
         client = self._clients[root]
         shown = display_url(root)
         request: dict[str, Any] = {
-            "model": model, "max_tokens": max_tokens, "temperature": 0, "seed": seed,
+            "model": model, "max_tokens": asked.max_tokens, "temperature": 0, "seed": asked.seed,
             "timeout": self._timeout(timeout_s),
         }
-        if self.config.extra_body or extra_body:
-            request["extra_body"] = {**self.config.extra_body, **(extra_body or {})}
-        if self.config.mode == "chat":
+        if self.config.extra_body or asked.extra_body:
+            request["extra_body"] = {**self.config.extra_body, **(asked.extra_body or {})}
+        chat = self.config.mode == "chat" and not asked.one_token
+        if chat:
             create: Any = client.chat.completions.create
-            request["messages"] = messages or [{"role": "user", "content": prompt}]
+            request["messages"] = asked.messages or [{"role": "user", "content": asked.prompt}]
+            if asked.logprobs is not None:
+                request.update(logprobs=True, top_logprobs=asked.logprobs)
         else:
             create = client.completions.create
-            request["prompt"] = prompt
+            request["prompt"] = asked.prompt
+            if asked.logprobs is not None:
+                request["logprobs"] = asked.logprobs
+        if asked.logit_bias:
+            request["logit_bias"] = dict(asked.logit_bias)
+        stream = self.config.stream and not asked.one_token
         parts = ReplyParts()
         ttft_s: float | None = None
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout_s):
-                if self.config.stream:
-                    stream = await self._open_stream(create, request)
-                    async with stream:
-                        async for chunk in stream:
+                if stream:
+                    chunks = await self._open_stream(create, request)
+                    async with chunks:
+                        async for chunk in chunks:
                             if parts.add_chunk(chunk) and ttft_s is None:
                                 ttft_s = time.perf_counter() - started
                 else:
@@ -255,10 +292,10 @@ class EndpointClient:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {shown}: {err}") from None
         except _WRONG_SHAPE:  # the SDK could not read the answer as a completion (an HTML page, a bare string)
             raise EndpointError(ErrorKind.http_error, f"not an OpenAI-compatible answer from {shown} "
-                                f"({'chat/' if self.config.mode == 'chat' else ''}completions)") from None
+                                f"({'chat/' if chat else ''}completions)") from None
         latency_s = time.perf_counter() - started
         text, reasoning = parts.answer_and_reasoning()
-        if no_answer(text, reasoning, parts.completion_tokens):
+        if no_answer(text, reasoning, parts.completion_tokens) and not (asked.one_token and parts.generated):
             cut = "" if parts.finish_reason else "; the reply ended without a finish_reason (llama-cpp-python " \
                 "ends its stream so on errors such as a too-long prompt: use stream=False there)"
             raise EndpointError(
@@ -270,6 +307,7 @@ class EndpointClient:
             endpoint=shown, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
             prompt_tokens=parts.prompt_tokens, completion_tokens=parts.completion_tokens,
             reasoning_tokens=parts.reasoning_tokens, cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
+            generated=parts.generated if asked.logprobs is not None else None,
         )
 
     async def _open_stream(self, create: Any, request: dict[str, Any]) -> Any:

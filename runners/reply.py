@@ -10,6 +10,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ctxprobe.runners.logprob_shapes import generated_tokens
+from ctxprobe.runners.response import GeneratedToken
+
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
@@ -60,6 +63,7 @@ class ReplyParts:
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
+    generated: list[GeneratedToken] = field(default_factory=list)  # where logprobs were asked for
 
     def add_chunk(self, chunk: object) -> bool:
         """Take one streamed chunk; True when it carried generated text or reasoning (a token)."""
@@ -69,6 +73,7 @@ class ReplyParts:
             got |= self._take(_get(choice, "text"), delta if delta is not None else choice)
             if delta is not None:
                 got |= self._take(_get(delta, "content"), None)
+            self.generated += generated_tokens(_get(choice, "logprobs"))
             self.finish_reason = _get(choice, "finish_reason") or self.finish_reason  # type: ignore[assignment]
         self._usage(chunk)
         return got
@@ -81,6 +86,7 @@ class ReplyParts:
             self._take(_get(choice, "text"), message if message is not None else choice)
             if message is not None:
                 self._take(_get(message, "content"), None)
+            self.generated += generated_tokens(_get(choice, "logprobs"))
             self.finish_reason = _get(choice, "finish_reason")  # type: ignore[assignment]
         self._usage(body)
 

@@ -35,25 +35,6 @@ def no_answer(text: str, reasoning: str | None, completion_tokens: int | None) -
     return not text or not completion_tokens
 
 
-class Response(BaseModel):
-    """What the endpoint returned for one request."""
-
-    model_config = ConfigDict(frozen=True)
-
-    endpoint: str
-    text: str
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = Field(None, description="tokens spent reasoning: the engine's "
-                                         "usage.completion_tokens_details.reasoning_tokens, else counted")
-    cached_tokens: int | None = None
-    latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
-    ttft_s: float | None = None
-    attempts: int = Field(1, description="HTTP requests this answer took, retries included")
-
-
 # What the model thinks of the expected answer: the log-probability it gives the gold answer's tokens,
 # teacher-forced after the prompt (and its answer prefix), with the top-k alternatives at each position.
 # A record keeps `AnswerLogprobs`, or "unavailable" where the engine gives no log-probabilities.
@@ -70,6 +51,13 @@ class TokenLogprob(BaseModel):
     token: str
     logprob: float
     id: int | None = None
+
+
+class GeneratedToken(TokenLogprob):
+    """One token an engine generated, with its log-probability and the top-k alternatives at its position
+    (the engine's raw distribution there, likeliest first)."""
+
+    top: list[TokenLogprob] = Field(default_factory=list)
 
 
 class AnswerLogprobs(BaseModel):
@@ -114,6 +102,28 @@ class AnswerLogprobs(BaseModel):
     def top1_agreement(self) -> float:
         """The share of gold positions where the likeliest token is the gold one (nan with no positions)."""
         return sum(self.greedy) / len(self.greedy) if self.greedy else math.nan
+
+
+class Response(BaseModel):
+    """What the endpoint returned for one request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str
+    text: str
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = Field(None, description="tokens spent reasoning: the engine's "
+                                         "usage.completion_tokens_details.reasoning_tokens, else counted")
+    cached_tokens: int | None = None
+    latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
+    ttft_s: float | None = None
+    attempts: int = Field(1, description="HTTP requests this answer took, retries included")
+    generated: list[GeneratedToken] | None = Field(
+        None, exclude=True, repr=False, description="the generated tokens' log-probabilities, where they were "
+        "asked for (read into the record's `logprobs`, not kept in the response)")
 
 
 class ReplicaEvent(BaseModel):

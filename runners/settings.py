@@ -39,6 +39,24 @@ class ClientSettings(BaseModel):
     retries: int = Field(4, ge=0, le=100, description="retries on 429, 5xx and connection errors")
 
 
+DEFAULT_TOP_LOGPROBS = 5
+MAX_TOP_LOGPROBS = 20  # vLLM's default --max-logprobs, and OpenAI's top_logprobs limit
+
+
+class LogprobSettings(BaseModel):
+    """Whether a run reads the gold answer's teacher-forced log-probabilities (runners/answer_logprobs.py),
+    and how many alternatives per position. None: on where the engine gives them cheaply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    logprobs: bool | None = Field(None, description="record the expected answer's teacher-forced "
+                                  "log-probabilities on every sample (p_answer, top-1 agreement, the top-k "
+                                  "alternatives); default on where the engine gives them cheaply (llama-server, "
+                                  "vLLM), else recorded as unavailable")
+    top_logprobs: int = Field(DEFAULT_TOP_LOGPROBS, ge=1, le=MAX_TOP_LOGPROBS, description="with logprobs: "
+                              "alternatives kept per answer position")
+
+
 class EngineSettings(BaseModel):
     """How the embedded llama.cpp server is started."""
 

@@ -21,7 +21,7 @@ _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "result
              "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE",
              "include": "PATH", "contexts": "LENGTHS",
              "cache_dtype": "DTYPE", "state_dtype": "DTYPE", "mla_cache": "KIND", "layer_pattern": "PATTERN",
-             "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL"}
+             "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL", "top_logprobs": "K"}
 
 
 class JsonOutput(BaseModel):
@@ -58,6 +58,8 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
         annotation = field.annotation
         if annotation is bool:
             kwargs.update(action="store_true", default=_UNSET)
+        elif _optional_bool(annotation):  # on, off, or left to the run: --name / --no-name
+            kwargs.update(action=argparse.BooleanOptionalAction, default=_UNSET)
         elif name in repeat or typing.get_origin(annotation) is list:
             group.add_argument(repeat.get(name, _flag(name)), action="append",
                                metavar=_METAVARS.get(name, name.rstrip("s").upper()), **kwargs)
@@ -76,6 +78,10 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
 def model_values(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
     """The flags the user gave, by field name (unset flags are left to the model's defaults)."""
     return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+
+
+def _optional_bool(annotation: Any) -> bool:
+    return set(typing.get_args(annotation)) == {bool, type(None)}
 
 
 def _literal_choices(annotation: Any) -> list[str] | None:

@@ -36,6 +36,20 @@ class OrderDetail(BaseModel):
                                      "over the batches (at most `lanes`)")
 
 
+class LogprobTotals(BaseModel):
+    """What a run's answer probabilities cost and covered: samples measured (by method), not measurable
+    (with why, in each record's `logprobs_detail`) or unavailable (the engine gives none), and the extra
+    one-token requests and their prompt tokens (mostly served from the prefix cache)."""
+
+    samples_measured: int = 0
+    samples_unmeasured: int = 0
+    samples_unavailable: int = 0
+    methods: dict[str, int] = Field(default_factory=dict, description="measured samples by method")
+    extra_requests: int = 0
+    extra_prompt_tokens: int = 0
+    top_logprobs: int | None = Field(None, description="alternatives kept per position")
+
+
 class RunManifest(BaseModel):
     """One per run folder. `status` is `running` while samples are sent, then how the run ended."""
 
@@ -83,6 +97,8 @@ class RunManifest(BaseModel):
     order_detail: OrderDetail | None = Field(None, description="how the send order ran: sweeps, lanes, "
                                              "whether sweeps were fanned out, the most requests it could keep in "
                                              "flight")
+    logprobs: LogprobTotals | None = Field(None, description="the answer probabilities' coverage and cost "
+                                           "(None where the run did not ask for them)")
     stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "
                                                  "precision, cap; open when the run ended first)")
 

@@ -8,10 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.evals.log.schema import SCHEMA_VERSION, SchemaVersion
-from ctxprobe.runners.response import AnswerLogprobs, ErrorKind, Response
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs, ErrorKind, Response
 from ctxprobe.tasks.sample import Sample
 
-__all__ = ["SCORER_VERSION", "ErrorKind", "Response", "SampleRecord", "Score"]  # the response types live with the client
+__all__ = ["LOGPROBS_UNAVAILABLE", "SCORER_VERSION", "AnswerLogprobs", "ErrorKind", "Response", "SampleRecord",
+           "Score"]  # the response types live with the client
 
 # The scoring rule's version (`evals/score.py` and the modules it reads), on every score: runs scored by
 # different rules are not compared as builds (`compare` warns and its gate refuses, `history` says so).
@@ -54,6 +55,9 @@ class SampleRecord(BaseModel):
     logprobs: AnswerLogprobs | Literal["unavailable"] | None = Field(
         None, description="the gold answer's teacher-forced log-probabilities (`runners.response.AnswerLogprobs`); "
         "'unavailable' where the engine gives none; None where not asked for")
+    logprobs_detail: str | None = Field(None, description="why `logprobs` is None although they were asked for "
+                                        "(no single rendering of the answer, a merge at the prompt's end, a "
+                                        "failed extra request)")
     finished_at: float = Field(default=0.0, description="unix time the record was written")
 
     @model_validator(mode="before")

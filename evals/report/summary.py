@@ -38,6 +38,7 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     from ctxprobe.evals.paired.templates import render_template_sensitivity
     from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
     from ctxprobe.evals.report.capacity_chart import write_capacity_png
+    from ctxprobe.evals.report.answer_probs import render_answer_probabilities
     from ctxprobe.evals.report.ruler_beside import render_ruler_beside
 
     stopping = stopping_of(manifest)
@@ -46,11 +47,15 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     curve = capacity_curve(records, capacity_threshold(manifest))
     capacity = capacity_text(curve)
     ruler = render_ruler_beside(records)
-    table = render_text(records, stopping=stopping) + ruler + layouts + judged + capacity
+    probabilities = render_answer_probabilities(records)
+    table = render_text(records, stopping=stopping) + probabilities + ruler + layouts + judged + capacity
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
         write_summary(records, run_dir, stopping=stopping)
+        if probabilities:
+            with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
+                md.write("\n## Answer probabilities\n\n```\n" + probabilities + "```\n")
         if ruler:
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
                 md.write("\n## RULER's metric beside ctxprobe's\n\n```\n" + ruler + "```\n")

@@ -28,7 +28,8 @@ from ctxprobe.evals.log.lock import writer_lock
 from ctxprobe.evals.log.store import RunStore, claim_run_folder
 from ctxprobe.evals.log.write_errors import WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
-from ctxprobe.evals.run.bookkeeping import cache_use, count_samples, drop_unsent, remove_if_empty, run_manifest
+from ctxprobe.evals.run.bookkeeping import (cache_use, count_samples, drop_unsent, logprob_totals, remove_if_empty,
+                                            run_manifest)
 from ctxprobe.evals.run.ending import ending, write_failed_result
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.prepare import PreparedRun, prepare_run
@@ -37,6 +38,7 @@ from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, stop_rule, stop_summary
 from ctxprobe.evals.run.sending import SendPlan, close_lockstep, open_lockstep, send_plan
 from ctxprobe.evals.send.interrupt import sigterm_as_interrupt
+from ctxprobe.evals.send.logprobs import say_unavailable, wanted
 from ctxprobe.evals.send.loop import EndpointLost, Progress
 from ctxprobe.evals.send.options import RunOptions, validated
 from ctxprobe.evals.send.serving import Served, serving
@@ -111,6 +113,8 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             manifest.fixed_grid_prompt_tokens = sum(r.context_tokens for r in plan.recipes)
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
+        if todo and wanted(served.logprobs, served.engine.engine) is None:
+            say_unavailable(served.engine.engine, served.logprobs.logprobs)
         progress = Progress(total=len(todo))
         outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine))
         try:
@@ -174,6 +178,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, plan: SendPla
         manifest.cache = engine_metrics.cache_from_metrics(manifest.engine_metrics)
         manifest.cache_source = engine_metrics.METRICS_SOURCE if manifest.cache else None
     count_samples(manifest, latest)
+    manifest.logprobs = logprob_totals(latest, served.logprobs.top_logprobs)
     if plan.paired is not None:
         from ctxprobe.evals.run.against import gate_report, update
 

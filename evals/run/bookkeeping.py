@@ -7,8 +7,9 @@ import contextlib
 import time
 
 from ctxprobe.evals.log.lock import LOCK
-from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
+from ctxprobe.evals.log.manifest import LogprobTotals, RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.log.write_errors import RESERVE
 from ctxprobe.evals.send.options import RunOptions
@@ -38,6 +39,22 @@ def count_samples(manifest: RunManifest, latest: dict[str, SampleRecord]) -> Non
     manifest.samples_done = sum(1 for r in latest.values() if r.error is None)
     manifest.samples_errored = sum(1 for r in latest.values() if r.error is not None)
     manifest.prompt_tokens_sent = sum(r.sample.planned_tokens for r in latest.values())
+
+
+def logprob_totals(latest: dict[str, SampleRecord], top: int | None) -> LogprobTotals | None:
+    """The manifest's account of the samples' answer probabilities; None where no sample asked for them."""
+    records = list(latest.values())
+    measured = [r.logprobs for r in records if isinstance(r.logprobs, AnswerLogprobs)]
+    unavailable = sum(1 for r in records if r.logprobs == LOGPROBS_UNAVAILABLE)
+    unmeasured = sum(1 for r in records if r.logprobs is None and r.logprobs_detail is not None)
+    if not measured and not unavailable and not unmeasured:
+        return None
+    methods: dict[str, int] = {}
+    for lp in measured:
+        methods[lp.method] = methods.get(lp.method, 0) + 1
+    return LogprobTotals(samples_measured=len(measured), samples_unmeasured=unmeasured, samples_unavailable=unavailable,
+                         methods=methods, extra_requests=sum(lp.extra_requests for lp in measured),
+                         extra_prompt_tokens=sum(lp.extra_prompt_tokens for lp in measured), top_logprobs=top)
 
 
 def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:

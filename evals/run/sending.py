@@ -17,11 +17,13 @@ from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.run.bookkeeping import count_samples, run_manifest
 from ctxprobe.evals.run.rounds import cell_caps, next_round
 from ctxprobe.evals.send.answer_budget import AnswerBudget
+from ctxprobe.evals.send.logprobs import LogprobCapture, wanted
 from ctxprobe.evals.send.loop import Progress, run_recipes
 from ctxprobe.evals.send.options import RunOptions
 from ctxprobe.evals.send.order import Order
 from ctxprobe.evals.send.serving import Served, serving
 from ctxprobe.evals.sequential.cells import StopRule
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
@@ -66,13 +68,16 @@ async def send(recipes: list[Recipe], served: Served, store: RunStore, order: Or
         return False
 
     show = (lambda record, prog: on_progress(prog)) if on_progress else None
+    want = wanted(served.logprobs, served.engine.engine)
     for mode in dict.fromkeys(r.mode for r in recipes):
         group = [r for r in recipes if r.mode == mode]
         config = served.config.model_copy(update={"mode": mode})
         async with EndpointClient(config, on_replica_event=progress.replica_event) as client:
+            capture = (LogprobCapture(client, served.engine.engine, served.logprobs.top_logprobs) if want
+                       else LOGPROBS_UNAVAILABLE if want is None else None)
             await run_recipes(group, client, store, concurrency=config.concurrency, counter=served.counter,
                               order=order, on_record=show, still_there=still_there, progress=progress,
-                              budget=budget, context_length=served.engine.context_length)
+                              budget=budget, context_length=served.engine.context_length, logprobs=capture)
 
 
 async def send_rounds(recipes: list[Recipe], rule: StopRule, served: Served, store: RunStore, order: Order,

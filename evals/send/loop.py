@@ -19,7 +19,7 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Literal, Protocol
 
 from ctxprobe.evals.log.manifest import OrderDetail
 from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord
@@ -27,13 +27,14 @@ from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.ruler_score import ruler_references
 from ctxprobe.evals.send.answer_budget import AnswerBudget
 from ctxprobe.evals.send.count_check import count_off
+from ctxprobe.evals.send.logprobs import LogprobCapture
 from ctxprobe.evals.send.order import Order, fans_out, limit_line, order_detail, send_groups
 from ctxprobe.evals.send.slots import PrioritySlots
 from ctxprobe.evals.score import score_sample
 from ctxprobe.evals.truncation import cut_off
 from ctxprobe.runners.daemon_threads import in_daemon_thread
 from ctxprobe.runners.endpoint import EndpointError
-from ctxprobe.runners.response import ReplicaEvent, no_answer
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, ReplicaEvent, no_answer
 from ctxprobe.runners.retry import CallFailed
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.lengths import format_length
@@ -188,6 +189,7 @@ async def run_recipes(
     progress: Progress | None = None,
     budget: AnswerBudget | None = None,
     context_length: int | None = None,
+    logprobs: LogprobCapture | Literal["unavailable"] | None = None,
 ) -> Progress:
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
@@ -197,7 +199,9 @@ async def run_recipes(
     it doesn't, the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is
     raised, as it is for a refused key or a tokenize call that still fails after its retries.
     `budget` says how many tokens each sample may generate; a sample whose prompt and budget do not fit in
-    `context_length` is recorded as an error without being sent."""
+    `context_length` is recorded as an error without being sent.
+    `logprobs` measures each answer's probabilities (evals/send/logprobs.py) after its binary result is
+    made; "unavailable" records that the engine gives none."""
     budget = budget or AnswerBudget()
     misfit_cells: set[str] = set()
     progress = progress if progress is not None else Progress(total=len(recipes))
@@ -268,10 +272,14 @@ async def run_recipes(
         else:
             progress.sent += 1
             extra = budget.extra_body()
+            asked: dict[str, Any] = {}
+            if isinstance(logprobs, LogprobCapture):
+                extra = {**extra, **logprobs.answer_body}
+                asked["logprobs"] = logprobs.top
             try:
                 response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
                                              seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}),
-                                             **({"messages": sample.messages} if sample.messages else {}))
+                                             **({"messages": sample.messages} if sample.messages else {}), **asked)
                 attempts = response.attempts
             except EndpointError as exc:
                 error, detail, attempts = exc.kind, exc.detail, exc.attempts
@@ -285,8 +293,13 @@ async def run_recipes(
                 response = response.model_copy(update={"reasoning_tokens": used})
         record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts, max_tokens,
                            context_length)
-        record = record.model_copy(update={"answer_tokens": budget.answer(sample),
-                                           "reasoning_tokens_budget": budget.reasoning_tokens})
+        update: dict[str, Any] = {"answer_tokens": budget.answer(sample),
+                                  "reasoning_tokens_budget": budget.reasoning_tokens}
+        if isinstance(logprobs, LogprobCapture) and response is not None:
+            update["logprobs"], update["logprobs_detail"] = await logprobs.measure(sample, response, recipe.seed)
+        elif logprobs == LOGPROBS_UNAVAILABLE:
+            update["logprobs"] = LOGPROBS_UNAVAILABLE
+        record = record.model_copy(update=update)
         store.append(record)
         progress.add(record)
         if on_record is not None:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.sequential.cells import StopOptions
-from ctxprobe.runners.settings import ClientSettings, EngineSettings, VllmSettings
+from ctxprobe.runners.settings import ClientSettings, EngineSettings, LogprobSettings, VllmSettings
 from ctxprobe.tasks.errors import UserError, validated  # noqa: F401  (the options and their check, from one import)
 from ctxprobe.tasks.sample import Mode
 
@@ -118,7 +118,8 @@ class JudgeOptions(BaseModel):
         return None if url is None else check_endpoint_url(url)
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions):  # type: ignore[misc,valid-type]
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions,  # type: ignore[misc,valid-type]
+                  LogprobSettings):
 
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "

@@ -5,6 +5,7 @@ and the token counter that sizes its prompts."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.launcher import EMBEDDED_MODE
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
-from ctxprobe.runners.settings import ClientSettings, EngineSettings, part
+from ctxprobe.runners.settings import ClientSettings, EngineSettings, LogprobSettings, part
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL, TokenCounter, check_counter_spec
@@ -33,6 +34,8 @@ class Served:
     counter_spec: str  # where the tokenizer is reached (recorded in the manifest, never in a recipe)
     counter: TokenCounter
     default_mode: Mode  # the endpoint's own default, for tasks that declare no mode
+    # the run's: read the answers' probabilities? (off where a command other than run serves)
+    logprobs: LogprobSettings = dataclasses.field(default_factory=lambda: LogprobSettings(logprobs=False))
 
     @property
     def model(self) -> str | None:
@@ -80,7 +83,14 @@ def embedded_counter_spec(model_file: str | None) -> str:
 @contextlib.contextmanager
 def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     """Probe the endpoint (or start the embedded engine) and open the token counter; the run's mode is
-    `suite.run_mode(opts.mode, default_mode(opts))`."""
+    `suite.run_mode(opts.mode, default_mode(opts))`; the run's logprob settings where `opts` are a run's."""
+    with _serving(opts, suite) as served:
+        asked = part(opts, LogprobSettings) if isinstance(opts, LogprobSettings) else served.logprobs
+        yield dataclasses.replace(served, logprobs=asked)
+
+
+@contextlib.contextmanager
+def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     from ctxprobe.runners.probe import probe_engine
 
     policy = _policy(opts)

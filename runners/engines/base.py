@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from ctxprobe.runners.answer_logprobs import Unmeasurable
+
 
 class Calls(Protocol):
     """JSON calls to one endpoint; both answer the body of a 200 reply, else None."""
@@ -98,6 +100,30 @@ class EngineAdapter(ABC):
     checks_model_name: ClassVar[bool] = False
     # the request field that caps the tokens a reasoning model spends thinking (docs/ENGINES.md), if any
     reasoning_budget_field: ClassVar[str | None] = None
+
+    # --- log-probabilities (docs/ENGINES.md, "Log-probabilities") ------------------------------------
+    # The engine reports generated tokens' logprobs with their ids, takes a prompt of token ids and forces a
+    # token by logit_bias while reporting its unbiased logprob: the gold answer can be teacher-forced.
+    forced_logprobs: ClassVar[bool] = False
+    logprob_body: ClassVar[Mapping[str, Any]] = {}  # what an answer request adds to get its tokens' ids
+    max_top_logprobs: ClassVar[int] = 20  # the most alternatives per position it accepts
+
+    def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
+                      model: str | None) -> tuple[list[int], list[int]]:
+        """The token ids of what the engine serves (the prompt, BOS and chat template included) and of the
+        same with the gold text after it. Completions: the prompt as text (`messages` None); chat: the
+        conversation with the generation prompt, where the engine can apply its template through a call."""
+        if messages is not None:
+            raise Unmeasurable(f"{self.name}: no call applies the chat template to a conversation")
+        return (self._ids(calls, self.tokenize_call(prompt, special=True, model=model)),
+                self._ids(calls, self.tokenize_call(prompt + gold, special=True, model=model)))
+
+    def _ids(self, calls: Calls, call: Call) -> list[int]:
+        body = calls.post(call.path, call.payload)
+        tokens = self.read_tokens(body) if isinstance(body, Mapping) else None
+        if tokens is None:
+            raise Unmeasurable(f"{self.name}: {call.path} gave no tokens")
+        return tokens
 
     # --- recognition and facts ------------------------------------------------------------------------
     @abstractmethod

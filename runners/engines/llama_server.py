@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ctxprobe.runners.answer_logprobs import Unmeasurable
 from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, dig, positive_int, register, with_model
 
 
@@ -32,6 +33,7 @@ class LlamaServer(EngineAdapter):
     }
     # {"error": {"message": "request (M tokens) exceeds the available context size (N tokens), ...",
     #            "type": "exceed_context_size_error", "n_prompt_tokens": M, "n_ctx": N}}
+    forced_logprobs = True  # ids in `logprobs.content`, token-id prompts, logit_bias with raw logprobs
     too_long_marker = re.compile(r"exceed_context_size_error|exceeds the available context size", re.IGNORECASE)
     too_long_limit = (re.compile(r"available context size \((\d+) tokens?\)", re.IGNORECASE),)
     too_long_prompt = (re.compile(r"request \((\d+) tokens?\) exceeds", re.IGNORECASE),)
@@ -52,6 +54,19 @@ class LlamaServer(EngineAdapter):
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/tokenize", {"content": text, "add_special": special})
+
+    def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
+                      model: str | None) -> tuple[list[int], list[int]]:
+        """Chat: `POST /apply-template` gives the conversation as the server renders it (generation prompt
+        included), tokenized as the server tokenizes a chat prompt (with its special tokens)."""
+        if messages is None:
+            return super().answer_tokens(calls, prompt=prompt, gold=gold, messages=None, model=model)
+        body = calls.post("/apply-template", with_model({"messages": messages}, model))
+        rendered = dig(body, "prompt")
+        if not isinstance(rendered, str):
+            raise Unmeasurable("llama-server: /apply-template gave no prompt")
+        return (self._ids(calls, self.tokenize_call(rendered, special=True, model=model)),
+                self._ids(calls, self.tokenize_call(rendered + gold, special=True, model=model)))
 
     def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
         return Call("/v1/chat/completions/input_tokens", with_model({"messages": messages}, model))

@@ -39,6 +39,8 @@ class VLLM(EngineAdapter):
         "spec_draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
         "kv_cache_usage": "vllm:kv_cache_usage_perc",
     }
+    forced_logprobs = True  # token-id prompts, logit_bias; raw logprobs in its default --logprobs-mode
+    logprob_body = {"return_tokens_as_token_ids": True}  # tokens as `token_id:N`
     # "... maximum context length is N tokens. However, your prompt contains [at least] M input tokens. ..."
     too_long_marker = re.compile(r"maximum context length", re.IGNORECASE)
     too_long_limit = (re.compile(r"maximum context length (?:is|of) (\d+)", re.IGNORECASE),)
@@ -62,6 +64,18 @@ class VLLM(EngineAdapter):
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/tokenize", with_model({"prompt": text, "add_special_tokens": special}, model))
+
+    def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
+                      model: str | None) -> tuple[list[int], list[int]]:
+        """Chat: `/tokenize` applies the template, with the generation prompt, and with the gold as the
+        assistant's unfinished message (`continue_final_message`)."""
+        if messages is None:
+            return super().answer_tokens(calls, prompt=prompt, gold=gold, messages=None, model=model)
+        answered = [*messages, {"role": "assistant", "content": gold}]
+        return (self._ids(calls, Call("/tokenize", with_model({"messages": messages, "add_generation_prompt": True},
+                                                                model))),
+                self._ids(calls, Call("/tokenize", with_model({"messages": answered, "add_generation_prompt": False,
+                                                                "continue_final_message": True}, model))))
 
     def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
         return Call("/tokenize", with_model({"messages": messages, "add_generation_prompt": True}, model))

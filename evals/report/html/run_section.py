@@ -70,7 +70,25 @@ def header(run: Run) -> list[tuple[str, str]]:
              ("samples", f"{m.samples_done or 0} scored, {m.samples_errored or 0} errored, "
                          f"{m.samples_planned or 0} planned ({len(run.records)} records read)"),
              ("ctxprobe", m.ctxprobe_version)]
+    probabilities = answer_probability_line(run.records, m)
+    if probabilities:
+        rows.append(("answer probabilities", probabilities))
     return rows
+
+
+def answer_probability_line(records: list[SampleRecord], m: Any) -> str:
+    """Mean p_answer and top-1 agreement over the samples measured, and what measuring them cost."""
+    from ctxprobe.evals.report.answer_probs import answer_probabilities
+
+    cells = answer_probabilities(records).values()
+    n = sum(c[0] for c in cells)
+    if not n:
+        return "unavailable from this engine" if m.logprobs and m.logprobs.samples_unavailable else ""
+    p = sum(c[0] * c[1] for c in cells) / n
+    top1 = sum(c[0] * c[2] for c in cells) / n
+    cost = (f"; {m.logprobs.extra_requests:,} extra requests, {m.logprobs.extra_prompt_tokens:,} extra prompt tokens"
+            if m.logprobs else "")
+    return f"mean p_answer {p:.3f}, top-1 agreement {top1:.2f} over {n} samples{cost}"
 
 
 @dataclass(frozen=True)
