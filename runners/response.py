@@ -81,6 +81,9 @@ class AnswerLogprobs(BaseModel):
                                   "extra one-token requests on the cached prefix past a divergence); forced: "
                                   "every position by extra requests; prompt_logprobs: one request scoring the "
                                   "gold as part of the prompt")
+    answer_from: int = Field(0, ge=0, description="the gold positions before this one are only the separator "
+                             "the answer prefix leaves (a space the tokenizer makes a token of its own): "
+                             "teacher-forced and kept in `top`, but not counted in `p_answer`")
     extra_requests: int = Field(0, ge=0, description="requests sent beyond the answer request")
     extra_prompt_tokens: int = Field(0, ge=0, description="prompt tokens those requests sent (mostly served "
                                      "from the engine's prefix cache)")
@@ -91,11 +94,16 @@ class AnswerLogprobs(BaseModel):
 
     @property
     def sum_logprob(self) -> float:
-        return math.fsum(self.logprobs)
+        """log P(the answer's tokens | the prompt and the separator before them)."""
+        return math.fsum(self.logprobs[self.answer_from:])
 
     @property
     def p_answer(self) -> float:
-        """The chance the model would write exactly the gold tokens when sampling at temperature 1."""
+        """The chance the model would write exactly the answer when sampling at temperature 1, once it has
+        written the separator the answer prefix leaves. Whether a model writes `: 123` or ` 123` after
+        `The number is` is its format, not its recall: counting the separator would scale every p_answer by
+        the model's taste for it (a fifth, for Gemma 3 270M after RULER's answer prefix) and hide a build's
+        loss of the answer in that factor."""
         return math.exp(self.sum_logprob)
 
     @property

@@ -42,6 +42,16 @@ def gold_text(sample: Sample) -> str | None:
     return " " + value
 
 
+def separator_tokens(with_separator: list[int], context: list[int], gold: list[int]) -> int:
+    """How many of the gold's first tokens are the separator alone: the tokens `prompt + separator` adds to
+    the prompt's, where the gold's tokens begin with them and hold more (0 where the tokenizer joins the
+    space to the answer's first characters, ` 9` as one token: that token then counts, format and all)."""
+    sep = with_separator[len(context):]
+    if with_separator[:len(context)] != context or not 0 < len(sep) < len(gold) or gold[:len(sep)] != sep:
+        return 0
+    return len(sep)
+
+
 def supported(engine: str) -> bool:
     """Whether the engine gives the gold's logprobs cheaply (docs/ENGINES.md, "Log-probabilities")."""
     return engine in known_engines() and adapter(engine).forced_logprobs
@@ -95,6 +105,10 @@ class LogprobCapture:
                                    f"gives {len(context)}: the forced requests would not continue the same prompt")
             found = await measure(self.client, context, ids, gold, response.generated, top=self.top, seed=seed,
                                   affinity=self._replica(response), extra_body=self.answer_body)
+            if not chat and gold[:1].isspace():
+                found = found.model_copy(update={"answer_from": await in_daemon_thread(lambda: separator_tokens(
+                    self.adapter.text_tokens(self.calls, sample.prompt + gold[:len(gold) - len(gold.lstrip())], model),
+                    context, ids))})
             return found, None
         except Unmeasurable as why:
             return None, str(why)

@@ -115,8 +115,11 @@ class EngineAdapter(ABC):
         conversation with the generation prompt, where the engine can apply its template through a call."""
         if messages is not None:
             raise Unmeasurable(f"{self.name}: no call applies the chat template to a conversation")
-        return (self._ids(calls, self.tokenize_call(prompt, special=True, model=model)),
-                self._ids(calls, self.tokenize_call(prompt + gold, special=True, model=model)))
+        return self.text_tokens(calls, prompt, model), self.text_tokens(calls, prompt + gold, model)
+
+    def text_tokens(self, calls: Calls, text: str, model: str | None) -> list[int]:
+        """The token ids the engine reads `text` as, a completions prompt (special tokens included)."""
+        return self._ids(calls, self.tokenize_call(text, special=True, model=model))
 
     def _ids(self, calls: Calls, call: Call) -> list[int]:
         body = calls.post(call.path, call.payload)

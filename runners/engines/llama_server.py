@@ -65,8 +65,7 @@ class LlamaServer(EngineAdapter):
         rendered = dig(body, "prompt")
         if not isinstance(rendered, str):
             raise Unmeasurable("llama-server: /apply-template gave no prompt")
-        return (self._ids(calls, self.tokenize_call(rendered, special=True, model=model)),
-                self._ids(calls, self.tokenize_call(rendered + gold, special=True, model=model)))
+        return self.text_tokens(calls, rendered, model), self.text_tokens(calls, rendered + gold, model)
 
     def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
         return Call("/v1/chat/completions/input_tokens", with_model({"messages": messages}, model))

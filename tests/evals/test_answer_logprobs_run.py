@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from ctxprobe.evals.cli import main
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.store import RunStore
 from ctxprobe.evals.run.bookkeeping import logprob_totals
-from ctxprobe.evals.send.logprobs import LogprobCapture, gold_text
+from ctxprobe.evals.send.logprobs import LogprobCapture, gold_text, separator_tokens
 from ctxprobe.evals.send.loop import run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.endpoint_config import EndpointConfig
@@ -50,6 +51,10 @@ class _Adapter:
 
     def answer_tokens(self, calls: Any, **kw: Any) -> tuple[list[int], list[int]]:
         return list(range(1, 10)), list(range(1, 12))
+
+    def text_tokens(self, calls: Any, text: str, model: str | None) -> list[int]:
+        assert text.endswith(" ") and not text.endswith("  ")  # the prompt and the separator alone
+        return list(range(1, 11))  # the space is token 10, the gold's first
 
 
 class _Sender:
@@ -92,6 +97,43 @@ def test_a_failed_extra_request_keeps_the_binary_result(tmp_path: Path) -> None:
     assert record.score is not None and record.score.correct and record.error is None
     assert record.logprobs is None and "an extra logprob request failed" in (record.logprobs_detail or "")
     assert record.response is not None and record.response.text == text
+
+
+class _ForcingClient(EndpointClient):
+    """Forces the gold's first token (logprob -2) and continues greedily on it (the second, logprob -0.5)."""
+
+    async def next_token(self, prompt_ids: list[int], *, force: int | None = None, **kw: Any) -> Response:
+        token = (GeneratedToken(token=" ", id=force, logprob=-2.0) if force is not None
+                 else GeneratedToken(token="7", id=11, logprob=-0.5, top=[TokenLogprob(token="7", id=11, logprob=-0.5)]))
+        return Response(endpoint="http://127.0.0.1:9", text=token.token, prompt_tokens=len(prompt_ids),
+                        completion_tokens=1, generated=[token])
+
+
+def test_the_separator_is_forced_but_not_counted_in_p_answer(tmp_path: Path) -> None:
+    sample = niah()
+    client = _ForcingClient(EndpointConfig(base_urls=("http://127.0.0.1:9",), model="m"))
+    capture = LogprobCapture(client, "llama-server", 3)
+    capture.adapter = _Adapter()  # type: ignore[assignment]
+    response = asyncio.run(_Sender(" x").send(sample.prompt, logprobs=3))
+    try:
+        found, why = asyncio.run(capture.measure(sample, response, seed=0))
+    finally:
+        asyncio.run(client.aclose())
+    assert why is None and isinstance(found, AnswerLogprobs)
+    assert found.logprobs == [-2.0, -0.5] and found.answer_from == 1
+    assert found.p_answer == pytest.approx(math.exp(-0.5))  # the space's -2 is format, not the answer
+    assert found.model_copy(update={"answer_from": 0}).p_answer == pytest.approx(math.exp(-2.5))
+
+
+@pytest.mark.parametrize(("with_sep", "gold", "expected"), [
+    ([1, 2, 3, 10], [10, 11, 12], 1),  # the space a token of its own
+    ([1, 2, 3, 10], [20, 12], 0),  # the tokenizer joins it to the answer's first digit: ` 9`
+    ([1, 2, 4, 10], [10, 11], 0),  # the prompt itself tokenizes otherwise with the space after it
+    ([1, 2, 3, 10, 11], [10, 11], 0),  # nothing but separator: nothing would be left to count
+    ([1, 2, 3], [10, 11], 0),  # the space added no token
+])
+def test_separator_tokens(with_sep: list[int], gold: list[int], expected: int) -> None:
+    assert separator_tokens(with_sep, [1, 2, 3], gold) == expected
 
 
 def _run(engine: FakeEngine, out: Path, *flags: str) -> list[dict[str, Any]]:
