@@ -4,7 +4,8 @@ Four fixed runs of the same prompts, each with answer log-probabilities (`--logp
 KV cache, candidates with q4_0 and q8_0 KV caches, and a second f16 engine instance. For q4_0 against f16 and
 for the second f16 against the first, the paired sequential gate (`run --against`'s rules: one round of seeds
 at a time across the open lengths, `evals.sequential.replay`) is replayed over the pairs in the order a paired
-run sends them, once on correctness (the binary gate) and once on `p_answer`. Printed for each: the verdict,
+run sends them (`evals.run.against`: its rounds answered from the candidate's run), once on correctness (the
+binary gate) and once on `p_answer`. Printed for each: the verdict,
 the pairs and the candidate's prompt tokens spent until it decided (all of them when it did not), and the
 p_answer gate's tokens as a share of the binary gate's. Then `ctxprobe compare f16 q8_0 q4_0`: its KL-at-depth
 table, with the heatmap PNG written beside the runs.
@@ -24,12 +25,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 import ctxprobe
 from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.paired.pairing import pair_runs
-from ctxprobe.evals.sequential.replay import replay_gate
+from ctxprobe.evals.run.against import gate_report, next_paired_round, paired_run
 from ctxprobe.runners.response import AnswerLogprobs
 
 KV = {"f16": "f16", "q4_0": "q4_0", "q8_0": "q8_0", "f16b": "f16"}
@@ -42,65 +42,81 @@ def collect(root: Path, label: str, args: argparse.Namespace) -> Run:
     kept = sorted(p for p in root.glob(f"*-{label}") if (p / "manifest.json").exists())
     common = dict(threads=1, quiet=True, no_report=True, logprobs=True)
     if kept:
-        ctxprobe.run(resume=str(kept[-1]), **common)  # type: ignore[arg-type]
+        if load_run(kept[-1]).manifest.status != "finished":
+            ctxprobe.run(resume=str(kept[-1]), **common)  # type: ignore[arg-type]
         return load_run(kept[-1])
     result = ctxprobe.run(family="niah", lengths=args.lengths, depths=args.depths, samples=args.samples,  # type: ignore[arg-type]
                           label=label, kv_cache_type=KV[label], results_dir=str(root), **common)
     return load_run(result.run_dir)
 
 
-def p_answer(record) -> float | None:  # type: ignore[no-untyped-def]
+DERIVED: set[str] = set()
+
+
+def p_answer(record: SampleRecord) -> float | None:
+    """The record's p_answer. Records written before `answer_from` was (0 on every record then) have it
+    derived here: 1 where the gold's first token is the answer prefix's space, as its text in that
+    position's top-k shows (the run's own tokenizer call finds it for records written since)."""
     lp = record.logprobs
-    return lp.p_answer if isinstance(lp, AnswerLogprobs) and record.score is not None else None
+    if not isinstance(lp, AnswerLogprobs) or record.score is None:
+        return None
+    if lp.answer_from == 0 and lp.gold[:1].isspace() and lp.top and lp.token_ids and len(lp.token_ids) > 1 and any(
+            t.id == lp.token_ids[0] and not t.token.strip() for t in lp.top[0]):
+        DERIVED.add(record.sample.sample_id + record.finished_at.hex())
+        lp = lp.model_copy(update={"answer_from": 1})
+    return lp.p_answer
 
 
-def paired_arrays(base: Run, cand: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(1 family, length, round = seed, pair = depth) differences, correctness and p_answer, of the pairs both
-    runs scored with probabilities, and the candidate's prompt tokens per length's round; pairs per round."""
-    pairs = [p for p in pair_runs(base, cand).pairs
-             if p.base.score is not None and p.cand.score is not None
-             and p_answer(p.base) is not None and p_answer(p.cand) is not None]
-    lengths = sorted({p.base.sample.recipe.context_tokens for p in pairs})
-    seeds = sorted({p.base.sample.recipe.seed for p in pairs})
-    depths = sorted({p.base.sample.recipe.depth for p in pairs})
-    shape = (1, len(lengths), len(seeds), len(depths))
-    binary, cont = np.full(shape, np.nan), np.full(shape, np.nan)
-    tokens = np.zeros((len(lengths), len(seeds)))
-    for p in pairs:
-        r = p.base.sample.recipe
-        at = (0, lengths.index(r.context_tokens), seeds.index(r.seed), depths.index(r.depth))
-        binary[at] = int(p.cand.score.correct) - int(p.base.score.correct)
-        cont[at] = p_answer(p.cand) - p_answer(p.base)
-        tokens[at[1], at[2]] += p.cand.response.prompt_tokens if p.cand.response and p.cand.response.prompt_tokens \
-            else p.cand.sample.planned_tokens
-    full = ~np.isnan(binary).any(axis=(0, 1, 3))  # rounds where every length has all its pairs
-    return binary[:, :, full], cont[:, :, full], tokens[:, full], len(depths)
+def with_separator(record: SampleRecord) -> SampleRecord:
+    """The record with `answer_from` as `p_answer` above derives it (records written before the field)."""
+    lp = record.logprobs
+    if p_answer(record) is None or not isinstance(lp, AnswerLogprobs) or lp.answer_from or \
+            record.sample.sample_id + record.finished_at.hex() not in DERIVED:
+        return record
+    return record.model_copy(update={"logprobs": lp.model_copy(update={"answer_from": 1})})
 
 
-def decided(diff: np.ndarray, tokens: np.ndarray, continuous: bool) -> tuple[str, int, float]:
-    """The replayed gate's verdict, the pairs the pooled row counted and the candidate's prompt tokens sent."""
-    played = replay_gate(diff, MARGIN, ALPHA, continuous=continuous)
-    pooled = played.rows[0][0]
-    sent_tokens = sum(float(tokens[i, :int(k)].sum()) for i, k in enumerate(played.sent))
-    return played.verdict, pooled.tally.n, sent_tokens
+def replayed(base: Run, cand: Run, metric: str) -> tuple[dict, int, float]:  # type: ignore[type-arg]
+    """`run --against`'s gate replayed with the candidate's answers known: the rounds `next_paired_round`
+    asks for, answered from the candidate run, until it asks for none. The report, the candidate samples
+    sent and their prompt tokens."""
+    plan = paired_run(base.dir, MARGIN, ALPHA, base.manifest.tokenizer or "", metric=metric)  # type: ignore[arg-type]
+    plan.base = {sid: with_separator(r) for sid, r in plan.base.items()}
+    answers = {r.sample.sample_id: with_separator(r) for r in cand.records}
+    records: list[SampleRecord] = []
+    sent: set[str] = set()
+    tokens = 0.0
+    while todo := next_paired_round(plan, records, sent):
+        for recipe in todo:
+            sid = recipe.sample_id()
+            sent.add(sid)
+            if sid in answers:
+                records.append(answers[sid])
+                r = answers[sid]
+                tokens += r.response.prompt_tokens if r.response and r.response.prompt_tokens else r.sample.planned_tokens
+    return gate_report(plan), len(sent), tokens
 
 
 def gate_table(name: str, base: Run, cand: Run) -> None:
-    binary, cont, tokens, per_round = paired_arrays(base, cand)
-    n = binary.size
-    print(f"\n{name}: {n} pairs ({binary.shape[1]} lengths x {binary.shape[2]} rounds x {per_round} depths), "
-          f"margin {MARGIN:.0%}, alpha {ALPHA}")
-    flat_b, flat_c = binary.ravel(), cont.ravel()
-    print(f"  correctness: baseline-only {int((flat_b < 0).sum())}, candidate-only {int((flat_b > 0).sum())}, "
-          f"mean diff {100 * flat_b.mean():+.1f} points")
-    print(f"  p_answer: mean diff {100 * flat_c.mean():+.2f} points, sd {100 * flat_c.std(ddof=1):.2f}")
-    print(f"  {'metric':<12} {'verdict':>9} {'pairs':>6} {'prompt tokens':>14}")
-    figures = {}
-    for metric, diff, continuous in (("correct", binary, False), ("p_answer", cont, True)):
-        verdict, pairs, spent = decided(diff, tokens, continuous)
-        figures[metric] = (verdict, spent)
-        print(f"  {metric:<12} {verdict:>9} {pairs:>6} {spent:>14,.0f}")
-    (vb, tb), (vc, tc) = figures["correct"], figures["p_answer"]
+    pairs = [p for p in pair_runs(base, cand).pairs if p.base.score is not None and p.cand.score is not None]
+    both = [(p_answer(p.base), p_answer(p.cand)) for p in pairs]
+    diffs = [c - b for b, c in both if b is not None and c is not None]
+    lost = sum(1 for p in pairs if p.base.score.correct and not p.cand.score.correct)  # type: ignore[union-attr]
+    won = sum(1 for p in pairs if p.cand.score.correct and not p.base.score.correct)  # type: ignore[union-attr]
+    mean = sum(diffs) / len(diffs)
+    sd = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) ** 0.5
+    print(f"\n{name}: {len(pairs)} pairs scored on both sides, margin {MARGIN:.0%}, alpha {ALPHA}")
+    print(f"  correctness: candidate lost {lost}, won {won}; p_answer ({len(diffs)} pairs): mean diff "
+          f"{100 * mean:+.2f} points, sd {100 * sd:.2f}")
+    print(f"  {'metric':<10} {'verdict':>9} {'sent':>5} {'prompt tokens':>14}   pooled row: diff [interval], pairs")
+    spent = {}
+    for metric in ("correct", "p_answer"):
+        report, sent, tokens = replayed(base, cand, metric)
+        pooled = next(e for e in report["rows"] if e["primary"])
+        spent[metric] = (report["verdict"], tokens)
+        print(f"  {metric:<10} {report['verdict']:>9} {sent:>5} {tokens:>14,.0f}   {100 * pooled['diff']:+.1f} "
+              f"[{100 * pooled['diff_lo']:+.1f}, {100 * pooled['diff_hi']:+.1f}], {pooled['n']}")
+    (vb, tb), (vc, tc) = spent["correct"], spent["p_answer"]
     if vc != "UNDECIDED" and tb:
         held = "" if vb != "UNDECIDED" else f" (the binary gate was still UNDECIDED after all {tb:,.0f})"
         print(f"  p_answer decided with {tc / tb:.0%} of the binary gate's prompt tokens{held}")
@@ -122,6 +138,8 @@ def main() -> int:
             ps = [p for p in map(p_answer, scored) if p is not None]
             print(f"{label:>5}: {len(scored)} scored, accuracy {sum(r.score.correct for r in scored) / len(scored):.1%}, "  # type: ignore[union-attr]
                   f"mean p_answer {sum(ps) / len(ps):.3f}" if ps else f"{label}: no answer probabilities")
+        if DERIVED:
+            print(f"({len(DERIVED)} records written before answer_from: the separator found in their top-k lists)")
         gate_table("q4_0 against f16", runs["f16"], runs["q4_0"])
         gate_table("f16 (a second engine) against f16", runs["f16"], runs["f16b"])
         out = root / "compare-kl"
