@@ -90,11 +90,11 @@ def replayed(base: Run, cand: Run, metric: str) -> tuple[dict, int, float]:  # t
         for recipe in todo:
             sid = recipe.sample_id()
             sent.add(sid)
-            if sid in answers:
+            if sid in answers:  # a sample the candidate run did not keep is asked for and never answered
                 records.append(answers[sid])
                 r = answers[sid]
                 tokens += r.response.prompt_tokens if r.response and r.response.prompt_tokens else r.sample.planned_tokens
-    return gate_report(plan), len(sent), tokens
+    return gate_report(plan), len(records), tokens
 
 
 def gate_table(name: str, base: Run, cand: Run) -> None:
