@@ -181,3 +181,14 @@ def test_continuous_level_and_coverage_under_optional_stopping_by_simulation():
                 missed += any(not lo <= mean <= hi for lo, hi in (betting_cs(v) for v in looks[::3]))
         assert crossed / reps <= alpha
         assert missed / reps <= alpha
+
+
+def test_a_row_of_identical_builds_passes_a_5_point_margin_at_98_pairs_not_before() -> None:
+    """The README's floor: differences bounded by [-1, 1] let a safe bet grow by at most log(1 + margin) a
+    pair, so even ties (or p_answer differences of exactly 0) need 98 pairs to reach 1/alpha at alpha 0.05."""
+    from ctxprobe.evals.sequential.betting import PairedValues
+
+    need = math.log(1 / 0.05)
+    for n, passes in ((97, False), (98, True)):
+        assert (log_e_pass(0.05, PairedTally(0, n, 0)) >= need) is passes
+        assert (log_e_pass(0.05, PairedValues(tuple([0.0] * n))) >= need) is passes
