@@ -71,11 +71,11 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
     if max_length is not None and max_length < min_length:
         raise UserError(f"--max-length {opts.max_length} is below --min-length {opts.min_length}")
     if max_length is not None:
-        room_for_prompt(opts.answer_room, max_length, f"--max-length {opts.max_length}")
+        room_for_prompt(opts.answer_room, max_length, f"--max-length {opts.max_length}", min_length)
     search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
     opts = embedded_context(opts, max_length)
     if not opts.endpoints and opts.n_ctx:  # the engine ctxprobe starts: its context is known before it starts
-        room_for_prompt(opts.answer_room, opts.n_ctx, "the context the engine is started with")
+        room_for_prompt(opts.answer_room, opts.n_ctx, "the context the engine is started with", min_length)
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
                                   "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})
@@ -110,7 +110,7 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
             config, engine, counter = served.config, served.engine, served.counter
             if engine.context_length:  # before the run folder is made (the first target's manifest makes it)
                 room_for_prompt(opts.answer_room, engine.context_length,
-                                f"the served context of {public_url(config.base_urls[0])}")
+                                f"the served context of {public_url(config.base_urls[0])}", min_length)
             if not results:
                 store.write_manifest(RunManifest(
                     command="limit", ctxprobe_version=ctxprobe_version(), label=opts.label,
@@ -145,12 +145,14 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
 MIN_PROMPT_TOKENS = 1024  # the shortest probe prompt the answer room must leave room for (1k, as the tasks')
 
 
-def room_for_prompt(answer_room: int, length: int, what: str) -> None:
-    """Refuse an answer room that leaves less than `MIN_PROMPT_TOKENS` for a probe's prompt within `length`
-    (checked before anything is written: a refused run leaves no folder)."""
-    if answer_room > length - MIN_PROMPT_TOKENS:
+def room_for_prompt(answer_room: int, length: int, what: str, min_length: int) -> None:
+    """Refuse an answer room that leaves less than a probe's prompt within `length`: `MIN_PROMPT_TOKENS`, or
+    `--min-length` where the search is asked to start below it (checked before anything is written: a
+    refused run leaves no folder)."""
+    floor = min(MIN_PROMPT_TOKENS, min_length)
+    if answer_room > length - floor:
         raise UserError(f"--answer-room {answer_room:,} leaves no room for a prompt within {what} ({length:,} tokens): "
-                        f"give at most {max(0, length - MIN_PROMPT_TOKENS):,}")
+                        f"give at most {max(0, length - floor):,}")
 
 
 def _n(tokens: int | None) -> str:

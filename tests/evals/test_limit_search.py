@@ -163,3 +163,17 @@ def test_bad_measure_and_config():
         judge_length(lambda length, n: (n + 1, n), 4096, 0.856, config())
     with pytest.raises(ValidationError):
         LimitConfig(min_length=8192, max_length=4096)
+
+
+def test_the_answer_room_must_leave_the_shortest_probe_prompt() -> None:
+    """1k of prompt, or --min-length where the search starts below it (a 1,024-token server at --min-length
+    512 takes an answer room of 64); more is refused by name, with what would fit."""
+    from ctxprobe.evals.limit.api import room_for_prompt
+    from ctxprobe.tasks.errors import UserError
+
+    room_for_prompt(64, 1024, "the served context", 512)
+    room_for_prompt(512, 1024, "the served context", 512)
+    with pytest.raises(UserError, match=r"--answer-room 513 leaves no room .* give at most 512"):
+        room_for_prompt(513, 1024, "the served context", 512)
+    with pytest.raises(UserError, match="give at most 7,168"):
+        room_for_prompt(7169, 8192, "--max-length 8k", 4096)
