@@ -2,11 +2,10 @@
 
 Four fixed runs of the same prompts, each with answer log-probabilities (`--logprobs`): the baseline with an f16
 KV cache, candidates with q4_0 and q8_0 KV caches, and a second f16 engine instance. For q4_0 against f16 and
-for the second f16 against the first, the paired sequential gate (`run --against`'s rules: one round of seeds
-at a time across the open lengths, `evals.sequential.replay`) is replayed over the pairs in the order a paired
-run sends them (`evals.run.against`: its rounds answered from the candidate's run), once on correctness (the
-binary gate) and once on `p_answer`. Printed for each: the verdict,
-the pairs and the candidate's prompt tokens spent until it decided (all of them when it did not), and the
+for the second f16 against the first, `run --against`'s gate is replayed in the order a paired run sends
+(`evals.run.against`: each round it asks for, answered from the candidate's run), once on correctness (the binary
+gate) and once on `p_answer`. Printed for each: the verdict, the candidate samples and prompt tokens spent until
+it decided (all of them when it did not), the pooled row's difference and interval, and the
 p_answer gate's tokens as a share of the binary gate's. Then `ctxprobe compare f16 q8_0 q4_0`: its KL-at-depth
 table, with the heatmap PNG written beside the runs.
 
