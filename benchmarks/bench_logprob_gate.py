@@ -19,6 +19,7 @@ spend their time waiting on each other.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ from pathlib import Path
 import ctxprobe
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.p_answer import p_answer, p_answer_diff
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.run.against import gate_report, next_paired_round, paired_run
 from ctxprobe.runners.response import AnswerLogprobs
@@ -49,30 +51,21 @@ def collect(root: Path, label: str, args: argparse.Namespace) -> Run:
     return load_run(result.run_dir)
 
 
-DERIVED: set[str] = set()
-
-
-def p_answer(record: SampleRecord) -> float | None:
-    """The record's p_answer. Records written before `answer_from` was (0 on every record then) have it
-    derived here: 1 where the gold's first token is the answer prefix's space, as its text in that
-    position's top-k shows (the run's own tokenizer call finds it for records written since)."""
+def separated(record: SampleRecord) -> SampleRecord:
+    """The record with `answer_from` set where it was written before the field (0 on every record then):
+    1 where the gold's first token is the answer prefix's space, as its text in that position's top-k shows
+    (runs since find it with their own tokenizer call and are returned as they are)."""
     lp = record.logprobs
-    if not isinstance(lp, AnswerLogprobs) or record.score is None:
-        return None
-    if lp.answer_from == 0 and lp.gold[:1].isspace() and lp.top and lp.token_ids and len(lp.token_ids) > 1 and any(
-            t.id == lp.token_ids[0] and not t.token.strip() for t in lp.top[0]):
-        DERIVED.add(record.sample.sample_id + record.finished_at.hex())
-        lp = lp.model_copy(update={"answer_from": 1})
-    return lp.p_answer
-
-
-def with_separator(record: SampleRecord) -> SampleRecord:
-    """The record with `answer_from` as `p_answer` above derives it (records written before the field)."""
-    lp = record.logprobs
-    if p_answer(record) is None or not isinstance(lp, AnswerLogprobs) or lp.answer_from or \
-            record.sample.sample_id + record.finished_at.hex() not in DERIVED:
+    if not isinstance(lp, AnswerLogprobs) or lp.answer_from or not lp.gold[:1].isspace() or len(lp.token_ids) < 2 \
+            or not lp.top or not any(t.id == lp.token_ids[0] and not t.token.strip() for t in lp.top[0]):
         return record
     return record.model_copy(update={"logprobs": lp.model_copy(update={"answer_from": 1})})
+
+
+def separated_run(run: Run) -> tuple[Run, int]:
+    """The run with its records `separated`, and how many were."""
+    records = [separated(r) for r in run.records]
+    return replace(run, records=records), sum(1 for a, b in zip(run.records, records) if a is not b)
 
 
 def replayed(base: Run, cand: Run, metric: str) -> tuple[dict, int, float]:  # type: ignore[type-arg]
@@ -80,8 +73,8 @@ def replayed(base: Run, cand: Run, metric: str) -> tuple[dict, int, float]:  # t
     asks for, answered from the candidate run, until it asks for none. The report, the candidate samples
     sent and their prompt tokens."""
     plan = paired_run(base.dir, MARGIN, ALPHA, base.manifest.tokenizer or "", metric=metric)  # type: ignore[arg-type]
-    plan.base = {sid: with_separator(r) for sid, r in plan.base.items()}
-    answers = {r.sample.sample_id: with_separator(r) for r in cand.records}
+    plan.base = {sid: separated(r) for sid, r in plan.base.items()}
+    answers = {r.sample.sample_id: r for r in cand.records}
     records: list[SampleRecord] = []
     sent: set[str] = set()
     tokens = 0.0
@@ -98,8 +91,7 @@ def replayed(base: Run, cand: Run, metric: str) -> tuple[dict, int, float]:  # t
 
 def gate_table(name: str, base: Run, cand: Run) -> None:
     pairs = [p for p in pair_runs(base, cand).pairs if p.base.score is not None and p.cand.score is not None]
-    both = [(p_answer(p.base), p_answer(p.cand)) for p in pairs]
-    diffs = [c - b for b, c in both if b is not None and c is not None]
+    diffs = [d for d in (p_answer_diff(p.base, p.cand) for p in pairs) if d is not None]
     lost = sum(1 for p in pairs if p.base.score.correct and not p.cand.score.correct)  # type: ignore[union-attr]
     won = sum(1 for p in pairs if p.cand.score.correct and not p.base.score.correct)  # type: ignore[union-attr]
     mean = sum(diffs) / len(diffs)
@@ -131,14 +123,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = args.runs or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        runs = {label: collect(root, label, args) for label in KV}
+        runs, derived = {}, 0
+        for label in KV:
+            runs[label], n = separated_run(collect(root, label, args))
+            derived += n
         for label, run in runs.items():
             scored = [r for r in run.records if r.score is not None]
             ps = [p for p in map(p_answer, scored) if p is not None]
             print(f"{label:>5}: {len(scored)} scored, accuracy {sum(r.score.correct for r in scored) / len(scored):.1%}, "  # type: ignore[union-attr]
                   f"mean p_answer {sum(ps) / len(ps):.3f}" if ps else f"{label}: no answer probabilities")
-        if DERIVED:
-            print(f"({len(DERIVED)} records written before answer_from: the separator found in their top-k lists)")
+        if derived:
+            print(f"({derived} records written before answer_from: the separator found in their top-k lists)")
         gate_table("q4_0 against f16", runs["f16"], runs["q4_0"])
         gate_table("f16 (a second engine) against f16", runs["f16"], runs["f16b"])
         out = root / "compare-kl"
@@ -146,7 +141,8 @@ def main() -> int:
                                 "--results-dir", str(out)], capture_output=True, text=True, check=False)
         table = shown.stdout
         print("\n" + table[table.find("KL at depth"):] if "KL at depth" in table else shown.stdout + shown.stderr)
-        print(f"compare's outputs (the KL heatmaps among them): {sorted(out.glob('*/kl_heatmap_*.png'))}")
+        newest = max(out.iterdir(), key=lambda p: p.stat().st_mtime)
+        print(f"compare's KL heatmaps: {[str(p) for p in sorted(newest.glob('kl_heatmap_*.png'))]}")
     return 0
 
 
