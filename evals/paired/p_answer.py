@@ -17,8 +17,8 @@ from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.sequential.betting import Evidence, PairedValues, betting_cs, log_e_above, log_e_below
 from ctxprobe.runners.response import AnswerLogprobs
 
-Metric = Literal["correct", "p_answer"]
-METRICS: tuple[Metric, ...] = ("correct", "p_answer")
+Metric = Literal["correct", "p_answer", "kl"]  # what a paired gate judges (kl: `evals.paired.kl_gate`)
+METRICS: tuple[Metric, ...] = ("correct", "p_answer", "kl")
 P_ANSWER_METHOD = ("p_answer: the mean paired difference of the answer's probability, anytime-valid betting "
                    "confidence sequence and p-value (values in [-1, 1])")
 

@@ -156,7 +156,8 @@ def _plan(opts: RunOptions, suite: Suite, served: Served, store: RunStore, stack
 
         cap = rule.cap(suite.samples)
         extend = lambda base: extension_recipes(base, cap, builder.recipe_tokenizer)  # noqa: E731
-    paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, opts.metric)
+    paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, opts.metric,
+                        opts.kl_margin)
     lockstep = open_lockstep(stack, opts, suite, served, store, paired) if paired.extension else None
     return SendPlan(paired.recipes, rule, paired, lockstep)
 

@@ -46,21 +46,27 @@ CS_METHOD = "anytime-valid confidence sequence (betting, a grid of bet sizes, Wa
 
 @dataclass(frozen=True)
 class PairedValues:
-    """Paired differences in [-1, 1] so far (candidate minus baseline answer probability, say), kept whole
-    and sorted: the e-values are products over them. `losses` / `ties` / `wins` count the negative, zero
-    and positive ones (what the tables show beside the mean)."""
+    """Paired differences so far (candidate minus baseline answer probability, say), kept whole and sorted:
+    the e-values are products over them. `lo` / `hi` bound every value a pair can take, known before any is
+    seen ([-1, 1] for a difference of probabilities; [-1, 0] for a divergence scaled to its cap, which can
+    only be a loss): the largest safe bet against each null follows from them. `losses` / `ties` / `wins`
+    count the negative, zero and positive ones (what the tables show beside the mean)."""
 
     values: tuple[float, ...] = ()
+    lo: float = -1.0
+    hi: float = 1.0
 
     def __post_init__(self) -> None:
-        if any(not -1.0 <= v <= 1.0 for v in self.values):
-            raise ValueError("paired differences must lie in [-1, 1]")
+        if not -1.0 <= self.lo < self.hi <= 1.0:
+            raise ValueError(f"bounds must satisfy -1 <= lo < hi <= 1, got [{self.lo}, {self.hi}]")
+        if any(not self.lo <= v <= self.hi for v in self.values):
+            raise ValueError(f"paired differences must lie in [{self.lo:g}, {self.hi:g}]")
         # kept sorted: the sums over them then run in one order whatever order the pairs came in, so a
         # resumed or reordered run computes the same e-values to the last bit
         object.__setattr__(self, "values", tuple(sorted(float(v) for v in self.values)))
 
     def plus(self, more: Iterable[float]) -> "PairedValues":
-        return PairedValues(self.values + tuple(float(v) for v in more))
+        return PairedValues(self.values + tuple(float(v) for v in more), self.lo, self.hi)
 
     @property
     def n(self) -> int:
@@ -88,7 +94,7 @@ class PairedValues:
         return np.asarray(self.values, dtype=float)
 
     def mirrored(self) -> "PairedValues":
-        return PairedValues(tuple(-v for v in self.values))
+        return PairedValues(tuple(-v for v in self.values), -self.hi, -self.lo)
 
 
 Evidence = PairedTally | PairedValues  # what a row has seen: ternary counts or continuous values
@@ -117,29 +123,35 @@ def _log_mean_exp(values: list[float]) -> float:
 
 def log_e_above(boundary: float, tally: Evidence) -> float:
     """log e-value against "delta <= boundary" (it grows when the mean difference is above the boundary):
-    the average wealth of bettors staking `STAKES` of the largest safe bet, 1 / (1 + boundary)."""
+    the average wealth of bettors staking `STAKES` of the largest safe bet, 1 / (boundary - lo) for values
+    bounded below by lo (-1 for the ternary counts)."""
+    if isinstance(tally, PairedValues):  # every stake at once: the same sums as `_log_wealth`'s
+        return _log_values_above(tally.array, boundary, tally.lo, tally.hi)
     if tally.n == 0 or boundary >= 1.0:
         return 0.0
     top = 1.0 / (1.0 + boundary)
-    if isinstance(tally, PairedValues):  # every stake at once: the same sums as `_log_wealth`'s
-        return _log_values_above(tally.array, boundary)
     return _log_mean_exp([_log_wealth(tally, s * top, boundary) for s in STAKES])
 
 
 _STAKES = np.asarray(STAKES)
 
 
-def _log_values_above(x: np.ndarray, boundary: float) -> float:
-    if x.size == 0 or boundary >= 1.0:
+def _log_values_above(x: np.ndarray, boundary: float, lo: float, hi: float) -> float:
+    """log e-value of values in [lo, hi] against "mean <= boundary": no bet where the null holds for any law
+    (boundary at or above hi) or where no law meets it (boundary below lo: the values reject it outright, and
+    the bet 1 / (boundary - lo) would not be defined)."""
+    if x.size == 0 or boundary >= hi:
         return 0.0
-    lams = _STAKES / (1.0 + boundary)
+    if boundary <= lo:
+        return math.inf if boundary < lo else 0.0
+    lams = _STAKES / (boundary - lo)
     return _log_mean_exp([float(w) for w in np.log1p(lams[:, None] * (x[None, :] - boundary)).sum(axis=1)])
 
 
 def log_e_below(boundary: float, tally: Evidence) -> float:
     """log e-value against "delta >= boundary" (it grows when the mean difference is below the boundary)."""
     if isinstance(tally, PairedValues):
-        return _log_values_above(-tally.array, -boundary)
+        return _log_values_above(-tally.array, -boundary, -tally.hi, -tally.lo)
     return log_e_above(-boundary, mirrored(tally))
 
 
@@ -156,15 +168,16 @@ def log_e_fail(tally: Evidence) -> float:
 
 def betting_cs(tally: Evidence, alpha: float = 0.05) -> tuple[float, float]:
     """The confidence sequence for the mean paired difference: the boundaries neither one-sided bettor
-    rejects at level alpha / 2 ((-1, 1) with no pairs)."""
+    rejects at level alpha / 2 (the values' whole range, [-1, 1] for counts, with no pairs)."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+    low, high = (tally.lo, tally.hi) if isinstance(tally, PairedValues) else (-1.0, 1.0)
     if tally.n == 0:
-        return (-1.0, 1.0)
+        return (low, high)
     bound = math.log(2.0 / alpha)
-    centre = tally.mean
-    lo = -1.0 if log_e_above(-1.0 + 1e-9, tally) < bound else bisect(
-        centre, -1.0 + 1e-9, lambda d: log_e_above(d, tally) < bound)
-    hi = 1.0 if log_e_below(1.0 - 1e-9, tally) < bound else bisect(
-        centre, 1.0 - 1e-9, lambda d: log_e_below(d, tally) < bound)
+    centre = min(max(tally.mean, low + 1e-9), high - 1e-9)
+    lo = low if log_e_above(low + 1e-9, tally) < bound else bisect(
+        centre, low + 1e-9, lambda d: log_e_above(d, tally) < bound)
+    hi = high if log_e_below(high - 1e-9, tally) < bound else bisect(
+        centre, high - 1e-9, lambda d: log_e_below(d, tally) < bound)
     return (lo, hi)

@@ -33,7 +33,7 @@ class GateCase:
     n: int
     detail: str = ""  # e.g. the accuracies and adjusted p (fixed), the pairs used of the baseline's (sequential)
     interval: str = FIXED_INTERVAL  # what the bounds are: the sequential gate's are each one-sided at 95 %
-    metric: str = "correct"  # what the verdict and the difference are of: correct, or p_answer
+    metric: str = "correct"  # what the verdict and the difference are of: correct, p_answer or kl
     other: str = ""  # the other metric on the same row, side by side (empty where the rows have one metric)
 
     @property
@@ -47,7 +47,9 @@ class GateCase:
 
 def metric_text(metric: str, diff: float, lo: float, hi: float, n: int, interval: str) -> str:
     """`correct: diff -3.0 points, 95% interval [-6.1, +0.2], n 400 pairs` (p_answer's points are
-    probability points)."""
+    probability points; kl's a mean in nats: `kl: mean 0.0435 nats, ...`)."""
+    if metric == "kl":
+        return f"kl: mean {diff:.4f} nats, {interval} [{lo:.4f}, {hi:.4f}], n {n} pairs"
     return (f"{metric}: diff {100 * diff:+.1f} points, {interval} [{100 * lo:+.1f}, {100 * hi:+.1f}], "
             f"n {n} pairs")
 

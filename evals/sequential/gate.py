@@ -1,7 +1,10 @@
 """The paired sequential gate: rows (each family pooled over its lengths, the primary test, and each
 family x length, secondary) gather paired differences in rounds, and each is decided by anytime-valid
 e-values, so the gate's error rates hold however early a row stops. A difference is a pair's correctness
-(-1, 0, +1: `PairedTally`) or its answer probability (in [-1, 1]: `PairedValues`); the rules are the same.
+(-1, 0, +1: `PairedTally`), its answer probability (in [-1, 1]: `PairedValues`) or a divergence from the
+baseline scaled to [-1, 0] (KL at the answer positions: `evals.paired.kl_gate`); the rules are the same but
+for one: a divergence row's FAIL is against "at most the margin" (`fails_at_margin`), since two builds that
+are not bit-identical always diverge by a little, so "no divergence" is no null worth rejecting.
 
 - FAIL: the candidate is worse than the baseline (the betting e-process against "no drop", delta >= 0,
   which only the discordant pairs move, as in McNemar's test, crosses its weighted-Holm level) and its mean
@@ -38,7 +41,8 @@ law).
    pairs). Verdicts are taken as sampling goes and kept: the p-values only fall (running maxima), and Holm's
    adjustment is monotone in them, so every FAIL taken is also a rejection of Holm on the p-values at the
    end, and the bound holds for the set of FAILs the gate gave. FAIL's second condition (an observed mean
-   below -margin) only removes FAILs.
+   below -margin) only removes FAILs. A divergence row (`fails_at_margin`) rejects H'_r: delta_r >= -margin
+   instead: the same argument, with its own null.
    Why weighted Holm rather than a hierarchy (suite pooled row, then families, then lengths): the FAIL rule
    needs a mean below -margin, and a drop in one family of seven moves a suite row by a seventh of it, so a
    suite gatekeeper would stop exactly the drops the per-family rows exist to find; and passing on the full
@@ -61,7 +65,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ctxprobe.evals.confseq import PairedTally, p_from_log_e
-from ctxprobe.evals.sequential.betting import Evidence, PairedValues, betting_cs, log_e_fail, log_e_pass
+from ctxprobe.evals.sequential.betting import (
+    Evidence, PairedValues, betting_cs, log_e_below, log_e_fail, log_e_pass,
+)
 from ctxprobe.evals.sequential.holm import PRIMARY_SHARE, row_weights, weighted_holm
 
 Verdict = Literal["FAIL", "PASS", "UNDECIDED"]
@@ -85,6 +91,7 @@ class SequentialRow:
     log_e_pass: float = 0.0
     verdict: Verdict | None = None
     rounds: int = 0
+    fails_at_margin: bool = False  # FAIL against "the drop is at most the margin" (a divergence), not "no drop"
 
     def add(self, losses: int, ties: int, wins: int, margin: float) -> None:
         """Count a round's pairs. A decided pooled row takes no more: once it is, only some of its lengths
@@ -114,7 +121,8 @@ class SequentialRow:
             return
         self.tally = tally
         self.rounds += 1
-        self.log_e_fail = max(self.log_e_fail, log_e_fail(self.tally))
+        self.log_e_fail = max(self.log_e_fail, log_e_below(-margin, self.tally) if self.fails_at_margin
+                              else log_e_fail(self.tally))
         self.log_e_pass = max(self.log_e_pass, log_e_pass(margin, self.tally))
 
     @property

@@ -1,0 +1,84 @@
+"""The paired gate on divergence (`--metric kl`): each pair's KL at the answer positions (`evals.paired.kl`:
+the least KL(base || cand) the two top-k lists allow, averaged over the gold answer's positions) judged
+against a margin in nats. It asks whether the candidate's answer distributions are the baseline's, not
+whether it loses answers: damage that moves the answer's probability both ways (a KV-cache quantisation's,
+say) shows here where a difference of `p_answer` averages it away, and the llama.cpp community reads quants
+the same way (`llama-perplexity --kl-divergence`).
+
+- FAIL: the mean KL is above the margin (betting e-process against "mean KL <= margin", weighted Holm over
+  the rows as every FAIL is).
+- PASS: the mean KL is below the margin (against "mean KL >= margin", each row at the full alpha).
+
+The betting needs values bounded a priori, and KL is not (a position can give 23 nats: `PROB_FLOOR`). Each
+pair's KL is counted up to `CAP_TIMES` margins: min(KL, cap), then scaled to [-1, 0] (a loss: -min(KL, cap)
+/ cap, so the gate's "drop beyond the margin" reads "divergence beyond the margin" and every rule of
+`evals.sequential.gate` applies unchanged, with margin 1 / CAP_TIMES). What that changes in each verdict:
+- FAIL stays a claim about the true mean: min(KL, cap) <= KL, so "the capped mean is above the margin"
+  implies "the mean is". Capping only ever costs FAIL pairs.
+- PASS is a claim about the capped mean: below the margin, which also bounds the share of pairs whose KL
+  passes the cap, by Markov's inequality, to under 1 / CAP_TIMES. A build that breaks a few answers outright
+  can PASS here; that is what the correctness gate (the default metric, shown beside) is for.
+The cap is what makes PASS reachable: the largest safe bet against "mean >= margin" is 1 / (cap - margin),
+so with no cap at all no finite number of pairs would do. At 10 margins an equal build (KL a fifth of the
+margin) PASSes in about 50 pairs; a divergence of 4 margins FAILs in about 10."""
+
+from __future__ import annotations
+
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.kl import comparable, sample_kl
+from ctxprobe.evals.paired.pairing import Pair
+from ctxprobe.evals.sequential.betting import PairedValues
+from ctxprobe.evals.sequential.gate import SequentialRow
+
+KL_MARGIN = 0.01  # nats: a second engine instance of one build measured 0.002 here, q8_0's KV 0.003, q4_0's 0.04
+CAP_TIMES = 10.0  # a pair's KL counts up to this many margins
+ROW_MARGIN = 1.0 / CAP_TIMES  # the margin in the rows' scaled units
+KL_GATE_METHOD = (f"KL at the answer positions, each pair's counted up to {CAP_TIMES:g} margins; anytime-valid "
+                  "betting e-values; FAIL: mean KL above the margin, weighted Holm over the rows; PASS: the capped "
+                  "mean below it, each row at the full alpha")
+
+
+def check_margin(margin: float) -> float:
+    """The KL margin in nats, if it is one (positive and finite); a ValueError naming it if not."""
+    if not 0.0 < margin < 1e3:
+        raise ValueError(f"--kl-margin must be a positive number of nats, got {margin}")
+    return margin
+
+
+def pair_kl(base: SampleRecord, cand: SampleRecord, same_prompt: bool = True) -> float | None:
+    """The pair's KL in nats (its mean over the answer positions both sides list), or None where it has
+    none (no logprobs or unavailable on a side, other prompts or gold tokens, no top-k lists)."""
+    if base.error is not None or cand.error is not None:
+        return None
+    found = comparable(Pair(base=base, cand=cand, same_prompt=same_prompt))
+    return None if isinstance(found, str) else sample_kl(*found).kl
+
+
+def scaled(kl: float, margin: float) -> float:
+    """A pair's KL as the gate bets on it: -min(KL, cap) / cap, in [-1, 0]."""
+    cap = CAP_TIMES * margin
+    return -min(max(kl, 0.0), cap) / cap
+
+
+def in_nats(value: float, margin: float) -> float:
+    """A scaled mean (or bound) back in nats of capped KL."""
+    return -value * CAP_TIMES * margin
+
+
+def nats_interval(lo: float, hi: float, margin: float) -> tuple[float, float]:
+    """A scaled interval as an interval of capped KL in nats (the bounds swap: a larger loss is more KL)."""
+    return in_nats(hi, margin), in_nats(lo, margin)
+
+
+def empty_values() -> PairedValues:
+    return PairedValues(lo=-1.0, hi=0.0)
+
+
+def kl_row(primary: bool) -> SequentialRow:
+    """A gate row of scaled KL values: bounded in [-1, 0], FAIL against "at most the margin"."""
+    return SequentialRow(primary=primary, tally=empty_values(), fails_at_margin=True)
+
+
+def kl_values(kls: list[float], margin: float) -> PairedValues:
+    """Pairs' KL values (nats) as the evidence a row bets on."""
+    return empty_values().plus(scaled(k, margin) for k in kls)
