@@ -2,11 +2,12 @@
 
 Four fixed runs of the same prompts, each with answer log-probabilities (`--logprobs`): the baseline with an f16
 KV cache, candidates with q4_0 and q8_0 KV caches, and a second f16 engine instance. For q4_0 against f16 and
-for the second f16 against the first, `run --against`'s gate is replayed in the order a paired run sends
-(`evals.run.against`: each round it asks for, answered from the candidate's run), once on correctness (the binary
-gate) and once on `p_answer`. Printed for each: the verdict, the candidate samples and prompt tokens spent until
-it decided (all of them when it did not), the pooled row's difference and interval, and the
-p_answer gate's tokens as a share of the binary gate's. Then `ctxprobe compare f16 q8_0 q4_0`: its KL-at-depth
+for q8_0 and for the second f16 against the first, `run --against`'s gate is replayed in the order a paired
+run sends (`evals.run.against`: each round it asks for, answered from the candidate's run), on correctness (the
+binary gate), on `p_answer` and on `kl` (KL at the answer positions against a 0.01-nat margin). Printed for
+each: the verdict, the candidate samples and prompt tokens spent until it decided (all of them when it did
+not), the pooled row's difference (points; nats for kl) and interval, and each continuous gate's tokens as a
+share of the binary gate's. Then `ctxprobe compare f16 q8_0 q4_0`: its KL-at-depth
 table, with the heatmap PNG written beside the runs.
 
     python benchmarks/bench_logprob_gate.py [--runs DIR] [--lengths 1k,2k] [--depths 0:100:25] [--samples 4]
@@ -101,16 +102,19 @@ def gate_table(name: str, base: Run, cand: Run) -> None:
           f"{100 * mean:+.2f} points, sd {100 * sd:.2f}")
     print(f"  {'metric':<10} {'verdict':>9} {'sent':>5} {'prompt tokens':>14}   pooled row: diff [interval], pairs")
     spent = {}
-    for metric in ("correct", "p_answer"):
+    for metric in ("correct", "p_answer", "kl"):
         report, sent, tokens = replayed(base, cand, metric)
         pooled = next(e for e in report["rows"] if e["primary"])
         spent[metric] = (report["verdict"], tokens)
-        print(f"  {metric:<10} {report['verdict']:>9} {sent:>5} {tokens:>14,.0f}   {100 * pooled['diff']:+.1f} "
-              f"[{100 * pooled['diff_lo']:+.1f}, {100 * pooled['diff_hi']:+.1f}], {pooled['n']}")
-    (vb, tb), (vc, tc) = spent["correct"], spent["p_answer"]
-    if vc != "UNDECIDED" and tb:
-        held = "" if vb != "UNDECIDED" else f" (the binary gate was still UNDECIDED after all {tb:,.0f})"
-        print(f"  p_answer decided with {tc / tb:.0%} of the binary gate's prompt tokens{held}")
+        shown = (f"{pooled['diff']:.4f} [{pooled['diff_lo']:.4f}, {pooled['diff_hi']:.4f}] nats" if metric == "kl"
+                 else f"{100 * pooled['diff']:+.1f} [{100 * pooled['diff_lo']:+.1f}, {100 * pooled['diff_hi']:+.1f}]")
+        print(f"  {metric:<10} {report['verdict']:>9} {sent:>5} {tokens:>14,.0f}   {shown}, {pooled['n']}")
+    vb, tb = spent["correct"]
+    for metric in ("p_answer", "kl"):
+        vc, tc = spent[metric]
+        if vc != "UNDECIDED" and tb:
+            held = "" if vb != "UNDECIDED" else f" (the binary gate was still UNDECIDED after all {tb:,.0f})"
+            print(f"  {metric} decided ({vc}) with {tc / tb:.0%} of the binary gate's prompt tokens{held}")
 
 
 def main() -> int:
@@ -135,6 +139,7 @@ def main() -> int:
         if derived:
             print(f"({derived} records written before answer_from: the separator found in their top-k lists)")
         gate_table("q4_0 against f16", runs["f16"], runs["q4_0"])
+        gate_table("q8_0 against f16", runs["f16"], runs["q8_0"])
         gate_table("f16 (a second engine) against f16", runs["f16"], runs["f16b"])
         out = root / "compare-kl"
         shown = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", "compare", *(str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")),

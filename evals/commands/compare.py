@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
 
     opts = validated(CompareOptions, model_values(args, CompareOptions.model_fields))
     result = ctxprobe.compare(opts.baseline, *opts.candidates, alpha=opts.alpha, fail_if_drop=opts.fail_if_drop,
-                              results_dir=opts.results_dir, html_report=not opts.no_report, metric=opts.metric)
+                              results_dir=opts.results_dir, html_report=not opts.no_report, metric=opts.metric,
+                              kl_margin=opts.kl_margin)
     for warning in result.warnings:
         print(f"ctxprobe: warning: {warning}", file=sys.stderr)
     print(render_text(result), end="")

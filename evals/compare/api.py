@@ -9,11 +9,13 @@ from pathlib import Path
 from ctxprobe.evals.compare.gate import GateRefused, gate_problems
 from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, CompareRow, RunInput
 from ctxprobe.evals.log.load import Run, load_run
+from ctxprobe.evals.log.kl import KLComparison
 from ctxprobe.evals.paired.kl import kl_comparison
+from ctxprobe.evals.paired.kl_gate import KL_MARGIN, check_margin
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.paired.p_answer import Metric
+from ctxprobe.evals.paired.p_answer import METRICS, Metric
 from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows, p_answer_evidence, sequential_gate
 from ctxprobe.evals.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
@@ -42,22 +44,30 @@ def labels_for(runs: list[Run]) -> list[str]:
 
 
 def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop: float | None = None,
-                 metric: Metric = "correct") -> CompareResult:
+                 metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> CompareResult:
     """The comparison of loaded runs, written nowhere (history calls this for each night). `metric` is what
-    the gate judges: correctness, or the answer probability's paired difference (`p_answer`, judged by the
-    paired gate's betting rule, valid for fixed and adaptive runs alike); both are tabled either way."""
+    the gate judges: correctness, the answer probability's paired difference (`p_answer`, judged by the
+    paired gate's betting rule, valid for fixed and adaptive runs alike), or KL at the answer positions
+    against `kl_margin` nats (`kl`: the KL gate, `evals.paired.kl_gate`, which judges without
+    `fail_if_drop`); every one the records have is tabled either way."""
     if not cands:
         raise UserError("compare needs a baseline and at least one candidate run")
     if not 0.0 < alpha < 1.0:
         raise UserError(f"--alpha must be between 0 and 1, got {alpha}")
     if fail_if_drop is not None and not 0.0 <= fail_if_drop < 1.0:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {fail_if_drop}")
-    if metric not in ("correct", "p_answer"):
-        raise UserError(f"--metric must be correct or p_answer, got {metric!r}")
+    if metric not in METRICS:
+        raise UserError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    try:
+        check_margin(kl_margin)
+    except ValueError as e:
+        raise UserError(str(e)) from None
     labels = labels_for([base, *cands])
     problems = gate_problems(base, cands, labels)
-    if problems and fail_if_drop is not None:
-        raise GateRefused(f"the --fail-if-drop gate cannot judge: {'; '.join(problems)}")
+    gated = fail_if_drop is not None or metric == "kl"
+    if problems and gated:
+        raise GateRefused(f"the {'--metric kl' if metric == 'kl' else '--fail-if-drop'} gate cannot judge: "
+                          f"{'; '.join(problems)}")
     pairings, rows, found, warnings = [], [], [], list(problems)
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     failed: list[CompareRow] = []
@@ -65,6 +75,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     # runs that stopped adaptively are gated by the paired gate's own rule, so both agree on the same pairs
     # and so is p_answer, whose statistics are the paired gate's betting ones for any run
     passed: list[CompareRow] | None = [] if fail_if_drop is not None and (anytime or metric == "p_answer") else None
+    gate_rows: list[CompareRow] = []
     for label, cand in zip(labels[1:], cands):
         pairing = pair_runs(base, cand)
         if pairing.prompts_differ:
@@ -81,6 +92,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
             evidence = p_answer_evidence(pooled, pairing.pairs) if metric == "p_answer" else None
             fails, passes = sequential_gate(pooled, fail_if_drop or 0.0, alpha, evidence)
             failed, passed = failed + fails, passed + passes
+        gate_rows += pooled
         found += examples(label, pairing.pairs, pooled)
         kl_pairs.append((label, pairing.pairs))
         pairings.append(CandidatePairing(
@@ -89,24 +101,40 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
             unpaired_base=pairing.unpaired_base, unpaired_cand=pairing.unpaired_cand))
     if fail_if_drop is not None and passed is None:
         failed = failing_rows(rows, fail_if_drop, alpha)
+    kl = kl_comparison(kl_pairs, (kl_margin, alpha) if metric == "kl" else None)
+    if metric == "kl":
+        failed, passed = kl_verdict_rows(kl, gate_rows)
     return CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
                          fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,
                          p_method=ANYTIME_P_METHOD if anytime else P_METHOD, partial_method=PARTIAL_METHOD,
                          pairings=pairings, rows=rows, examples=found, failed=failed, passed=passed, warnings=warnings,
-                         sequential=anytime, metric=metric, kl=kl_comparison(kl_pairs))
+                         sequential=anytime, metric=metric, kl=kl)
+
+
+def kl_verdict_rows(kl: KLComparison, gate_rows: list[CompareRow]) -> tuple[list[CompareRow], list[CompareRow]]:
+    """The compare rows whose KL row the KL gate FAILs, and those it PASSes (a compare row with no pair to
+    compare position by position has no KL row: undecided). Refused when no candidate has such a pair."""
+    if not kl.computed():
+        raise GateRefused("the --metric kl gate cannot judge: no pair has answer log-probabilities with top-k "
+                          "alternatives on both sides (run both builds with --logprobs, on an engine that gives them)")
+    verdicts = {(c.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens): r.verdict
+                for c in kl.candidates for r in c.rows if r.verdict is not None}
+    keyed = [(verdicts.get((r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)), r)
+             for r in gate_rows]
+    return [r for v, r in keyed if v == "FAIL"], [r for v, r in keyed if v == "PASS"]
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
             results_dir: str | Path = "results", write: bool = True, html_report: bool = True,
-            metric: Metric = "correct") -> CompareResult:
+            metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> CompareResult:
     """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
     unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
     drops by more than `fail_if_drop` significantly (in accuracy, or with `metric="p_answer"` in answer
-    probability). With the gate, runs it cannot judge (not finished, the
+    probability), or with `metric="kl"` when its mean KL is above `kl_margin` nats. With the gate, runs it cannot judge (not finished, the
     baseline itself, another suite) raise `GateRefused` (exit code 5)."""
     runs = [load_run(p) for p in (baseline, *candidates)]
-    result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop, metric)
+    result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop, metric, kl_margin)
     if not write:
         return result
     from ctxprobe.evals.compare.outputs import write_outputs

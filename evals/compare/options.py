@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ctxprobe.evals.paired.kl_gate import KL_MARGIN
+
 
 class CompareOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -15,9 +17,13 @@ class CompareOptions(BaseModel):
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="significance level after Holm")
     fail_if_drop: float | None = Field(None, description="exit 1 when a family x length row of a candidate is worse "
                                        "by more than MARGIN (e.g. 0.05) with Holm-adjusted p < alpha")
-    metric: Literal["correct", "p_answer"] = Field("correct", description="what the gate judges: correct "
-                                                   "(exact-match accuracy, the default) or p_answer (the answer's "
-                                                   "probability, in probability points; needs --logprobs runs)")
+    metric: Literal["correct", "p_answer", "kl"] = Field(
+        "correct", description="what the gate judges: correct (exact-match accuracy, the default), p_answer (the "
+        "answer's probability, in probability points) or kl (the KL of the candidate's answer distributions from "
+        "the baseline's: exit 1 when a row's mean KL is above --kl-margin, with no --fail-if-drop needed); the "
+        "last two need --logprobs runs")
+    kl_margin: float = Field(KL_MARGIN, gt=0, lt=1000, description="with --metric kl: the mean KL in nats a row "
+                             "FAILs above and PASSes below (each pair's KL counted up to 10 margins)")
     results_dir: str = Field("results", description="where the compare folder is made")
     no_report: bool = Field(False, description="do not write report.html into the compare folder")
     junit: str | None = Field(None, description="write the gate's rows as JUnit XML (failed / passed / skipped "

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ctxprobe.evals.log.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
-from ctxprobe.evals.paired.kl_text import kl_lines
+from ctxprobe.evals.paired.kl_text import gate_line, kl_lines
 from ctxprobe.evals.log.outputs import write_output
 from ctxprobe.evals.log.safe_write import make_folder, replace_file
 from ctxprobe.evals.log.store import run_folder
@@ -78,7 +78,9 @@ def _footer(result: CompareResult) -> list[str]:
     for ex in result.examples[:12]:
         lines.append(f"  e.g. {ex.candidate} {ex.where} ({ex.worse} worse) expected {ex.expected}: baseline "
                      f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%")
-    if result.fail_if_drop is not None:
+    if result.metric == "kl":
+        lines += [*gate_line(result), PASS_MEANING]
+    elif result.fail_if_drop is not None:
         verdict = "FAIL" if result.failed else "pass"
         named = "; ".join(_failed_text(result, r) for r in result.failed)
         on = " --metric p_answer" if result.metric == "p_answer" else ""

@@ -150,8 +150,9 @@ class CompareResult(BaseModel):
                                             "by the paired gate's rule (else a row passes when its interval is above "
                                             "-fail_if_drop)")
     sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
-    metric: Literal["correct", "p_answer"] = Field("correct", description="what the gate judged: correctness "
-                                                   "(the default) or the answer probability's difference")
+    metric: Literal["correct", "p_answer", "kl"] = Field(
+        "correct", description="what the gate judged: correctness (the default), the answer probability's "
+        "difference, or KL at the answer positions against `kl.margin` nats")
     warnings: list[str] = Field(default_factory=list)
     kl: KLComparison | None = Field(None, description="KL at depth and top-1 agreement at the answer positions "
                                     "(None in comparisons written before it)")

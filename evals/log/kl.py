@@ -35,6 +35,14 @@ class KLRow(BaseModel):
     base_rest: float = Field(description="mean baseline probability outside the tokens it lists: divergence "
                              "the top-k lists cannot see lies in this mass")
     top_k: int = Field(description="the shortest top-k list either run gave in the group")
+    verdict: Literal["FAIL", "PASS", "UNDECIDED"] | None = Field(
+        None, description="`compare --metric kl`, on pooled family and family x length rows: the KL gate's "
+        "verdict against the margin (None where the gate did not judge)")
+    gate_lo: float | None = Field(None, description="the gate's lower bound on the capped mean KL, nats "
+                                  "(one-sided at alpha: a 2 alpha betting confidence sequence)")
+    gate_hi: float | None = Field(None, description="the gate's upper bound, likewise")
+    p_fail: float | None = Field(None, description="anytime-valid p-value against 'mean KL at most the margin'")
+    p_pass: float | None = Field(None, description="anytime-valid p-value against 'capped mean KL at least the margin'")
 
 
 class CandidateKL(BaseModel):
@@ -56,6 +64,9 @@ class KLComparison(BaseModel):
     method: str
     interval_method: str
     candidates: list[CandidateKL]
+    margin: float | None = Field(None, description="`compare --metric kl`: the margin in nats the gate judged "
+                                 "against (None: no KL gate)")
+    gate_method: str | None = None
 
     def computed(self) -> bool:
         """Some candidate has a pair compared position by position."""

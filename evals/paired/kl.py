@@ -25,6 +25,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from ctxprobe.evals.log.kl import CandidateKL, KLComparison, KLLevel, KLRow
+from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired import kl_gate
 from ctxprobe.evals.paired.mean_interval import MEAN_METHOD, SHARE_METHOD, mean_interval, share_interval
 from ctxprobe.evals.paired.pairing import Pair
 from ctxprobe.evals.paired.rows import grouped
@@ -112,9 +114,23 @@ def sample_kl(base: AnswerLogprobs, cand: AnswerLogprobs) -> SampleKL:
                     positions=len(kls), top_k=min(ks))
 
 
-def candidate_kl(candidate: str, pairs: list[Pair]) -> CandidateKL:
+def pair_kl(base: SampleRecord, cand: SampleRecord, same_prompt: bool = True) -> float | None:
+    """The pair's KL in nats (its mean over the answer positions both sides list), or None where it has
+    none (an error or no logprobs on a side, logprobs unavailable, other prompts or gold tokens, no top-k
+    lists)."""
+    if base.error is not None or cand.error is not None:
+        return None
+    found = comparable(Pair(base=base, cand=cand, same_prompt=same_prompt))
+    return None if isinstance(found, str) else sample_kl(*found).kl
+
+
+GATE_LEVELS: tuple[KLLevel, ...] = ("family", "family_length")  # the rows a KL gate judges (pooled: primary)
+
+
+def candidate_kl(candidate: str, pairs: list[Pair], gate: tuple[float, float] | None = None) -> CandidateKL:
     """The KL rows of one candidate: per family, family x length and cell, from the pairs that can be
-    compared; the others counted by reason."""
+    compared; the others counted by reason. `gate` (margin in nats, alpha): the pooled and family x length
+    rows judged by the KL gate (`evals.paired.kl_gate`)."""
     reasons: Counter[str] = Counter()
     usable: list[Pair] = []
     values: dict[int, SampleKL] = {}
@@ -136,10 +152,31 @@ def candidate_kl(candidate: str, pairs: list[Pair]) -> CandidateKL:
                               kl=kl, kl_lo=max(0.0, kl_lo) if not math.isnan(kl_lo) else kl_lo, kl_hi=kl_hi,
                               top1=top1, top1_lo=top1_lo, top1_hi=top1_hi,
                               base_rest=math.fsum(s.base_rest for s in got) / len(got), top_k=min(s.top_k for s in got)))
+    if gate is not None:
+        rows = _judged(rows, usable, values, *gate)
     return CandidateKL(candidate=candidate, pairs=len(usable), left_out=dict(sorted(reasons.items())), rows=rows)
 
 
-def kl_comparison(candidates: list[tuple[str, list[Pair]]]) -> KLComparison:
-    """KL at depth for each (candidate label, its pairs with the baseline)."""
+def _judged(rows: list[KLRow], usable: list[Pair], values: dict[int, SampleKL], margin: float,
+            alpha: float) -> list[KLRow]:
+    """The rows with the KL gate's verdicts on the pooled and family x length ones (one Holm over them)."""
+    at = [i for i, r in enumerate(rows) if r.level in GATE_LEVELS]
+    groups = {level: grouped(usable, level) for level in GATE_LEVELS}
+    judged = kl_gate.judge_rows(
+        [(rows[i].level == "family", [values[id(p)].kl for p in groups[rows[i].level][
+            (rows[i].family, rows[i].variant, rows[i].haystack, rows[i].context_tokens, rows[i].depth)]])
+         for i in at], margin, alpha)
+    out = list(rows)
+    for i, v in zip(at, judged):
+        out[i] = rows[i].model_copy(update={"verdict": v.verdict, "gate_lo": v.lo, "gate_hi": v.hi,
+                                            "p_fail": v.p_fail, "p_pass": v.p_pass})
+    return out
+
+
+def kl_comparison(candidates: list[tuple[str, list[Pair]]], gate: tuple[float, float] | None = None) -> KLComparison:
+    """KL at depth for each (candidate label, its pairs with the baseline); `gate` (margin in nats, alpha):
+    with the KL gate's verdicts."""
     return KLComparison(method=KL_METHOD, interval_method=f"KL: {MEAN_METHOD}; top-1: {SHARE_METHOD}",
-                        candidates=[candidate_kl(label, pairs) for label, pairs in candidates])
+                        candidates=[candidate_kl(label, pairs, gate) for label, pairs in candidates],
+                        margin=None if gate is None else gate[0],
+                        gate_method=None if gate is None else kl_gate.KL_GATE_METHOD)

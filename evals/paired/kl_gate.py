@@ -1,5 +1,5 @@
-"""The paired gate on divergence (`--metric kl`): each pair's KL at the answer positions (`evals.paired.kl`:
-the least KL(base || cand) the two top-k lists allow, averaged over the gold answer's positions) judged
+"""The paired gate on divergence (`--metric kl`): each pair's KL at the answer positions (`evals.paired.kl`,
+`pair_kl`: the least KL(base || cand) the two top-k lists allow, averaged over the gold answer's positions) judged
 against a margin in nats. It asks whether the candidate's answer distributions are the baseline's, not
 whether it loses answers: damage that moves the answer's probability both ways (a KV-cache quantisation's,
 say) shows here where a difference of `p_answer` averages it away, and the llama.cpp community reads quants
@@ -24,11 +24,11 @@ margin) PASSes in about 50 pairs; a divergence of 4 margins FAILs in about 10.""
 
 from __future__ import annotations
 
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.paired.kl import comparable, sample_kl
-from ctxprobe.evals.paired.pairing import Pair
-from ctxprobe.evals.sequential.betting import PairedValues
-from ctxprobe.evals.sequential.gate import SequentialRow
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxprobe.evals.sequential.betting import PairedValues, log_e_below, log_e_pass
+from ctxprobe.evals.sequential.gate import SequentialRow, Verdict, final_verdicts
 
 KL_MARGIN = 0.01  # nats: a second engine instance of one build measured 0.002 here, q8_0's KV 0.003, q4_0's 0.04
 CAP_TIMES = 10.0  # a pair's KL counts up to this many margins
@@ -43,15 +43,6 @@ def check_margin(margin: float) -> float:
     if not 0.0 < margin < 1e3:
         raise ValueError(f"--kl-margin must be a positive number of nats, got {margin}")
     return margin
-
-
-def pair_kl(base: SampleRecord, cand: SampleRecord, same_prompt: bool = True) -> float | None:
-    """The pair's KL in nats (its mean over the answer positions both sides list), or None where it has
-    none (no logprobs or unavailable on a side, other prompts or gold tokens, no top-k lists)."""
-    if base.error is not None or cand.error is not None:
-        return None
-    found = comparable(Pair(base=base, cand=cand, same_prompt=same_prompt))
-    return None if isinstance(found, str) else sample_kl(*found).kl
 
 
 def scaled(kl: float, margin: float) -> float:
@@ -82,3 +73,33 @@ def kl_row(primary: bool) -> SequentialRow:
 def kl_values(kls: list[float], margin: float) -> PairedValues:
     """Pairs' KL values (nats) as the evidence a row bets on."""
     return empty_values().plus(scaled(k, margin) for k in kls)
+
+
+@dataclass(frozen=True)
+class KLVerdict:
+    """One row judged on its pairs' KL: the verdict, the capped mean's bounds in nats (each one-sided at
+    alpha) and the anytime-valid p-values of both directions."""
+
+    verdict: Verdict
+    mean: float
+    lo: float
+    hi: float
+    p_fail: float
+    p_pass: float
+
+
+def judge_rows(rows: Sequence[tuple[bool, Sequence[float]]], margin: float, alpha: float) -> list[KLVerdict]:
+    """Fixed rows (primary or not, their pairs' KL in nats) judged as a paired run judges its rows when its
+    pairs end: FAIL on weighted Holm over all of them, PASS each at alpha. Betting e-values are anytime-valid,
+    so this holds for runs that stopped adaptively too (a running maximum is never below the last value)."""
+    seq = []
+    for primary, kls in rows:
+        values = kl_values(list(kls), margin)
+        seq.append(SequentialRow(primary=primary, tally=values, fails_at_margin=True,
+                                 log_e_fail=log_e_below(-ROW_MARGIN, values), log_e_pass=log_e_pass(ROW_MARGIN, values)))
+    out = []
+    for row, verdict in zip(seq, final_verdicts(seq, ROW_MARGIN, alpha)):
+        lo, hi = nats_interval(*row.interval(alpha), margin)
+        out.append(KLVerdict(verdict=verdict, mean=in_nats(row.tally.mean, margin), lo=lo, hi=hi,
+                             p_fail=row.p_fail, p_pass=row.p_pass))
+    return out

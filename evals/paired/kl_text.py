@@ -14,6 +14,7 @@ from ctxprobe.evals.paired.text import aligned
 from ctxprobe.tasks.lengths import format_length
 
 COLUMNS = ["length", "depth", "n", "positions", "KL", "95% CI", "top-1", "95% CI", "base rest", "k"]
+GATE_COLUMNS = ["gate", "bounds (capped)"]  # `compare --metric kl`: the KL gate's verdict, each bound one-sided
 
 
 def heatmap_name(candidate: str, family: str) -> str:
@@ -38,6 +39,41 @@ def row_cells(row: KLRow) -> list[str]:
             "all" if row.depth is None else f"{row.depth:g}%", str(row.n), str(row.positions), kl_number(row.kl),
             f"[{kl_number(row.kl_lo)}, {kl_number(row.kl_hi)}]", percent(row.top1),
             f"[{percent(row.top1_lo)}, {percent(row.top1_hi)}]", f"{100 * row.base_rest:.1f}%", str(row.top_k)]
+
+
+def gate_cells(row: KLRow) -> list[str]:
+    """The KL gate's columns of a row: its verdict and the capped mean's bounds (blank on cells)."""
+    if row.verdict is None or row.gate_lo is None or row.gate_hi is None:
+        return ["", ""]
+    return [row.verdict, f"[{kl_number(row.gate_lo)}, {kl_number(row.gate_hi)}]"]
+
+
+def find_row(kl: KLComparison | None, candidate: str, level: str, family: str, variant: str, haystack: str,
+             context_tokens: int) -> KLRow | None:
+    """The KL row of one compare row (None where its pairs had nothing to compare position by position)."""
+    for cand in kl.candidates if kl else []:
+        for row in cand.rows if cand.candidate == candidate else []:
+            if (row.level, row.family, row.variant, row.haystack, row.context_tokens) == (
+                    level, family, variant, haystack, context_tokens):
+                return row
+    return None
+
+
+def gate_line(result: CompareResult) -> list[str]:
+    """The KL gate's outcome (`compare --metric kl`): FAIL naming the rows, else pass; [] without the gate."""
+    kl = result.kl
+    if result.metric != "kl" or kl is None or kl.margin is None:
+        return []
+    named = []
+    for r in result.failed:
+        row = find_row(kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
+        named.append(f"{r.candidate} {r.where()}" + (f" KL {kl_number(row.kl)} nats (at least {kl_number(row.gate_lo or 0.0)})"
+                                                     if row is not None else ""))
+    verdict = "FAIL" if result.failed else "pass"
+    return [f"gate --metric kl --kl-margin {kl.margin:g}: {verdict}" + (f": {'; '.join(named)}" if named else ""),
+            f"KL gate: {kl.gate_method}. FAIL: the row's mean KL is above the margin; PASS: its mean, each pair's "
+            "counted up to 10 margins, is below it (the correctness gate catches a build that loses a few answers "
+            "outright)."]
 
 
 def left_out_text(cand: CandidateKL) -> str:
@@ -69,13 +105,15 @@ def kl_lines(result: CompareResult, markdown: bool = False) -> list[str]:
         left = f"; left out: {left_out_text(cand)}" if cand.left_out else ""
         out.append(f"baseline {result.baseline.label}  vs  candidate {cand.candidate}: {cand.pairs} pairs compared "
                    f"at their answer positions{left}")
+        gated = kl.margin is not None
+        columns = COLUMNS + GATE_COLUMNS if gated else COLUMNS
         for (family, variant, haystack), rows in blocks(cand).items():
-            cells = [row_cells(r) for r in rows]
+            cells = [row_cells(r) + (gate_cells(r) if gated else []) for r in rows]
             if markdown:
-                out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(COLUMNS) + " |",
-                        "|" + "|".join("---:" for _ in COLUMNS) + "|", *("| " + " | ".join(c) + " |" for c in cells)]
+                out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(columns) + " |",
+                        "|" + "|".join("---:" for _ in columns) + "|", *("| " + " | ".join(c) + " |" for c in cells)]
             else:
-                out += ["", f"{family}  {variant}  [{haystack}]", *aligned([COLUMNS, *cells])]
+                out += ["", f"{family}  {variant}  [{haystack}]", *aligned([columns, *cells])]
         out.append("")
     out.append(f"KL: {kl.method}. Intervals: {kl.interval_method}. base rest: the baseline's probability outside "
                "the tokens it lists (divergence there is not seen); k: the shortest top-k list.")

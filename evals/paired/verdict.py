@@ -155,7 +155,18 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
                        detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, "
                        f"p_holm {p_holm:.3g}")
         pa = r.p_answer
-        if result.metric == "p_answer":
+        if result.metric == "kl":
+            from ctxprobe.evals.paired.kl_text import find_row
+
+            kr = find_row(result.kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
+            own = (dict(diff=kr.kl, diff_lo=kr.gate_lo, diff_hi=kr.gate_hi, n=kr.n, interval=SEQUENTIAL_INTERVAL,
+                        detail=f"mean KL over {kr.positions} answer positions, top-1 agreement {100 * kr.top1:.0f}%")
+                   if kr is not None and kr.verdict is not None else
+                   dict(diff=float("nan"), diff_lo=float("nan"), diff_hi=float("nan"), n=0,
+                        interval=SEQUENTIAL_INTERVAL, detail="no pair has top-k answer log-probabilities on both sides"))
+            verdict = kr.verdict if kr is not None and kr.verdict is not None else "UNDECIDED"
+            other = metric_text("correct", r.diff, lo, hi, r.n, interval)
+        elif result.metric == "p_answer":
             own = (dict(diff=pa.diff, diff_lo=pa.gate_lo, diff_hi=pa.gate_hi, n=pa.n, interval=SEQUENTIAL_INTERVAL,
                         detail=f"p_answer baseline {pa.base:.3f} vs candidate {pa.cand:.3f} ({pa.n} of "
                         f"{pa.n + pa.missing} pairs have it)")

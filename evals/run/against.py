@@ -23,7 +23,7 @@ from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.record import SampleRecord
 from ctxprobe.evals.log.rows import variant_label
 from ctxprobe.evals.paired import kl_gate
-from ctxprobe.evals.paired.kl_gate import pair_kl
+from ctxprobe.evals.paired.kl import pair_kl
 from ctxprobe.evals.paired.p_answer import METRICS, Metric, p_answer, p_answer_diff
 from ctxprobe.evals.sequential.betting import PairedValues
 from ctxprobe.evals.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
