@@ -14,6 +14,7 @@ from typing import Any
 from ctxprobe.evals.log.compare import COMPARE_JSON, read_compare
 from ctxprobe.evals.log.load import load_run
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.kl_text import gate_line
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
 from ctxprobe.evals.report.html.kl_section import kl_section
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
@@ -57,8 +58,18 @@ def verdict_rows(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, A
                     "base_k": _of(r.get("base_correct"), r.get("n")), "cand_k": _of(r.get("cand_correct"), r.get("n")),
                     "interval": f"[{_pts(r.get('diff_lo'))}, {_pts(r.get('diff_hi'))}]", "p": _p(r.get("p_value")),
                     "p_holm": _p(r.get("p_holm")), "verdict": verdict, "background": diff_colour(diff)[0]
-                    if r.get("significant") else "transparent"})
+                    if r.get("significant") else "transparent", "p_answer": _p_answer(r.get("p_answer"))})
     return out
+
+
+def _p_answer(pa: dict[str, Any] | None) -> dict[str, str] | None:
+    """A row's answer-probability columns (each build's mean; the paired difference in probability points
+    with its anytime-valid interval and the pairs that have it), None where the row has none."""
+    if not pa:
+        return None
+    of = f"{pa.get('n')}" + (f"/{int(pa['n']) + int(pa['missing'])}" if pa.get("missing") else "")
+    return {"means": f"{float(pa['base']):.3f} → {float(pa['cand']):.3f}",
+            "diff": f"{100 * float(pa['diff']):+.1f} [{100 * float(pa['lo']):+.1f}, {100 * float(pa['hi']):+.1f}], {of}"}
 
 
 def diff_tables(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, Any]]:
@@ -161,6 +172,7 @@ def compare_section(folder: Path) -> dict[str, Any]:
             "failed": [f"{r.get('candidate')} {r.get('family')} {r.get('variant')} "
                        f"{format_length(int(r.get('context_tokens', 0)))} {_pts(r.get('diff'))} "
                        f"(p_holm {_p(r.get('p_holm'))})" for r in data.get("failed", [])],
+            "gate": gate_line(result),
             "methods": [(k, data[k]) for k in ("interval_method", "p_method", "partial_method") if data.get(k)],
             "kl": kl_section(result.kl, folder),
             "raw": None if rows or inputs else json.dumps(data, indent=2)[:20000]}

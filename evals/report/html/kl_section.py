@@ -10,7 +10,8 @@ from typing import Any
 
 from ctxprobe.evals.log.kl import CandidateKL, KLComparison, KLRow
 from ctxprobe.evals.paired.kl_text import (
-    COLUMNS, blocks, heatmap_name, kl_number, left_out_text, not_computed_line, percent, row_cells,
+    COLUMNS, GATE_COLUMNS, blocks, gate_cells, heatmap_name, kl_number, left_out_text, not_computed_line, percent,
+    row_cells,
 )
 from ctxprobe.evals.report.html.charts import png_data_uri
 from ctxprobe.evals.report.kl_scale import kl_colour
@@ -35,10 +36,10 @@ def _grid(rows: list[KLRow]) -> dict[str, Any]:
             "rows": [(f"{d:g}%", [_cell(at.get((d, n))) for n in lengths]) for d in depths]}
 
 
-def _candidate(cand: CandidateKL, folder: Path) -> dict[str, Any]:
+def _candidate(cand: CandidateKL, folder: Path, gated: bool) -> dict[str, Any]:
     panels = []
     for (family, variant, haystack), rows in blocks(cand).items():
-        pooled = [row_cells(r) for r in rows if r.level != "cell"]
+        pooled = [row_cells(r) + (gate_cells(r) if gated else []) for r in rows if r.level != "cell"]
         panels.append({"family": family, "variant": variant, "haystack": haystack, "pooled": pooled, **_grid(rows)})
     names = [heatmap_name(cand.candidate, family) for family in sorted({r.family for r in cand.rows if r.level == "cell"})]
     images = [(name, png_data_uri(folder / name)) for name in names if (folder / name).is_file()]
@@ -52,5 +53,8 @@ def kl_section(kl: KLComparison | None, folder: Path) -> dict[str, Any]:
         return {"line": "KL at depth: this comparison was written before KL at depth was computed", "candidates": []}
     if not kl.computed():
         return {"line": not_computed_line(kl), "candidates": []}
-    return {"line": None, "columns": COLUMNS, "candidates": [_candidate(c, folder) for c in kl.candidates],
-            "method": kl.method, "interval_method": kl.interval_method}
+    gated = kl.margin is not None  # `compare --metric kl`: the gate's verdict and bounds on the pooled rows
+    return {"line": None, "columns": COLUMNS + GATE_COLUMNS if gated else COLUMNS,
+            "candidates": [_candidate(c, folder, gated) for c in kl.candidates],
+            "method": kl.method + (f". Gate: {kl.gate_method}, margin {kl.margin:g} nats" if gated else ""),
+            "interval_method": kl.interval_method}
