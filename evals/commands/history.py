@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.tasks.errors import validated
 
     opts = validated(HistoryOptions, model_values(args, HistoryOptions.model_fields))
-    result = ctxprobe.history(opts.results_dir, label=opts.label, suite=opts.suite, alpha=opts.alpha)
+    result = ctxprobe.history(opts.results_dir, label=opts.label, suite=opts.suite, alpha=opts.alpha,
+                              metric=opts.metric, kl_margin=opts.kl_margin)
     print(render_text(result), end="")
     print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)
     return 0

@@ -11,10 +11,14 @@ from pathlib import Path
 
 from ctxprobe.evals.compare.api import compare_runs, run_input
 from ctxprobe.evals.compare.gate import GateRefused
+from ctxprobe.evals.log.compare import CompareResult, CompareRow
 from ctxprobe.evals.log.history import HistoryPoint, HistoryResult, NightStep
 from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.manifest import RunManifest
 from ctxprobe.evals.log.store import MANIFEST, RunStore
+from ctxprobe.evals.paired.kl_gate import KL_MARGIN
+from ctxprobe.evals.paired.kl_text import find_row, kl_number
+from ctxprobe.evals.paired.p_answer import Metric
 from ctxprobe.evals.report.table import context_summary
 from ctxprobe.tasks.errors import UserError
 
@@ -46,9 +50,11 @@ def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tu
 
 
 def history(results_dir: str | Path, label: str | None = None, suite: str | None = None, alpha: float = 0.05,
-            write: bool = True) -> HistoryResult:
+            write: bool = True, metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> HistoryResult:
     """The history of one suite's finished runs in `results_dir`; with `write`, history.md / history.json
-    and a trend PNG in `results_dir/history-<suite>/` (replaced each time)."""
+    and a trend PNG in `results_dir/history-<suite>/` (replaced each time). `metric` flags a night: a
+    significant drop in accuracy (the default) or in p_answer, or a mean KL above `kl_margin` nats
+    (`compare --metric`'s gates, margin 0 for the first two)."""
     found, skipped = finished_runs(Path(results_dir), label, suite)
     suites = sorted({m.suite.name for _, m in found})
     if not suites:
@@ -58,9 +64,11 @@ def history(results_dir: str | Path, label: str | None = None, suite: str | None
         raise UserError(f"runs of several suites in {results_dir} ({', '.join(suites)}): choose one with --suite")
     runs = [load_run(folder) for folder, _ in found]
     labels = [r.dir.name for r in runs]  # `<time>-<label>`: unique, and names the night
-    result = HistoryResult(suite=suites[0], alpha=alpha, runs=[run_input(r, lab) for r, lab in zip(runs, labels)],
+    result = HistoryResult(suite=suites[0], alpha=alpha, metric=metric, kl_margin=kl_margin if metric == "kl" else None,
+                           runs=[run_input(r, lab) for r, lab in zip(runs, labels)],
                            points=[p for r, lab in zip(runs, labels) for p in _points(r, lab)],
-                           steps=[_step(a, b, alpha) for a, b in zip(runs, runs[1:])], skipped=skipped)
+                           steps=[_step(a, b, alpha, metric, kl_margin) for a, b in zip(runs, runs[1:])],
+                           skipped=skipped)
     if not write:
         return result
     from ctxprobe.evals.compare.history_outputs import write_history
@@ -79,12 +87,24 @@ def _points(run: Run, label: str) -> list[HistoryPoint]:
             for r in table.itertuples(index=False)]
 
 
-def _step(previous: Run, current: Run, alpha: float) -> NightStep:
-    """The paired test of `compare`, gate margin 0: any drop significant after Holm is flagged."""
+def _step(previous: Run, current: Run, alpha: float, metric: Metric = "correct",
+          kl_margin: float = KL_MARGIN) -> NightStep:
+    """The paired test of `compare`, gate margin 0 (for kl: `kl_margin`): any row the gate fails is flagged."""
     step = NightStep(previous=str(previous.dir), current=str(current.dir))
     try:
-        compared = compare_runs(previous, [current], alpha=alpha, fail_if_drop=0.0)
+        compared = compare_runs(previous, [current], alpha=alpha, fail_if_drop=0.0, metric=metric, kl_margin=kl_margin)
     except (UserError, GateRefused) as exc:
         return step.model_copy(update={"note": str(exc)})
     return step.model_copy(update={"pairs": compared.pairings[0].pairs, "rows": compared.family_rows(),
-                                   "drops": compared.failed, "note": "; ".join(compared.warnings) or None})
+                                   "drops": compared.failed, "flagged": [_flag(compared, r) for r in compared.failed],
+                                   "note": "; ".join(compared.warnings) or None})
+
+
+def _flag(compared: CompareResult, row: CompareRow) -> str:
+    """A flagged row as the night's line says it, in the history's metric."""
+    if compared.metric == "kl":
+        kl = find_row(compared.kl, row.candidate, row.level, row.family, row.variant, row.haystack, row.context_tokens)
+        return f"{row.where()} KL {kl_number(kl.kl if kl else float('nan'))} nats"
+    if compared.metric == "p_answer" and row.p_answer is not None:
+        return f"{row.where()} p_answer {100 * row.p_answer.diff:+.1f} points (anytime-valid)"
+    return f"{row.where()} {100 * row.diff:+.0f} points (p_holm {row.p_holm:.3g})"

@@ -50,9 +50,21 @@ def step_lines(result: HistoryResult) -> list[str]:
         head = f"{names[step.previous]} -> {names[step.current]}: {step.pairs} pairs"
         if step.note:
             head += f" ({step.note})"
-        drops = "; ".join(f"{r.where()} {100 * r.diff:+.0f} points (p_holm {r.p_holm:.3g})" for r in step.drops)
-        lines.append(f"{head}: " + (f"DROP {drops}" if drops else "no significant drop"))
+        drops = "; ".join(step.flagged or [f"{r.where()} {100 * r.diff:+.0f} points (p_holm {r.p_holm:.3g})"
+                                           for r in step.drops])
+        word, none = ("DIVERGES", "no divergence above the margin") if result.metric == "kl" else ("DROP", "no significant drop")
+        lines.append(f"{head}: " + (f"{word} {drops}" if drops else none))
     return lines
+
+
+def _test(result: HistoryResult) -> str:
+    """What flags a night, in the history's metric."""
+    if result.metric == "kl":
+        return (f"mean KL at the answer positions above {result.kl_margin:g} nats, anytime-valid betting, "
+                f"Holm, alpha {result.alpha}")
+    if result.metric == "p_answer":
+        return f"p_answer's paired difference, anytime-valid betting, Holm, alpha {result.alpha}"
+    return f"exact McNemar on paired samples, Holm, alpha {result.alpha}"
 
 
 def render_text(result: HistoryResult) -> str:
@@ -60,7 +72,7 @@ def render_text(result: HistoryResult) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = [f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Clopper-Pearson] (n), errors apart", ""]
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    out += ["", f"night to night (exact McNemar on paired samples, Holm, alpha {result.alpha}):", *step_lines(result)]
+    out += ["", f"night to night ({_test(result)}):", *step_lines(result)]
     out += [f"skipped {s}" for s in result.skipped]
     return "\n".join(out) + "\n"
 

@@ -39,3 +39,8 @@ class HistoryOptions(BaseModel):
     label: str | None = Field(None, description="only runs with this label")
     suite: str | None = Field(None, description="only runs of this suite (needed when the folder holds several)")
     alpha: float = CompareOptions.model_fields["alpha"]
+    metric: Literal["correct", "p_answer", "kl"] = Field(
+        "correct", description="what flags a night against the one before: a significant drop in accuracy (the "
+        "default) or in p_answer, or a mean KL of the answer distributions above --kl-margin (the last two need "
+        "--logprobs runs)")
+    kl_margin: float = CompareOptions.model_fields["kl_margin"]

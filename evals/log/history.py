@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from ctxprobe.evals.log.compare import CompareRow, RunInput
@@ -41,6 +43,8 @@ class NightStep(BaseModel):
     pairs: int = 0
     rows: list[CompareRow] = Field(default_factory=list)
     drops: list[CompareRow] = Field(default_factory=list)
+    flagged: list[str] = Field(default_factory=list, description="each flagged row as the tables say it, in the "
+                               "history's metric (empty in histories written before it: `drops` then)")
     note: str | None = None
 
 
@@ -50,6 +54,9 @@ class HistoryResult(BaseModel):
     schema_version: SchemaVersion = SCHEMA_VERSION
     suite: str
     alpha: float
+    metric: Literal["correct", "p_answer", "kl"] = Field("correct", description="what flags a night: a significant "
+                                                         "drop in accuracy or in p_answer, or KL above `kl_margin`")
+    kl_margin: float | None = None
     runs: list[RunInput]
     points: list[HistoryPoint]
     steps: list[NightStep]

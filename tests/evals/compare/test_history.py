@@ -56,3 +56,25 @@ def test_history_of_several_suites_needs_one_named(nights: Path, capsys):
     assert main(["history", str(nights)]) == 2
     assert "several suites" in capsys.readouterr().err
     assert len(ctxprobe.history(nights, suite="big", write=False).runs) == 1
+
+
+def test_history_on_kl_flags_the_night_whose_answer_distributions_moved(tmp_path: Path, capsys):
+    """Three nights with answer log-probabilities, every answer right: the third's distributions moved
+    (logit noise 0.6), which accuracy cannot see and `--metric kl` flags; the second is the first again."""
+    from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
+
+    results = tmp_path / "results"
+    same = lambda k: answer_logprobs(base_dists(k), VOCAB)  # noqa: E731
+    for name, created, logprobs in (("n1", 100.0, same), ("n2", 200.0, same),
+                                    ("n3", 300.0, lambda k: answer_logprobs(shifted(base_dists(k), 0.6, k), VOCAB))):
+        path = write_logprob_run(results / name, "nightly", logprobs)
+        manifest = json.loads((path / "manifest.json").read_text())
+        manifest["created"] = created
+        (path / "manifest.json").write_text(json.dumps(manifest))
+    assert [len(s.drops) for s in ctxprobe.history(results, write=False).steps] == [0, 0]
+    on_kl = ctxprobe.history(results, metric="kl", write=False)
+    assert on_kl.metric == "kl" and [len(s.drops) for s in on_kl.steps] == [0, 3]  # pooled, 1K, 2K
+    assert all(" KL 0.0" in line or " KL 0.1" in line for line in on_kl.steps[1].flagged)
+    assert main(["history", str(results), "--metric", "kl"]) == 0
+    out = capsys.readouterr().out
+    assert "n2 -> n3: 40 pairs: DIVERGES niah" in out and "n1 -> n2: 40 pairs: no divergence above the margin" in out
