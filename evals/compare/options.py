@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.paired.kl_gate import KL_MARGIN
+from ctxprobe.evals.paired.kl_gate import GateMetric, margin_option, metric_option
 
 
 class CompareOptions(BaseModel):
@@ -17,13 +15,9 @@ class CompareOptions(BaseModel):
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="significance level after Holm")
     fail_if_drop: float | None = Field(None, description="exit 1 when a family x length row of a candidate is worse "
                                        "by more than MARGIN (e.g. 0.05) with Holm-adjusted p < alpha")
-    metric: Literal["correct", "p_answer", "kl"] = Field(
-        "correct", description="what the gate judges: correct (exact-match accuracy, the default), p_answer (the "
-        "answer's probability, in probability points) or kl (the KL of the candidate's answer distributions from "
-        "the baseline's: exit 1 when a row's mean KL is above --kl-margin, with no --fail-if-drop needed); the "
-        "last two need --logprobs runs")
-    kl_margin: float = Field(KL_MARGIN, gt=0, lt=1000, description="with --metric kl: the mean KL in nats a row "
-                             "FAILs above and PASSes below (each pair's KL counted up to 10 margins)")
+    metric: GateMetric = metric_option("", ": exit 1 when a row's mean KL is above --kl-margin, with no "
+                                       "--fail-if-drop needed")
+    kl_margin: float = margin_option("with --metric kl")
     results_dir: str = Field("results", description="where the compare folder is made")
     no_report: bool = Field(False, description="do not write report.html into the compare folder")
     junit: str | None = Field(None, description="write the gate's rows as JUnit XML (failed / passed / skipped "
@@ -39,8 +33,5 @@ class HistoryOptions(BaseModel):
     label: str | None = Field(None, description="only runs with this label")
     suite: str | None = Field(None, description="only runs of this suite (needed when the folder holds several)")
     alpha: float = CompareOptions.model_fields["alpha"]
-    metric: Literal["correct", "p_answer", "kl"] = Field(
-        "correct", description="what flags a night against the one before: a significant drop in accuracy (the "
-        "default) or in p_answer, or a mean KL of the answer distributions above --kl-margin (the last two need "
-        "--logprobs runs)")
+    metric: GateMetric = metric_option("what flags a night against the one before, ", " above --kl-margin")
     kl_margin: float = CompareOptions.model_fields["kl_margin"]

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ctxprobe.evals.sequential.betting import PairedValues, log_e_below, log_e_pass
 from ctxprobe.evals.sequential.gate import SequentialRow, Verdict, final_verdicts
@@ -36,6 +39,24 @@ ROW_MARGIN = 1.0 / CAP_TIMES  # the margin in the rows' scaled units
 KL_GATE_METHOD = (f"KL at the answer positions, each pair's counted up to {CAP_TIMES:g} margins; anytime-valid "
                   "betting e-values; FAIL: mean KL above the margin, weighted Holm over the rows; PASS: the capped "
                   "mean below it, each row at the full alpha")
+
+
+GateMetric = Literal["correct", "p_answer", "kl"]
+
+
+def metric_option(use: str, kl_note: str) -> Any:
+    """The `--metric` option of a command that gates (`use`: when it applies; `kl_note`: what kl does there),
+    declared once for compare, history and run --against."""
+    return Field("correct", description=f"{use}what the gate judges: correct (exact-match accuracy, the default), "
+                 "p_answer (the answer's probability, the margin in probability points) or kl (the KL of the "
+                 f"candidate's answer distributions from the baseline's{kl_note}); the last two need answer "
+                 "log-probabilities, --logprobs, on both runs")
+
+
+def margin_option(use: str) -> Any:
+    """The `--kl-margin` option (`use`: when it applies)."""
+    return Field(KL_MARGIN, gt=0, lt=1000, description=f"{use}: the mean KL in nats a row FAILs above and PASSes "
+                 f"below (each pair's KL counted up to {CAP_TIMES:g} margins)")
 
 
 def check_margin(margin: float) -> float:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
 
 from ctxprobe.evals.confseq import p_from_log_e
 from ctxprobe.evals.log.compare import AnswerProbabilityRow
 from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.paired.kl_gate import GateMetric
 from ctxprobe.evals.sequential.betting import Evidence, PairedValues, betting_cs, log_e_above, log_e_below
 from ctxprobe.runners.response import AnswerLogprobs
 
-Metric = Literal["correct", "p_answer", "kl"]  # what a paired gate judges (kl: `evals.paired.kl_gate`)
+Metric = GateMetric  # what a paired gate judges (kl: `evals.paired.kl_gate`)
 METRICS: tuple[Metric, ...] = ("correct", "p_answer", "kl")
 P_ANSWER_METHOD = ("p_answer: the mean paired difference of the answer's probability, anytime-valid betting "
                    "confidence sequence and p-value (values in [-1, 1])")

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ctxprobe.evals.paired.kl_gate import KL_MARGIN
+from ctxprobe.evals.paired.kl_gate import KL_MARGIN, GateMetric, margin_option, metric_option
 from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.sequential.cells import StopOptions
@@ -80,13 +80,8 @@ class AgainstOptions(BaseModel):
                                 "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
     fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
                                        "FAILs beyond and PASSes within")
-    metric: Literal["correct", "p_answer", "kl"] = Field(
-        "correct", description="with --against: what the gate judges: correct (exact-match accuracy, the default), "
-        "p_answer (the answer's probability, the margin in probability points) or kl (the KL of the candidate's "
-        "answer distributions from the baseline's, against --kl-margin); the last two need answer "
-        "log-probabilities, --logprobs, on both runs")
-    kl_margin: float = Field(KL_MARGIN, gt=0, lt=1000, description="with --against --metric kl: the mean KL in nats "
-                             "a row FAILs above and PASSes below (each pair's KL counted up to 10 margins)")
+    metric: GateMetric = metric_option("with --against: ", ", against --kl-margin")
+    kl_margin: float = margin_option("with --against --metric kl")
     baseline_endpoint: list[str] = Field(
         default_factory=list, description="with --against and --max-samples: the baseline's endpoint, sent the "
         "samples the baseline run lacks in lockstep with the candidate (kept in the run's baseline-extension/)")

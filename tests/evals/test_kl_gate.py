@@ -11,11 +11,12 @@ import pytest
 from ctxprobe.evals.cli import main
 from ctxprobe.evals.paired import kl_gate
 from ctxprobe.evals.paired.kl_gate import CAP_TIMES, KL_MARGIN, ROW_MARGIN
-from ctxprobe.evals.run.against import gate_cases, gate_report, next_paired_round, paired_run, render_gate
+from ctxprobe.evals.run.against import gate_cases, gate_report, paired_run, render_gate
 from ctxprobe.evals.sequential.gate import decide
 from ctxprobe.tasks.errors import UserError
 from tests.evals.compare.kl_runs import answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import DEPTHS, LENGTHS, record
+from tests.evals.test_run_against_p_answer import _play
 
 ALPHA = 0.05
 
@@ -79,15 +80,6 @@ def test_a_q4_0_like_divergence_fails_fast_and_an_equal_build_passes():
 
 def _keys(seeds: int) -> list:
     return [(n, d, s) for n in LENGTHS for d in DEPTHS for s in range(seeds)]
-
-
-def _play(plan, answer) -> list:
-    done: list = []
-    sent: set[str] = set()
-    while batch := next_paired_round(plan, done, sent):
-        sent.update(r.sample_id() for r in batch)
-        done += [answer((r.context_tokens, float(r.depth), r.seed)) for r in batch]
-    return done
 
 
 def _candidate(amount: float):
