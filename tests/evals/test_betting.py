@@ -192,3 +192,25 @@ def test_a_row_of_identical_builds_passes_a_5_point_margin_at_98_pairs_not_befor
     for n, passes in ((97, False), (98, True)):
         assert (log_e_pass(0.05, PairedTally(0, n, 0)) >= need) is passes
         assert (log_e_pass(0.05, PairedValues(tuple([0.0] * n))) >= need) is passes
+
+
+def test_bounded_values_bet_up_to_what_their_bounds_allow():
+    """Values known to lie in [-1, 0] (a divergence as a loss): against "mean >= b" the safe bet reaches
+    1 / (b - (-0)) = 1 / -b, not 1 / (1 - b) as for [-1, 1]; the wealth is that bet multiplied out by hand,
+    every factor stays positive, and the interval stays inside the bounds."""
+    from ctxprobe.evals.sequential.betting import PairedValues, log_e_below
+    rng = np.random.default_rng(5)
+    xs = list(-rng.uniform(0.2, 0.6, 40))
+    values = PairedValues(tuple(xs), lo=-1.0, hi=0.0)
+    b = -0.1
+    by_hand = np.mean([np.prod([1 + (s / -b) * (b - x) for x in xs]) for s in STAKES])
+    assert math.exp(log_e_below(b, values)) == pytest.approx(by_hand, rel=1e-9)
+    assert all(1 + (max(STAKES) / -b) * (b - x) > 0 for x in (-1.0, 0.0))  # the bounds' worst cases
+    wide = PairedValues(tuple(xs))  # the same values, bounded only by [-1, 1]: a smaller safe bet, less evidence
+    assert log_e_below(b, wide) < log_e_below(b, values)
+    lo, hi = betting_cs(values)
+    assert -1.0 <= lo < float(np.mean(xs)) < hi <= 0.0
+    assert values.mirrored().lo == 0.0 and values.mirrored().hi == 1.0
+    assert betting_cs(PairedValues(lo=-1.0, hi=0.0)) == (-1.0, 0.0)
+    with pytest.raises(ValueError, match=r"\[-1, 0\]"):
+        PairedValues((0.5,), lo=-1.0, hi=0.0)
