@@ -65,3 +65,27 @@ def test_the_paired_gate_sends_q4_0_the_f16_runs_samples_and_compare_agrees(tmp_
     compared = api.compare(f16_run, cand, fail_if_drop=0.05, write=False)
     assert compared.sequential
     assert [c.verdict for c in gate_cases(compared)] == [r["verdict"] for r in gate["rows"]]
+
+
+def test_the_kl_gate_on_the_real_engine_sees_q4_0_and_compare_agrees(tmp_path: Path, f16_run: Path) -> None:
+    """`run --against --metric kl` of a q4_0 KV cache against the f16 run: the answer distributions the engine
+    returned diverge measurably (0.02-0.07 nats a cell measured at 1K-2K), the gate's table is in nats with the
+    accuracy and p_answer rows beside it, and `compare --metric kl` on the two runs gives the same verdicts."""
+    done = ctxprobe("run", "--against", str(f16_run), "--metric", "kl", "--kv-cache-type", "q4_0",
+                    "--label", "kvq4", "--quiet", "--no-report", "--results-dir", str(tmp_path / "runs"))
+    assert done.returncode in (1, 6), done.stderr[-2000:]  # FAIL, or undecided on 4 pairs
+    assert "(--kl-margin 0.01 --metric kl)" in done.stdout and "kl is the mean KL in nats" in done.stdout
+    (cand,) = (tmp_path / "runs").iterdir()
+    gate = json.loads((cand / "manifest.json").read_text())["paired_gate"]
+    pooled = next(r for r in gate["rows"] if r["primary"])
+    assert gate["metric"] == "kl" and gate["kl_margin"] == 0.01 and pooled["n"] > 0
+    assert 1e-3 < pooled["diff"] < 1.0 and 0.0 <= pooled["diff_lo"] <= pooled["diff"] <= pooled["diff_hi"]
+    assert [b["metric"] for b in pooled["beside"]] == ["correct", "p_answer"]
+    assert (done.returncode == 1) == (gate["verdict"] == "FAIL")
+
+    import ctxprobe as api
+    from ctxprobe.evals.paired.verdict import gate_cases
+
+    compared = api.compare(f16_run, cand, metric="kl", write=False)
+    assert [c.verdict for c in gate_cases(compared)] == [r["verdict"] for r in gate["rows"]]
+    assert compared.exit_code == (1 if gate["verdict"] == "FAIL" else 0)
