@@ -132,3 +132,16 @@ def test_a_baseline_without_top_k_lists_is_refused_for_kl(tmp_path, capsys):
         paired_run(plain, 0.05, ALPHA, "estimate:4", metric="kl", kl_margin=-1.0)
     assert main(["run", "--kl-margin", "0.02", "--quiet", "--results-dir", str(tmp_path / "out")]) == 2
     assert "--kl-margin need" in capsys.readouterr().err
+
+
+def test_a_paired_gate_written_before_kl_still_renders(tmp_path):
+    """Manifests written before KL hold `beside` as one dict and no kl_margin: the table reads them as they are."""
+    old = {"baseline": "b", "margin": 0.05, "alpha": 0.05, "metric": "correct", "method": "m", "verdict": "PASS",
+           "rows": [{"family": "niah", "params": {}, "haystack": "prose", "context_tokens": 0, "primary": True,
+                     "verdict": "PASS", "n": 100, "baseline_samples": 100, "baseline_extended": 0, "losses": 0,
+                     "wins": 0, "diff": 0.0, "diff_lo": -0.049, "diff_hi": 0.049, "p_fail": 1.0, "p_pass": 0.04,
+                     "rounds": 10, "lacking_p_answer": 0,
+                     "beside": {"metric": "p_answer", "n": 100, "diff": -0.001, "diff_lo": -0.05, "diff_hi": 0.048}}]}
+    text = render_gate(old)
+    assert "(--fail-if-drop 0.05): PASS" in text and "p_answer -0.1 [-5.0, +4.8] 100" in text
+    assert "p_answer: diff -0.1 points" in gate_cases(old, "f16b")[0].message()
