@@ -5,9 +5,14 @@ here so compare, its outputs and the report read one shape."""
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+# A statistic that may be undefined (an interval of one sample): JSON has no NaN, so it is written as null and
+# read back as NaN, the value the tables print as "-".
+MaybeNumber = Annotated[float, BeforeValidator(lambda v: math.nan if v is None else v)]
 
 KLLevel = Literal["cell", "family_length", "family"]  # compare's row levels (`evals.log.compare.Level`)
 
@@ -26,12 +31,12 @@ class KLRow(BaseModel):
     depth: float | None
     n: int = Field(description="pairs (samples) in the group")
     positions: int = Field(description="gold positions those pairs hold")
-    kl: float = Field(description="mean KL(base || cand), nats: the least divergence both top-k lists allow")
-    kl_lo: float
-    kl_hi: float
-    top1: float = Field(description="share of positions where both runs' likeliest token is the same")
-    top1_lo: float
-    top1_hi: float
+    kl: MaybeNumber = Field(description="mean KL(base || cand), nats: the least divergence both top-k lists allow")
+    kl_lo: MaybeNumber
+    kl_hi: MaybeNumber
+    top1: MaybeNumber = Field(description="share of positions where both runs' likeliest token is the same")
+    top1_lo: MaybeNumber
+    top1_hi: MaybeNumber
     base_rest: float = Field(description="mean baseline probability outside the tokens it lists: divergence "
                              "the top-k lists cannot see lies in this mass")
     top_k: int = Field(description="the shortest top-k list either run gave in the group")

@@ -83,3 +83,19 @@ def test_runs_without_top_k_lists_are_refused(tmp_path, capsys):
     assert main(["compare", str(a), str(b), "--metric", "kl", "--kl-margin", "0"]) == 2
     err = capsys.readouterr().err
     assert "kl" in err.splitlines()[-1] and "Traceback" not in err
+
+
+def test_a_cell_of_one_sample_has_no_interval_and_reads_back(tmp_path):
+    """One sample a cell: Student's t has no interval there (NaN, written as null in compare.json); the folder
+    still reads back for the report, and the table prints '-'."""
+    from ctxprobe.evals.log.compare import read_compare
+
+    keys = [(n, d, 0) for n in LENGTHS for d in DEPTHS]
+    base = write_logprob_run(tmp_path / "base", "f16", lambda k: answer_logprobs(base_dists(k), VOCAB), keys)
+    cand = write_logprob_run(tmp_path / "q4_0", "q4_0",
+                             lambda k: answer_logprobs(shifted(base_dists(k), 0.6, k), VOCAB), keys)
+    result = ctxprobe.compare(base, cand, metric="kl", results_dir=tmp_path / "out", html_report=True)
+    back = read_compare(Path(result.out_dir))  # type: ignore[arg-type]
+    cell = next(r for r in back.kl.candidates[0].rows if r.level == "cell")  # type: ignore[union-attr]
+    assert cell.n == 1 and np.isnan(cell.kl_lo) and cell.kl > 0
+    assert (Path(result.out_dir) / "report.html").stat().st_size > 0  # type: ignore[arg-type]
