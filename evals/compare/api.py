@@ -12,6 +12,7 @@ from ctxprobe.evals.log.load import Run, load_run
 from ctxprobe.evals.log.kl import KLComparison
 from ctxprobe.evals.paired.kl import kl_comparison
 from ctxprobe.evals.paired.kl_gate import KL_MARGIN, check_margin
+from ctxprobe.evals.paired.kl_text import find_row
 from ctxprobe.evals.paired.pairing import pair_runs
 from ctxprobe.evals.paired.rows import compare_rows
 from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
@@ -118,10 +119,8 @@ def kl_verdict_rows(kl: KLComparison, gate_rows: list[CompareRow]) -> tuple[list
     if not kl.computed():
         raise GateRefused("the --metric kl gate cannot judge: no pair has answer log-probabilities with top-k "
                           "alternatives on both sides (run both builds with --logprobs, on an engine that gives them)")
-    verdicts = {(c.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens): r.verdict
-                for c in kl.candidates for r in c.rows if r.verdict is not None}
-    keyed = [(verdicts.get((r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)), r)
-             for r in gate_rows]
+    keyed = [(row.verdict if (row := find_row(kl, r.candidate, r.level, r.family, r.variant, r.haystack,
+                                               r.context_tokens)) else None, r) for r in gate_rows]
     return [r for v, r in keyed if v == "FAIL"], [r for v, r in keyed if v == "PASS"]
 
 

@@ -142,9 +142,11 @@ def candidate_kl(candidate: str, pairs: list[Pair], gate: tuple[float, float] | 
             usable.append(pair)
             values[id(pair)] = sample_kl(*found)
     rows = []
+    kls: list[list[float]] = []  # each row's pairs' KL, what the gate bets on
     for level in LEVELS:
         for (family, variant, haystack, length, depth), group in grouped(usable, level).items():
             got = [values[id(p)] for p in group]
+            kls.append([s.kl for s in got])
             kl, kl_lo, kl_hi = mean_interval([s.kl for s in got])
             top1, top1_lo, top1_hi = share_interval([s.top1 for s in got])
             rows.append(KLRow(candidate=candidate, level=level, family=family, variant=variant, haystack=haystack,
@@ -153,19 +155,15 @@ def candidate_kl(candidate: str, pairs: list[Pair], gate: tuple[float, float] | 
                               top1=top1, top1_lo=top1_lo, top1_hi=top1_hi,
                               base_rest=math.fsum(s.base_rest for s in got) / len(got), top_k=min(s.top_k for s in got)))
     if gate is not None:
-        rows = _judged(rows, usable, values, *gate)
+        rows = _judged(rows, kls, *gate)
     return CandidateKL(candidate=candidate, pairs=len(usable), left_out=dict(sorted(reasons.items())), rows=rows)
 
 
-def _judged(rows: list[KLRow], usable: list[Pair], values: dict[int, SampleKL], margin: float,
-            alpha: float) -> list[KLRow]:
-    """The rows with the KL gate's verdicts on the pooled and family x length ones (one Holm over them)."""
+def _judged(rows: list[KLRow], kls: list[list[float]], margin: float, alpha: float) -> list[KLRow]:
+    """The rows with the KL gate's verdicts on the pooled and family x length ones (one Holm over them);
+    `kls[i]`: row i's pairs' KL."""
     at = [i for i, r in enumerate(rows) if r.level in GATE_LEVELS]
-    groups = {level: grouped(usable, level) for level in GATE_LEVELS}
-    judged = kl_gate.judge_rows(
-        [(rows[i].level == "family", [values[id(p)].kl for p in groups[rows[i].level][
-            (rows[i].family, rows[i].variant, rows[i].haystack, rows[i].context_tokens, rows[i].depth)]])
-         for i in at], margin, alpha)
+    judged = kl_gate.judge_rows([(rows[i].level == "family", kls[i]) for i in at], margin, alpha)
     out = list(rows)
     for i, v in zip(at, judged):
         out[i] = rows[i].model_copy(update={"verdict": v.verdict, "gate_lo": v.lo, "gate_hi": v.hi,

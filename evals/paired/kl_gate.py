@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ctxprobe.evals.sequential.betting import PairedValues, log_e_below, log_e_pass
+from ctxprobe.evals.sequential.betting import PairedValues
 from ctxprobe.evals.sequential.gate import SequentialRow, Verdict, final_verdicts
 
 KL_MARGIN = 0.01  # nats: on the embedded engine at 1K-2K a second f16 instance measured 0.003, q8_0's KV 0.003, q4_0's 0.037
@@ -82,18 +82,9 @@ def nats_interval(lo: float, hi: float, margin: float) -> tuple[float, float]:
     return in_nats(hi, margin), in_nats(lo, margin)
 
 
-def empty_values() -> PairedValues:
-    return PairedValues(lo=-1.0, hi=0.0)
-
-
 def kl_row(primary: bool) -> SequentialRow:
     """A gate row of scaled KL values: bounded in [-1, 0], FAIL against "at most the margin"."""
-    return SequentialRow(primary=primary, tally=empty_values(), fails_at_margin=True)
-
-
-def kl_values(kls: list[float], margin: float) -> PairedValues:
-    """Pairs' KL values (nats) as the evidence a row bets on."""
-    return empty_values().plus(scaled(k, margin) for k in kls)
+    return SequentialRow(primary=primary, tally=PairedValues(lo=-1.0, hi=0.0), fails_at_margin=True)
 
 
 @dataclass(frozen=True)
@@ -115,9 +106,9 @@ def judge_rows(rows: Sequence[tuple[bool, Sequence[float]]], margin: float, alph
     so this holds for runs that stopped adaptively too (a running maximum is never below the last value)."""
     seq = []
     for primary, kls in rows:
-        values = kl_values(list(kls), margin)
-        seq.append(SequentialRow(primary=primary, tally=values, fails_at_margin=True,
-                                 log_e_fail=log_e_below(-ROW_MARGIN, values), log_e_pass=log_e_pass(ROW_MARGIN, values)))
+        row = kl_row(primary)
+        row.add_diffs([scaled(k, margin) for k in kls], ROW_MARGIN)  # one look at every pair: the gate's own bets
+        seq.append(row)
     out = []
     for row, verdict in zip(seq, final_verdicts(seq, ROW_MARGIN, alpha)):
         lo, hi = nats_interval(*row.interval(alpha), margin)

@@ -10,6 +10,7 @@ import re
 
 from ctxprobe.evals.log.compare import CompareResult
 from ctxprobe.evals.log.kl import CandidateKL, KLComparison, KLRow
+from ctxprobe.evals.paired.kl_gate import CAP_TIMES
 from ctxprobe.evals.paired.text import aligned
 from ctxprobe.tasks.lengths import format_length
 
@@ -72,8 +73,8 @@ def gate_line(result: CompareResult) -> list[str]:
     verdict = "FAIL" if result.failed else "pass"
     return [f"gate --metric kl --kl-margin {kl.margin:g}: {verdict}" + (f": {'; '.join(named)}" if named else ""),
             f"KL gate: {kl.gate_method}. FAIL: the row's mean KL is above the margin; PASS: its mean, each pair's "
-            "counted up to 10 margins, is below it (the correctness gate catches a build that loses a few answers "
-            "outright)."]
+            f"counted up to {CAP_TIMES:g} margins, is below it (the correctness gate catches a build that loses a few "
+            "answers outright)."]
 
 
 def left_out_text(cand: CandidateKL) -> str:
