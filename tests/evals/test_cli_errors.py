@@ -39,7 +39,8 @@ CASES = {
     "malformed suite yaml": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k\n")],
     "suite missing tasks": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\n")],
     "suite with unknown family": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\ntasks: [{family: nope}]\n")],
-    "unreachable endpoint": lambda t: ["run", "--family", "niah", "--endpoint", f"http://127.0.0.1:{closed_port()}"],
+    "unreachable endpoint": lambda t: ["run", "--family", "niah", "--retries", "1",
+                                       "--endpoint", f"http://127.0.0.1:{closed_port()}"],
     "invalid endpoint url": lambda t: ["run", "--family", "niah", "--endpoint", "not a url"],
     "missing model file": lambda t: ["run", "--family", "niah", "--model-file", "/no/such/model.gguf"],
     "unknown flag": lambda t: ["run", "--frobnicate"],
@@ -60,7 +61,7 @@ CASES = {
     "concurrency 0": lambda t: ["run", "--family", "niah", "--concurrency", "0"],
     "negative retries": lambda t: ["run", "--family", "niah", "--retries", "-1"],
     "unreachable endpoint with the estimate counter": lambda t: [
-        "run", "--family", "niah", "--token-counter", "estimate", "--results-dir", str(t / "r"),
+        "run", "--family", "niah", "--token-counter", "estimate", "--results-dir", str(t / "r"), "--retries", "1",
         "--endpoint", f"http://127.0.0.1:{closed_port()}"],
 }
 

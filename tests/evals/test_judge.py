@@ -111,7 +111,9 @@ def test_a_failing_judge_is_a_judge_error_and_changes_nothing(tmp_path: Path, ki
             for _ in range(40):
                 judge.script.append(Reply(status=400, body={"error": {"message": "bad request", "code": 400}}))
         url = "http://127.0.0.1:9" if kind == "unreachable" else judge.url
-        result = _run(tmp_path, model, url, lengths="1k", depths="50")
+        # one retry: each verdict's backoff on a closed port is otherwise ~10 s (the retry policy's own tests)
+        retries = {"retries": 1} if kind == "unreachable" else {}
+        result = _run(tmp_path, model, url, lengths="1k", depths="50", **retries)
     verdicts = read_verdicts(result.run_dir)
     assert result.exit_code == 0 and len(verdicts) == 5
     assert all(v.verdict is None and v.error for v in verdicts.values())

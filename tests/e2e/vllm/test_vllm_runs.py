@@ -87,9 +87,8 @@ def test_cached_tokens_reach_the_bound_of_whole_blocks(details: VllmEngine, tmp_
     assert manifest.cache["cached_share"] == pytest.approx(bound / prompt)
 
 
-def test_without_prompt_token_details_the_cache_share_comes_from_metrics(fp8_plain: VllmEngine,
-                                                                          tmp_path: Path) -> None:
-    folder = run(fp8_plain.base_url, tmp_path, "--mode", "completions", "--lengths", "1k", "--depths", "0,50,100",
+def test_without_prompt_token_details_the_cache_share_comes_from_metrics(plain: VllmEngine, tmp_path: Path) -> None:
+    folder = run(plain.base_url, tmp_path, "--mode", "completions", "--lengths", "1k", "--depths", "0,50,100",
                  "--samples", "2", "--concurrency", "1")
     data = json.loads((folder / "manifest.json").read_text())
     assert all(r.response.cached_tokens is None for r in load_run(folder).records)  # type: ignore[union-attr]
