@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -159,8 +160,14 @@ def test_slow_prefill_times_out_once_without_retry(stream: bool) -> None:
         config = EndpointConfig(base_urls=(engine.url,), model="m", timeout=0.3,
                                 timeout_per_1k=0.0, stream=stream, **FAST)
         err = run(fail_one(config))
+        # the fake records a call when its thread reads the request, which under load can come after the 0.3 s
+        # timeout: wait for it, then long enough that a retry would have been read too
+        deadline = time.monotonic() + 3.0
+        while not engine.completion_calls() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
         assert len(engine.completion_calls()) == 1
-    assert err.kind is ErrorKind.timeout
+    assert err.kind is ErrorKind.timeout and err.attempts == 1
 
 
 def test_deadline_grows_with_planned_tokens() -> None:
