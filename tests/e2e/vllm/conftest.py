@@ -106,7 +106,7 @@ def details(vllm_env: VllmEnv, tmp_path_factory: pytest.TempPathFactory) -> Iter
 @pytest.fixture(scope="session")
 def plain(vllm_env: VllmEnv, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmEngine]:
     """vLLM without prompt-token details, its KV cache fp8 where the CPU allows it (else auto)."""
-    dtype = "fp8" if avx512(vllm_env.python) else "auto"
-    with _serve(vllm_env, tmp_path_factory.mktemp(f"vllm-{dtype}") / "vllm.log", kv_cache_dtype=dtype,
+    kv = "fp8" if avx512(vllm_env.python) else "auto"
+    with _serve(vllm_env, tmp_path_factory.mktemp(f"vllm-{kv}") / "vllm.log", kv_cache_dtype=kv,
                 details=False) as engine:
         yield engine
