@@ -24,22 +24,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxprobe.evals.compare.api import CompareResult, compare
+    from ctxprobe.evals.compare.api import CompareResult
     from ctxprobe.evals.compare.history import HistoryResult, history
     from ctxprobe.evals.doctor.checks import DoctorReport, doctor
-    from ctxprobe.evals.extract import AnswerRegion
+    from ctxprobe.evals.scoring.extract import AnswerRegion
     from ctxprobe.evals.limit.api import limit
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.lmeval.api import export_hf, export_lm_eval, import_lm_eval
-    from ctxprobe.evals.log.load import Run, load_run
-    from ctxprobe.evals.log.manifest import RunManifest
-    from ctxprobe.evals.log.record import SampleRecord, Score
+    from ctxprobe.evals.records.load import Run, load_run
+    from ctxprobe.evals.records.manifest import RunManifest
+    from ctxprobe.evals.records.record import SampleRecord, Score
     from ctxprobe.evals.plan.api import plan
-    from ctxprobe.evals.pages import report
+    from ctxprobe.evals.report.pages import compare, report
     from ctxprobe.evals.run.api import ExitCode, RunResult, run
     from ctxprobe.evals.run.estimate import Estimate, estimate
-    from ctxprobe.evals.score import answer_kind
-    from ctxprobe.evals.send.options import RunOptions
+    from ctxprobe.evals.scoring.score import answer_kind
+    from ctxprobe.evals.run.send.options import RunOptions
     from ctxprobe.runners.engines.base import EngineAdapter
     from ctxprobe.tasks.errors import UserError
     from ctxprobe.tasks.family import DataBacked, Draft, Expected, NeedleDraft, frame
@@ -49,23 +49,23 @@ if TYPE_CHECKING:
 # name -> module that defines it (imported on first attribute access)
 _API: dict[str, str] = {
     "run": "ctxprobe.evals.run.api",
-    "RunOptions": "ctxprobe.evals.send.options",
+    "RunOptions": "ctxprobe.evals.run.send.options",
     "RunResult": "ctxprobe.evals.run.api",
     "ExitCode": "ctxprobe.evals.run.api",
     "estimate": "ctxprobe.evals.run.estimate",
     "Estimate": "ctxprobe.evals.run.estimate",
-    "load_run": "ctxprobe.evals.log.load",
-    "Run": "ctxprobe.evals.log.load",
-    "RunManifest": "ctxprobe.evals.log.manifest",
-    "SampleRecord": "ctxprobe.evals.log.record",
+    "load_run": "ctxprobe.evals.records.load",
+    "Run": "ctxprobe.evals.records.load",
+    "RunManifest": "ctxprobe.evals.records.manifest",
+    "SampleRecord": "ctxprobe.evals.records.record",
     "limit": "ctxprobe.evals.limit.api",
     "LimitOptions": "ctxprobe.evals.limit.options",
     "plan": "ctxprobe.evals.plan.api",
-    "compare": "ctxprobe.evals.compare.api",
+    "compare": "ctxprobe.evals.report.pages",
     "CompareResult": "ctxprobe.evals.compare.api",
     "history": "ctxprobe.evals.compare.history",
     "HistoryResult": "ctxprobe.evals.compare.history",
-    "report": "ctxprobe.evals.pages",
+    "report": "ctxprobe.evals.report.pages",
     "doctor": "ctxprobe.evals.doctor.checks",
     "DoctorReport": "ctxprobe.evals.doctor.checks",
     "UserError": "ctxprobe.tasks.errors",
@@ -76,9 +76,9 @@ _API: dict[str, str] = {
     "get_family": "ctxprobe.tasks.registry",
     "known_families": "ctxprobe.tasks.registry",
     "Suite": "ctxprobe.tasks.suite",
-    "answer_kind": "ctxprobe.evals.score",
-    "Score": "ctxprobe.evals.log.record",
-    "AnswerRegion": "ctxprobe.evals.extract",
+    "answer_kind": "ctxprobe.evals.scoring.score",
+    "Score": "ctxprobe.evals.records.record",
+    "AnswerRegion": "ctxprobe.evals.scoring.extract",
     "Draft": "ctxprobe.tasks.family",
     "NeedleDraft": "ctxprobe.tasks.family",
     "Expected": "ctxprobe.tasks.family",

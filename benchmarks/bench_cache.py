@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxprobe.evals.send.loop import run_recipes
-from ctxprobe.evals.send.order import Order, expected_cached_tokens, send_groups
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.run.send.loop import run_recipes
+from ctxprobe.evals.run.send.order import Order, expected_cached_tokens, send_groups
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import builder_for, token_counter

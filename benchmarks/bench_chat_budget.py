@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.send.loop import record_of
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.run.send.loop import record_of
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.launcher import EmbeddedEngine, engine_version
 from ctxprobe.runners.tokenize import make_counter

@@ -28,9 +28,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ctxprobe.evals.paired import stats as paired_stats
-from ctxprobe.evals.paired.stats import PairedCounts
-from ctxprobe.evals.stats import Z95, clopper_pearson, wilson
+from ctxprobe.evals.compare.paired import stats as paired_stats
+from ctxprobe.evals.compare.paired.stats import PairedCounts
+from ctxprobe.evals.compare.stats import Z95, clopper_pearson, wilson
 
 ACCURACIES = [round(0.5 + 0.005 * i, 3) for i in range(101)]
 PAIRED_ACCURACIES = [0.5, 0.7, 0.9, 0.95, 1.0]

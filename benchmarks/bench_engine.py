@@ -96,7 +96,7 @@ def slot_busy(port: int) -> bool:
 
 def ctrl_c(args: argparse.Namespace, results: Path) -> tuple[float, float, int, str]:
     """(seconds from SIGINT until nothing is left, seconds the prefill had run, ctxprobe's exit code, status)."""
-    cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--family", "niah", "--lengths", str(args.ctrl_c_tokens),
+    cmd = [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--family", "niah", "--lengths", str(args.ctrl_c_tokens),
            "--depths", "50", "--samples", "1", "--quiet", "--results-dir", str(results)]
     if args.threads:
         cmd += ["--threads", str(args.threads)]

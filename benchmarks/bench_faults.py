@@ -31,7 +31,7 @@ SUITE = ["--family", "niah", "--lengths", "2k", "--depths", "0:100:10", "--sampl
 
 
 def _start(url: str, tmp: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", url, *SUITE,
+    return subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", url, *SUITE,
                              "--results-dir", str(tmp / "results"), *extra], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "CTXPROBE_CACHE": str(tmp / "cache")})
@@ -108,7 +108,7 @@ def frozen(tmp: Path) -> tuple[dict[str, Any], str]:
 
 def sigterm_build(tmp: Path) -> tuple[dict[str, Any], str]:
     with FakeEngine("vllm", context_length=1 << 20, tokenize_delay_s=0.02) as engine:
-        child = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.url,
+        child = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", engine.url,
                                   "--family", "niah", "--lengths", "256k", "--depths", "50", "--samples", "2",
                                   "--quiet", "--results-dir", str(tmp / "results")], cwd=ROOT, text=True,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -20,7 +20,7 @@ from pathlib import Path
 from ctxprobe.evals.limit.api import parse_task
 from ctxprobe.evals.limit.search import LimitConfig
 from ctxprobe.evals.limit.target import effective_length
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import token_counter
 from ctxprobe.tasks.lengths import parse_length

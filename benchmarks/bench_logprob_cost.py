@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import ctxprobe
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.send.inline_suite import suite_for
-from ctxprobe.evals.send.options import SuiteOptions
-from ctxprobe.evals.send.serving import default_n_ctx
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.run.send.inline_suite import suite_for
+from ctxprobe.evals.run.send.options import SuiteOptions
+from ctxprobe.evals.run.send.serving import default_n_ctx
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.suite import Suite
 

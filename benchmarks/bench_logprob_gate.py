@@ -27,11 +27,11 @@ import tempfile
 from pathlib import Path
 
 import ctxprobe
-from ctxprobe.evals.log.load import Run, load_run
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.paired.p_answer import p_answer, p_answer_diff
-from ctxprobe.evals.paired.pairing import pair_runs
-from ctxprobe.evals.run.against import gate_report, next_paired_round, paired_run
+from ctxprobe.evals.records.load import Run, load_run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.paired.p_answer import p_answer, p_answer_diff
+from ctxprobe.evals.compare.paired.pairing import pair_runs
+from ctxprobe.evals.compare.against import gate_report, next_paired_round, paired_run
 from ctxprobe.runners.response import AnswerLogprobs
 
 KV = {"f16": "f16", "q4_0": "q4_0", "q8_0": "q8_0", "f16b": "f16"}
@@ -142,7 +142,7 @@ def main() -> int:
         gate_table("q8_0 against f16", runs["f16"], runs["q8_0"])
         gate_table("f16 (a second engine) against f16", runs["f16"], runs["f16b"])
         out = root / "compare-kl"
-        shown = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", "compare", *(str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")),
+        shown = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", "compare", *(str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")),
                                 "--results-dir", str(out)], capture_output=True, text=True, check=False)
         table = shown.stdout
         print("\n" + table[table.find("KL at depth"):] if "KL at depth" in table else shown.stdout + shown.stderr)

@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import ctxprobe
-from ctxprobe.evals.log.judge import read_verdicts
+from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.runners.launcher import EmbeddedEngine
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -33,10 +33,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.paired.templates import template_rows
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.stats import clopper_pearson
+from ctxprobe.evals.compare.paired.templates import template_rows
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf
 
@@ -131,7 +131,7 @@ def ctxprobe_records(engine: EmbeddedEngine, out: Path, docs: int, family: str, 
 def ctxprobe_run(engine: EmbeddedEngine, out: Path, family: str, params: str, haystack: str | None,
                  lengths: tuple[int, ...], templates: str, depths: str, samples: int, seed: int) -> list[SampleRecord]:
     results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
-    cmd = [sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", engine.base_url, "--mode", "completions",
+    cmd = [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", engine.base_url, "--mode", "completions",
            "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
            "--templates", templates, "--haystack", haystack or "prose",
            "--lengths", ",".join(f"{n // 1024}k" for n in lengths), "--seed", str(seed),

@@ -40,12 +40,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ctxprobe.evals.paired.stats import mcnemar_exact
-from ctxprobe.evals.confseq import PairedTally
-from ctxprobe.evals.sequential.cells import StopRule, cell_interval, stop_reason
-from ctxprobe.evals.sequential.gate import SequentialRow
-from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
-from ctxprobe.evals.sequential.replay import replay_gate
+from ctxprobe.evals.compare.paired.stats import mcnemar_exact
+from ctxprobe.evals.compare.confseq import PairedTally
+from ctxprobe.evals.compare.sequential.cells import StopRule, cell_interval, stop_reason
+from ctxprobe.evals.compare.sequential.gate import SequentialRow
+from ctxprobe.evals.compare.sequential.holm import row_weights, weighted_holm
+from ctxprobe.evals.compare.sequential.replay import replay_gate
 
 LENGTHS = [32768, 65536, 131072, 262144, 524288, 1_000_000]
 DEFICIT = np.array([0.0, 0.02, 0.05, 0.12, 0.24, 0.40])  # 1 - accuracy by length, a typical curve

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ctxprobe.evals.paired.topk_kl import Side, topk_kl
+from ctxprobe.evals.compare.paired.topk_kl import Side, topk_kl
 
 
 def listed(dist: np.ndarray, k: int) -> Side:

@@ -1,6 +1,6 @@
 """The endpoint and embedded-engine settings, declared once: each option's name, type, default, bounds and
 help live in these models, and every layer reads the same object. The run's `EndpointOptions`
-(evals/send/options.py) is made of them, the command line's flags and help come from their fields, the
+(evals/run/send/options.py) is made of them, the command line's flags and help come from their fields, the
 manifest records them as given, `EndpointConfig` (runners/endpoint.py) is a `ClientSettings`, and the
 embedded server's child process (runners/serve.py) receives `ServeSettings` as flags written and parsed
 from the same fields, then validated by the same model.

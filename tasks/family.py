@@ -8,7 +8,7 @@ budget a chat model's sentence needs). The `*_field` helpers declare the paramet
 
 The expected answer's `kind` names its scorer: a built-in kind (`value`, `values`, `string`, `any`,
 `chain`, and a needle file's `exact`, `number`, `set`, `contains`) or one of the family's own, registered
-beside it with `@ctxprobe.answer_kind("kind")` (evals/score.py): a function `(region, sample) -> Score`.
+beside it with `@ctxprobe.answer_kind("kind")` (evals/scoring/score.py): a function `(region, sample) -> Score`.
 
 A family built from data (a QA dataset, a needle file) expands the suite's tasks itself: a classmethod
 `expand_tasks(tasks, given)` (`DataBacked`) turns each of its tasks into the tasks its data holds, `given`

@@ -111,9 +111,9 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # The scorer's name (registered with `@answer_kind`, evals/score.py): value, values, string, chain; any:
+    # The scorer's name (registered with `@answer_kind`, evals/scoring/score.py): value, values, string, chain; any:
     # one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
-    # file (`evals/answer_rules.py`); or a kind a family registers beside itself.
+    # file (`evals/scoring/answer_rules.py`); or a kind a family registers beside itself.
     kind: str = Field(min_length=1)
     answers: list[str]
     chain: list[str] = Field(default_factory=list)

@@ -39,7 +39,7 @@ from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity, seed_window
 def resolve_mode(flag: Mode | None, *declared: Mode | None, default: Mode) -> Mode:
     """The one place a sample's mode is decided. Precedence: an explicit `--mode` (`flag`) wins; then the
     narrowest declaration (a task's own `mode`, then the suite's); then the endpoint's `default` (chat for a
-    remote endpoint, completions for the embedded engine: `evals/send/serving.default_mode`)."""
+    remote endpoint, completions for the embedded engine: `evals/run/send/serving.default_mode`)."""
     for mode in (flag, *declared):
         if mode is not None:
             return mode

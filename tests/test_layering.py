@@ -1,5 +1,5 @@
-"""Dependencies point one way: tasks <- runners <- evals, and inside evals each layer imports only the
-layers its row of `EVALS_RULES` names; the modules of tasks/ import one another without a circle. Checked on
+"""Dependencies point one way: tasks <- runners <- evals, and inside evals each layer (a sub-package) imports
+only the layers below it in the order docs/ARCHITECTURE.md states; the modules of tasks/ import one another without a circle. Checked on
 the source, not at run time, so an import hidden inside a function counts too (no function-level import can
 dodge a cycle). In tasks/ an import under `if TYPE_CHECKING:` (a type only, never run) is no edge."""
 
@@ -15,42 +15,26 @@ ROOT = Path(__file__).resolve().parents[1]
 # package folder -> the ctxprobe subpackages it must never import
 FORBIDDEN = {"tasks": ("runners", "evals"), "runners": ("evals",)}
 
-# Inside evals: the layer of each module, by the first part of its path under evals/ ...
-LAYER_OF = {
-    "log": "log",  # records, manifest, versioned outputs, RunStore, load_run, record -> row
-    "score": "score", "answer_rules": "score", "extract": "score", "answer_tokens": "score", "rivals": "score", "negation": "score", "stats": "score", "ruler_score": "score", "truncation": "score",
-    "name_score": "score", "set_score": "score", "mrcr_score": "score",  # the hard families' answer kinds
-    "answer_style": "probe",  # how a model answers: the chat check and the answer-style needle probe
-    "paired": "score",  # paired statistics, pairing, compare rows, template sensitivity
-    "confseq": "score", "sequential": "score",  # confidence sequences, stop rules, the sequential gate
-    "report": "report", "judge": "judge", "send": "send", "run": "run", "limit": "limit", "compare": "compare", "lmeval": "lmeval", "plan": "plan",
-    "doctor": "doctor", "pages": "pages", "commands": "commands", "cli": "cli", "__init__": "evals",
-}
-# ... and what each layer may import: (evals layers, packages outside evals). `api` is the root package
-# (`import ctxprobe`), `runners.response` the client's response types alone.
-BELOW_ALL = {"tasks"}
-EVALS_RULES: dict[str, tuple[set[str], set[str]]] = {
-    "log": (set(), BELOW_ALL | {"runners.response"}),
-    "score": ({"log"}, BELOW_ALL | {"runners.response"}),
-    "report": ({"log", "score"}, BELOW_ALL),
-    "plan": (set(), BELOW_ALL),
-    "probe": ({"log", "score"}, BELOW_ALL | {"runners"}),
-    "doctor": ({"probe"}, BELOW_ALL | {"runners"}),
-    "send": ({"log", "score", "plan"}, BELOW_ALL | {"runners"}),  # plan: the dry run's GPU options
-    "judge": ({"log", "score"}, BELOW_ALL | {"runners"}),  # the optional LLM judge: a second opinion
-    "run": ({"log", "score", "send", "report", "plan", "probe", "judge"}, BELOW_ALL | {"runners"}),
-    "limit": ({"log", "score", "send"}, BELOW_ALL | {"runners"}),
-    "compare": ({"log", "score", "report"}, BELOW_ALL),
-    "lmeval": ({"log", "score", "send"}, BELOW_ALL | {"runners"}),
-    "pages": ({"report", "compare"}, BELOW_ALL),
-    "commands": ({"log", "score", "send", "report", "plan", "probe", "doctor", "run", "limit", "compare", "lmeval", "pages",
-                  "judge", "commands"},
-                 BELOW_ALL | {"runners", "api"}),
-    "cli": ({"commands"}, BELOW_ALL),
-    "evals": (set(), set()),
-}
-# Edges the table does not allow yet, each with what removes it; an entry that no longer occurs fails too.
-PENDING: dict[tuple[str, str], str] = {}
+# Inside evals the layers are the sub-packages themselves (evals/records, evals/scoring, ...): a module's
+# layer is the folder it sits in, read from the layout. docs/ARCHITECTURE.md states their order, bottom to top,
+# on its "Layers, bottom to top:" line; each layer imports only layers before it there.
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+# What reaches past evals: the layers that keep, read and judge records drive nothing (`runners.response`, the
+# client's response types, alone); only the command line imports the public API (`import ctxprobe`).
+DRIVES_NOTHING = {"records", "scoring", "compare", "report"}
+
+
+def documented_layers(path: Path = ARCHITECTURE) -> list[str]:
+    """The evals layers in the order docs/ARCHITECTURE.md gives them, bottom to top."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("Layers, bottom to top:"):
+            return [name.strip(" `.") for name in line.partition(":")[2].split(",")]
+    raise AssertionError(f"{path} has no 'Layers, bottom to top:' line")
+
+
+def package_layers(root: Path = ROOT) -> list[str]:
+    """The sub-packages of evals/ (each a layer)."""
+    return sorted(p.parent.name for p in (root / "evals").glob("*/__init__.py"))
 
 
 def imported_modules(path: Path, root: Path) -> list[str]:
@@ -79,11 +63,11 @@ def violations(folder: str, root: Path = ROOT) -> list[str]:
 
 
 def layer_of(parts: list[str]) -> str:
-    """The evals layer of a module, from its path parts under evals/ (`["report", "html", "render"]`)."""
-    first = parts[0].removesuffix(".py")
-    if first not in LAYER_OF:
-        raise AssertionError(f"evals/{first} is in no layer: add it to LAYER_OF")
-    return LAYER_OF[first]
+    """The evals layer of a module, from its path parts under evals/ (`["report", "html", "render.py"]`):
+    the folder it sits in. A module straight under evals/ (its `__init__` apart) is in no layer."""
+    if len(parts) == 1 and parts[0] != "__init__.py":
+        raise AssertionError(f"evals/{parts[0]} sits in no layer: put it in the sub-package of its role")
+    return parts[0].removesuffix(".py")
 
 
 def target(name: str) -> str | None:
@@ -95,7 +79,7 @@ def target(name: str) -> str | None:
     if len(parts) == 1:
         return "api"
     if parts[1] == "evals":
-        return layer_of(parts[2:]) if len(parts) > 2 else "evals"
+        return parts[2] if len(parts) > 2 else "evals"
     if parts[1] == "runners" and parts[2:3] == ["response"]:
         return "runners.response"
     return parts[1]
@@ -113,12 +97,21 @@ def evals_edges(root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
     return edges
 
 
-def broken_rules(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+def broken_rules(edges: dict[tuple[str, str], list[str]], order: list[str]) -> list[str]:
+    """The imports that point up the documented order, reach past what a layer may drive, or use the public
+    API below the command line."""
+    rank = {layer: k for k, layer in enumerate(order)}
     out = []
     for (source, dest), where in sorted(edges.items()):
-        layers, outside = EVALS_RULES[source]
-        allowed = dest in layers or dest in outside or (dest == "runners.response" and "runners" in outside)
-        if not allowed and (source, dest) not in PENDING:
+        if dest in rank:
+            allowed = source in rank and rank[dest] < rank[source]
+        elif dest == "api":
+            allowed = source == "cli"
+        elif dest == "runners":
+            allowed = source not in DRIVES_NOTHING
+        else:  # tasks, runners.response, the package root `evals`
+            allowed = dest != "evals"
+        if not allowed:
             out += where
     return out
 
@@ -143,34 +136,48 @@ def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
     (tmp_path / "tasks" / "sub").mkdir(parents=True)
     (tmp_path / "tasks" / "sub" / "m.py").write_text(
         "import json\nfrom ctxprobe.tasks import sample\n"
-        "def f():\n    from ctxprobe.evals.cli import main\n    from ...runners import endpoint\n")
-    assert violations("tasks", tmp_path) == ["tasks/sub/m.py imports ctxprobe.evals.cli",
+        "def f():\n    from ctxprobe.evals.cli.main import main\n    from ...runners import endpoint\n")
+    assert violations("tasks", tmp_path) == ["tasks/sub/m.py imports ctxprobe.evals.cli.main",
                                              "tasks/sub/m.py imports ctxprobe.runners"]
 
 
-def test_every_evals_layer_imports_only_what_its_rule_allows() -> None:
-    assert broken_rules(evals_edges()) == []
+def test_every_module_of_evals_sits_in_a_layer_and_the_order_names_each_once() -> None:
+    for path in (ROOT / "evals").rglob("*.py"):
+        layer_of(list(path.relative_to(ROOT / "evals").parts))
+    order = documented_layers()
+    assert sorted(order) == package_layers() and len(set(order)) == len(order)
+
+
+def test_every_evals_layer_imports_only_layers_below_it() -> None:
+    assert broken_rules(evals_edges(), documented_layers()) == []
 
 
 def test_the_evals_layers_form_no_cycle() -> None:
     assert cycle(evals_edges()) is None
 
 
-def test_pending_edges_still_exist() -> None:
-    """An edge removed from the code leaves PENDING too, so the table states what holds."""
-    assert set(PENDING) <= set(evals_edges())
-
-
-def test_the_layer_check_catches_a_hidden_upward_import_and_a_cycle(tmp_path: Path) -> None:
-    for folder in ("log", "report", "run"):
+def test_the_layer_check_catches_a_hidden_upward_import_a_cycle_and_a_flat_module(tmp_path: Path) -> None:
+    for folder in ("records", "report", "run"):
         (tmp_path / "evals" / folder).mkdir(parents=True)
-    (tmp_path / "evals" / "log" / "m.py").write_text("from ctxprobe.tasks.sample import Sample\n")
+        (tmp_path / "evals" / folder / "__init__.py").write_text("")
+    (tmp_path / "evals" / "records" / "m.py").write_text("from ctxprobe.tasks.sample import Sample\n")
     (tmp_path / "evals" / "report" / "m.py").write_text(
-        "from ..log import m\ndef f():\n    from ctxprobe.evals.run.serving import open_counter\n")
+        "from ..records import m\nimport ctxprobe.runners.endpoint\n"
+        "def f():\n    from ctxprobe.evals.run.serving import open_counter\n")
     (tmp_path / "evals" / "run" / "m.py").write_text("def g():\n    from ctxprobe.evals.report.html import render\n")
+    assert package_layers(tmp_path) == ["records", "report", "run"]
     edges = evals_edges(tmp_path)
-    assert broken_rules(edges) == ["evals/report/m.py imports ctxprobe.evals.run.serving"]
+    assert broken_rules(edges, ["records", "report", "run"]) == [
+        "evals/report/m.py imports ctxprobe.evals.run.serving", "evals/report/m.py imports ctxprobe.runners.endpoint"]
+    assert broken_rules(edges, ["records", "run", "report"]) == [
+        "evals/report/m.py imports ctxprobe.runners.endpoint", "evals/run/m.py imports ctxprobe.evals.report.html"]
     assert cycle(edges) in (["report", "run", "report"], ["run", "report", "run"])
+    (tmp_path / "evals" / "stray.py").write_text("")
+    with pytest.raises(AssertionError, match="evals/stray.py sits in no layer"):
+        evals_edges(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "ARCHITECTURE.md").write_text("# map\nLayers, bottom to top: `records`, `report`, `run`.\n")
+    assert documented_layers(tmp_path / "docs" / "ARCHITECTURE.md") == ["records", "report", "run"]
 
 
 def _runtime_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:

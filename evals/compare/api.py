@@ -7,18 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxprobe.evals.compare.gate import GateRefused, gate_problems
-from ctxprobe.evals.log.compare import CandidatePairing, CompareResult, CompareRow, RunInput
-from ctxprobe.evals.log.load import Run, load_run
-from ctxprobe.evals.log.kl import KLComparison
-from ctxprobe.evals.paired.kl import kl_comparison
-from ctxprobe.evals.paired.kl_gate import KL_MARGIN, check_margin
-from ctxprobe.evals.paired.kl_text import find_row
-from ctxprobe.evals.paired.pairing import pair_runs
-from ctxprobe.evals.paired.rows import compare_rows
-from ctxprobe.evals.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
-from ctxprobe.evals.paired.p_answer import METRICS, Metric
-from ctxprobe.evals.paired.verdict import adjust_gate, examples, failing_rows, p_answer_evidence, sequential_gate
-from ctxprobe.evals.sequential.betting import CS_METHOD
+from ctxprobe.evals.records.compare import CandidatePairing, CompareResult, CompareRow, RunInput
+from ctxprobe.evals.records.load import Run, load_run
+from ctxprobe.evals.records.kl import KLComparison
+from ctxprobe.evals.compare.paired.kl import kl_comparison
+from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, check_margin
+from ctxprobe.evals.compare.paired.kl_text import find_row
+from ctxprobe.evals.compare.paired.pairing import pair_runs
+from ctxprobe.evals.compare.paired.rows import compare_rows
+from ctxprobe.evals.compare.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
+from ctxprobe.evals.compare.paired.p_answer import METRICS, Metric
+from ctxprobe.evals.compare.paired.verdict import adjust_gate, examples, failing_rows, p_answer_evidence, sequential_gate
+from ctxprobe.evals.compare.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
@@ -125,23 +125,18 @@ def kl_verdict_rows(kl: KLComparison, gate_rows: list[CompareRow]) -> tuple[list
 
 
 def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
-            results_dir: str | Path = "results", write: bool = True, html_report: bool = True,
+            results_dir: str | Path = "results", write: bool = True,
             metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> CompareResult:
-    """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
-    unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
-    drops by more than `fail_if_drop` significantly (in accuracy, or with `metric="p_answer"` in answer
-    probability), or with `metric="kl"` when its mean KL is above `kl_margin` nats. With the gate, runs it cannot judge (not finished, the
-    baseline itself, another suite) raise `GateRefused` (exit code 5)."""
+    """Compare candidate run folders with a baseline run folder and write the outputs unless `write=False`
+    (the page beside them is the report's: `ctxprobe.compare`, in `evals.report.pages`, adds it).
+    `result.exit_code` is the gate's: 1 when a candidate drops by more than `fail_if_drop` significantly (in
+    accuracy, or with `metric="p_answer"` in answer probability), or with `metric="kl"` when its mean KL is
+    above `kl_margin` nats. With the gate, runs it cannot judge (not finished, the baseline itself, another
+    suite) raise `GateRefused` (exit code 5)."""
     runs = [load_run(p) for p in (baseline, *candidates)]
     result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop, metric, kl_margin)
     if not write:
         return result
     from ctxprobe.evals.compare.outputs import write_outputs
 
-    written = write_outputs(result, Path(results_dir))
-    if html_report and written.out_dir:
-        from ctxprobe.evals.report.html.render import write_folder_report
-
-        page = write_folder_report(written.out_dir)
-        written = written.model_copy(update={"files": [*written.files, str(page)]})
-    return written
+    return write_outputs(result, Path(results_dir))

@@ -16,8 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
-from ctxprobe.evals.log.compare import CompareResult, CompareRow
-from ctxprobe.evals.log.safe_write import save_figure
+from ctxprobe.evals.records.compare import CompareResult, CompareRow
+from ctxprobe.evals.records.safe_write import save_figure
 from ctxprobe.tasks.lengths import format_length
 
 DIFF_CMAP = matplotlib.colormaps["RdBu"].with_extremes(bad="#d9d9d9")

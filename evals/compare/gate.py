@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.evals.log.load import Run
+from ctxprobe.evals.records.load import Run
 from ctxprobe.tasks.errors import ExitError
 
 GATE_REFUSED_EXIT = 5

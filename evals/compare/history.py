@@ -11,15 +11,15 @@ from pathlib import Path
 
 from ctxprobe.evals.compare.api import compare_runs, run_input
 from ctxprobe.evals.compare.gate import GateRefused
-from ctxprobe.evals.log.compare import CompareResult, CompareRow
-from ctxprobe.evals.log.history import HistoryPoint, HistoryResult, NightStep
-from ctxprobe.evals.log.load import Run, load_run
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.store import MANIFEST, RunStore
-from ctxprobe.evals.paired.kl_gate import KL_MARGIN
-from ctxprobe.evals.paired.kl_text import find_row, kl_number
-from ctxprobe.evals.paired.p_answer import Metric
-from ctxprobe.evals.report.table import context_summary
+from ctxprobe.evals.records.compare import CompareResult, CompareRow
+from ctxprobe.evals.records.history import HistoryPoint, HistoryResult, NightStep
+from ctxprobe.evals.records.load import Run, load_run
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.store import MANIFEST, RunStore
+from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN
+from ctxprobe.evals.compare.paired.kl_text import find_row, kl_number
+from ctxprobe.evals.compare.paired.p_answer import Metric
+from ctxprobe.evals.compare.accuracy import context_summary
 from ctxprobe.tasks.errors import UserError
 
 __all__ = ["HistoryPoint", "HistoryResult", "NightStep", "finished_runs", "history"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from ctxprobe.evals.log.history import HISTORY_JSON, HistoryPoint, HistoryResult
-from ctxprobe.evals.log.outputs import write_output
-from ctxprobe.evals.log.safe_write import make_folder, replace_file, save_figure
+from ctxprobe.evals.records.history import HISTORY_JSON, HistoryPoint, HistoryResult
+from ctxprobe.evals.records.outputs import write_output
+from ctxprobe.evals.records.safe_write import make_folder, replace_file, save_figure
 from ctxprobe.tasks.lengths import format_length
 
 Column = tuple[str, str, str, int]

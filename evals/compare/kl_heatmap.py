@@ -13,11 +13,11 @@ from matplotlib.axes import Axes
 from matplotlib.image import AxesImage
 
 from ctxprobe.evals.compare.diff_heatmap import label_grid, stacked_axes
-from ctxprobe.evals.log.compare import CompareResult
-from ctxprobe.evals.log.kl import CandidateKL, KLRow
-from ctxprobe.evals.log.safe_write import save_figure
-from ctxprobe.evals.paired.kl_text import heatmap_name, kl_number, percent
-from ctxprobe.evals.report.kl_scale import KL_CMAP, KL_RANGE, kl_norm, kl_position
+from ctxprobe.evals.records.compare import CompareResult
+from ctxprobe.evals.records.kl import CandidateKL, KLRow
+from ctxprobe.evals.records.safe_write import save_figure
+from ctxprobe.evals.compare.paired.kl_text import heatmap_name, kl_number, percent
+from ctxprobe.evals.compare.kl_scale import KL_CMAP, KL_RANGE, kl_norm, kl_position
 
 
 def _panel(ax: Axes, cells: list[KLRow]) -> AxesImage:

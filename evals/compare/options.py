@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.paired.kl_gate import GateMetric, margin_option, metric_option
+from ctxprobe.evals.compare.paired.kl_gate import GateMetric, margin_option, metric_option
 
 
 class CompareOptions(BaseModel):

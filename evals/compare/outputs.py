@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ctxprobe.evals.log.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
-from ctxprobe.evals.paired.kl_text import gate_line, kl_lines
-from ctxprobe.evals.log.outputs import write_output
-from ctxprobe.evals.log.safe_write import make_folder, replace_file
-from ctxprobe.evals.log.store import run_folder
-from ctxprobe.evals.sequential.gate import PASS_MEANING
-from ctxprobe.evals.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells, signed
+from ctxprobe.evals.records.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
+from ctxprobe.evals.compare.paired.kl_text import gate_line, kl_lines
+from ctxprobe.evals.records.outputs import write_output
+from ctxprobe.evals.records.safe_write import make_folder, replace_file
+from ctxprobe.evals.records.store import run_folder
+from ctxprobe.evals.compare.sequential.gate import PASS_MEANING
+from ctxprobe.evals.compare.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells, signed
 
 
 def _columns(result: CompareResult) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ctxprobe.evals.answer_style import AnswerStyle, answer_style, chat_fit
+from ctxprobe.evals.run.answer_style import AnswerStyle, answer_style, chat_fit
 from ctxprobe.evals.doctor.check import Check, Status
 from ctxprobe.evals.doctor.counts import context_accepted, counts_add_up
 from ctxprobe.runners.http_json import display_url

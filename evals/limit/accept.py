@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Awaitable, Callable
 
-from ctxprobe.evals.log.limit import AcceptedResult
+from ctxprobe.evals.records.limit import AcceptedResult
 from ctxprobe.tasks.assemble import tolerance
 
 

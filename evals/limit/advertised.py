@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.limit import Advertised
+from ctxprobe.evals.records.limit import Advertised
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import parse_length
 

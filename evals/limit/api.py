@@ -12,15 +12,15 @@ from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.options import LimitOptions
 from ctxprobe.evals.limit.search import LimitConfig, SearchSettings, full_grid
 from ctxprobe.evals.limit.target import accepted_length, effective_length
-from ctxprobe.evals.log.limit import LIMIT_JSON, Advertised, LimitOutput, TargetLimits, TaskSpec
-from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url, saved_options
-from ctxprobe.evals.log.outputs import write_output
-from ctxprobe.evals.log.store import RunStore, run_folder
-from ctxprobe.evals.send.inline_suite import parse_params
-from ctxprobe.evals.send.interrupt import sigterm_as_interrupt
-from ctxprobe.evals.send.loop import Progress
-from ctxprobe.evals.send.options import validated
-from ctxprobe.evals.send.serving import serving
+from ctxprobe.evals.records.limit import LIMIT_JSON, Advertised, LimitOutput, TargetLimits, TaskSpec
+from ctxprobe.evals.records.manifest import RunManifest, ctxprobe_version, public_url, saved_options
+from ctxprobe.evals.records.outputs import write_output
+from ctxprobe.evals.records.store import RunStore, run_folder
+from ctxprobe.evals.run.send.inline_suite import parse_params
+from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
+from ctxprobe.evals.run.send.loop import Progress
+from ctxprobe.evals.run.send.options import validated
+from ctxprobe.evals.run.send.serving import serving
 from ctxprobe.runners.settings import part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError

@@ -24,8 +24,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxprobe.evals.log.limit import LengthResult, LimitResult
-from ctxprobe.evals.stats import clopper_pearson, z_for
+from ctxprobe.evals.records.limit import LengthResult, LimitResult
+from ctxprobe.evals.compare.stats import clopper_pearson, z_for
 
 
 class Measure(Protocol):

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 from ctxprobe.evals.limit.accept import AcceptedResult, Probe, find_accepted
 from ctxprobe.evals.limit.search import LimitConfig, LimitResult, find_effective_length
-from ctxprobe.evals.log.limit import TargetLimits, TaskSpec
-from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.send.loop import Progress, run_recipes
+from ctxprobe.evals.records.limit import TargetLimits, TaskSpec
+from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.run.send.loop import Progress, run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.token_counter import TokenCounter

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from ctxprobe.evals.lmeval.source import ExportSource
-from ctxprobe.evals.log.safe_write import writing
+from ctxprobe.evals.records.safe_write import writing
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.variant import ALWAYS_SHOWN, variant_params

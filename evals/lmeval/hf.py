@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.lmeval.source import ExportSource
-from ctxprobe.evals.log.safe_write import writing
+from ctxprobe.evals.records.safe_write import writing
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 

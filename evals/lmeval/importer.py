@@ -18,10 +18,10 @@ from pathlib import Path
 from ctxprobe.evals.lmeval.logs import LoggedDoc, LogRun, log_run, read_log, sample_logs
 from ctxprobe.evals.lmeval.ruler import SUBSTRING, is_ruler_doc, ruler_sample, ruler_substring
 from ctxprobe.evals.lmeval.task_utils import doc_sample
-from ctxprobe.evals.log.manifest import RunManifest, ctxprobe_version, public_url
-from ctxprobe.evals.log.record import Response, SampleRecord
-from ctxprobe.evals.log.store import RunStore, run_folder
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.records.manifest import RunManifest, ctxprobe_version, public_url
+from ctxprobe.evals.records.record import Response, SampleRecord
+from ctxprobe.evals.records.store import RunStore, run_folder
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import condition_key

@@ -1,5 +1,5 @@
 """The options of `ctxprobe export`, declared once for the command line (the API takes the same names as
-keywords); the suite overrides are `ctxprobe run`'s own (`SuiteOptions`, evals/send/options.py)."""
+keywords); the suite overrides are `ctxprobe run`'s own (`SuiteOptions`, evals/run/send/options.py)."""
 
 from __future__ import annotations
 

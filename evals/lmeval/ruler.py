@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.evals.lmeval.logs import LoggedDoc
-from ctxprobe.evals.ruler_score import SUBSTRING, ruler_substring
+from ctxprobe.evals.scoring.ruler_score import SUBSTRING, ruler_substring
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Expected, NeedleSpot, Recipe, Sample, sha256_text
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.build import builder_for
-from ctxprobe.evals.send.options import SUITE_OVERRIDES
+from ctxprobe.evals.run.send.options import SUITE_OVERRIDES
 from ctxprobe.tasks.errors import UserError, validated
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL
@@ -29,7 +29,7 @@ def export_samples(source: str, *, token_counter: str | None = None, **overrides
     (name or YAML path) with the suite overrides `ctxprobe run` takes (`SuiteOptions` fields: lengths,
     depths, samples, haystack, seed, templates, question_positions, facts, qa, needles, include), counted
     with `token_counter` (default: the packaged Gemma)."""
-    from ctxprobe.evals.send.serving import open_counter
+    from ctxprobe.evals.run.send.serving import open_counter
 
     path = Path(source)
     given = {k: v for k, v in overrides.items() if v not in (None, [])}
@@ -37,7 +37,7 @@ def export_samples(source: str, *, token_counter: str | None = None, **overrides
         if given:
             raise UserError(f"{', '.join('--' + k.replace('_', '-') for k in sorted(given))}: suite overrides "
                             "apply to suites, not to a run folder")
-        from ctxprobe.evals.log.load import load_run
+        from ctxprobe.evals.records.load import load_run
 
         run = load_run(path)
         spec = token_counter or run.manifest.token_counter
@@ -46,8 +46,8 @@ def export_samples(source: str, *, token_counter: str | None = None, **overrides
         recipes = [r.sample.recipe for r in run.records]
         name = run.manifest.suite.name
     else:
-        from ctxprobe.evals.send.inline_suite import suite_for
-        from ctxprobe.evals.send.options import SuiteOptions
+        from ctxprobe.evals.run.send.inline_suite import suite_for
+        from ctxprobe.evals.run.send.options import SuiteOptions
 
         unknown = sorted(set(given) - set(SUITE_OVERRIDES))
         if unknown:

@@ -29,7 +29,7 @@ def doc_sample(doc: dict[str, Any]) -> Sample:
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """lm-eval's per-doc metrics, from ctxprobe's own scorer."""
-    from ctxprobe.evals.score import score_sample
+    from ctxprobe.evals.scoring.score import score_sample
 
     score = score_sample(doc_sample(doc), results[0])
     return {"exact": float(score.correct), "partial": score.partial}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ctxprobe.evals.log.record import LOGPROBS_UNAVAILABLE, AnswerLogprobs, SampleRecord
-from ctxprobe.evals.log.rows import variant_label
+from ctxprobe.evals.records.record import LOGPROBS_UNAVAILABLE, AnswerLogprobs, SampleRecord
+from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.tasks.lengths import format_length
 
 Cell = tuple[str, str, str, int, float]

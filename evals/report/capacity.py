@@ -16,10 +16,10 @@ from typing import Iterable
 
 import pandas as pd
 
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.rows import variant_label
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.report.table import CONDITION, aggregate, record_frame
-from ctxprobe.evals.stats import Z95, clopper_pearson
+from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.tasks.lengths import format_length
 
 DEFAULT_THRESHOLD = 0.9

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from matplotlib.figure import Figure
 
-from ctxprobe.evals.log.safe_write import save_figure
+from ctxprobe.evals.records.safe_write import save_figure
 from ctxprobe.evals.report.capacity import CapacityCurve
 from ctxprobe.evals.report.table import CONDITION
 from ctxprobe.tasks.lengths import format_length

@@ -1,11 +1,11 @@
 """The line under a run's table that names samples the server counted at another length than planned
-(records' `prompt_tokens_off`, set by the run: evals/send/count_check.py)."""
+(records' `prompt_tokens_off`, set by the run: evals/run/send/count_check.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.records.record import SampleRecord
 
 
 def count_note(records: Iterable[SampleRecord]) -> str:

@@ -18,10 +18,10 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.safe_write import make_folder, save_figure
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.safe_write import make_folder, save_figure
 from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
-from ctxprobe.evals.stats import Z95
+from ctxprobe.evals.compare.stats import Z95
 from ctxprobe.tasks.lengths import format_length
 
 CMAP = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d9d9d9")

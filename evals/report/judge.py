@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.log.judge import JudgeVerdict, read_verdicts
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.records.judge import JudgeVerdict, read_verdicts
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.variant import variant_params
 
 SHOWN = 40  # disagreements listed at most (all are in judge.jsonl)

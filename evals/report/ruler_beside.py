@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.rows import variant_label
-from ctxprobe.evals.ruler_score import SUBSTRING
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.rows import variant_label
+from ctxprobe.evals.scoring.ruler_score import SUBSTRING
 from ctxprobe.tasks.lengths import format_length
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.sequential.cells import STOP_REASONS, StopRule, cell_interval, stop_reason
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.compare.sequential.cells import STOP_REASONS, StopRule, cell_interval, stop_reason
 
 TAGS = {"above": "A", "below": "B", "precision": "P", "cap": "C"}
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.safe_write import replace_file
-from ctxprobe.evals.log.write_errors import WriteFailed, writable
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.safe_write import replace_file
+from ctxprobe.evals.records.write_errors import WriteFailed, writable
 from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
@@ -35,7 +35,7 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
         return "no finished samples yet\n"
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
-    from ctxprobe.evals.paired.templates import render_template_sensitivity
+    from ctxprobe.evals.compare.paired.templates import render_template_sensitivity
     from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
     from ctxprobe.evals.report.capacity_chart import write_capacity_png
     from ctxprobe.evals.report.answer_probs import render_answer_probabilities

@@ -6,73 +6,24 @@ record's typed recipe fields."""
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
 
-from ctxprobe.evals.log.record import ErrorKind, SampleRecord
-from ctxprobe.evals.log.rows import record_row, variant_label
-from ctxprobe.evals.log.safe_write import make_folder, replace_file
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.rows import variant_label
+from ctxprobe.evals.records.safe_write import make_folder, replace_file
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.evals.report.count_note import count_note
-from ctxprobe.evals.stats import Z95, clopper_pearson
+from ctxprobe.evals.compare.accuracy import (CELL, CONDITION, ERROR_COLUMNS, accuracy_table, aggregate,
+                                             context_summary, record_frame)
+from ctxprobe.evals.compare.stats import Z95
 from ctxprobe.tasks.lengths import format_length
-
-CONDITION = ["family", "variant", "haystack"]
-CELL = [*CONDITION, "context_tokens", "depth"]
-ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
 
 __all__ = ["CELL", "CONDITION", "ERROR_COLUMNS", "accuracy_table", "aggregate", "context_summary", "record_frame",
            "render_markdown", "render_text", "variant_label", "write_summary"]
-
-
-def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
-    """One row per record: its coordinates, whether it was scored, correct (0/1), partial, error kind."""
-    rows = []
-    for rec in records:
-        if rec.score is None and rec.error is None:
-            raise ValueError(f"record {rec.sample.sample_id} has neither a score nor an error")
-        full = record_row(rec)
-        scored = full["error"] is None
-        row: dict[str, Any] = {key: full[key] for key in CELL}
-        row.update(depth=float(full["depth"]), scored=scored,
-                   correct=float(full["correct"]) if scored and full["correct"] is not None else math.nan,
-                   partial=full["partial"] if scored and full["partial"] is not None else math.nan)
-        row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
-        rows.append(row)
-    columns = [*CELL, "scored", "correct", "partial", *ERROR_COLUMNS]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFrame:
-    """n, correct, accuracy, Clopper-Pearson ci_lo/ci_hi, partial_mean and error counts per group of `keys`."""
-    spec: dict[str, tuple[str, str]] = {
-        "n": ("scored", "sum"), "correct": ("correct", "sum"), "partial_mean": ("partial", "mean"),
-    }
-    spec.update({col: (col, "sum") for col in ERROR_COLUMNS})
-    out = frame.groupby(keys, sort=True).agg(**spec).reset_index()
-    out["n"] = out["n"].astype(int)
-    out["correct"] = out["correct"].astype(int)
-    out[ERROR_COLUMNS] = out[ERROR_COLUMNS].astype(int)
-    out["errors"] = out[ERROR_COLUMNS].sum(axis=1)
-    out["accuracy"] = (out["correct"] / out["n"]).where(out["n"] > 0)
-    bounds = [clopper_pearson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
-    out["ci_lo"] = [lo for lo, _ in bounds]
-    out["ci_hi"] = [hi for _, hi in bounds]
-    return out[[*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors", *ERROR_COLUMNS]]
-
-
-def accuracy_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:
-    """One row per (family, variant, haystack, context_tokens, depth) cell."""
-    return aggregate(record_frame(records), CELL, z)
-
-
-def context_summary(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:
-    """One row per (family, variant, haystack, context_tokens), pooled across depths."""
-    return aggregate(record_frame(records), [*CONDITION, "context_tokens"], z)
 
 
 def _pct(x: float) -> str:

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.lock import writer_lock
-from ctxprobe.evals.log.store import RunStore, claim_run_folder
-from ctxprobe.evals.log.write_errors import WriteFailed, space_reserve
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.lock import writer_lock
+from ctxprobe.evals.records.store import RunStore, claim_run_folder
+from ctxprobe.evals.records.write_errors import WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
 from ctxprobe.evals.run.bookkeeping import (cache_use, count_samples, drop_unsent, logprob_totals, remove_if_empty,
                                             run_manifest)
@@ -37,11 +37,11 @@ from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, stop_rule, stop_summary
 from ctxprobe.evals.run.sending import SendPlan, close_lockstep, open_lockstep, send_plan
-from ctxprobe.evals.send.interrupt import sigterm_as_interrupt
-from ctxprobe.evals.send.logprobs import say_unavailable, wanted
-from ctxprobe.evals.send.loop import EndpointLost, Progress
-from ctxprobe.evals.send.options import RunOptions, validated
-from ctxprobe.evals.send.serving import Served, serving
+from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
+from ctxprobe.evals.run.send.logprobs import say_unavailable, wanted
+from ctxprobe.evals.run.send.loop import EndpointLost, Progress
+from ctxprobe.evals.run.send.options import RunOptions, validated
+from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.runners.settings import ClientSettings, part
 from ctxprobe.tasks.build import PromptBuilder, builder_for
 from ctxprobe.tasks.suite import Suite
@@ -80,8 +80,8 @@ def _with_outputs(result: RunResult, opts: RunOptions) -> RunResult:
 
         result.table = write_report(records, result.run_dir, result.manifest)
     if result.manifest.paired_gate is not None:
-        from ctxprobe.evals.run.against import gate_cases
-        from ctxprobe.evals.sequential.ci_outputs import write_ci_outputs
+        from ctxprobe.evals.compare.against import gate_cases
+        from ctxprobe.evals.compare.sequential.ci_outputs import write_ci_outputs
 
         cases = gate_cases(result.manifest.paired_gate, opts.label or result.run_dir.name)
         result.written = write_ci_outputs(cases, "ctxprobe paired gate", opts.junit, opts.summary_md)
@@ -148,7 +148,7 @@ def _plan(opts: RunOptions, suite: Suite, served: Served, store: RunStore, stack
         recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
                                                     default_mode=served.default_mode)
         return SendPlan(recipes, rule)
-    from ctxprobe.evals.run.against import paired_run
+    from ctxprobe.evals.compare.against import paired_run
 
     extend = None
     if opts.baseline_endpoint:
@@ -181,7 +181,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, plan: SendPla
     count_samples(manifest, latest)
     manifest.logprobs = logprob_totals(latest, served.logprobs.top_logprobs)
     if plan.paired is not None:
-        from ctxprobe.evals.run.against import gate_report, update
+        from ctxprobe.evals.compare.against import gate_report, update
 
         if plan.lockstep is not None:
             close_lockstep(plan.lockstep, plan.paired, manifest.status)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import contextlib
 import time
 
-from ctxprobe.evals.log.lock import LOCK
-from ctxprobe.evals.log.manifest import LogprobTotals, RunManifest, ctxprobe_version, public_url, saved_options
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.records.lock import LOCK
+from ctxprobe.evals.records.manifest import LogprobTotals, RunManifest, ctxprobe_version, public_url, saved_options
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.log.write_errors import RESERVE
-from ctxprobe.evals.send.options import RunOptions
-from ctxprobe.evals.send.serving import Served
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.records.write_errors import RESERVE
+from ctxprobe.evals.run.send.options import RunOptions
+from ctxprobe.evals.run.send.serving import Served
 from ctxprobe.tasks.suite import Suite
 
 

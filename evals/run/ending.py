@@ -3,13 +3,13 @@ file not written, interrupted, or the paired gate's verdict."""
 
 from __future__ import annotations
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.log.write_errors import WriteFailed
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.evals.run.result import ExitCode, RunResult
-from ctxprobe.evals.send.loop import Progress
-from ctxprobe.evals.send.options import RunOptions
+from ctxprobe.evals.run.send.loop import Progress
+from ctxprobe.evals.run.send.options import RunOptions
 
 
 def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progress, failed: WriteFailed) -> RunResult:

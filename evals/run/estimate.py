@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ctxprobe.evals.send.inline_suite import suite_for
-from ctxprobe.evals.send.options import RunOptions, validated
-from ctxprobe.evals.send.order import Order, expected_cached_tokens, send_groups
+from ctxprobe.evals.run.send.inline_suite import suite_for
+from ctxprobe.evals.run.send.options import RunOptions, validated
+from ctxprobe.evals.run.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.runners.probe import DEFAULT_CONCURRENCY
 from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
@@ -59,7 +59,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
 
     suite = suite_for(opts)
     suite.check()
-    from ctxprobe.evals.send.serving import default_mode
+    from ctxprobe.evals.run.send.serving import default_mode
 
     rule = stop_rule(opts, suite)
     recipes = capped_suite(suite, rule).recipes(lambda mode: TokenizerIdentity("estimate"), mode=opts.mode,
@@ -118,7 +118,7 @@ def _memory(est: Estimate, opts: RunOptions) -> None:
 
 def _measured_rate(opts: RunOptions, suite: Suite, recipes: list[Recipe]) -> tuple[float | None, str | None]:
     """Prompt tokens per second of one short request to the endpoint (or the embedded engine)."""
-    from ctxprobe.evals.send.serving import serving
+    from ctxprobe.evals.run.send.serving import serving
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.tasks.build import builder_for
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ctxprobe.evals.log.load import Run
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.send.options import RunOptions
+from ctxprobe.evals.records.load import Run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.run.send.options import RunOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity
 

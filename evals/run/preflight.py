@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from ctxprobe.evals.answer_style import ChatFit, chat_fit
-from ctxprobe.evals.send.answer_budget import AnswerBudget, reasoning_field, suite_budgets
-from ctxprobe.evals.send.options import RunOptions
-from ctxprobe.evals.send.serving import Served
+from ctxprobe.evals.run.answer_style import ChatFit, chat_fit
+from ctxprobe.evals.run.send.answer_budget import AnswerBudget, reasoning_field, suite_budgets
+from ctxprobe.evals.run.send.options import RunOptions
+from ctxprobe.evals.run.send.serving import Served
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite

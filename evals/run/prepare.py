@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.store import RunStore, run_folder
-from ctxprobe.evals.send.inline_suite import suite_for
-from ctxprobe.evals.send.options import EndpointOptions, RunOptions, validated
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.store import RunStore, run_folder
+from ctxprobe.evals.run.send.inline_suite import suite_for
+from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.rounds import stop_rule
-from ctxprobe.evals.score import check_answer_kinds
+from ctxprobe.evals.scoring.score import check_answer_kinds
 from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
@@ -61,7 +61,7 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
         from ctxprobe.evals.run.lockstep import check_lockstep
 
         check_lockstep(opts)
-        from ctxprobe.evals.log.load import load_run
+        from ctxprobe.evals.records.load import load_run
 
         suite = load_run(opts.against).manifest.suite
     else:

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.log.write_errors import WRITE_FAILED_EXIT
-from ctxprobe.evals.send.loop import Progress
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.records.write_errors import WRITE_FAILED_EXIT
+from ctxprobe.evals.run.send.loop import Progress
 
 
 class ExitCode(IntEnum):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.evals.log.record import ErrorKind, SampleRecord
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.send.answer_budget import AnswerBudget
+from ctxprobe.evals.records.record import ErrorKind, SampleRecord
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.run.send.answer_budget import AnswerBudget
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
 

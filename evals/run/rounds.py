@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.sequential.cells import StopOptions, StopReason, StopRule, resolve_rule, stop_reason
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.sequential.cells import StopOptions, StopReason, StopRule, resolve_rule, stop_reason
 from ctxprobe.tasks.identity import CellKey, cell_key
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite

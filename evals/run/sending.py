@@ -12,17 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.run.bookkeeping import count_samples, run_manifest
 from ctxprobe.evals.run.rounds import cell_caps, next_round
-from ctxprobe.evals.send.answer_budget import AnswerBudget
-from ctxprobe.evals.send.logprobs import LogprobCapture, wanted
-from ctxprobe.evals.send.loop import Progress, run_recipes
-from ctxprobe.evals.send.options import RunOptions
-from ctxprobe.evals.send.order import Order
-from ctxprobe.evals.send.serving import Served, serving
-from ctxprobe.evals.sequential.cells import StopRule
+from ctxprobe.evals.run.send.answer_budget import AnswerBudget
+from ctxprobe.evals.run.send.logprobs import LogprobCapture, wanted
+from ctxprobe.evals.run.send.loop import Progress, run_recipes
+from ctxprobe.evals.run.send.options import RunOptions
+from ctxprobe.evals.run.send.order import Order
+from ctxprobe.evals.run.send.serving import Served, serving
+from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
@@ -95,7 +95,7 @@ async def send_paired(paired: Any, served: Served, store: RunStore, order: Order
                        lockstep: "Lockstep | None" = None) -> None:
     """`--against`: send the baseline's samples round after round until every family is decided or used up;
     with `--baseline-endpoint`, a round's samples the baseline lacks go to both endpoints at once."""
-    from ctxprobe.evals.run.against import next_paired_round
+    from ctxprobe.evals.compare.against import next_paired_round
     from ctxprobe.evals.run.lockstep import missing_on_baseline, scored
 
     sent = set[str]()

@@ -9,7 +9,7 @@ A random directed graph over 10-hex-digit node ids (GraphWalks' id shape) is wri
 The number of edges is the largest that fits the length (`tasks/sized.py`); the recipe's seed fixes the
 graph. Out-degrees average 2, and the start of a BFS has a chain of `depth` edges into nodes that nothing
 else points at, so its answer is never empty. The answer is scored as a node set (`nodes`): GraphWalks'
-F1 as partial credit, the exact set as correct (`evals/set_score.py`).
+F1 as partial credit, the exact set as correct (`evals/scoring/set_score.py`).
 
 `dataset: hf:PATH` reads OpenAI's published GraphWalks parquet instead (columns `prompt`, `answer_nodes`,
 `problem_type`, ...): a sample is a published row of the `query` type, its prompt as published (a user

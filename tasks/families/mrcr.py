@@ -5,7 +5,7 @@ small grammars) holds `needles` identical requests ("write a poem about tapirs")
 depth and the others spread from there to the end, among requests for the same kind on other topics, other
 kinds on the same topic, and others. The last user turn asks: "Prepend HASH to the 2nd (1 indexed) poem about
 tapirs. Do not include any other text in your response." The expected response is HASH followed by that
-answer, scored by MRCR's rule (`evals/mrcr_score.py`).
+answer, scored by MRCR's rule (`evals/scoring/mrcr_score.py`).
 
 The number of filler turns is the largest that fits the length (`tasks/sized.py`). In chat mode the prompt is
 a real `messages` array (user and assistant turns), its length counted with the endpoint's chat template

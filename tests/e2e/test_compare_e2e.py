@@ -60,7 +60,7 @@ def test_the_paired_gate_sends_q4_0_the_f16_runs_samples_and_compare_agrees(tmp_
     assert cand_ids <= base_ids and manifest["fixed_grid_prompt_tokens"] == 4 * 1024
 
     import ctxprobe as api
-    from ctxprobe.evals.paired.verdict import gate_cases
+    from ctxprobe.evals.compare.paired.verdict import gate_cases
 
     compared = api.compare(f16_run, cand, fail_if_drop=0.05, write=False)
     assert compared.sequential
@@ -84,7 +84,7 @@ def test_the_kl_gate_on_the_real_engine_sees_q4_0_and_compare_agrees(tmp_path: P
     assert (done.returncode == 1) == (gate["verdict"] == "FAIL")
 
     import ctxprobe as api
-    from ctxprobe.evals.paired.verdict import gate_cases
+    from ctxprobe.evals.compare.paired.verdict import gate_cases
 
     compared = api.compare(f16_run, cand, metric="kl", write=False)
     assert [c.verdict for c in gate_cases(compared)] == [r["verdict"] for r in gate["rows"]]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.log.record import ErrorKind
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.records.record import ErrorKind
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 

@@ -15,8 +15,8 @@ from ctxprobe_cli import ctxprobe, only_run_dir
 
 from ctxprobe.evals.lmeval.task_utils import doc_sample
 from ctxprobe.evals.report.table import render_text
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.launcher import EmbeddedEngine
 
 pytestmark = pytest.mark.engine

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.answer_logprobs import gold_ids, measure
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.engines import adapter

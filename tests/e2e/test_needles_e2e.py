@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from ctxprobe_cli import ctxprobe, only_run_dir
 
-from ctxprobe.evals.log.judge import read_verdicts
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.records.judge import read_verdicts
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import build_sample, token_counter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord, Score
+from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord, Score
 from ctxprobe.tasks.sample import Expected, Mode, Recipe, Sample, sha256_text
 
 NIAH_QUESTION = "What is the special magic number for tidy-lobster mentioned in the provided text?"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.records.load import load_run
 from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
 from ctxprobe.runners.response import ErrorKind
 from tests.runners.fake_engine import FakeEngine

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxprobe.evals.log.record import ErrorKind, Response
-from ctxprobe.evals.send.loop import answer_error
+from ctxprobe.evals.records.record import ErrorKind, Response
+from ctxprobe.evals.run.send.loop import answer_error
 
 
 def response(text: str, finish: str | None, done: int | None) -> Response:

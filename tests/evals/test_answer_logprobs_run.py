@@ -1,4 +1,4 @@
-"""A run's answer probabilities around the binary result (evals/send/logprobs.py): the gold text of each
+"""A run's answer probabilities around the binary result (evals/run/send/logprobs.py): the gold text of each
 answer kind, an extra request that fails (the sample's score is kept, its logprobs None with why), an engine
 that gives none (said once, `unavailable` on every sample, the binary results as without), `--no-logprobs`,
 and the manifest's counts."""
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.run.bookkeeping import logprob_totals
-from ctxprobe.evals.send.logprobs import LogprobCapture, gold_text, separator_tokens
-from ctxprobe.evals.send.loop import run_recipes
+from ctxprobe.evals.run.send.logprobs import LogprobCapture, gold_text, separator_tokens
+from ctxprobe.evals.run.send.loop import run_recipes
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.response import AnswerLogprobs, ErrorKind, GeneratedToken, Response, TokenLogprob
@@ -83,7 +83,7 @@ def test_a_failed_extra_request_keeps_the_binary_result(tmp_path: Path) -> None:
     capture = LogprobCapture(client, "llama-server", 3)
     capture.adapter = _Adapter()  # type: ignore[assignment]
     store = RunStore(tmp_path)
-    from ctxprobe.evals.send import loop
+    from ctxprobe.evals.run.send import loop
 
     real = loop.build_sample
     loop.build_sample = lambda r, c: sample  # type: ignore[assignment]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli import build_parser, main
+from ctxprobe.evals.cli.main import build_parser, main
 from tests.evals.compare.synthetic import all_right, write_run
 from tests.runners.fake_engine import FakeEngine
 

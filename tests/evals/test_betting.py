@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from ctxprobe.evals.confseq import PairedTally
-from ctxprobe.evals.sequential.betting import STAKES, betting_cs, log_e_fail, log_e_pass
-from ctxprobe.evals.sequential.gate import SequentialRow, family_done, open_rows
+from ctxprobe.evals.compare.confseq import PairedTally
+from ctxprobe.evals.compare.sequential.betting import STAKES, betting_cs, log_e_fail, log_e_pass
+from ctxprobe.evals.compare.sequential.gate import SequentialRow, family_done, open_rows
 
 
 def _wealth_by_hand(diffs: list[float], boundary: float, above: bool) -> float:
@@ -66,7 +66,7 @@ def test_the_interval_is_where_neither_bettor_rejects():
     lo, hi = betting_cs(tally)
     assert lo < tally.mean < hi
     # at the ends, the one-sided bettor's wealth is 2 / alpha = 40
-    from ctxprobe.evals.sequential.betting import log_e_above, log_e_below
+    from ctxprobe.evals.compare.sequential.betting import log_e_above, log_e_below
     assert math.exp(log_e_above(lo, tally)) == pytest.approx(40.0, rel=1e-3)
     assert math.exp(log_e_below(hi, tally)) == pytest.approx(40.0, rel=1e-3)
     # tighter than the Dirichlet mixture where most pairs tie, which is where the gate's rows are
@@ -137,7 +137,7 @@ def test_a_decided_pooled_row_takes_no_more_pairs():
 
 
 def test_continuous_e_values_are_the_bets_multiplied_out():
-    from ctxprobe.evals.sequential.betting import PairedValues
+    from ctxprobe.evals.compare.sequential.betting import PairedValues
     rng = np.random.default_rng(4)
     xs = list(np.where(rng.random(120) < 0.4, rng.uniform(-0.6, 0.3, 120), 0.0))
     values = PairedValues(tuple(xs))
@@ -154,7 +154,7 @@ def test_continuous_e_values_are_the_bets_multiplied_out():
 
 def test_ternary_values_give_the_counts_results():
     """The continuous path, fed -1/0/1, is the ternary one: the same e-values and interval."""
-    from ctxprobe.evals.sequential.betting import PairedValues
+    from ctxprobe.evals.compare.sequential.betting import PairedValues
     tally = PairedTally(losses=9, ties=300, wins=3)
     values = PairedValues((-1.0,) * 9 + (0.0,) * 300 + (1.0,) * 3)
     assert log_e_pass(0.05, values) == pytest.approx(log_e_pass(0.05, tally), rel=1e-12)
@@ -166,7 +166,7 @@ def test_continuous_level_and_coverage_under_optional_stopping_by_simulation():
     """Continuous differences at the null's edge (mean exactly -margin; mean exactly 0), looked at every 10
     pairs: the bettor crosses 1/alpha at most alpha of the time, and the sequence covers the mean at every
     look at least 1 - alpha of the time."""
-    from ctxprobe.evals.sequential.betting import PairedValues
+    from ctxprobe.evals.compare.sequential.betting import PairedValues
     alpha, margin = 0.05, 0.05
     rng = np.random.default_rng(21)
     reps, n = 300, 300
@@ -186,7 +186,7 @@ def test_continuous_level_and_coverage_under_optional_stopping_by_simulation():
 def test_a_row_of_identical_builds_passes_a_5_point_margin_at_98_pairs_not_before() -> None:
     """The README's floor: differences bounded by [-1, 1] let a safe bet grow by at most log(1 + margin) a
     pair, so even ties (or p_answer differences of exactly 0) need 98 pairs to reach 1/alpha at alpha 0.05."""
-    from ctxprobe.evals.sequential.betting import PairedValues
+    from ctxprobe.evals.compare.sequential.betting import PairedValues
 
     need = math.log(1 / 0.05)
     for n, passes in ((97, False), (98, True)):
@@ -198,7 +198,7 @@ def test_bounded_values_bet_up_to_what_their_bounds_allow():
     """Values known to lie in [-1, 0] (a divergence as a loss): against "mean >= b" the safe bet reaches
     1 / (b - (-0)) = 1 / -b, not 1 / (1 - b) as for [-1, 1]; the wealth is that bet multiplied out by hand,
     every factor stays positive, and the interval stays inside the bounds."""
-    from ctxprobe.evals.sequential.betting import PairedValues, log_e_below
+    from ctxprobe.evals.compare.sequential.betting import PairedValues, log_e_below
     rng = np.random.default_rng(5)
     xs = list(-rng.uniform(0.2, 0.6, 40))
     values = PairedValues(tuple(xs), lo=-1.0, hi=0.0)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe, Sample
 

@@ -80,7 +80,7 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
         tmp_path = tmp_path / "empty"
     args = CASES[case](tmp_path)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, env=env)
     assert done.returncode == 2, (done.returncode, done.stderr[-1500:])
     lines = done.stderr.strip().splitlines()
@@ -91,7 +91,7 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
 
 
 def test_parallel_0_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from ctxprobe.evals.cli import main
+    from ctxprobe.evals.cli.main import main
 
     code = main(["run", "--parallel", "0", "--family", "niah", "--lengths", "1k", "--results-dir", str(tmp_path)])
     err = capsys.readouterr().err

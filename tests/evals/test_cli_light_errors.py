@@ -23,7 +23,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_input_loads_no_heavy_module(case: str, tmp_path: Path) -> None:
-    code = ("import sys\nfrom ctxprobe.evals.cli import main\n"
+    code = ("import sys\nfrom ctxprobe.evals.cli.main import main\n"
             f"code = main({CASES[case]!r})\n"
             f"print(code, [m for m in {HEAVY!r} if m in sys.modules])\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -34,6 +34,6 @@ def test_bad_input_loads_no_heavy_module(case: str, tmp_path: Path) -> None:
 def test_a_good_recipe_still_builds_through_the_same_command(tmp_path: Path) -> None:
     recipe = tmp_path / "r.json"
     recipe.write_text(json.dumps({"family": "niah", "context_tokens": 1024}))
-    code = f"from ctxprobe.evals.cli import main\nraise SystemExit(main(['prompt', {str(recipe)!r}, '--sha256']))"
+    code = f"from ctxprobe.evals.cli.main import main\nraise SystemExit(main(['prompt', {str(recipe)!r}, '--sha256']))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and len(done.stdout.strip()) == 64, done.stdout + done.stderr

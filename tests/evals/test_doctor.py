@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine
 
 LING = str(Path(__file__).parent / "fixtures" / "ling_3_1_flash.json")

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.log.record import Response
-from ctxprobe.evals.log.store import RunStore
-from ctxprobe.evals.send.loop import Progress, run_recipes
-from ctxprobe.evals.send.order import expected_cached_tokens, fans_out, reachable_in_flight, send_groups
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.records.record import Response
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.run.send.loop import Progress, run_recipes
+from ctxprobe.evals.run.send.order import expected_cached_tokens, fans_out, reachable_in_flight, send_groups
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import make_token_counter

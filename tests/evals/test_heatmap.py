@@ -5,8 +5,8 @@ import pytest
 from matplotlib.image import imread
 
 from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
-from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.stats import clopper_pearson
+from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.evals.compare.stats import clopper_pearson
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from ctxprobe.evals.confseq import PairedTally
-from ctxprobe.evals.sequential.betting import PairedValues
-from ctxprobe.evals.sequential.gate import SequentialRow, decide, gate_verdict
-from ctxprobe.evals.sequential.replay import replay_gate
+from ctxprobe.evals.compare.confseq import PairedTally
+from ctxprobe.evals.compare.sequential.betting import PairedValues
+from ctxprobe.evals.compare.sequential.gate import SequentialRow, decide, gate_verdict
+from ctxprobe.evals.compare.sequential.replay import replay_gate
 
 ALPHA, MARGIN, SLACK = 0.05, 0.05, 0.02
 FAMILIES, LENGTHS, ROUNDS, PAIRS = 3, 2, 30, 20

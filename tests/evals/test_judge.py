@@ -14,7 +14,7 @@ import pytest
 import ctxprobe
 from ctxprobe.evals.judge.rubric import RUBRIC, read_reply
 from ctxprobe.evals.judge.verdicts import VERDICT_FORMAT
-from ctxprobe.evals.log.judge import read_verdicts
+from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.evals.report.html.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
 from tests.runners.fake_engine import FakeEngine, Reply
@@ -146,7 +146,7 @@ def test_reading_a_judges_reply(reply: str, verdict: str | None) -> None:
 
 
 def test_a_damaged_judge_line_is_skipped_and_the_latest_verdict_wins(tmp_path: Path) -> None:
-    from ctxprobe.evals.log.judge import JudgeVerdict, append_verdict
+    from ctxprobe.evals.records.judge import JudgeVerdict, append_verdict
 
     append_verdict(tmp_path, JudgeVerdict(sample_id="a", judge="j", verdict="incorrect", exact=True))
     with (tmp_path / "judge.jsonl").open("ab") as fh:

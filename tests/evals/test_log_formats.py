@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.log.compare import read_compare
-from ctxprobe.evals.log.history import read_history
-from ctxprobe.evals.log.limit import LimitOutput, read_limit
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.outputs import write_output
-from ctxprobe.evals.log.schema import SCHEMA_VERSION
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.compare import read_compare
+from ctxprobe.evals.records.history import read_history
+from ctxprobe.evals.records.limit import LimitOutput, read_limit
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.outputs import write_output
+from ctxprobe.evals.records.schema import SCHEMA_VERSION
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.tasks.errors import UserError
 
 OLD = Path(__file__).parent / "fixtures" / "v2_outputs"

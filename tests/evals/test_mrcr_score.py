@@ -8,7 +8,7 @@ from difflib import SequenceMatcher
 
 import pytest
 
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.sample import Recipe, Sample
 

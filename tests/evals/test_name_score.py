@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.families.latent_table import character_names
 from ctxprobe.tasks.sample import Recipe, Sample
@@ -49,8 +49,8 @@ def test_a_negated_name_is_neither_credited_nor_a_rival(mode: str) -> None:
 
 
 def test_a_complete_answer_naming_nobody_is_wrong_not_cut_off() -> None:
-    from ctxprobe.evals.log.record import Response
-    from ctxprobe.evals.truncation import cut_off
+    from ctxprobe.evals.records.record import Response
+    from ctxprobe.evals.scoring.truncation import cut_off
 
     s = sample()
     asked = s.question.rsplit(" ", 1)[-1].rstrip("?")  # the question's own words, answered back

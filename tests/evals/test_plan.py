@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.plan.budget import KindBudget, LayoutBudget
 from ctxprobe.evals.plan.specs import LayerKind
 from ctxprobe.evals.plan.units import parse_size
@@ -379,7 +379,7 @@ def test_hybrid_without_a_layout_is_not_guessed(
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ctxprobe.evals.cli", "plan", *args],
+        [sys.executable, "-m", "ctxprobe.evals.cli.main", "plan", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

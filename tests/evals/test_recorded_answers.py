@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ctxprobe.evals.lmeval.logs import read_log
 from ctxprobe.evals.lmeval.ruler import ruler_sample
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.sample import Sample
 
 FIXTURES = Path(__file__).parent / "fixtures"

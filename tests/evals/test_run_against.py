@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from junitparser import JUnitXml
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.evals.test_run_sequential import ASKED, NEEDLE, _finds_the_needle
 from tests.runners.fake_engine import FakeEngine
 

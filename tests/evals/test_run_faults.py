@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.retry import RetryPolicy
 from tests.runners.fake_engine import FakeEngine, Reply
 

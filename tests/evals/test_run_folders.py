@@ -15,10 +15,10 @@ from types import SimpleNamespace
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.log import store as store_module
-from ctxprobe.evals.log.lock import FolderBusy, writer_lock
-from ctxprobe.evals.log.store import claim_run_folder
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.records import store as store_module
+from ctxprobe.evals.records.lock import FolderBusy, writer_lock
+from ctxprobe.evals.records.store import claim_run_folder
 from ctxprobe.evals.report import summary  # noqa: F401 - imported before the threads that use it
 from tests.runners.fake_engine import FakeEngine, Reply
 
@@ -72,7 +72,7 @@ HOLDER = """
 import sys, time
 from pathlib import Path
 from types import SimpleNamespace
-from ctxprobe.evals.log.lock import writer_lock
+from ctxprobe.evals.records.lock import writer_lock
 with writer_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(60)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine, Reply
 
 SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,50,100", "--samples", "2", "--quiet"]
@@ -114,7 +114,7 @@ def test_an_endpoint_that_goes_away_ends_the_run_cleanly(tmp_path: Path, capsys:
 def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192) as a:
         a.script.extend(Reply(delay_s=0.4) for _ in range(40))
-        proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli", "run", "--endpoint", a.url, *SUITE[:-1],
+        proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", a.url, *SUITE[:-1],
                                  "--samples", "10", "--concurrency", "1", "--quiet", "--results-dir", str(tmp_path)],
                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})

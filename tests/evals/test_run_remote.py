@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import CHAT_TEMPLATE_TOKENS, FakeEngine
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.confseq import bernoulli_cs
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.compare.confseq import bernoulli_cs
 from tests.runners.fake_engine import FakeEngine
 
 NEEDLE = re.compile(r"special magic numbers for (\S+) is: (\d+)\.")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.evals.report.synthetic_runs import small_suite, write_run
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.score import score_sample
 from tests.evals.adversary_cases import cases
 
 CASES = cases()

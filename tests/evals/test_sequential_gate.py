@@ -4,10 +4,10 @@ gate's type-I error under optional stopping by simulation."""
 import numpy as np
 import pytest
 
-from ctxprobe.evals.paired.stats import holm
-from ctxprobe.evals.sequential.cells import StopRule, stop_reason
-from ctxprobe.evals.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict
-from ctxprobe.evals.sequential.holm import row_weights, weighted_holm
+from ctxprobe.evals.compare.paired.stats import holm
+from ctxprobe.evals.compare.sequential.cells import StopRule, stop_reason
+from ctxprobe.evals.compare.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict
+from ctxprobe.evals.compare.sequential.holm import row_weights, weighted_holm
 
 
 def test_weighted_holm_with_equal_weights_is_holm():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.suite import resolve_mode
 from tests.runners.fake_engine import FakeEngine
 

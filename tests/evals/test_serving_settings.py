@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.send.options import EMBEDDED_FIELDS, EndpointOptions
-from ctxprobe.evals.send.serving import serving
+from ctxprobe.evals.run.send.options import EMBEDDED_FIELDS, EndpointOptions
+from ctxprobe.evals.run.send.serving import serving
 from ctxprobe.runners import launcher
 from ctxprobe.runners.settings import ClientSettings, EngineSettings
 from ctxprobe.tasks.suite import Suite

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ctxprobe.evals.send.slots import PrioritySlots
+from ctxprobe.evals.run.send.slots import PrioritySlots
 
 
 def test_at_most_n_holders_and_the_lower_priority_first() -> None:

@@ -2,7 +2,7 @@ import pytest
 
 import math
 
-from ctxprobe.evals.stats import clopper_pearson, wilson, z_for
+from ctxprobe.evals.compare.stats import clopper_pearson, wilson, z_for
 
 
 @pytest.mark.parametrize("k,n,lo,hi", [

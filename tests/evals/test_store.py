@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.evals.log.record import ErrorKind
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.evals.records.store import RunStore
 from tests.evals.factories import make_record
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.log.record import ErrorKind, Response
-from ctxprobe.evals.send.loop import record_of
-from ctxprobe.evals.score import score_sample
-from ctxprobe.evals.truncation import cut_off
+from ctxprobe.evals.records.record import ErrorKind, Response
+from ctxprobe.evals.run.send.loop import record_of
+from ctxprobe.evals.scoring.score import score_sample
+from ctxprobe.evals.scoring.truncation import cut_off
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe, Sample
 

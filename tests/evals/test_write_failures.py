@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.log import store as store_module
-from ctxprobe.evals.log.lines import scan
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.records import store as store_module
+from ctxprobe.evals.records.lines import scan
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -102,7 +102,7 @@ def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool 
                       "code": "context_length_exceeded"}}
 
 
-CHAT_CHECK = "Reply with the single word: "  # how ctxprobe's chat check (evals/answer_style.py) starts
+CHAT_CHECK = "Reply with the single word: "  # how ctxprobe's chat check (evals/run/answer_style.py) starts
 
 
 def _is_chat_check(body: Any) -> bool:

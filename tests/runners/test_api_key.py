@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_engine import FLAVORS, FakeEngine
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 from ctxprobe.runners.http_json import api_key
 from ctxprobe.runners.metrics import scrape_metrics

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine, Reply
 
-from ctxprobe.evals.log.record import ErrorKind, Response
+from ctxprobe.evals.records.record import ErrorKind, Response
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.errors import UserError
 

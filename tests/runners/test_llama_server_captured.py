@@ -12,7 +12,7 @@ import pytest
 from replay_server import Replay, replaying
 from replay_server import captured as replayed
 
-from ctxprobe.evals.send.loop import answer_error
+from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_engine import FakeEngine
 
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.replicas import LeastInFlight
 
 

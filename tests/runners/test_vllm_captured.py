@@ -14,7 +14,7 @@ import pytest
 from replay_server import Replay, captured, replaying
 
 from ctxprobe.evals.run.engine_metrics import cache_from_metrics, deltas
-from ctxprobe.evals.send.loop import answer_error
+from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.metrics import parse_prometheus
 from ctxprobe.runners.probe import UnknownModel, probe_engine
 from ctxprobe.runners.reply import ReplyParts

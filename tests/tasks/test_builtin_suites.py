@@ -6,7 +6,7 @@ import pytest
 
 from pathlib import Path
 
-from ctxprobe.evals.send.inline_suite import suite_from_args
+from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.suite import builtin_suites, load_suite
 
 

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from ctxprobe.evals.score import levenshtein
-from ctxprobe.evals.send.inline_suite import suite_from_args
+from ctxprobe.evals.scoring.score import levenshtein
+from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError

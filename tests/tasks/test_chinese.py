@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError

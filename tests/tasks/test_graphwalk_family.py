@@ -123,7 +123,7 @@ def test_a_generated_graph_takes_its_question_first_but_a_published_prompt_does_
 
 
 def test_a_published_row_is_scored_by_graphwalks_rule(published: Path) -> None:
-    from ctxprobe.evals.score import score_sample
+    from ctxprobe.evals.scoring.score import score_sample
 
     sample = build({"dataset": f"hf:{published}"}, mode="chat", seed=1)
     (node,) = sample.expected.answers

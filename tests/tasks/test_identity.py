@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ctxprobe.evals.send.order import send_groups
+from ctxprobe.evals.run.send.order import send_groups
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.registry import BASE_VERSION, family_version, get_family

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.send.inline_suite import suite_from_args
+from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample
@@ -167,7 +167,7 @@ def test_the_question_stays_in_the_last_turn() -> None:
 def test_a_published_row_is_scored_by_mrcrs_rule(published: Path) -> None:
     from difflib import SequenceMatcher
 
-    from ctxprobe.evals.score import score_sample
+    from ctxprobe.evals.scoring.score import score_sample
 
     sample = build({"dataset": f"hf:{published}"}, mode="chat", seed=0, tokens=8192, counter=TemplatedCounter())
     answer = sample.expected.answers[0]

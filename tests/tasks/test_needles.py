@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.send.inline_suite import suite_from_args
+from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError

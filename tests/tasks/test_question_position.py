@@ -120,7 +120,7 @@ def test_a_suite_runs_each_task_at_each_position_paired_on_the_needles() -> None
 
 
 def test_a_question_at_the_start_shares_no_prefix_across_depths() -> None:
-    from ctxprobe.evals.send.order import expected_cached_tokens, send_groups
+    from ctxprobe.evals.run.send.order import expected_cached_tokens, send_groups
 
     builder = builder_for(token_counter("estimate"))
     for position, shared in (("end", True), ("start", False), ("both", False)):

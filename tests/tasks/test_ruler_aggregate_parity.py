@@ -118,7 +118,7 @@ def test_aggregate_prompts_fill_the_length_and_rebuild_byte_identical(kind: str)
 
 
 def test_aggregate_scores_every_word_exactly_and_the_fraction_as_partial_credit() -> None:
-    from ctxprobe.evals.score import score_sample
+    from ctxprobe.evals.scoring.score import score_sample
 
     sample = ctxprobe_sample("frequent_words", 2048)
     a, b, c = sample.expected.answers

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.send.inline_suite import suite_from_args
+from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe
 

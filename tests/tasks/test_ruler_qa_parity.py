@@ -88,7 +88,7 @@ def test_qa_ruler_template_matches_lm_evals_ruler_qa_prompt(name: str, monkeypat
 
 
 def test_qa_scores_any_of_the_answers_exactly() -> None:
-    from ctxprobe.evals.score import score_sample
+    from ctxprobe.evals.scoring.score import score_sample
 
     builder = builder_for(token_counter("estimate"))
     recipe = builder.recipe(family="qa", params={"dataset": f"hf:{FIXTURES / 'squad.json'}"}, context_tokens=1024, seed=3)

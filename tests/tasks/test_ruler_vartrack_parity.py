@@ -132,7 +132,7 @@ def test_suite_templates_leave_out_a_layout_the_task_has_none_of() -> None:
 
 
 def test_the_builtin_ruler_suite_runs_rulers_tasks_in_both_layouts() -> None:
-    from ctxprobe.evals.send.inline_suite import suite_from_args
+    from ctxprobe.evals.run.send.inline_suite import suite_from_args
     from ctxprobe.tasks.suite import builtin_suites
 
     assert "ruler" in builtin_suites()

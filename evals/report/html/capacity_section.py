@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.capacity import capacity_curve, capacity_grids, rule_text
 from ctxprobe.evals.report.capacity_chart import capacity_figure
 from ctxprobe.evals.report.html.charts import svg_data_uri

@@ -11,10 +11,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.compare import COMPARE_JSON, read_compare
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.paired.kl_text import gate_line
+from ctxprobe.evals.records.compare import COMPARE_JSON, read_compare
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.paired.kl_text import gate_line
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
 from ctxprobe.evals.report.html.kl_section import kl_section
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder

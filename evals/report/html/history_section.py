@@ -9,8 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.history import HISTORY_JSON
-from ctxprobe.evals.log.history import read_history as read_history_file
+from ctxprobe.evals.records.history import HISTORY_JSON
+from ctxprobe.evals.records.history import read_history as read_history_file
 from ctxprobe.evals.report.html.charts import accuracy_colour, png_data_uri
 from ctxprobe.evals.report.html.run_section import when
 from ctxprobe.tasks.lengths import format_length

@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.kl import CandidateKL, KLComparison, KLRow
-from ctxprobe.evals.paired.kl_text import (
+from ctxprobe.evals.records.kl import CandidateKL, KLComparison, KLRow
+from ctxprobe.evals.compare.paired.kl_text import (
     COLUMNS, GATE_COLUMNS, blocks, gate_cells, heatmap_name, kl_number, left_out_text, not_computed_line, percent,
     row_cells,
 )
 from ctxprobe.evals.report.html.charts import png_data_uri
-from ctxprobe.evals.report.kl_scale import kl_colour
+from ctxprobe.evals.compare.kl_scale import kl_colour
 from ctxprobe.tasks.lengths import format_length
 
 

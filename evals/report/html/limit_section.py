@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.limit import LIMIT_JSON, TargetLimits, read_limit
-from ctxprobe.evals.log.manifest import RunManifest
+from ctxprobe.evals.records.limit import LIMIT_JSON, TargetLimits, read_limit
+from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.report.html.charts import Series, length_chart
 from ctxprobe.evals.report.html.run_section import when
 from ctxprobe.tasks.lengths import format_length

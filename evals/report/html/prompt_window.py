@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.log.safe_write import check_output_file, replace_file
+from ctxprobe.evals.records.safe_write import check_output_file, replace_file
 from ctxprobe.tasks.errors import UserError
 
 REPORT_HTML = "report.html"
@@ -22,7 +22,7 @@ def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
     """The page section of one folder, by what the folder holds (a folder of runs needs `history_of`)."""
     from ctxprobe.evals.report.html.compare_section import COMPARE_JSON, compare_section
     from ctxprobe.evals.report.html.history_section import HISTORY_JSON, history_section, read_history
-    from ctxprobe.evals.log.store import MANIFEST, RunStore
+    from ctxprobe.evals.records.store import MANIFEST, RunStore
 
     if not path.is_dir():
         raise UserError(f"not a folder: {path}")
@@ -39,7 +39,7 @@ def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
                 raise UserError(f"{path} is a limit folder without {LIMIT_JSON} (still running, or it failed)")
             return limit_section(path, manifest)
         from ctxprobe.evals.report.html.run_section import run_section
-        from ctxprobe.evals.log.load import load_run
+        from ctxprobe.evals.records.load import load_run
 
         return run_section(load_run(path))
     return _history_of(path, history_of)

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ctxprobe.evals.log.load import Run
-from ctxprobe.evals.log.record import SampleRecord
-from ctxprobe.evals.paired.stats import INTERVAL_METHOD
-from ctxprobe.evals.paired.templates import BASE_LAYOUT, template_rows
+from ctxprobe.evals.records.load import Run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
+from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.html.capacity_section import capacity_section
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.engines import adapter

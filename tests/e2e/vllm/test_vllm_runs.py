@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.log.load import load_run
+from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.run.engine_metrics import METRICS_SOURCE, SAMPLES_SOURCE
 from ctxprobe.runners.http_json import request_json
 from ctxprobe.runners.vllm_engine import VllmEngine

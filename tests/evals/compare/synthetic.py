@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import ErrorKind, SampleRecord
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import ErrorKind, SampleRecord
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask

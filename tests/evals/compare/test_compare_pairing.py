@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.tasks.sample import sha256_text
 from tests.evals.compare.synthetic import all_right, grid, write_run
 

@@ -8,7 +8,7 @@ import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 
@@ -69,8 +69,8 @@ def test_identical_runs_pass_every_row(consistent_small_drop, tmp_path):
 def test_compare_on_a_run_that_stopped_adaptively_reports_anytime_valid_intervals(consistent_small_drop):
     import json
 
-    from ctxprobe.evals.confseq import PairedTally
-    from ctxprobe.evals.sequential.betting import betting_cs
+    from ctxprobe.evals.compare.confseq import PairedTally
+    from ctxprobe.evals.compare.sequential.betting import betting_cs
 
     base, cand = consistent_small_drop
     fixed = ctxprobe.compare(base, cand, write=False)
@@ -90,10 +90,10 @@ def test_compare_on_a_paired_run_judges_as_the_paired_gate(tmp_path):
     same bounds, although its two-sided p-value alone would not."""
     import json
 
-    from ctxprobe.evals.confseq import PairedTally
-    from ctxprobe.evals.paired.verdict import gate_cases
-    from ctxprobe.evals.sequential.betting import betting_cs
-    from ctxprobe.evals.sequential.gate import SequentialRow, final_verdicts
+    from ctxprobe.evals.compare.confseq import PairedTally
+    from ctxprobe.evals.compare.paired.verdict import gate_cases
+    from ctxprobe.evals.compare.sequential.betting import betting_cs
+    from ctxprobe.evals.compare.sequential.gate import SequentialRow, final_verdicts
 
     keys = [(n, d, s) for n in (1024, 2048) for d in (0.0, 100.0) for s in range(34)]
     lost = [k for k in keys if k[0] == 1024][:4] + [k for k in keys if k[0] == 2048][:4]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

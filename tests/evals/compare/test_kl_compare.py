@@ -13,12 +13,12 @@ import pytest
 from matplotlib.image import imread
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.outputs import render_markdown, render_text
-from ctxprobe.evals.log.compare import COMPARE_JSON
-from ctxprobe.evals.paired.kl import comparable, sample_kl
-from ctxprobe.evals.paired.kl_text import kl_number
-from ctxprobe.evals.paired.pairing import Pair
+from ctxprobe.evals.records.compare import COMPARE_JSON
+from ctxprobe.evals.compare.paired.kl import comparable, sample_kl
+from ctxprobe.evals.compare.paired.kl_text import kl_number
+from ctxprobe.evals.compare.paired.pairing import Pair
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import grid

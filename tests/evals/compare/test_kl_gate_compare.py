@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.gate import GateRefused
-from ctxprobe.evals.paired.kl_gate import CAP_TIMES, KL_MARGIN
+from ctxprobe.evals.compare.paired.kl_gate import CAP_TIMES, KL_MARGIN
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import DEPTHS, LENGTHS, all_right, write_run
 
@@ -88,7 +88,7 @@ def test_runs_without_top_k_lists_are_refused(tmp_path, capsys):
 def test_a_cell_of_one_sample_has_no_interval_and_reads_back(tmp_path):
     """One sample a cell: Student's t has no interval there (NaN, written as null in compare.json); the folder
     still reads back for the report, and the table prints '-'."""
-    from ctxprobe.evals.log.compare import read_compare
+    from ctxprobe.evals.records.compare import read_compare
 
     keys = [(n, d, 0) for n in LENGTHS for d in DEPTHS]
     base = write_logprob_run(tmp_path / "base", "f16", lambda k: answer_logprobs(base_dists(k), VOCAB), keys)

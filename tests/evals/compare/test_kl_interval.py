@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ctxprobe.evals.paired.mean_interval import mean_interval, share_interval, t_quantile
+from ctxprobe.evals.compare.paired.mean_interval import mean_interval, share_interval, t_quantile
 
 
 @pytest.mark.parametrize(("df", "table"), [(1, 12.7062), (3, 3.1824), (9, 2.2622), (29, 2.0452), (120, 1.9799)])

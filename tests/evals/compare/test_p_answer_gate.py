@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.gate import GateRefused
-from ctxprobe.evals.paired.verdict import gate_cases
+from ctxprobe.evals.compare.paired.verdict import gate_cases
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

@@ -8,7 +8,7 @@ import pytest
 import random
 from functools import lru_cache
 
-from ctxprobe.evals.paired.stats import PairedCounts, holm, mcnemar_exact, paired_bootstrap, paired_interval
+from ctxprobe.evals.compare.paired.stats import PairedCounts, holm, mcnemar_exact, paired_bootstrap, paired_interval
 
 
 def test_mcnemar_worked_by_hand():

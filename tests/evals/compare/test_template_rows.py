@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.evals.paired.templates import render_template_sensitivity, template_pairs, template_rows
+from ctxprobe.evals.compare.paired.templates import render_template_sensitivity, template_pairs, template_rows
 from ctxprobe.evals.report.table import context_summary, render_text
-from ctxprobe.evals.log.record import ErrorKind, SampleRecord
+from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from tests.evals.compare.synthetic import DEPTHS, SEEDS, Key, grid
 from tests.evals.factories import make_record
 

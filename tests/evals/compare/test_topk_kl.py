@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from ctxprobe.evals.paired.topk_kl import PROB_FLOOR, Side, topk_kl
+from ctxprobe.evals.compare.paired.topk_kl import PROB_FLOOR, Side, topk_kl
 
 
 def side(dist: dict[int, float], k: int | None = None) -> Side:

@@ -13,8 +13,8 @@ import pytest
 from ctxprobe.evals.lmeval.export import LmEvalExport, write_lm_eval_tasks
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.source import export_samples
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample, sha256_text
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli import main
-from ctxprobe.evals.send.options import SUITE_OVERRIDES
+from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.run.send.options import SUITE_OVERRIDES
 
 QA = Path(__file__).resolve().parents[2] / "tasks" / "fixtures" / "qa"
 
@@ -30,7 +30,7 @@ def test_export_ruler_with_its_qa_datasets(tmp_path: Path) -> None:
 
 
 def test_every_suite_override_of_run_is_an_export_flag() -> None:
-    from ctxprobe.evals.commands.export import _overrides
+    from ctxprobe.evals.cli.export import _overrides
 
     assert set(_overrides()) == set(SUITE_OVERRIDES) >= {"qa", "needles", "facts", "templates", "include", "lengths"}
 

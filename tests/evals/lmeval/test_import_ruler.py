@@ -13,8 +13,8 @@ import pytest
 
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.ruler import SUBSTRING, ruler_substring
-from ctxprobe.evals.log.load import load_run
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.scoring.score import score_sample
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "lmeval_ruler"
 

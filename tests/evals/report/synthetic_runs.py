@@ -8,9 +8,9 @@ import random
 import time
 from pathlib import Path
 
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import ErrorKind, Response, SampleRecord, Score
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord, Score
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.tasks.sample import Expected, NeedleSpot, Recipe, Sample
 from ctxprobe.tasks.suite import Suite, load_suite
 
@@ -131,7 +131,7 @@ def _compare_row(candidate: str, level: str, length: int, depth: float | None, d
 def write_compare(folder: Path, base: Path, cand: Path) -> Path:
     """A compare folder in the shape `ctxprobe compare` writes (compare.json and a diff heatmap PNG):
     the candidate drops 40 points at 1m; one example points at the candidate's injected answer."""
-    from ctxprobe.evals.log.load import load_run
+    from ctxprobe.evals.records.load import load_run
 
     folder.mkdir(parents=True)
     cand_run = load_run(cand)

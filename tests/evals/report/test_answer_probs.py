@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ctxprobe.evals.log.record import AnswerLogprobs, SampleRecord
+from ctxprobe.evals.records.record import AnswerLogprobs, SampleRecord
 from ctxprobe.evals.report.answer_probs import answer_probabilities, render_answer_probabilities
 from ctxprobe.runners.response import Response
 from ctxprobe.tasks.build import build_sample

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.log.manifest import RunManifest
-from ctxprobe.evals.log.record import ErrorKind, SampleRecord
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import ErrorKind, SampleRecord
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.report.capacity import capacities, capacity_curve, capacity_markdown, curve_table, samples_to_clear
 from ctxprobe.evals.report.summary import write_report
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.errors import UserError
 from tests.evals.report.synthetic_runs import (
     HAYSTACK_INJECTED, INJECTED, small_suite, write_compare, write_history, write_limit, write_run,

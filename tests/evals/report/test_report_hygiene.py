@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import ctxprobe
-from ctxprobe.evals.log.record import Response
-from ctxprobe.evals.log.store import RunStore
+from ctxprobe.evals.records.record import Response
+from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.report.html.shown_text import SHOWN_CHARS, clipped, printable
 from tests.evals.compare.synthetic import all_right, grid, write_run
 

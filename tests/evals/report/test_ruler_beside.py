@@ -3,10 +3,10 @@ counts for RULER (recall only) and not for ctxprobe."""
 
 from __future__ import annotations
 
-from ctxprobe.evals.log.record import SampleRecord
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.ruler_beside import render_ruler_beside
-from ctxprobe.evals.ruler_score import ruler_references
-from ctxprobe.evals.score import score_sample
+from ctxprobe.evals.scoring.ruler_score import ruler_references
+from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe
 

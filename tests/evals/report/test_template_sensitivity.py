@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import ctxprobe
-from ctxprobe.evals.cli import main
+from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.lengths import format_length
 from tests.evals.report.synthetic_runs import small_suite, write_run

@@ -1,0 +1,38 @@
+"""`ctxprobe doctor ENDPOINT`: what the endpoint exposes (engine, version, context length, tokenize, cached
+tokens, metrics, reasoning, chat or completions) and the flag that turns on what is missing."""
+
+from __future__ import annotations
+
+import argparse
+
+from ctxprobe.evals.cli.options import JsonOutput, add_model_args, model_values
+from ctxprobe.evals.doctor.options import DoctorOptions
+
+
+class DoctorArgs(DoctorOptions, JsonOutput):
+    """The doctor's options and how its report is printed."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
+                       description="Check an endpoint with a few tiny requests: engine, version, context length, "
+                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions. "
+                                   "Exit codes: 0 no check failed (a missing feature is not a failure), 1 a check "
+                                   "failed (a --model the endpoint does not serve, a mode that does not answer), "
+                                   "2 bad input or no answer at all.")
+    add_model_args(p, DoctorArgs.model_fields, positional=("endpoint",))
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import ctxprobe
+    from ctxprobe.evals.doctor.checks import failed_checks, render_doctor
+    from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
+    from ctxprobe.tasks.errors import validated
+
+    opts = validated(DoctorArgs, model_values(args, DoctorArgs.model_fields))
+    check_endpoint_url(opts.endpoint)
+    report = ctxprobe.doctor(opts.endpoint, api_key_env=opts.api_key_env, model=opts.model, timeout_s=opts.timeout,
+                             context_check=not opts.no_context_check)
+    print(report.model_dump_json(indent=2) if opts.as_json else render_doctor(report))
+    return 1 if failed_checks(report) else 0

@@ -1,0 +1,86 @@
+"""`ctxprobe run`: parse the arguments into `RunOptions`, call `ctxprobe.run`, print the table and how
+the run ended. Exit codes are the API's (see `evals/run/api.py` and the README)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ctxprobe.evals.cli.options import add_model_args, model_values
+
+
+def add_endpoint_args(p: argparse.ArgumentParser) -> None:
+    """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
+    from ctxprobe.evals.run.send.options import EMBEDDED_FIELDS as embedded
+    from ctxprobe.evals.run.send.options import VLLM_FIELDS as vllm
+    from ctxprobe.evals.run.send.options import EndpointOptions
+
+    fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: kv[0] != "endpoints"))  # --endpoint first
+    add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
+                   {k: v for k, v in fields.items() if k not in embedded | vllm}, repeat={"endpoints": "--endpoint"})
+    add_model_args(p.add_argument_group("embedded engine"), {k: v for k, v in fields.items() if k in embedded})
+    add_model_args(p.add_argument_group("vLLM engine (--engine vllm)"), {k: v for k, v in fields.items() if k in vllm})
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from ctxprobe.evals.run.send.options import DryRunOptions, JudgeOptions, RunOptions, SuiteOptions
+
+    p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
+                       description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
+                                   "print accuracy by depth x context. Exit codes: 0 ok, 1 samples ended in "
+                                   "errors (--against: a row FAILs), 2 bad input, 3 endpoint lost, 4 a run file could not "
+                                   "be written (disk full, read-only), 6 --against: rows undecided, 130 interrupted.")
+    add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
+    add_endpoint_args(p)
+    output = {k: v for k, v in RunOptions.model_fields.items()
+              if k not in SuiteOptions.model_fields and k not in _endpoint_fields() and k not in DryRunOptions.model_fields
+              and k not in JudgeOptions.model_fields}
+    add_model_args(p.add_argument_group("output"), output, repeat={"baseline_endpoint": "--baseline-endpoint"})
+    add_model_args(p.add_argument_group("judge (optional, needle files)"), JudgeOptions.model_fields)
+    add_model_args(p.add_argument_group("cost before a run (--dry-run)"), DryRunOptions.model_fields)
+    p.set_defaults(func=run)
+
+
+def _endpoint_fields() -> dict[str, Any]:
+    from ctxprobe.evals.run.send.options import EndpointOptions
+
+    return EndpointOptions.model_fields
+
+
+def run(args: argparse.Namespace) -> int:
+    from ctxprobe.evals.run.send.options import RunOptions, validated
+    from ctxprobe.evals.run.prepare import prepare_run
+
+    options = validated(RunOptions, model_values(args, RunOptions.model_fields))
+    if options.dry_run:
+        import ctxprobe
+        from ctxprobe.evals.run.estimate import render_estimate
+
+        print(render_estimate(ctxprobe.estimate(options)))
+        return 0
+    prepared = prepare_run(options)  # bad input ends here, before the HTTP client, pandas and the engine load
+
+    from ctxprobe.evals.run.api import run_prepared
+
+    result = run_prepared(prepared, on_progress=None if options.quiet else _progress_line)
+    if not options.quiet:
+        print(file=sys.stderr)
+    if result.table:
+        print(result.table)
+    if result.manifest.paired_gate is not None:
+        from ctxprobe.evals.compare.against import render_gate
+
+        print(render_gate(result.manifest.paired_gate))
+    for path in result.written:
+        print(f"ctxprobe: wrote {path}", file=sys.stderr)
+    page = result.run_dir / "report.html"
+    if not options.no_report and page.is_file():
+        print(f"ctxprobe: report {page}", file=sys.stderr)
+    print(f"ctxprobe: {result.message}", file=sys.stderr)
+    return int(result.exit_code)
+
+
+def _progress_line(progress: Any) -> None:
+    end = "\r" if sys.stderr.isatty() else "\n"
+    print(f"  {progress.line()}", end=end, file=sys.stderr, flush=True)

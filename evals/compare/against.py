@@ -1,0 +1,282 @@
+"""`ctxprobe run --against BASELINE_RUN --fail-if-drop MARGIN`: a paired sequential run. The candidate is
+sent the baseline's scored samples (same recipes, same ids), one round of seeds at a time across every
+family that is still open, and each row (a family pooled over its lengths, the primary test, and each
+family x length) is judged by `evals.sequential.gate` after every round: FAIL, PASS, or UNDECIDED when the
+baseline's samples run out. Only the pairs decide: a sample that errored on either side leaves them.
+
+`--metric p_answer` gates on the answer probability's paired difference instead of correctness, and
+`--metric kl` on the KL of the candidate's answer distributions from the baseline's, against `--kl-margin`
+nats (`evals.paired.kl_gate`). A pair counts there only when both records have answer log-probabilities;
+the others are counted as lacking it, never as a zero. Every metric's rows are kept side by side where the
+records have them; only the gated one decides which rows are sampled."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.evals.records.load import Run, load_run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.rows import variant_label
+from ctxprobe.evals.compare.paired import kl_gate
+from ctxprobe.evals.compare.paired.kl import pair_kl
+from ctxprobe.evals.compare.paired.p_answer import METRICS, Metric, p_answer, p_answer_diff
+from ctxprobe.evals.compare.sequential.betting import PairedValues
+from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
+from ctxprobe.evals.compare.sequential.gate import (
+    GATE_METHOD, PASS_MEANING, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
+)
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.identity import FamilyKey, family_key
+from ctxprobe.tasks.lengths import format_length
+from ctxprobe.tasks.sample import Recipe
+
+RowKey = tuple[FamilyKey, int]  # length 0: the family pooled over its lengths
+
+
+@dataclass
+class PairedRun:
+    """The baseline's scored samples and the rows' running evidence: `rows` of the gated metric, `beside`
+    the other metrics' (those the baseline's records have). `margin` is the drop correctness and p_answer
+    rows judge against; `kl_margin` the divergence in nats KL rows do."""
+
+    baseline: Run
+    margin: float
+    alpha: float
+    recipes: list[Recipe]
+    base: dict[str, SampleRecord]  # the baseline's scored records by sample id
+    rows: dict[RowKey, SequentialRow]
+    metric: Metric = "correct"
+    beside: dict[Metric, dict[RowKey, SequentialRow]] = field(default_factory=dict)
+    kl_margin: float = kl_gate.KL_MARGIN
+    lacking: dict[Metric, dict[RowKey, int]] = field(default_factory=dict)  # pairs of a row without the metric
+    counted: set[str] = field(default_factory=set)
+    extension: set[str] = field(default_factory=set)  # sample ids the baseline endpoint answers (lockstep)
+
+    def add_baseline(self, records: dict[str, SampleRecord]) -> None:
+        """The baseline endpoint's scored answers to the extension's samples."""
+        self.base.update({sid: r for sid, r in records.items() if sid in self.extension})
+
+    @property
+    def by_metric(self) -> dict[Metric, dict[RowKey, SequentialRow]]:
+        return {self.metric: self.rows, **self.beside}
+
+    def row_margin(self, metric: Metric) -> float:
+        """The margin a metric's rows judge against, in their own units."""
+        return kl_gate.ROW_MARGIN if metric == "kl" else self.margin
+
+    def diffs(self, base: SampleRecord, cand: SampleRecord) -> dict[Metric, float | None]:
+        """The pair's difference in each metric the rows bet on (None: a side lacks it)."""
+        kl = pair_kl(base, cand) if "kl" in self.by_metric else None
+        return {"correct": float(int(bool(cand.score and cand.score.correct)) - int(bool(base.score and base.score.correct))),
+                "p_answer": p_answer_diff(base, cand),
+                "kl": None if kl is None else kl_gate.scaled(kl, self.kl_margin)}
+
+
+def _rows(recipes: list[Recipe], metric: Metric) -> dict[RowKey, SequentialRow]:
+    rows: dict[RowKey, SequentialRow] = {}
+    for recipe in recipes:
+        fam = family_key(recipe)
+        for key in ((fam, 0), (fam, recipe.context_tokens)):
+            if key not in rows:
+                primary = key[1] == 0
+                rows[key] = (kl_gate.kl_row(primary) if metric == "kl"
+                             else SequentialRow(primary=primary, tally=PairedValues()) if metric == "p_answer"
+                             else SequentialRow(primary=primary))
+    return dict(sorted(rows.items()))
+
+
+def _has_kl(records: list[SampleRecord]) -> bool:
+    """Any record with answer log-probabilities and a top-k list to compare (what KL needs on each side)."""
+    return any(pair_kl(r, r) is not None for r in records)
+
+
+def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str,
+               extend: Callable[[Run], list[Recipe]] | None = None, metric: Metric = "correct",
+               kl_margin: float = kl_gate.KL_MARGIN) -> PairedRun:
+    """The plan of a paired run against `baseline_dir`; one line when it cannot be one. `extend` gives the
+    samples the baseline endpoint adds in lockstep (`lockstep.extension_recipes`). `metric`: what the gate
+    judges (correct, the answer probability, or KL against `kl_margin` nats: the baseline must then have
+    answer log-probabilities, with their top-k lists for KL)."""
+    if not 0.0 <= margin < 1.0:
+        raise UserError(f"--fail-if-drop must be between 0 and 1, got {margin}")
+    try:
+        kl_gate.check_margin(kl_margin)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    baseline = load_run(baseline_dir)
+    if baseline.manifest.tokenizer and tokenizer and baseline.manifest.tokenizer != tokenizer:
+        raise UserError(f"--against {baseline.dir}: the baseline was counted by tokenizer {baseline.manifest.tokenizer}, "
+                        f"this endpoint's is {tokenizer}: the prompts would differ")
+    scored = [r for r in baseline.records if r.error is None and r.score is not None]
+    if not scored:
+        raise UserError(f"--against {baseline.dir}: the baseline has no scored sample")
+    has = {"correct": True, "p_answer": any(p_answer(r) is not None for r in scored), "kl": _has_kl(scored)}
+    if metric == "p_answer" and not has["p_answer"]:
+        raise UserError(f"--metric p_answer: the baseline {baseline.dir} has no answer probabilities (run it with "
+                        "--logprobs, on an engine that gives them)")
+    if metric == "kl" and not has["kl"]:
+        raise UserError(f"--metric kl: the baseline {baseline.dir} has no answer log-probabilities with top-k "
+                        "alternatives (run it with --logprobs and --top-logprobs of at least 1, on an engine that "
+                        "gives them)")
+    extra = extend(baseline) if extend is not None else []
+    recipes = sorted([*(r.sample.recipe for r in scored), *extra], key=lambda r: r.seed)
+    return PairedRun(baseline=baseline, margin=margin, alpha=alpha, recipes=recipes,
+                     base={r.sample.sample_id: r for r in scored}, rows=_rows(recipes, metric), metric=metric,
+                     beside={m: _rows(recipes, m) for m in METRICS if m != metric and has[m]},
+                     kl_margin=kl_margin, extension={r.sample_id() for r in extra})
+
+
+def update(plan: PairedRun, records: list[SampleRecord]) -> None:
+    """Add the candidate's newly finished pairs to their rows (one look per round) and decide."""
+    fresh: dict[Metric, dict[RowKey, list[float]]] = {m: defaultdict(list) for m in METRICS}
+    for record in records:
+        sid = record.sample.sample_id
+        if sid in plan.counted or sid not in plan.base or record.error is not None or record.score is None:
+            continue
+        plan.counted.add(sid)
+        diffs = plan.diffs(plan.base[sid], record)
+        recipe = record.sample.recipe
+        for key in ((family_key(recipe), 0), (family_key(recipe), recipe.context_tokens)):
+            for metric in plan.by_metric:
+                if diffs[metric] is not None:
+                    fresh[metric][key].append(diffs[metric])  # type: ignore[arg-type]
+                elif metric != "correct":
+                    lacking = plan.lacking.setdefault(metric, {})
+                    lacking[key] = lacking.get(key, 0) + 1
+    for metric, rows in plan.by_metric.items():
+        for key, values in fresh[metric].items():
+            rows[key].add_diffs(values, plan.row_margin(metric))
+    decide(list(plan.rows.values()), plan.row_margin(plan.metric), plan.alpha)
+
+
+def next_paired_round(plan: PairedRun, records: list[SampleRecord], sent: set[str]) -> list[Recipe]:
+    """The next seed's samples of every row still open (`gate.open_rows`: every length of a family whose
+    pooled row is undecided, else the lengths that look like a drop; none: all decided or used up)."""
+    update(plan, records)
+    done = {r.sample.sample_id for r in records if r.error is None} | sent
+    wanted: set[RowKey] = set()
+    for fam in {f for (f, _) in plan.rows}:
+        keys = [key for key in plan.rows if key[0] == fam]
+        rows = [plan.rows[k] for k in keys]
+        wanted |= {key for key, want in zip(keys, open_rows(rows, plan.row_margin(plan.metric))) if want}
+    todo = [r for r in plan.recipes if (family_key(r), r.context_tokens) in wanted and r.sample_id() not in done]
+    if not todo:
+        return []
+    first = min(r.seed for r in todo)
+    return [r for r in todo if r.seed == first]
+
+
+def shown(metric: str, row: SequentialRow, alpha: float, kl_margin: float) -> dict[str, float]:
+    """A row's mean difference and interval in the metric's own units: fractions for correct and p_answer,
+    nats of (capped) KL for kl, where a larger value is worse."""
+    lo, hi = row.interval(alpha)
+    mean = row.tally.mean
+    if metric == "kl":
+        lo, hi = kl_gate.nats_interval(lo, hi, kl_margin)
+        mean = kl_gate.in_nats(mean, kl_margin)
+    return {"diff": mean, "diff_lo": lo, "diff_hi": hi}
+
+
+def gate_report(plan: PairedRun) -> dict[str, Any]:
+    """The verdicts, for the manifest and the table: one entry per row, the gate's outcome."""
+    rows = list(plan.rows.values())
+    verdicts = final_verdicts(rows, plan.row_margin(plan.metric), plan.alpha)
+    entries = []
+    for ((family, params, haystack), length), row, verdict in zip(plan.rows, rows, verdicts):
+        of_row = [r.sample_id() for r in plan.recipes if family_key(r) == (family, params, haystack)
+                  and length in (0, r.context_tokens)]
+        planned = sum(1 for sid in of_row if sid not in plan.extension)
+        extended = sum(1 for sid in of_row if sid in plan.extension and sid in plan.base)
+        key = ((family, params, haystack), length)
+        entry = {"family": family, "params": json.loads(params), "haystack": haystack,
+                 "context_tokens": length, "primary": row.primary, "verdict": verdict,
+                 "n": row.tally.n, "baseline_samples": planned,
+                 "baseline_extended": extended, "losses": row.tally.losses,
+                 "wins": row.tally.wins, **shown(plan.metric, row, plan.alpha, plan.kl_margin),
+                 "p_fail": row.p_fail, "p_pass": row.p_pass, "rounds": row.rounds}
+        for metric in (m for m in METRICS if m != "correct" and m in plan.by_metric):
+            entry[f"lacking_{metric}"] = plan.lacking.get(metric, {}).get(key, 0)
+        entry["beside"] = [{"metric": m, "n": other[key].tally.n, **shown(m, other[key], plan.alpha, plan.kl_margin)}
+                           for m, other in plan.beside.items()]
+        entries.append(entry)
+    return {"baseline": str(plan.baseline.dir), "baseline_extended": len(plan.extension & set(plan.base)),
+            "margin": plan.margin, "alpha": plan.alpha, "metric": plan.metric,
+            **({"kl_margin": plan.kl_margin} if "kl" in plan.by_metric else {}),
+            "method": kl_gate.KL_GATE_METHOD if plan.metric == "kl" else GATE_METHOD,
+            "verdict": gate_verdict(rows, verdicts), "rows": entries}
+
+
+def _beside(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The other metrics of a row: a list, or the one dict that manifests written before KL hold."""
+    found = entry.get("beside") or []
+    return [found] if isinstance(found, dict) else list(found)
+
+
+def value_text(metric: str, value: float) -> str:
+    """A row's difference as the table prints it: points for correct and p_answer, nats for kl."""
+    if value != value:  # nan: no pairs
+        return "-"
+    return f"{value:.4f}" if metric == "kl" else f"{100 * value:+.1f}" if metric == "p_answer" else f"{100 * value:+.0f}"
+
+
+def render_gate(report: dict[str, Any]) -> str:
+    """The paired run's table: each row's verdict, difference, interval and the pairs it used of the
+    baseline's."""
+    metric = report.get("metric", "correct")
+    on = f" --metric {metric}" if metric != "correct" else ""
+    margin = f"--kl-margin {report.get('kl_margin', kl_gate.KL_MARGIN)}" if metric == "kl" \
+        else f"--fail-if-drop {report['margin']}"
+    others = [b["metric"] for b in _beside(report["rows"][0])] if report["rows"] else []
+    lines = [f"paired against {report['baseline']} ({margin}{on}): {report['verdict']}",
+             f"{'row':<52} {'verdict':>9} {'diff':>7} {'interval':>17} {'pairs used':>12}"
+             + (f"  beside it: {', '.join(others)}: diff [interval] n" if others else "")]
+    for e in report["rows"]:
+        variant = variant_label(e["params"], e["family"])
+        where = f"{e['family']} {variant} [{e['haystack']}] " + ("pooled" if e["primary"] else format_length(e["context_tokens"]))
+        interval = f"[{value_text(metric, e['diff_lo'])}, {value_text(metric, e['diff_hi'])}]"
+        diff = "-" if e["n"] == 0 else value_text(metric, e["diff"])
+        held = f"{e['baseline_samples']}" + (f"+{e['baseline_extended']}" if e.get("baseline_extended") else "")
+        line = f"{where[:52]:<52} {e['verdict']:>9} {diff:>7} {interval:>17} {e['n']:>5} of {held:<4}"
+        for b in _beside(e):
+            m = b["metric"]
+            line += (f"  no {m}" if b["n"] == 0 else f"  {m} {value_text(m, b['diff'])} "
+                     f"[{value_text(m, b['diff_lo'])}, {value_text(m, b['diff_hi'])}] {b['n']}")
+        if e.get(f"lacking_{metric}"):
+            line += f"  ({e[f'lacking_{metric}']} pairs without {metric})"
+        lines.append(line)
+    if report.get("baseline_extended"):
+        lines.append(f"the baseline endpoint answered {report['baseline_extended']} more samples in lockstep "
+                     "(of N+M: N the baseline run held, M it added)")
+    units = [text for m, text in (("p_answer", "p_answer's points are probability points"),
+                                  ("kl", f"kl is the mean KL in nats (each pair's counted up to {kl_gate.CAP_TIMES:g} "
+                                   "margins), a FAIL above the margin, a PASS below it"))
+             if m == metric or m in others]
+    lines.append(f"method: {report['method']}. Each bound of the interval is one-sided at 95 % (a 90 % "
+                 "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided. "
+                 + PASS_MEANING + "".join(f" {u}." for u in units))
+    return "\n".join(lines) + "\n"
+
+
+def verdict_of(report: dict[str, Any]) -> Verdict:
+    return report["verdict"]
+
+
+def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
+    """The paired run's rows as CI cases (JUnit, markdown summary)."""
+    out = []
+    for e in report["rows"]:
+        where = (f"{e['family']} {variant_label(e['params'], e['family'])} [{e['haystack']}] "
+                 + ("all lengths" if e["primary"] else format_length(e["context_tokens"])))
+        other = "; ".join(metric_text(b["metric"], b["diff"] if b["n"] else float("nan"), b["diff_lo"], b["diff_hi"],
+                                      b["n"], SEQUENTIAL_INTERVAL) for b in _beside(e))
+        out.append(GateCase(candidate=candidate, where=where, primary=e["primary"], verdict=e["verdict"],
+                            diff=e["diff"] if e["n"] else float("nan"), diff_lo=e["diff_lo"], diff_hi=e["diff_hi"],
+                            n=e["n"], detail=f"{e['n']} of the baseline's {e['baseline_samples']} samples used, "
+                            f"anytime-valid p (FAIL side) {e['p_fail']:.3g}",
+                            interval=SEQUENTIAL_INTERVAL, metric=report.get("metric", "correct"), other=other))
+    return out

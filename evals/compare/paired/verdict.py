@@ -1,0 +1,183 @@
+"""The verdict on a comparison: Holm-adjusted p-values over the family x length rows of each candidate
+(each candidate against the baseline is its own family of tests, so adding a candidate never changes
+another's verdict), which rows differ at alpha, which ones the gate fails, and examples of the worse build."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctxprobe.evals.compare.confseq import PairedTally
+from ctxprobe.evals.records.compare import CompareResult, CompareRow, Example
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.paired.pairing import Pair
+from ctxprobe.evals.compare.paired.rows import group_key
+from ctxprobe.evals.compare.paired.stats import holm
+from ctxprobe.evals.compare.sequential.holm import row_weights, weighted_holm
+
+if TYPE_CHECKING:
+    from ctxprobe.evals.compare.sequential.betting import Evidence
+    from ctxprobe.evals.compare.sequential.ci_outputs import GateCase
+
+EXAMPLES_PER_ROW = 3
+
+
+def adjust(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
+    """Family x length rows with `p_holm` and `significant` set (Holm over all of them, one candidate)."""
+    adjusted = holm([r.p_value for r in rows])
+    return [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
+
+
+def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
+    """The gate's rows of one candidate (each family pooled over its lengths, the primary tests, and each
+    family x length) with `p_holm` and `significant` set: one weighted Holm over all of them, the pooled
+    rows holding most of alpha (`evals.sequential.holm`). The p_answer p-values, where rows have them, get
+    their own weighted Holm over the rows that have one."""
+    weights = row_weights([r.level == "family" for r in rows])
+    adjusted = weighted_holm([r.p_value for r in rows], weights)
+    out = [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
+    having = [i for i, r in enumerate(out) if r.p_answer is not None]
+    if having:
+        pa = weighted_holm([out[i].p_answer.p_value for i in having],  # type: ignore[union-attr]
+                           row_weights([out[i].level == "family" for i in having]))
+        for i, p in zip(having, pa):
+            stats = out[i].p_answer
+            assert stats is not None
+            out[i] = out[i].model_copy(update={"p_answer": stats.model_copy(update={"p_holm": p})})
+    return out
+
+
+def failing_rows(rows: list[CompareRow], margin: float, alpha: float) -> list[CompareRow]:
+    """The gate: pooled family and family x length rows where the candidate is worse by more than
+    `margin` and the drop is significant after the adjustment."""
+    return [r for r in rows if r.level in ("family", "family_length") and r.diff < -margin
+            and r.p_holm is not None and r.p_holm < alpha]
+
+
+def row_tally(row: CompareRow) -> PairedTally:
+    """A row's pairs as the paired gate counts them: lost, tied, won by the candidate."""
+    return PairedTally(losses=row.base_only, ties=row.n - row.base_only - row.cand_only, wins=row.cand_only)
+
+
+def sequential_gate(rows: list[CompareRow], margin: float, alpha: float,
+                    evidence: "list[Evidence] | None" = None) -> tuple[list[CompareRow], list[CompareRow]]:
+    """The gate's rows of one candidate judged as the paired gate (`run --against`) judges them: each row's
+    betting e-values from its pairs (its counts, or `evidence`: one p_answer `PairedValues` per row), FAIL
+    on weighted Holm, PASS each row at alpha (`evals.sequential.gate`). Returns the rows that FAIL and
+    those that PASS. Read from the final pairs, it can only be as decided as the gate was (a running
+    maximum is never below the last value). A row with no evidence stays undecided."""
+    from ctxprobe.evals.compare.sequential.betting import log_e_fail, log_e_pass
+    from ctxprobe.evals.compare.sequential.gate import SequentialRow, final_verdicts
+
+    seq = []
+    for r, tally in zip(rows, evidence if evidence is not None else [row_tally(r) for r in rows], strict=True):
+        seq.append(SequentialRow(primary=r.level == "family", tally=tally, log_e_fail=log_e_fail(tally),
+                                 log_e_pass=log_e_pass(margin, tally)))
+    verdicts = final_verdicts(seq, margin, alpha)
+    return ([r for r, v in zip(rows, verdicts) if v == "FAIL"], [r for r, v in zip(rows, verdicts) if v == "PASS"])
+
+
+def p_answer_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidence]":
+    """Each gate row's p_answer differences (its pairs where both records have one), in the rows' order."""
+    from ctxprobe.evals.compare.paired.p_answer import row_values
+
+    out: list[Evidence] = []
+    for r in rows:
+        key = (r.family, r.variant, r.haystack, r.context_tokens, None)
+        group = [p for p in pairs if group_key(p, r.level) == key]
+        out.append(row_values([p.base for p in group], [p.cand for p in group]))
+    return out
+
+
+def row_verdict(row: CompareRow, failed: bool, margin: float, passed: bool | None = None) -> str:
+    """FAIL (the gate fails the row), PASS (its interval lies wholly above -margin: any drop is within
+    the margin; for adaptive runs, `passed`: the paired gate's rule) or UNDECIDED."""
+    if failed:
+        return "FAIL"
+    if passed is not None:
+        return "PASS" if passed else "UNDECIDED"
+    return "PASS" if row.diff_lo > -margin else "UNDECIDED"
+
+
+def examples(candidate: str, pairs: list[Pair], rows: list[CompareRow],
+             per_row: int = EXAMPLES_PER_ROW) -> list[Example]:
+    """Up to `per_row` discordant pairs against the worse build of each family x length row that differs."""
+    out: list[Example] = []
+    for row in rows:
+        if row.diff == 0 or row.level != "family_length":
+            continue
+        worse = "candidate" if row.diff < 0 else "baseline"
+        key = (row.family, row.variant, row.haystack, row.context_tokens, None)
+        chosen = [p for p in pairs if group_key(p, "family_length") == key and _lost(p, worse)][:per_row]
+        out += [_example(candidate, row.where(), worse, p) for p in chosen]
+    return out
+
+
+def _correct(record: SampleRecord) -> bool:
+    return bool(record.score and record.score.correct)
+
+
+def _lost(pair: Pair, worse: str) -> bool:
+    base, cand = _correct(pair.base), _correct(pair.cand)
+    return base and not cand if worse == "candidate" else cand and not base
+
+
+def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
+    sample = pair.base.sample
+    target = next((n for n in sample.needles if n.role == "target"), None)
+    return Example(
+        candidate=candidate, where=where, worse=worse, sample_id=pair.cand.sample.sample_id,
+        expected=list(sample.expected.answers),
+        base_extracted=list(pair.base.score.extracted if pair.base.score else []),
+        cand_extracted=list(pair.cand.score.extracted if pair.cand.score else []),
+        needle_depth=target.depth_pct if target else float(sample.recipe.depth),
+    )
+
+
+def gate_cases(result: CompareResult) -> list["GateCase"]:
+    """The gate's rows of a comparison as CI cases (`evals.sequential.ci_outputs`), each with its verdict.
+    For runs that stopped adaptively, and for the p_answer metric, the verdicts and bounds are the paired
+    gate's (each bound one-sided). Each case names the other metric beside its own where the rows have both."""
+    from ctxprobe.evals.compare.sequential.betting import betting_cs
+    from ctxprobe.evals.compare.sequential.ci_outputs import FIXED_INTERVAL, SEQUENTIAL_INTERVAL, GateCase, metric_text
+
+    failing = {(r.candidate, r.where()) for r in result.failed}
+    passing = None if result.passed is None else {(r.candidate, r.where()) for r in result.passed}
+    any_p = any(r.p_answer is not None for r in result.gate_rows())
+    out = []
+    for r in result.gate_rows():
+        p_holm = r.p_holm if r.p_holm is not None else float("nan")
+        lo, hi, interval = r.diff_lo, r.diff_hi, FIXED_INTERVAL
+        if passing is not None and r.n:
+            (lo, hi), interval = betting_cs(row_tally(r), min(2.0 * result.alpha, 0.99)), SEQUENTIAL_INTERVAL
+        verdict = row_verdict(r, (r.candidate, r.where()) in failing, result.fail_if_drop or 0.0,
+                              None if passing is None else (r.candidate, r.where()) in passing)
+        correct = dict(diff=r.diff, diff_lo=lo, diff_hi=hi, n=r.n, interval=interval,
+                       detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, "
+                       f"p_holm {p_holm:.3g}")
+        pa = r.p_answer
+        if result.metric == "kl":
+            from ctxprobe.evals.compare.paired.kl_text import find_row
+
+            kr = find_row(result.kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
+            own = (dict(diff=kr.kl, diff_lo=kr.gate_lo, diff_hi=kr.gate_hi, n=kr.n, interval=SEQUENTIAL_INTERVAL,
+                        detail=f"mean KL over {kr.positions} answer positions, top-1 agreement {100 * kr.top1:.0f}%")
+                   if kr is not None and kr.verdict is not None else
+                   dict(diff=float("nan"), diff_lo=float("nan"), diff_hi=float("nan"), n=0,
+                        interval=SEQUENTIAL_INTERVAL, detail="no pair has top-k answer log-probabilities on both sides"))
+            verdict = kr.verdict if kr is not None and kr.verdict is not None else "UNDECIDED"
+            other = metric_text("correct", r.diff, lo, hi, r.n, interval)
+        elif result.metric == "p_answer":
+            own = (dict(diff=pa.diff, diff_lo=pa.gate_lo, diff_hi=pa.gate_hi, n=pa.n, interval=SEQUENTIAL_INTERVAL,
+                        detail=f"p_answer baseline {pa.base:.3f} vs candidate {pa.cand:.3f} ({pa.n} of "
+                        f"{pa.n + pa.missing} pairs have it)")
+                   if pa is not None else
+                   dict(diff=float("nan"), diff_lo=float("nan"), diff_hi=float("nan"), n=0,
+                        interval=SEQUENTIAL_INTERVAL, detail="no pair has answer probabilities on both sides"))
+            other = metric_text("correct", r.diff, lo, hi, r.n, interval)
+        else:
+            own = correct
+            other = ("" if not any_p else "p_answer: no pair has it" if pa is None
+                     else metric_text("p_answer", pa.diff, pa.gate_lo, pa.gate_hi, pa.n, SEQUENTIAL_INTERVAL))
+        out.append(GateCase(candidate=r.candidate, where=r.where(), primary=r.level == "family", verdict=verdict,
+                            metric=result.metric, other=other, **own))  # type: ignore[arg-type]
+    return out

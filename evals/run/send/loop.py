@@ -1,0 +1,323 @@
+"""Where prompts are sent: build each recipe's prompt, send it with bounded concurrency, score the answer,
+and append the record the moment it is finished.
+
+Each lane builds its next prompt while its current one is in flight, on a daemon thread of its own, so
+`concurrency` lanes keep `concurrency` requests in flight even when every build waits on tokenize calls,
+and a build stuck on a frozen server never holds the process at exit. With fewer depth sweeps than lanes
+(cache-aware order) the sweeps are fanned out instead (evals.send.order): each sweep's head is sent, its
+tails are built meanwhile and sent together once the head has been served, on the head's replica; at most
+`concurrency` requests are in flight and at most twice that many prompts built and not yet answered, as
+with lanes.
+
+An endpoint that stops serving mid-run (a tokenize call that still fails after its retries, a refused key,
+no answer at all after a connection error or a timeout) stops the run as `EndpointLost`: resumable, never
+bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Protocol
+
+from ctxprobe.evals.records.manifest import OrderDetail
+from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.scoring.ruler_score import ruler_references
+from ctxprobe.evals.run.send.answer_budget import AnswerBudget
+from ctxprobe.evals.run.send.count_check import count_off
+from ctxprobe.evals.run.send.logprobs import LogprobCapture
+from ctxprobe.evals.run.send.order import Order, fans_out, limit_line, order_detail, send_groups
+from ctxprobe.evals.run.send.slots import PrioritySlots
+from ctxprobe.evals.scoring.score import score_sample
+from ctxprobe.evals.scoring.truncation import cut_off
+from ctxprobe.runners.daemon_threads import in_daemon_thread
+from ctxprobe.runners.endpoint import EndpointError
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, ReplicaEvent, no_answer
+from ctxprobe.runners.retry import CallFailed
+from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.lengths import format_length
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Recipe, Sample
+from ctxprobe.tasks.token_counter import TokenCounter
+
+
+class Sender(Protocol):
+    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
+                   affinity: int | None = None, **extra: Any) -> Response: ...
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
+class EndpointLost(Exception):
+    """Requests fail to connect and the endpoint no longer answers: the run stops sending."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+# Errors after which the run asks whether the endpoint still answers at all.
+_ASK_IF_THERE = (ErrorKind.connection_error, ErrorKind.timeout)
+
+
+@dataclass
+class Progress:
+    total: int
+    sent: int = 0  # requests sent (a sample in flight when a run stops is sent but not done)
+    done: int = 0
+    errors: int = 0
+    correct: int = 0
+    prompt_tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+    replica_events: list[ReplicaEvent] = field(default_factory=list)
+    order_detail: OrderDetail | None = None  # how the send order ran, for the manifest
+    said_limited: bool = False  # the order's in-flight limit was said (once a run)
+
+    def replica_event(self, event: ReplicaEvent) -> None:
+        """A replica dropped from rotation or put back: said in one line, kept for the manifest."""
+        self.replica_events.append(event)
+        print(f"ctxprobe: {event.line()}", file=sys.stderr)
+
+    def batch_sent(self, detail: OrderDetail, limited: str | None) -> None:
+        """A batch's send order, kept for the manifest; what limits its requests in flight said once a run."""
+        self.order_detail = detail
+        if limited is not None and not self.said_limited:
+            self.said_limited = True
+            print(f"ctxprobe: {limited}", file=sys.stderr)
+
+    def add(self, record: SampleRecord) -> None:
+        self.done += 1
+        if record.error is not None:
+            self.errors += 1
+        elif record.score is not None and record.score.correct:
+            self.correct += 1
+        if record.response is not None and record.response.prompt_tokens:
+            self.prompt_tokens += record.response.prompt_tokens
+        else:
+            self.prompt_tokens += record.sample.planned_tokens
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent whose answer was not kept (the run stopped while they were out)."""
+        return self.sent - self.done
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        scored = self.done - self.errors
+        acc = f"{self.correct / scored:.2f}" if scored else "-"
+        eta_text = f"{eta:,.0f}s" if eta == eta else "?"
+        return (f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
+                f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
+
+
+def answer_error(response: Response, max_tokens: int,
+                 context_length: int | None = None) -> tuple[ErrorKind | None, str | None]:
+    """A response that cannot be scored fairly: no text at all, or an answer the engine stopped for length
+    before `max_tokens`. That is a full context (vLLM and llama-cpp-python clamp max_tokens silently) unless
+    the prompt and its budget fit the served `context_length`: then the engine cut the answer short for a
+    reason of its own (a server-side cap on generated tokens), and the sample is `truncated`."""
+    if no_answer(response.text, response.reasoning, response.completion_tokens):
+        return ErrorKind.empty, "the endpoint returned no text"
+    done = response.completion_tokens
+    if response.finish_reason == "length" and done is not None and done < max_tokens:
+        prompt = response.prompt_tokens
+        stopped = f"stopped for length after {done} of {max_tokens} answer tokens"
+        if context_length and prompt is not None and prompt + max_tokens <= context_length:
+            return ErrorKind.truncated, (f"{stopped}, although the prompt ({prompt:,} tokens) and its budget fit the "
+                                         f"context ({context_length:,}): the engine cut the answer short (a cap on "
+                                         "generated tokens on the server?)")
+        return ErrorKind.no_answer_room, f"{stopped} (prompt {prompt} tokens): no room left in the context"
+    return None, None
+
+
+def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
+              attempts: int, max_tokens: int | None = None, context_length: int | None = None) -> SampleRecord:
+    """The record of one sent sample; `attempts` counts the HTTP requests it took, retries included;
+    `max_tokens` is what was sent (the answer budget plus any reasoning budget; default the sample's answer
+    budget); `context_length` the served context, where known."""
+    sent = max_tokens or sample.max_tokens
+    if response is not None and error is None:
+        error, detail = answer_error(response, sent, context_length)
+    score = score_sample(sample, response.text) if response is not None and error is None else None
+    if response is not None and score is not None:
+        why = cut_off(sample, response, score)
+        if why is not None:
+            hint = "--answer-tokens" + (" or --reasoning-tokens" if response.reasoning else "")
+            error, score = ErrorKind.truncated, None
+            detail = (f"stopped at the answer budget ({sent} tokens): {why}; the answer ends {response.text[-40:]!r}; "
+                      f"raise it with {hint}")
+    references = ruler_references(sample, response.text) if score is not None and response is not None else {}
+    return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
+                        attempts=attempts, reference_scores=references, prompt_tokens_off=count_off(sample, response),
+                        finished_at=time.time())
+
+
+def _cell_name(recipe: Recipe) -> str:
+    """`niah single [prose] 4K`: a cell as a person reads it (for display only)."""
+    kind = recipe.params.get("variant") or recipe.params.get("kind") or ""
+    return f"{recipe.family} {kind} [{recipe.haystack}] {format_length(recipe.context_tokens)}".replace("  ", " ")
+
+
+def _count(counter: TokenCounter, text: str) -> int | None:
+    """Tokens of `text` (reasoning the engine did not count), or None when the counter cannot say."""
+    try:
+        return counter.count_many([text])[0]
+    except UserError:
+        return None
+
+
+async def run_recipes(
+    recipes: list[Recipe],
+    sender: Sender,
+    store: RunStore,
+    *,
+    concurrency: int,
+    counter: TokenCounter | None = None,
+    on_record: Callable[[SampleRecord, Progress], None] | None = None,
+    attempts_before: dict[str, int] | None = None,
+    still_there: Callable[[], bool] | None = None,
+    order: Order = "as-listed",
+    progress: Progress | None = None,
+    budget: AnswerBudget | None = None,
+    context_length: int | None = None,
+    logprobs: LogprobCapture | Literal["unavailable"] | None = None,
+) -> Progress:
+    """Send every recipe once; each finished sample is appended to the store before the next one counts.
+    `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
+    building the next prompt while the current one is in flight; with fewer depth sweeps than lanes
+    (cache-aware), the sweeps are fanned out (`order.fans_out`). `progress.order_detail` says which.
+    After a connection error or a timeout, `still_there()` asks whether the endpoint answers at all; when
+    it doesn't, the samples in flight are abandoned (nothing of theirs is written) and `EndpointLost` is
+    raised, as it is for a refused key or a tokenize call that still fails after its retries.
+    `budget` says how many tokens each sample may generate; a sample whose prompt and budget do not fit in
+    `context_length` is recorded as an error without being sent.
+    `logprobs` measures each answer's probabilities (evals/run/send/logprobs.py) after its binary result is
+    made; "unavailable" records that the engine gives none."""
+    budget = budget or AnswerBudget()
+    misfit_cells: set[str] = set()
+    progress = progress if progress is not None else Progress(total=len(recipes))
+    prior = attempts_before or {}
+    groups = send_groups(recipes, order)
+    lanes = max(1, concurrency)
+    fanned = fans_out(groups, order, lanes)
+    detail = order_detail(groups, order, lanes, progress.order_detail)
+    progress.batch_sent(detail, limit_line(groups, lanes, fanned))
+    pending = iter(groups)
+
+    async def build(recipe: Recipe) -> Sample:
+        try:
+            return await in_daemon_thread(build_sample, recipe, counter)
+        except CallFailed as exc:  # the server's token counter stopped serving: resumable, not bad input
+            raise EndpointLost(str(exc)) from None
+
+    async def lane(index: int) -> None:
+        for group in pending:  # one shared iterator: each group goes to the first free lane
+            nxt = asyncio.ensure_future(build(group[0]))
+            try:
+                for i, recipe in enumerate(group):
+                    sample = await nxt
+                    if i + 1 < len(group):
+                        nxt = asyncio.ensure_future(build(group[i + 1]))
+                    await one(recipe, sample, index if order == "cache-aware" else None)
+            finally:
+                nxt.cancel()  # a lane stopped mid-group leaves no build behind
+
+    held, sending = PrioritySlots(2 * lanes), PrioritySlots(lanes)
+
+    async def sweep(index: int, group: list[Recipe], head: tuple[asyncio.Event, asyncio.Event], i: int) -> None:
+        """Sample `i` of a fanned-out sweep. A tail is built once its head is (the head's build counts the
+        sweep's haystack, and heads are not held back by tails' builds), while the head is out, and sent
+        once the head has been served (its record kept), on the head's replica (`index`); heads go first
+        for a free slot."""
+        built, served = head
+        async with held.hold(0 if i == 0 else 1):
+            if i:
+                await built.wait()
+            sample = await build(group[i])
+            if i == 0:
+                built.set()
+            else:
+                await served.wait()
+            async with sending.hold(0 if i == 0 else 1):
+                await one(group[i], sample, index)
+        if i == 0:
+            served.set()
+
+    async def one(recipe: Recipe, sample: Sample, affinity: int | None) -> None:
+        response: Response | None = None
+        error: ErrorKind | None = None
+        detail: str | None = None
+        attempts = 1
+        max_tokens = budget.max_tokens(sample)
+        misfit = budget.misfit(sample, context_length)
+        if misfit is not None:
+            assert context_length is not None
+            too_long = sample.planned_tokens >= context_length
+            error = ErrorKind.rejected_too_long if too_long else ErrorKind.no_answer_room
+            detail = misfit
+            cell = _cell_name(recipe)
+            if cell not in misfit_cells:  # one line per cell
+                misfit_cells.add(cell)
+                print(f"ctxprobe: {cell}: {misfit}; other samples of this cell that do not fit are not sent either",
+                      file=sys.stderr)
+        else:
+            progress.sent += 1
+            extra = budget.extra_body()
+            asked: dict[str, Any] = {}
+            if isinstance(logprobs, LogprobCapture):
+                extra = {**extra, **logprobs.answer_body}
+                asked["logprobs"] = logprobs.top
+            try:
+                response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
+                                             seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}),
+                                             **({"messages": sample.messages} if sample.messages else {}), **asked)
+                attempts = response.attempts
+            except EndpointError as exc:
+                error, detail, attempts = exc.kind, exc.detail, exc.attempts
+                if exc.key_refused:  # every later request would be refused too: stop, resume with the key
+                    raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
+            if error in _ASK_IF_THERE and still_there is not None:
+                if not await in_daemon_thread(still_there):
+                    raise EndpointLost(detail or "no answer")
+            if response is not None and response.reasoning and response.reasoning_tokens is None and counter is not None:
+                used = await in_daemon_thread(_count, counter, response.reasoning)
+                response = response.model_copy(update={"reasoning_tokens": used})
+        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts, max_tokens,
+                           context_length)
+        update: dict[str, Any] = {"answer_tokens": budget.answer(sample),
+                                  "reasoning_tokens_budget": budget.reasoning_tokens}
+        if isinstance(logprobs, LogprobCapture) and response is not None:
+            update["logprobs"], update["logprobs_detail"] = await logprobs.measure(sample, response, recipe.seed)
+        elif logprobs == LOGPROBS_UNAVAILABLE:
+            update["logprobs"] = LOGPROBS_UNAVAILABLE
+        record = record.model_copy(update=update)
+        store.append(record)
+        progress.add(record)
+        if on_record is not None:
+            on_record(record, progress)
+
+    try:
+        # A task group: one lane that raises (a lost endpoint) cancels the others.
+        async with asyncio.TaskGroup() as tasks:
+            if fanned:  # every head asks for its slots before any tail does
+                heads = [(asyncio.Event(), asyncio.Event()) for _ in groups]  # built, served
+                for i in range(max(len(g) for g in groups)):
+                    for index, group in enumerate(groups):
+                        if i < len(group):
+                            tasks.create_task(sweep(index, group, heads[index], i))
+            else:
+                for index in range(lanes):
+                    tasks.create_task(lane(index))
+    except BaseExceptionGroup as failed:  # report one error, as a plain exception: a lost endpoint first
+        flat = _leaves(failed)
+        raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
+    return progress
