@@ -50,7 +50,7 @@ def _endpoint_fields() -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.run.send.options import RunOptions, validated
-    from ctxprobe.evals.run.prepare import prepare_run
+    from ctxprobe.evals.run.plan import resolve
 
     options = validated(RunOptions, model_values(args, RunOptions.model_fields))
     if options.dry_run:
@@ -59,11 +59,11 @@ def run(args: argparse.Namespace) -> int:
 
         print(render_estimate(ctxprobe.estimate(options)))
         return 0
-    prepared = prepare_run(options)  # bad input ends here, before the HTTP client, pandas and the engine load
+    plan = resolve(options)  # bad input ends here, before the HTTP client, pandas and the engine load
 
-    from ctxprobe.evals.run.api import run_prepared
+    from ctxprobe.evals.run.api import run_planned
 
-    result = run_prepared(prepared, on_progress=None if options.quiet else _progress_line)
+    result = run_planned(plan, on_progress=None if options.quiet else _progress_line)
     if not options.quiet:
         print(file=sys.stderr)
     if result.table:

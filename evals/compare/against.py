@@ -28,7 +28,7 @@ from ctxprobe.evals.compare.paired.p_answer import METRICS, Metric, p_answer, p_
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
 from ctxprobe.evals.compare.sequential.gate import (
-    GATE_METHOD, PASS_MEANING, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
+    GATE_METHOD, PASS_MEANING, SequentialRow, decide, final_verdicts, gate_verdict, open_rows,
 )
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import FamilyKey, family_key
@@ -260,10 +260,6 @@ def render_gate(report: dict[str, Any]) -> str:
                  "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided. "
                  + PASS_MEANING + "".join(f" {u}." for u in units))
     return "\n".join(lines) + "\n"
-
-
-def verdict_of(report: dict[str, Any]) -> Verdict:
-    return report["verdict"]
 
 
 def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:

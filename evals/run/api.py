@@ -6,9 +6,10 @@ The command line and nightly jobs call this same function. Its exit codes (`RunR
 full, read-only; status `failed`, resume elsewhere; raised as `WriteFailed` when nothing could be written
 at all); 130 interrupted (Ctrl-C or SIGTERM).
 
-This module starts a run (its folder, lock, plan and manifest) and hands over to the parts that do the rest:
-`resume` (what a resumed run keeps), `sending` (how the samples go out), `bookkeeping` (the manifest from
-start to end), `ending` (the one line and exit code), `signals` (SIGTERM as Ctrl-C).
+This module runs every kind of run the same way: the plan `plan.resolve` made of the options, its folder and
+lock, the endpoint served (`send.serving`), the manifest from start to end (`bookkeeping`), and hands over
+what differs by kind to the plan's strategy (`strategy`: fixed grid, `--stop decided`, `--against`), what a
+resumed run keeps to `resume`, the one line and exit code to `ending`.
 """
 
 from __future__ import annotations
@@ -31,22 +32,20 @@ from ctxprobe.evals.run import engine_metrics
 from ctxprobe.evals.run.bookkeeping import (cache_use, count_samples, drop_unsent, logprob_totals, remove_if_empty,
                                             run_manifest)
 from ctxprobe.evals.run.ending import ending, write_failed_result
+from ctxprobe.evals.run.plan import RunPlan, resolve
 from ctxprobe.evals.run.preflight import preflight
-from ctxprobe.evals.run.prepare import PreparedRun, prepare_run
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.resume import check_resumable
-from ctxprobe.evals.run.rounds import capped_suite, cell_caps, fixed_grid_tokens, stop_rule, stop_summary
-from ctxprobe.evals.run.sending import SendPlan, close_lockstep, open_lockstep, send_plan
+from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.run.send.logprobs import say_unavailable, wanted
 from ctxprobe.evals.run.send.loop import EndpointLost, Progress
 from ctxprobe.evals.run.send.options import RunOptions, validated
 from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.runners.settings import ClientSettings, part
-from ctxprobe.tasks.build import PromptBuilder, builder_for
-from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.build import builder_for
 
-__all__ = ["ExitCode", "RunResult", "check_resumable", "run", "run_prepared"]
+__all__ = ["ExitCode", "RunResult", "check_resumable", "run", "run_planned"]
 
 
 def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], None] | None = None,
@@ -54,37 +53,33 @@ def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], 
     """Run a suite (see `RunOptions`; keyword arguments are its fields) and return how it ended, with every
     output the command line writes (summary files, heatmaps, report.html, --junit, --summary-md).
     Bad input raises `UserError` before anything is sent or any folder is made."""
-    return run_prepared(prepare_run(options if options is not None else validated(RunOptions, kwargs)), on_progress)
+    return run_planned(resolve(options if options is not None else validated(RunOptions, kwargs)), on_progress)
 
 
-def run_prepared(prepared: PreparedRun, on_progress: Callable[[Progress], None] | None = None) -> RunResult:
-    """Run a plan `prepare_run` checked (the command line checks it before it loads the rest of the run)."""
-    opts, suite, store, previous = prepared.options, prepared.suite, prepared.store, prepared.previous
-    if previous is None:  # a new run: its folder made here, atomically (never shared with a run begun alongside)
-        store = RunStore(claim_run_folder(Path(opts.results_dir), opts.label))
+def run_planned(plan: RunPlan, on_progress: Callable[[Progress], None] | None = None) -> RunResult:
+    """Run a plan `resolve` checked (the command line resolves it before it loads the rest of the run)."""
+    store, fresh = plan.store, plan.previous is None
+    if fresh:  # a new run: its folder made here, atomically (never shared with a run begun alongside)
+        store = RunStore(claim_run_folder(Path(plan.options.results_dir), plan.options.label))
+    strategy = strategy_for(plan)
     try:
         # One writer per folder (a second run or resume of it is refused), with room kept for its last word.
         with writer_lock(store.dir), space_reserve(store.dir) as free_reserve:
-            result = _run_in(store, opts, suite, previous, on_progress, free_reserve)
+            result = _run_in(store, plan, strategy, on_progress, free_reserve)
     finally:
-        if previous is None:
+        if fresh:
             remove_if_empty(store)
-    return _with_outputs(result, opts)
+    return _with_outputs(result, strategy)
 
 
-def _with_outputs(result: RunResult, opts: RunOptions) -> RunResult:
-    """The summary files and the terminal table of the samples kept, and the paired gate's CI outputs."""
+def _with_outputs(result: RunResult, strategy: Strategy) -> RunResult:
+    """The summary files and the terminal table of the samples kept, and the strategy's outputs."""
     records = result.records()
     if records:
         from ctxprobe.evals.report.summary import write_report
 
         result.table = write_report(records, result.run_dir, result.manifest)
-    if result.manifest.paired_gate is not None:
-        from ctxprobe.evals.compare.against import gate_cases
-        from ctxprobe.evals.compare.sequential.ci_outputs import write_ci_outputs
-
-        cases = gate_cases(result.manifest.paired_gate, opts.label or result.run_dir.name)
-        result.written = write_ci_outputs(cases, "ctxprobe paired gate", opts.junit, opts.summary_md)
+    result.written = strategy.outputs(result)
     return result
 
 
@@ -97,20 +92,17 @@ class _Outcome:
     metrics_before: dict[str, float] | None = field(default=None)
 
 
-def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManifest | None,
-            on_progress: Callable[[Progress], None] | None, free_reserve: Callable[[], None]) -> RunResult:
+def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Callable[[Progress], None] | None,
+            free_reserve: Callable[[], None]) -> RunResult:
+    opts, suite, previous = plan.options, plan.suite, plan.previous
     with sigterm_as_interrupt(), serving(opts, suite) as served, contextlib.ExitStack() as stack:
         builder = builder_for(served.counter)
-        plan = _plan(opts, suite, served, store, stack, builder)
-        budget = preflight(opts, suite, served, plan.recipes)
-        done = check_resumable(store, plan.recipes, budget) if previous else {}
-        todo = [r for r in plan.recipes if r.sample_id() not in done]
-        manifest = run_manifest(opts, suite, served, builder.tokenizer, previous, len(plan.recipes))
-        if plan.rule.stop == "decided":
-            manifest.stop = plan.rule.model_dump()
-            manifest.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
-        elif plan.paired is not None:  # the fixed alternative: the candidate sent every sample the baseline pairs with
-            manifest.fixed_grid_prompt_tokens = sum(r.context_tokens for r in plan.recipes)
+        recipes = strategy.recipes(builder, served, stack)
+        budget = preflight(opts, suite, served, recipes)
+        done = check_resumable(store, recipes, budget) if previous else {}
+        todo = [r for r in recipes if r.sample_id() not in done]
+        manifest = run_manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
+        strategy.start(manifest)
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
         if todo and wanted(served.logprobs, served.engine.engine) is None:
@@ -118,7 +110,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
         progress = Progress(total=len(todo))
         outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine))
         try:
-            asyncio.run(send_plan(plan, todo, served, store, opts.order, progress, on_progress, budget))
+            asyncio.run(strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget)))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -132,7 +124,7 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
             manifest.status = "failed"
             raise
         finally:
-            _close(store, manifest, served, plan, progress, outcome, fresh=previous is None,
+            _close(store, manifest, served, strategy, progress, outcome, fresh=previous is None,
                    free_reserve=free_reserve)
     if outcome.write_failed is not None:
         return write_failed_result(store, manifest, progress, outcome.write_failed)
@@ -140,32 +132,11 @@ def _run_in(store: RunStore, opts: RunOptions, suite: Suite, previous: RunManife
     return ending(store, manifest, progress, opts, outcome.lost_detail)
 
 
-def _plan(opts: RunOptions, suite: Suite, served: Served, store: RunStore, stack: contextlib.ExitStack,
-          builder: PromptBuilder) -> SendPlan:
-    """The recipes to send: the suite's under its stopping rule, or the baseline's of a paired run."""
-    rule = stop_rule(opts, suite)
-    if not opts.against:
-        recipes = capped_suite(suite, rule).recipes(builder.recipe_tokenizer, mode=opts.mode,
-                                                    default_mode=served.default_mode)
-        return SendPlan(recipes, rule)
-    from ctxprobe.evals.compare.against import paired_run
-
-    extend = None
-    if opts.baseline_endpoint:
-        from ctxprobe.evals.run.lockstep import extension_recipes
-
-        cap = rule.cap(suite.samples)
-        extend = lambda base: extension_recipes(base, cap, builder.recipe_tokenizer)  # noqa: E731
-    paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, opts.metric,
-                        opts.kl_margin)
-    lockstep = open_lockstep(stack, opts, suite, served, store, paired) if paired.extension else None
-    return SendPlan(paired.recipes, rule, paired, lockstep)
-
-
-def _close(store: RunStore, manifest: RunManifest, served: Served, plan: SendPlan, progress: Progress,
+def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Strategy, progress: Progress,
            outcome: _Outcome, *, fresh: bool, free_reserve: Callable[[], None]) -> None:
     """The manifest's last word, whatever stopped the sending: the counts, the cache's use, the engine's
-    metrics, the gate's or the stopping rule's state; a new run that sent nothing leaves no folder."""
+    metrics, the strategy's state (the gate's, the stopping rule's); a new run that sent nothing leaves no
+    folder."""
     store.close()
     latest = store.latest_records()
     manifest.cache = cache_use(list(latest.values()))
@@ -180,15 +151,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, plan: SendPla
         manifest.cache_source = engine_metrics.METRICS_SOURCE if manifest.cache else None
     count_samples(manifest, latest)
     manifest.logprobs = logprob_totals(latest, served.logprobs.top_logprobs)
-    if plan.paired is not None:
-        from ctxprobe.evals.compare.against import gate_report, update
-
-        if plan.lockstep is not None:
-            close_lockstep(plan.lockstep, plan.paired, manifest.status)
-        update(plan.paired, list(latest.values()))
-        manifest.paired_gate = gate_report(plan.paired)
-    elif plan.rule.stop == "decided":
-        manifest.stopped_cells = stop_summary(latest.values(), plan.rule, cell_caps(plan.recipes))
+    strategy.close(manifest, latest)
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
     manifest.updated = time.time()
     if fresh and not latest and not progress.sent and manifest.status != "finished":

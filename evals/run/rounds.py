@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.compare.sequential.cells import StopOptions, StopReason, StopRule, resolve_rule, stop_reason
+from ctxprobe.evals.compare.sequential.cells import StopOptions, StopRule, resolve_rule, stop_reason
 from ctxprobe.tasks.identity import CellKey, cell_key
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
@@ -46,11 +46,6 @@ def cell_counts(records: Iterable[SampleRecord]) -> dict[CellKey, tuple[int, int
             entry[0] += int(record.score.correct)
             entry[1] += 1
     return {k: (v[0], v[1]) for k, v in counts.items()}
-
-
-def cell_stops(records: Iterable[SampleRecord], rule: StopRule, cap: int) -> dict[CellKey, StopReason | None]:
-    """Each cell's stop reason now (None: it needs another round)."""
-    return {key: stop_reason(k, n, rule, cap) for key, (k, n) in cell_counts(records).items()}
 
 
 def next_round(recipes: list[Recipe], records: Iterable[SampleRecord], rule: StopRule,

@@ -1,20 +1,26 @@
-"""Everything a run checks before it starts an engine or reaches an endpoint: its options, its suite (every
-family, parameter, haystack and length), the run folder it resumes or the results folder it will make.
+"""A run's plan: its options resolved once, before an engine starts or an endpoint is reached, into what the
+run executes: the suite (every family, parameter, haystack and length checked), the run folder it resumes
+or the results folder it will make, its stopping rule and its strategy (`kind`: a fixed grid, `--stop
+decided`'s rounds, or `--against`'s paired rounds, see `evals.run.strategy`), the order of its requests and
+the requests in flight where they are known before the endpoint answers (`evals.run.send.concurrency`).
 
-It imports no HTTP client, no data frame library and no engine, so that bad input ends in one line within a
-fraction of a second: `ctxprobe run` calls it before it loads the rest of the run, and `ctxprobe.run`
-starts with it."""
+`resolve` owns these decisions: `ctxprobe.run`, `ctxprobe run` and `--dry-run` all start from it, so a dry run
+prints the plan the run executes. It imports no HTTP client, no data frame library and no engine, so that
+bad input ends in one line within a fraction of a second."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.store import RunStore, run_folder
 from ctxprobe.evals.run.send.inline_suite import suite_for
 from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
+from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.run.rounds import stop_rule
+from ctxprobe.evals.run.send.order import Order
 from ctxprobe.evals.scoring.score import check_answer_kinds
 from ctxprobe.runners.launcher import check_gguf
 from ctxprobe.tasks.errors import UserError
@@ -29,19 +35,34 @@ RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "a
                                                                      "judge_endpoint", "judge_model"}
 
 
+Kind = Literal["fixed", "sequential", "paired"]
+
+
 @dataclass(frozen=True)
-class PreparedRun:
-    """A run's checked plan: the options it runs with (a resumed run's saved ones), its suite, its store,
-    and the manifest it resumes (None for a new run)."""
+class RunPlan:
+    """A run's checked plan: the options it runs with (a resumed run's saved ones: what the manifest records),
+    its suite, its store, the manifest it resumes (None for a new run), its stopping rule and kind."""
 
     options: RunOptions
     suite: Suite
     store: RunStore
     previous: RunManifest | None
+    rule: StopRule
+
+    @property
+    def kind(self) -> Kind:
+        """paired (`--against`), sequential (`--stop decided`) or fixed: the one place that says which."""
+        if self.options.against:
+            return "paired"
+        return "sequential" if self.rule.stop == "decided" else "fixed"
+
+    @property
+    def order(self) -> Order:
+        return self.options.order
 
 
-def prepare_run(opts: RunOptions) -> PreparedRun:
-    """Check a run's input; bad input raises `UserError` before any folder is made."""
+def resolve(opts: RunOptions) -> RunPlan:
+    """Check a run's input and resolve its plan; bad input raises `UserError` before any folder is made."""
     check_counter_spec(opts.token_counter)
     if opts.model_file and not opts.endpoints:
         check_gguf(Path(opts.model_file))
@@ -56,7 +77,7 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
         resumed = resumed_options(opts, previous)
         for path in resumed.include:  # the run's own families and answer kinds
             include(path)
-        return PreparedRun(resumed, previous.suite, store, previous)
+        return RunPlan(resumed, previous.suite, store, previous, stop_rule(resumed, previous.suite))
     if opts.against:  # a paired run: the baseline's samples, nothing else
         from ctxprobe.evals.run.lockstep import check_lockstep
 
@@ -67,8 +88,8 @@ def prepare_run(opts: RunOptions) -> PreparedRun:
     else:
         suite = suite_for(opts)
         check_answer_kinds(suite.check())
-    stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
-    return PreparedRun(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None)
+    rule = stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
+    return RunPlan(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None, rule)
 
 
 def resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
