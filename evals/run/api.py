@@ -60,7 +60,7 @@ def run_planned(plan: RunPlan, on_progress: Callable[[Progress], None] | None = 
     """Run a plan `resolve` checked (the command line resolves it before it loads the rest of the run)."""
     store, fresh = plan.store, plan.previous is None
     if fresh:  # a new run: its folder made here, atomically (never shared with a run begun alongside)
-        store = RunStore(claim_run_folder(Path(plan.options.results_dir), plan.options.label))
+        store = RunStore(claim_run_folder(Path(plan.outputs.results_dir), plan.outputs.label))
     strategy = strategy_for(plan)
     try:
         # One writer per folder (a second run or resume of it is refused), with room kept for its last word.
@@ -94,14 +94,16 @@ class _Outcome:
 
 def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Callable[[Progress], None] | None,
             free_reserve: Callable[[], None]) -> RunResult:
-    opts, suite, previous = plan.options, plan.suite, plan.previous
-    with sigterm_as_interrupt(), serving(opts, suite) as served, contextlib.ExitStack() as stack:
+    suite, previous = plan.suite, plan.previous
+    with sigterm_as_interrupt(), serving(plan.endpoint, suite, plan.logprobs) as served, \
+            contextlib.ExitStack() as stack:
         builder = builder_for(served.counter)
         recipes = strategy.recipes(builder, served, stack)
-        budget = preflight(opts, suite, served, recipes)
+        budget = preflight(plan.mode, plan.budgets, suite, served, recipes)
         done = check_resumable(store, recipes, budget) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
-        manifest = run_manifest(opts, suite, served, builder.tokenizer, previous, len(recipes))
+        manifest = run_manifest(plan.recorded, plan.outputs.label, suite, served, builder.tokenizer, previous,
+                                len(recipes))
         strategy.start(manifest)
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
@@ -128,8 +130,9 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
                    free_reserve=free_reserve)
     if outcome.write_failed is not None:
         return write_failed_result(store, manifest, progress, outcome.write_failed)
-    _after(store, manifest, opts)
-    return ending(store, manifest, progress, opts, outcome.lost_detail)
+    _after(store, manifest, plan)
+    undecided = plan.against.undecided if plan.against is not None else "exit"
+    return ending(store, manifest, progress, plan.outputs, undecided, outcome.lost_detail)
 
 
 def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Strategy, progress: Progress,
@@ -165,15 +168,17 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
         outcome.write_failed = outcome.write_failed or failed
 
 
-def _after(store: RunStore, manifest: RunManifest, opts: RunOptions) -> None:
-    """What follows a run written in full: the judge's verdicts (where asked for) and report.html."""
-    if opts.judge_endpoint and manifest.status == "finished":
+def _after(store: RunStore, manifest: RunManifest, plan: RunPlan) -> None:
+    """What follows a run written in full: the judge's verdicts (where asked for, reached with the run's client
+    settings) and report.html."""
+    judge = plan.judge
+    if judge is not None and judge.judge_endpoint and manifest.status == "finished":
         from ctxprobe.evals.judge.verdicts import judge_run
 
-        summary = judge_run(store.dir, store.latest_records().values(), opts.judge_endpoint, opts.judge_model,
-                            part(opts, ClientSettings))
+        summary = judge_run(store.dir, store.latest_records().values(), judge.judge_endpoint, judge.judge_model,
+                            part(plan.endpoint, ClientSettings))
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
-    if not opts.no_report and (manifest.samples_done or manifest.samples_errored):
+    if not plan.outputs.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.report.html.render import write_folder_report
 
         try:

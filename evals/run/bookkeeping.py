@@ -5,31 +5,33 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import Any
 
 from ctxprobe.evals.records.lock import LOCK
-from ctxprobe.evals.records.manifest import LogprobTotals, RunManifest, ctxprobe_version, public_url, saved_options
+from ctxprobe.evals.records.manifest import LogprobTotals, RunManifest, ctxprobe_version, public_url
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.records.write_errors import RESERVE
-from ctxprobe.evals.run.send.options import RunOptions
 from ctxprobe.evals.run.send.serving import Served
 from ctxprobe.tasks.suite import Suite
 
 
 # Options a resume may change: where and how to reach the endpoint (not the mode, which is part of the plan)
 # and how the run reports. What to run always comes from the run.
-def run_manifest(opts: RunOptions, suite: Suite, served: Served, tokenizer: str, previous: RunManifest | None,
-              planned: int) -> RunManifest:
+def run_manifest(recorded: dict[str, Any], label: str, suite: Suite, served: Served, tokenizer: str,
+                 previous: RunManifest | None, planned: int) -> RunManifest:
+    """The manifest a run starts with (a resumed run's, updated): `recorded`, the options as the plan keeps
+    them; what runs, where, by which tokenizer; status running."""
     base = previous.model_dump() if previous is not None else {"created": time.time()}
     base.update(
         schema_version=RunManifest.model_fields["schema_version"].default, command="run",
-        ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=opts.label,
+        ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=label,
         endpoints=[public_url(u) for u in served.config.base_urls], model=served.model,
         engine=served.engine, mode=served.mode, suite=suite,
         seeds=sorted({suite.seed + i for i in range(max(t.samples or suite.samples for t in suite.tasks))}),
-        tokenizer=tokenizer, token_counter=served.counter_spec, api_key_env=opts.api_key_env,
-        options=saved_options(opts), samples_planned=planned,
+        tokenizer=tokenizer, token_counter=served.counter_spec, api_key_env=served.config.api_key_env,
+        options=recorded, samples_planned=planned,
     )
     return RunManifest.model_validate(base)
 

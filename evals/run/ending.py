@@ -3,13 +3,17 @@ file not written, interrupted, or the paired gate's verdict."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import ErrorKind
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.send.loop import Progress
-from ctxprobe.evals.run.send.options import RunOptions
+from ctxprobe.evals.run.plan import Outputs
+
+Undecided = Literal["exit", "fail", "pass"]
 
 
 def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progress, failed: WriteFailed) -> RunResult:
@@ -21,8 +25,9 @@ def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progre
     return RunResult(store.dir, manifest, progress, ExitCode.WRITE_FAILED, msg)
 
 
-def ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: RunOptions,
-            lost_detail: str | None) -> RunResult:
+def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
+           lost_detail: str | None) -> RunResult:
+    """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows)."""
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
     resume = f"ctxprobe run --resume {store.dir}"
@@ -31,7 +36,7 @@ def ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Run
            if manifest.samples_count_off else "")
     if manifest.status == "endpoint_lost":
         msg = (f"the endpoint stopped serving ({lost_detail}); {done} samples done, {errored} errored, {counts}. "
-               f"When it is back: {resume}" + (" --endpoint URL if it moved" if opts.endpoints else ""))
+               f"When it is back: {resume}" + (" --endpoint URL if it moved" if manifest.options.get("endpoints") else ""))
         return RunResult(store.dir, manifest, progress, ExitCode.ENDPOINT_LOST, msg + off)
     if manifest.status == "interrupted":
         where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
@@ -40,14 +45,14 @@ def ending(store: RunStore, manifest: RunManifest, progress: Progress, opts: Run
     gate = manifest.paired_gate
     if gate is not None:
         verdict = gate["verdict"]
-        if verdict == "UNDECIDED" and opts.undecided != "exit":
-            verdict = opts.undecided.upper()
+        if verdict == "UNDECIDED" and undecided != "exit":
+            verdict = undecided.upper()
         code = {"FAIL": ExitCode.SAMPLE_ERRORS, "PASS": ExitCode.OK, "UNDECIDED": ExitCode.UNDECIDED}[verdict]
         used = sum(e["n"] for e in gate["rows"] if e["primary"])
         held = sum(e["baseline_samples"] for e in gate["rows"] if e["primary"])
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
         return RunResult(store.dir, manifest, progress, code, msg + off)
-    if errored and not opts.allow_errors:
+    if errored and not outputs.allow_errors:
         cut = sum(1 for r in store.latest_records().values() if r.error is ErrorKind.truncated)
         again = f"`{resume}` sends them again"
         if cut:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.evals.records.load import Run
+from ctxprobe.evals.records.manifest import public_url
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
-from ctxprobe.evals.run.send.options import RunOptions
+from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity
 
@@ -33,10 +35,16 @@ def check_lockstep(opts: RunOptions) -> None:
         raise UserError("--baseline-endpoint needs --max-samples N: the seeds per cell to extend the baseline to")
 
 
-def baseline_options(opts: RunOptions) -> RunOptions:
-    """The options that reach the baseline's endpoint: the candidate's, sent to `--baseline-endpoint`."""
-    return opts.model_copy(update={"endpoints": list(opts.baseline_endpoint), "token_counter": None,
-                                   "model": None, "baseline_endpoint": []})
+def baseline_endpoint(endpoint: EndpointOptions, urls: list[str]) -> EndpointOptions:
+    """How the baseline's endpoint is reached: as the candidate's, at `--baseline-endpoint`'s URLs, with its
+    own model and token counter."""
+    return endpoint.model_copy(update={"endpoints": list(urls), "token_counter": None, "model": None})
+
+
+def baseline_recorded(recorded: dict[str, Any], urls: list[str], label: str) -> dict[str, Any]:
+    """The extension's options as its manifest records them: the candidate's, sent to the baseline's URLs."""
+    return {**recorded, "endpoints": [public_url(u) for u in urls], "token_counter": None, "model": None,
+            "baseline_endpoint": [], "label": label, "against": None}
 
 
 def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], TokenizerIdentity | str]) -> list[Recipe]:

@@ -12,19 +12,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.manifest import RunManifest, saved_options
 from ctxprobe.evals.records.store import RunStore, run_folder
 from ctxprobe.evals.run.send.inline_suite import suite_for
-from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
+from ctxprobe.evals.run.send.options import AgainstOptions, EndpointOptions, JudgeOptions, RunOptions, validated
 from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.evals.run.send.order import Order
 from ctxprobe.evals.scoring.score import check_answer_kinds
 from ctxprobe.runners.launcher import check_gguf
+from ctxprobe.runners.settings import LogprobSettings, part
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
+from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import check_counter_spec
 
@@ -39,26 +41,67 @@ Kind = Literal["fixed", "sequential", "paired"]
 
 
 @dataclass(frozen=True)
-class RunPlan:
-    """A run's checked plan: the options it runs with (a resumed run's saved ones: what the manifest records),
-    its suite, its store, the manifest it resumes (None for a new run), its stopping rule and kind."""
+class Budgets:
+    """The answer budgets given (None: the family's, and the reasoning room the endpoint's model needs)."""
 
-    options: RunOptions
+    answer_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where the run is written and how it ends: its label and results folder, whether errors pass, whether
+    report.html is written."""
+
+    label: str = ""
+    results_dir: str = "results"
+    allow_errors: bool = False
+    no_report: bool = False
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's checked plan, each part for the code that uses it: what to run (suite, stopping rule, kind,
+    order, the mode asked for), where (the endpoint's options and the answers' log-probabilities), the
+    budgets, the outputs, a paired run's baseline and gate (`against`, None otherwise), the optional judge;
+    its store, the manifest it resumes (None for a new run) and the options as the manifest records them."""
+
     suite: Suite
+    rule: StopRule
+    kind: Kind
+    order: Order
+    mode: Mode | None
+    endpoint: EndpointOptions
+    logprobs: LogprobSettings
+    budgets: Budgets
+    outputs: Outputs
+    against: AgainstOptions | None
+    judge: JudgeOptions | None
     store: RunStore
     previous: RunManifest | None
-    rule: StopRule
+    recorded: dict[str, Any]
 
-    @property
-    def kind(self) -> Kind:
-        """paired (`--against`), sequential (`--stop decided`) or fixed: the one place that says which."""
-        if self.options.against:
-            return "paired"
-        return "sequential" if self.rule.stop == "decided" else "fixed"
 
-    @property
-    def order(self) -> Order:
-        return self.options.order
+def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
+    """paired (`--against`), sequential (`--stop decided`) or fixed: the one place that says which."""
+    if opts.against:
+        return "paired"
+    return "sequential" if rule.stop == "decided" else "fixed"
+
+
+def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest | None) -> RunPlan:
+    """The options, cut into the parts the run hands on."""
+    rule = stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
+    kind = kind_of(opts, rule)
+    return RunPlan(
+        suite=suite, rule=rule, kind=kind, order=opts.order, mode=opts.mode, endpoint=part(opts, EndpointOptions),
+        logprobs=part(opts, LogprobSettings),
+        budgets=Budgets(answer_tokens=opts.answer_tokens, reasoning_tokens=opts.reasoning_tokens),
+        outputs=Outputs(label=opts.label, results_dir=opts.results_dir, allow_errors=opts.allow_errors,
+                        no_report=opts.no_report),
+        against=part(opts, AgainstOptions) if kind == "paired" else None,
+        judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
+        store=store, previous=previous, recorded=saved_options(opts))
 
 
 def resolve(opts: RunOptions) -> RunPlan:
@@ -77,7 +120,7 @@ def resolve(opts: RunOptions) -> RunPlan:
         resumed = resumed_options(opts, previous)
         for path in resumed.include:  # the run's own families and answer kinds
             include(path)
-        return RunPlan(resumed, previous.suite, store, previous, stop_rule(resumed, previous.suite))
+        return _plan(resumed, previous.suite, store, previous)
     if opts.against:  # a paired run: the baseline's samples, nothing else
         from ctxprobe.evals.run.lockstep import check_lockstep
 
@@ -88,8 +131,7 @@ def resolve(opts: RunOptions) -> RunPlan:
     else:
         suite = suite_for(opts)
         check_answer_kinds(suite.check())
-    rule = stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
-    return RunPlan(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None, rule)
+    return _plan(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None)
 
 
 def resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:

@@ -14,10 +14,10 @@ import sys
 
 from ctxprobe.evals.run.answer_style import ChatFit, chat_fit
 from ctxprobe.evals.run.send.answer_budget import AnswerBudget, reasoning_field, suite_budgets
-from ctxprobe.evals.run.send.options import RunOptions
+from ctxprobe.evals.run.plan import Budgets
 from ctxprobe.evals.run.send.serving import Served
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.sample import Mode, Recipe
 from ctxprobe.tasks.suite import Suite
 
 DEFAULT_REASONING_TOKENS = 1024  # a reasoning model's thinking room when none is given
@@ -34,8 +34,9 @@ def check_chat(served: Served) -> ChatFit:
     return asyncio.run(ask())
 
 
-def preflight(opts: RunOptions, suite: Suite, served: Served, recipes: list[Recipe]) -> AnswerBudget:
-    """Check chat mode where samples use it, and return the run's budgets."""
+def preflight(mode: Mode | None, given: Budgets, suite: Suite, served: Served, recipes: list[Recipe]) -> AnswerBudget:
+    """Check chat mode where samples use it (`mode`: the one asked for), and return the run's budgets (the
+    answer budget's default is `AnswerBudget.answer`'s; the reasoning room's is decided here)."""
     reasons = False
     if any(r.mode == "chat" for r in recipes):
         fit = check_chat(served)
@@ -47,15 +48,15 @@ def preflight(opts: RunOptions, suite: Suite, served: Served, recipes: list[Reci
         elif fit.status != "ok":
             fix = (f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
                    "template) continues the template as text")
-            if opts.mode != "chat":
+            if mode != "chat":
                 raise UserError(f"{fix}: use --mode completions (or --mode chat to run chat mode anyway)")
             print(f"ctxprobe: warning: {fix}; running chat mode as asked (--mode chat)", file=sys.stderr)
-    reasoning = opts.reasoning_tokens if opts.reasoning_tokens is not None else suite.reasoning_tokens
+    reasoning = given.reasoning_tokens if given.reasoning_tokens is not None else suite.reasoning_tokens
     if reasoning is None:
         reasoning = DEFAULT_REASONING_TOKENS if reasons else 0
         if reasons:
             print(f"ctxprobe: the model reasons: {reasoning} reasoning tokens on top of each answer budget "
                   "(--reasoning-tokens N sets them)", file=sys.stderr)
-    return AnswerBudget(answer_tokens=opts.answer_tokens, reasoning_tokens=reasoning,
+    return AnswerBudget(answer_tokens=given.answer_tokens, reasoning_tokens=reasoning,
                         reasoning_field=reasoning_field(served.engine.engine), by_task=suite_budgets(suite))
 

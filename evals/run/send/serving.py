@@ -81,11 +81,14 @@ def embedded_counter_spec(model_file: str | None) -> str:
 
 
 @contextlib.contextmanager
-def serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
+def serving(opts: EndpointOptions, suite: Suite, logprobs: LogprobSettings | None = None) -> Iterator[Served]:
     """Probe the endpoint (or start the embedded engine) and open the token counter; the run's mode is
-    `suite.run_mode(opts.mode, default_mode(opts))`; the run's logprob settings where `opts` are a run's."""
+    `suite.run_mode(opts.mode, default_mode(opts))`; the answers' log-probabilities as `logprobs` (or the
+    options') ask where a run serves."""
     with _serving(opts, suite) as served:
-        asked = part(opts, LogprobSettings) if isinstance(opts, LogprobSettings) else served.logprobs
+        if logprobs is None and isinstance(opts, LogprobSettings):
+            logprobs = part(opts, LogprobSettings)
+        asked = logprobs if logprobs is not None else served.logprobs
         yield dataclasses.replace(served, logprobs=asked)
 
 

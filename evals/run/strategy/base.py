@@ -100,5 +100,5 @@ class Strategy(ABC):
         from ctxprobe.evals.run.rounds import capped_suite
 
         plan = self.plan
-        return capped_suite(plan.suite, plan.rule).recipes(builder.recipe_tokenizer, mode=plan.options.mode,
+        return capped_suite(plan.suite, plan.rule).recipes(builder.recipe_tokenizer, mode=plan.mode,
                                                            default_mode=served.default_mode)

@@ -18,8 +18,9 @@ from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.run.bookkeeping import count_samples, run_manifest
-from ctxprobe.evals.run.lockstep import (baseline_options, extension_recipes, extension_store, missing_on_baseline,
-                                         scored)
+from ctxprobe.evals.run.lockstep import (baseline_endpoint, baseline_recorded, extension_recipes, extension_store,
+                                         missing_on_baseline, scored)
+from ctxprobe.evals.run.send.options import AgainstOptions
 from ctxprobe.evals.run.result import RunResult
 from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.send.serving import Served, serving
@@ -42,15 +43,21 @@ class Paired(Strategy):
     paired: PairedRun
     lockstep: Lockstep | None = None
 
+    @property
+    def gate(self) -> AgainstOptions:
+        """The baseline and the gate (`--against`, `--fail-if-drop`, `--metric`, ...)."""
+        assert self.plan.against is not None
+        return self.plan.against
+
     def recipes(self, builder: PromptBuilder, served: Served, stack: contextlib.ExitStack) -> list[Recipe]:
-        opts = self.plan.options
+        gate = self.gate
         extend = None
-        if opts.baseline_endpoint:
+        if gate.baseline_endpoint:
             cap = self.plan.rule.cap(self.plan.suite.samples)
             extend = lambda base: extension_recipes(base, cap, builder.recipe_tokenizer)  # noqa: E731
-        assert opts.against is not None
-        self.paired = paired_run(opts.against, opts.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, opts.metric,
-                                 opts.kl_margin)
+        assert gate.against is not None
+        self.paired = paired_run(gate.against, gate.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, gate.metric,
+                                 gate.kl_margin)
         if self.paired.extension:
             self.lockstep = self._open_lockstep(stack, served)
         self.planned = self.paired.recipes
@@ -89,26 +96,24 @@ class Paired(Strategy):
     def outputs(self, result: RunResult) -> list[Path]:
         from ctxprobe.evals.compare.sequential.ci_outputs import write_ci_outputs
 
-        gate, opts = result.manifest.paired_gate, self.plan.options
-        if gate is None:
+        report = result.manifest.paired_gate
+        if report is None:
             return []
-        cases = gate_cases(gate, opts.label or result.run_dir.name)
-        return write_ci_outputs(cases, "ctxprobe paired gate", opts.junit, opts.summary_md)
+        cases = gate_cases(report, self.plan.outputs.label or result.run_dir.name)
+        return write_ci_outputs(cases, "ctxprobe paired gate", self.gate.junit, self.gate.summary_md)
 
     def _open_lockstep(self, stack: contextlib.ExitStack, served: Served) -> Lockstep:
         """Serve `--baseline-endpoint` (prompts built with the candidate's counter: the same text and ids) and
         open the extension's run folder, its manifest written as running."""
-        opts, suite = self.plan.options, self.plan.suite
-        base_opts = baseline_options(opts)
-        base_served = stack.enter_context(serving(base_opts, suite))
+        plan, urls = self.plan, self.gate.baseline_endpoint
+        base_served = stack.enter_context(serving(baseline_endpoint(plan.endpoint, urls), plan.suite, plan.logprobs))
         base_served = dataclasses.replace(base_served, counter=served.counter)
-        ext = extension_store(self.plan.store.dir)
+        ext = extension_store(plan.store.dir)
         ext.dir.mkdir(exist_ok=True)
         earlier = ext.load_manifest() if (ext.dir / "manifest.json").is_file() else None
-        manifest = run_manifest(base_opts.model_copy(update={"label": f"{opts.label}-baseline-extension",
-                                                          "against": None}),
-                                suite, base_served, self.paired.baseline.manifest.tokenizer, earlier,
-                                len(self.paired.extension))
+        label = f"{plan.outputs.label}-baseline-extension"
+        manifest = run_manifest(baseline_recorded(plan.recorded, urls, label), label, plan.suite, base_served,
+                                self.paired.baseline.manifest.tokenizer, earlier, len(self.paired.extension))
         ext.write_manifest(manifest)
         stack.callback(ext.close)
         return Lockstep(base_served, ext, manifest, Progress(total=0))
