@@ -171,6 +171,13 @@ class EngineInfo(BaseModel):
 
     @property
     def default_concurrency(self) -> int:
-        """Requests to keep in flight: the server's slots where it states them (more would only queue,
-        and a queued request's latency and deadline would count its wait), else 4."""
-        return self.slots or DEFAULT_CONCURRENCY
+        """Requests to keep in flight when the user does not say: `in_flight(None, self.slots)`."""
+        return in_flight(None, self.slots)
+
+
+def in_flight(given: int | None, slots: int | None) -> int:
+    """Requests to keep in flight, decided here for every run, dry run and launched engine: the user's
+    `--concurrency`; else the server's slots where they are known (stated by the server, or the slots ctxprobe
+    starts it with: more would only queue, and a queued request's latency and deadline would count its wait);
+    else 4."""
+    return given or slots or DEFAULT_CONCURRENCY

@@ -8,14 +8,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from ctxprobe.evals.run.send.inline_suite import suite_for
-from ctxprobe.evals.run.send.options import RunOptions, validated
+from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.send.order import Order, expected_cached_tokens, send_groups
-from ctxprobe.runners.probe import DEFAULT_CONCURRENCY
+from ctxprobe.runners.response import in_flight
 from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 
@@ -52,24 +52,30 @@ class Estimate(BaseModel):
 
 
 def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
-    """The cost of the run `options` describe; sends at most one short probe request (to measure the prefill
-    rate when `prefill_rate` is not given)."""
+    """The cost of the run `options` describe, planned as the run plans it (`evals.run.plan.resolve`: the same
+    suite, stopping rule, mode, order and requests in flight); sends at most one short probe request (to
+    measure the prefill rate when `prefill_rate` is not given)."""
     opts = options if options is not None else validated(RunOptions, dict(kwargs))
-    from ctxprobe.evals.run.rounds import capped_suite, fixed_grid_tokens, stop_rule
+    from ctxprobe.evals.run.plan import resolve
+    from ctxprobe.evals.run.rounds import capped_suite, fixed_grid_tokens
+    from ctxprobe.evals.run.send.serving import default_mode, known_slots
 
-    suite = suite_for(opts)
-    suite.check()
-    from ctxprobe.evals.run.send.serving import default_mode
+    plan = resolve(opts)
+    suite, rule = plan.suite, plan.rule
+    recipes = capped_suite(suite, rule).recipes(lambda mode: TokenizerIdentity("estimate"), mode=plan.mode,
+                                                default_mode=default_mode(plan.endpoint))
+    if opts.config:  # a bad config is one line before the probe that measures the prefill rate is sent
+        from ctxprobe.evals.plan.config import load_config
 
-    rule = stop_rule(opts, suite)
-    recipes = capped_suite(suite, rule).recipes(lambda mode: TokenizerIdentity("estimate"), mode=opts.mode,
-                                                default_mode=default_mode(opts))
-    concurrency = opts.concurrency or (DEFAULT_CONCURRENCY if opts.endpoints else 1)  # embedded: one slot
+        load_config(Path(opts.config))
+    probe = None if opts.prefill_rate else _probe(plan.endpoint, suite)
+    # the run's own: the probe's served endpoint, else what is known before one answers
+    concurrency = probe.concurrency if probe else in_flight(plan.endpoint.concurrency, known_slots(plan.endpoint))
     by_length = Counter(r.context_tokens for r in recipes)
     lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k) for n, k in sorted(by_length.items())]
-    total, cached = _cached(recipes, opts.order, concurrency)
+    total, cached = _cached(recipes, plan.order, concurrency)
     _, cached_listed = _cached(recipes, "as-listed", concurrency)
-    est = Estimate(suite=suite.name, order=opts.order, concurrency=concurrency, samples=len(recipes),
+    est = Estimate(suite=suite.name, order=plan.order, concurrency=concurrency, samples=len(recipes),
                    prompt_tokens=total, longest_prompt=max(by_length), lengths=lengths, cached_tokens=cached,
                    cached_tokens_as_listed=cached_listed, stop=rule.stop)
     if rule.stop == "decided":
@@ -77,11 +83,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
         est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
     if suite.paired_gate_share:
         est.paired_gate_tokens = {m: round(share * total) for m, share in suite.paired_gate_share.items()}
-    if opts.config:  # a bad config is one line before the probe that measures the prefill rate is sent
-        from ctxprobe.evals.plan.config import load_config
-
-        load_config(Path(opts.config))
-    rate, source = (opts.prefill_rate, "given") if opts.prefill_rate else _measured_rate(opts, suite, recipes)
+    rate, source = (probe.rate, probe.source) if probe else (opts.prefill_rate, "given")
     if rate:
         est.prefill_tokens_per_s, est.prefill_rate_source = rate, source
         est.prefill_s = (total - cached) / rate
@@ -116,15 +118,25 @@ def _memory(est: Estimate, opts: RunOptions) -> None:
                                 f"the caches hold {row.sequences_that_fit} sequences of that length")
 
 
-def _measured_rate(opts: RunOptions, suite: Suite, recipes: list[Recipe]) -> tuple[float | None, str | None]:
-    """Prompt tokens per second of one short request to the endpoint (or the embedded engine)."""
+@dataclass(frozen=True)
+class _Probe:
+    """One short request to the served endpoint: its prefill rate, and the requests in flight the run would
+    keep there."""
+
+    rate: float
+    source: str
+    concurrency: int
+
+
+def _probe(endpoint: EndpointOptions, suite: Suite) -> _Probe:
+    """Prompt tokens per second of one short request to the endpoint (or the engine ctxprobe starts)."""
     from ctxprobe.evals.run.send.serving import serving
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.tasks.build import builder_for
 
     probe_suite = suite.model_copy(update={"lengths": [PROBE_TOKENS],
                                            "tasks": [t.model_copy(update={"lengths": None}) for t in suite.tasks]})
-    with serving(opts, probe_suite) as served:
+    with serving(endpoint, probe_suite) as served:
         builder = builder_for(served.counter)
         recipe = builder.recipe(family="niah", haystack="noise", context_tokens=PROBE_TOKENS, depth=50.0, seed=0,
                                 mode=served.mode)
@@ -138,7 +150,8 @@ def _measured_rate(opts: RunOptions, suite: Suite, recipes: list[Recipe]) -> tup
                 return response.prompt_tokens or sample.planned_tokens, time.monotonic() - started
 
         tokens, seconds = asyncio.run(send())
-    return tokens / seconds, f"measured: one {tokens:,}-token request in {seconds:.2f} s"
+    return _Probe(tokens / seconds, f"measured: one {tokens:,}-token request in {seconds:.2f} s",
+                  served.config.concurrency)
 
 
 def render_estimate(est: Estimate) -> str:

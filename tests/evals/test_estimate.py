@@ -60,3 +60,27 @@ def test_dry_run_of_the_nightly_prints_the_paired_gates_expected_tokens(capsys: 
     out = capsys.readouterr().out
     total = sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
     assert f"{round(0.48 * total):,} gated on correct, {round(0.30 * total):,} gated on p_answer" in out
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({}, 1),  # the embedded engine: one slot unless told
+    ({"parallel": 3}, 3),  # the slots ctxprobe starts it with
+    ({"engine": "vllm"}, 4),  # vLLM states no slots: the run keeps 4 in flight, and so does the plan
+    ({"engine": "vllm", "concurrency": 7}, 7),
+    ({"endpoints": ["http://127.0.0.1:9"], "concurrency": 2}, 2),
+])
+def test_the_dry_run_plans_the_requests_in_flight_the_run_keeps(kwargs: dict[str, object], expected: int) -> None:
+    """Decided by one function (`runners.response.in_flight`) for the dry run and the run alike."""
+    assert ctxprobe.estimate(suite="quick", prefill_rate=1000.0, **kwargs).concurrency == expected
+
+
+def test_a_probed_server_plans_its_own_slots_as_the_run_does(tmp_path: Path) -> None:
+    """A llama-server stating 3 slots: the dry run's probe and the run both keep 3 requests in flight."""
+    with FakeEngine("llama-server", context_length=8192, slots=3) as engine:
+        est = ctxprobe.estimate(endpoints=[engine.url], family="niah", lengths="1k", depths="0,50,100",
+                                token_counter="estimate", results_dir=str(tmp_path))
+        run = ctxprobe.run(endpoints=[engine.url], family="niah", lengths="1k", depths="0,50,100",
+                           token_counter="estimate", mode="completions", results_dir=str(tmp_path), quiet=True,
+                           no_report=True)
+    assert est.concurrency == 3 and est.prefill_rate_source is not None
+    assert run.exit_code == 0 and engine.peak_in_flight["completions"] <= 3

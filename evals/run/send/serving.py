@@ -14,7 +14,7 @@ from ctxprobe.runners.chat_lead import with_chat_lead
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.launcher import EMBEDDED_MODE
-from ctxprobe.runners.response import EngineInfo
+from ctxprobe.runners.response import EngineInfo, in_flight
 from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import ClientSettings, EngineSettings, LogprobSettings, part
 from ctxprobe.tasks.sample import Mode
@@ -44,6 +44,12 @@ class Served:
     @property
     def mode(self) -> Mode:
         return self.config.mode
+
+
+def known_slots(opts: EndpointOptions) -> int | None:
+    """The requests the endpoint serves at once, where known before it is reached: the slots ctxprobe starts
+    the embedded engine with (a remote server's, or vLLM's, are known once it answers)."""
+    return part(opts, EngineSettings).slots if not opts.endpoints and opts.engine != "vllm" else None
 
 
 def default_mode(opts: EndpointOptions) -> Mode:
@@ -125,13 +131,12 @@ def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
         if counter is None:  # the engine's own tokenizer, now that it runs
             spec = f"server:{engine.base_url}"
             counter = open_counter(spec, endpoint=engine.base_url, api_key_env=opts.api_key_env, policy=policy,
-                                   concurrency=opts.concurrency or opts.parallel or 1, info=info)
+                                   concurrency=in_flight(opts.concurrency, settings.slots), info=info)
         else:  # counted offline; the chat template is the server's
             counter = with_chat_lead(counter, engine.base_url, info.engine, model=info.model,
                                      api_key_env=opts.api_key_env, policy=policy)
         # The launcher knows what suits its server; the user's flags win.
-        overrides = {"concurrency": opts.concurrency} if opts.concurrency else {}
-        config = engine.endpoint_config(opts, mode=mode, **overrides)  # its model: the alias it serves
+        config = engine.endpoint_config(opts, mode=mode, concurrency=in_flight(opts.concurrency, engine.parallel))
         yield Served(config, info, spec, counter, fallback)
 
 
@@ -139,7 +144,7 @@ def _remote(opts: EndpointOptions, urls: list[str], info: EngineInfo, policy: Re
             fallback: Mode) -> Served:
     """A served endpoint ctxprobe did not start itself (or a vLLM server it did): counted by its own tokenizer
     unless told otherwise, the probe's model and facts handed to every client."""
-    concurrency = opts.concurrency or info.default_concurrency
+    concurrency = in_flight(opts.concurrency, info.slots)
     spec = opts.token_counter or f"server:{urls[0]}"
     counter = open_counter(spec, endpoint=urls[0], api_key_env=opts.api_key_env, policy=policy,
                            concurrency=concurrency, info=info)
