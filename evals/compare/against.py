@@ -23,12 +23,11 @@ from ctxprobe.evals.records.load import Run, load_run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.compare.paired import kl_gate
-from ctxprobe.evals.compare.paired.kl import pair_kl
-from ctxprobe.evals.compare.paired.p_answer import METRICS, Metric, p_answer, p_answer_diff
-from ctxprobe.evals.compare.sequential.betting import PairedValues
+from ctxprobe.evals.compare import metrics
+from ctxprobe.evals.compare.paired.p_answer import Metric
 from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
 from ctxprobe.evals.compare.sequential.gate import (
-    GATE_METHOD, PASS_MEANING, SequentialRow, decide, final_verdicts, gate_verdict, open_rows,
+    PASS_MEANING, SequentialRow, decide, final_verdicts, gate_verdict, open_rows,
 )
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import FamilyKey, family_key
@@ -65,34 +64,27 @@ class PairedRun:
     def by_metric(self) -> dict[Metric, dict[RowKey, SequentialRow]]:
         return {self.metric: self.rows, **self.beside}
 
-    def row_margin(self, metric: Metric) -> float:
+    def margin_of(self, name: Metric) -> float:
+        """The margin a metric judges against, in its own units (`--fail-if-drop`, or `--kl-margin`'s nats)."""
+        return metrics.metric(name).margin_of(self.margin, self.kl_margin)
+
+    def row_margin(self, name: Metric) -> float:
         """The margin a metric's rows judge against, in their own units."""
-        return kl_gate.ROW_MARGIN if metric == "kl" else self.margin
+        return metrics.metric(name).row_margin(self.margin_of(name))
 
     def diffs(self, base: SampleRecord, cand: SampleRecord) -> dict[Metric, float | None]:
         """The pair's difference in each metric the rows bet on (None: a side lacks it)."""
-        kl = pair_kl(base, cand) if "kl" in self.by_metric else None
-        return {"correct": float(int(bool(cand.score and cand.score.correct)) - int(bool(base.score and base.score.correct))),
-                "p_answer": p_answer_diff(base, cand),
-                "kl": None if kl is None else kl_gate.scaled(kl, self.kl_margin)}
+        return {name: metrics.metric(name).diff(base, cand, self.margin_of(name)) for name in self.by_metric}
 
 
-def _rows(recipes: list[Recipe], metric: Metric) -> dict[RowKey, SequentialRow]:
+def _rows(recipes: list[Recipe], name: Metric) -> dict[RowKey, SequentialRow]:
     rows: dict[RowKey, SequentialRow] = {}
     for recipe in recipes:
         fam = family_key(recipe)
         for key in ((fam, 0), (fam, recipe.context_tokens)):
             if key not in rows:
-                primary = key[1] == 0
-                rows[key] = (kl_gate.kl_row(primary) if metric == "kl"
-                             else SequentialRow(primary=primary, tally=PairedValues()) if metric == "p_answer"
-                             else SequentialRow(primary=primary))
+                rows[key] = metrics.metric(name).row(key[1] == 0)
     return dict(sorted(rows.items()))
-
-
-def _has_kl(records: list[SampleRecord]) -> bool:
-    """Any record with answer log-probabilities and a top-k list to compare (what KL needs on each side)."""
-    return any(pair_kl(r, r) is not None for r in records)
 
 
 def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str,
@@ -100,8 +92,8 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
                kl_margin: float = kl_gate.KL_MARGIN) -> PairedRun:
     """The plan of a paired run against `baseline_dir`; one line when it cannot be one. `extend` gives the
     samples the baseline endpoint adds in lockstep (`lockstep.extension_recipes`). `metric`: what the gate
-    judges (correct, the answer probability, or KL against `kl_margin` nats: the baseline must then have
-    answer log-probabilities, with their top-k lists for KL)."""
+    judges (`evals.compare.metrics`: correct, the answer probability, KL against `kl_margin` nats, or one
+    registered beside them); the baseline's records must have it."""
     if not 0.0 <= margin < 1.0:
         raise UserError(f"--fail-if-drop must be between 0 and 1, got {margin}")
     try:
@@ -115,25 +107,22 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
     scored = [r for r in baseline.records if r.error is None and r.score is not None]
     if not scored:
         raise UserError(f"--against {baseline.dir}: the baseline has no scored sample")
-    has = {"correct": True, "p_answer": any(p_answer(r) is not None for r in scored), "kl": _has_kl(scored)}
-    if metric == "p_answer" and not has["p_answer"]:
-        raise UserError(f"--metric p_answer: the baseline {baseline.dir} has no answer probabilities (run it with "
-                        "--logprobs, on an engine that gives them)")
-    if metric == "kl" and not has["kl"]:
-        raise UserError(f"--metric kl: the baseline {baseline.dir} has no answer log-probabilities with top-k "
-                        "alternatives (run it with --logprobs and --top-logprobs of at least 1, on an engine that "
-                        "gives them)")
+    name = metric
+    gated = metrics.metric(name)
+    has = {m: metrics.metric(m).available(scored) for m in metrics.metric_names()}
+    if not has[name]:
+        raise UserError(gated.missing(str(baseline.dir)))
     extra = extend(baseline) if extend is not None else []
     recipes = sorted([*(r.sample.recipe for r in scored), *extra], key=lambda r: r.seed)
     return PairedRun(baseline=baseline, margin=margin, alpha=alpha, recipes=recipes,
-                     base={r.sample.sample_id: r for r in scored}, rows=_rows(recipes, metric), metric=metric,
-                     beside={m: _rows(recipes, m) for m in METRICS if m != metric and has[m]},
+                     base={r.sample.sample_id: r for r in scored}, rows=_rows(recipes, name), metric=name,
+                     beside={m: _rows(recipes, m) for m in metrics.metric_names() if m != name and has[m]},
                      kl_margin=kl_margin, extension={r.sample_id() for r in extra})
 
 
 def update(plan: PairedRun, records: list[SampleRecord]) -> None:
     """Add the candidate's newly finished pairs to their rows (one look per round) and decide."""
-    fresh: dict[Metric, dict[RowKey, list[float]]] = {m: defaultdict(list) for m in METRICS}
+    fresh: dict[Metric, dict[RowKey, list[float]]] = {m: defaultdict(list) for m in plan.by_metric}
     for record in records:
         sid = record.sample.sample_id
         if sid in plan.counted or sid not in plan.base or record.error is not None or record.score is None:
@@ -142,15 +131,15 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
         diffs = plan.diffs(plan.base[sid], record)
         recipe = record.sample.recipe
         for key in ((family_key(recipe), 0), (family_key(recipe), recipe.context_tokens)):
-            for metric in plan.by_metric:
-                if diffs[metric] is not None:
-                    fresh[metric][key].append(diffs[metric])  # type: ignore[arg-type]
-                elif metric != "correct":
-                    lacking = plan.lacking.setdefault(metric, {})
+            for name in plan.by_metric:
+                if diffs[name] is not None:
+                    fresh[name][key].append(diffs[name])  # type: ignore[arg-type]
+                elif not metrics.metric(name).always:
+                    lacking = plan.lacking.setdefault(name, {})
                     lacking[key] = lacking.get(key, 0) + 1
-    for metric, rows in plan.by_metric.items():
-        for key, values in fresh[metric].items():
-            rows[key].add_diffs(values, plan.row_margin(metric))
+    for name, rows in plan.by_metric.items():
+        for key, values in fresh[name].items():
+            rows[key].add_diffs(values, plan.row_margin(name))
     decide(list(plan.rows.values()), plan.row_margin(plan.metric), plan.alpha)
 
 
@@ -171,15 +160,10 @@ def next_paired_round(plan: PairedRun, records: list[SampleRecord], sent: set[st
     return [r for r in todo if r.seed == first]
 
 
-def shown(metric: str, row: SequentialRow, alpha: float, kl_margin: float) -> dict[str, float]:
+def shown(plan: PairedRun, name: Metric, row: SequentialRow) -> dict[str, float]:
     """A row's mean difference and interval in the metric's own units: fractions for correct and p_answer,
     nats of (capped) KL for kl, where a larger value is worse."""
-    lo, hi = row.interval(alpha)
-    mean = row.tally.mean
-    if metric == "kl":
-        lo, hi = kl_gate.nats_interval(lo, hi, kl_margin)
-        mean = kl_gate.in_nats(mean, kl_margin)
-    return {"diff": mean, "diff_lo": lo, "diff_hi": hi}
+    return metrics.metric(name).shown(row, plan.alpha, plan.margin_of(name))
 
 
 def gate_report(plan: PairedRun) -> dict[str, Any]:
@@ -197,17 +181,17 @@ def gate_report(plan: PairedRun) -> dict[str, Any]:
                  "context_tokens": length, "primary": row.primary, "verdict": verdict,
                  "n": row.tally.n, "baseline_samples": planned,
                  "baseline_extended": extended, "losses": row.tally.losses,
-                 "wins": row.tally.wins, **shown(plan.metric, row, plan.alpha, plan.kl_margin),
+                 "wins": row.tally.wins, **shown(plan, plan.metric, row),
                  "p_fail": row.p_fail, "p_pass": row.p_pass, "rounds": row.rounds}
-        for metric in (m for m in METRICS if m != "correct" and m in plan.by_metric):
-            entry[f"lacking_{metric}"] = plan.lacking.get(metric, {}).get(key, 0)
-        entry["beside"] = [{"metric": m, "n": other[key].tally.n, **shown(m, other[key], plan.alpha, plan.kl_margin)}
+        for name in (m for m in metrics.metric_names() if not metrics.metric(m).always and m in plan.by_metric):
+            entry[f"lacking_{name}"] = plan.lacking.get(name, {}).get(key, 0)
+        entry["beside"] = [{"metric": m, "n": other[key].tally.n, **shown(plan, m, other[key])}
                            for m, other in plan.beside.items()]
         entries.append(entry)
     return {"baseline": str(plan.baseline.dir), "baseline_extended": len(plan.extension & set(plan.base)),
             "margin": plan.margin, "alpha": plan.alpha, "metric": plan.metric,
             **({"kl_margin": plan.kl_margin} if "kl" in plan.by_metric else {}),
-            "method": kl_gate.KL_GATE_METHOD if plan.metric == "kl" else GATE_METHOD,
+            "method": metrics.metric(plan.metric).method,
             "verdict": gate_verdict(rows, verdicts), "rows": entries}
 
 
@@ -217,20 +201,20 @@ def _beside(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return [found] if isinstance(found, dict) else list(found)
 
 
-def value_text(metric: str, value: float) -> str:
+def value_text(name: str, value: float) -> str:
     """A row's difference as the table prints it: points for correct and p_answer, nats for kl."""
     if value != value:  # nan: no pairs
         return "-"
-    return f"{value:.4f}" if metric == "kl" else f"{100 * value:+.1f}" if metric == "p_answer" else f"{100 * value:+.0f}"
+    return metrics.metric(name).text(value)
 
 
 def render_gate(report: dict[str, Any]) -> str:
     """The paired run's table: each row's verdict, difference, interval and the pairs it used of the
     baseline's."""
-    metric = report.get("metric", "correct")
-    on = f" --metric {metric}" if metric != "correct" else ""
-    margin = f"--kl-margin {report.get('kl_margin', kl_gate.KL_MARGIN)}" if metric == "kl" \
-        else f"--fail-if-drop {report['margin']}"
+    gated = report.get("metric", "correct")
+    on = f" --metric {gated}" if gated != "correct" else ""
+    margin = (f"--kl-margin {report.get('kl_margin', kl_gate.KL_MARGIN)}" if metrics.metric(gated).margin_flag == "--kl-margin"
+              else f"--fail-if-drop {report['margin']}")
     others = [b["metric"] for b in _beside(report["rows"][0])] if report["rows"] else []
     lines = [f"paired against {report['baseline']} ({margin}{on}): {report['verdict']}",
              f"{'row':<52} {'verdict':>9} {'diff':>7} {'interval':>17} {'pairs used':>12}"
@@ -238,24 +222,21 @@ def render_gate(report: dict[str, Any]) -> str:
     for e in report["rows"]:
         variant = variant_label(e["params"], e["family"])
         where = f"{e['family']} {variant} [{e['haystack']}] " + ("pooled" if e["primary"] else format_length(e["context_tokens"]))
-        interval = f"[{value_text(metric, e['diff_lo'])}, {value_text(metric, e['diff_hi'])}]"
-        diff = "-" if e["n"] == 0 else value_text(metric, e["diff"])
+        interval = f"[{value_text(gated, e['diff_lo'])}, {value_text(gated, e['diff_hi'])}]"
+        diff = "-" if e["n"] == 0 else value_text(gated, e["diff"])
         held = f"{e['baseline_samples']}" + (f"+{e['baseline_extended']}" if e.get("baseline_extended") else "")
         line = f"{where[:52]:<52} {e['verdict']:>9} {diff:>7} {interval:>17} {e['n']:>5} of {held:<4}"
         for b in _beside(e):
             m = b["metric"]
             line += (f"  no {m}" if b["n"] == 0 else f"  {m} {value_text(m, b['diff'])} "
                      f"[{value_text(m, b['diff_lo'])}, {value_text(m, b['diff_hi'])}] {b['n']}")
-        if e.get(f"lacking_{metric}"):
-            line += f"  ({e[f'lacking_{metric}']} pairs without {metric})"
+        if e.get(f"lacking_{gated}"):
+            line += f"  ({e[f'lacking_{gated}']} pairs without {gated})"
         lines.append(line)
     if report.get("baseline_extended"):
         lines.append(f"the baseline endpoint answered {report['baseline_extended']} more samples in lockstep "
                      "(of N+M: N the baseline run held, M it added)")
-    units = [text for m, text in (("p_answer", "p_answer's points are probability points"),
-                                  ("kl", f"kl is the mean KL in nats (each pair's counted up to {kl_gate.CAP_TIMES:g} "
-                                   "margins), a FAIL above the margin, a PASS below it"))
-             if m == metric or m in others]
+    units = [metrics.metric(m).unit_note for m in metrics.metric_names() if metrics.metric(m).unit_note and (m == gated or m in others)]
     lines.append(f"method: {report['method']}. Each bound of the interval is one-sided at 95 % (a 90 % "
                  "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided. "
                  + PASS_MEANING + "".join(f" {u}." for u in units))

@@ -122,9 +122,11 @@ def resolve(opts: RunOptions) -> RunPlan:
             include(path)
         return _plan(resumed, previous.suite, store, previous)
     if opts.against:  # a paired run: the baseline's samples, nothing else
+        from ctxprobe.evals.compare.metrics import metric
         from ctxprobe.evals.run.lockstep import check_lockstep
 
         check_lockstep(opts)
+        metric(opts.metric)  # an unknown gate metric is one line naming the known ones
         from ctxprobe.evals.records.load import load_run
 
         suite = load_run(opts.against).manifest.suite

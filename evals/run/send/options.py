@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, GateMetric, margin_option, metric_option
+from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, margin_option, metric_option
 from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.compare.sequential.cells import StopOptions
@@ -80,7 +80,7 @@ class AgainstOptions(BaseModel):
                                 "family once its paired difference is decided (FAIL, PASS, UNDECIDED)")
     fail_if_drop: float | None = Field(None, ge=0, lt=1, description="with --against: the drop (e.g. 0.05) a row "
                                        "FAILs beyond and PASSes within")
-    metric: GateMetric = metric_option("with --against: ", ", against --kl-margin")
+    metric: str = metric_option("with --against: ", ", against --kl-margin; or a metric registered beside them, `evals.compare.metrics`")
     kl_margin: float = margin_option("with --against --metric kl")
     baseline_endpoint: list[str] = Field(
         default_factory=list, description="with --against and --max-samples: the baseline's endpoint, sent the "
