@@ -16,7 +16,8 @@ from ctxprobe.evals.run.send.inline_suite import suite_for
 from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.evals.scoring.score import check_answer_kinds
-from ctxprobe.runners.launcher import check_gguf
+from ctxprobe.runners.launchers import launcher_for
+from ctxprobe.runners.settings import part
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
 from ctxprobe.tasks.suite import Suite
@@ -43,8 +44,9 @@ class PreparedRun:
 def prepare_run(opts: RunOptions) -> PreparedRun:
     """Check a run's input; bad input raises `UserError` before any folder is made."""
     check_counter_spec(opts.token_counter)
-    if opts.model_file and not opts.endpoints:
-        check_gguf(Path(opts.model_file))
+    if not opts.endpoints:  # the engine ctxprobe starts: its launcher's input, before anything is made
+        chosen = launcher_for(opts.engine)
+        chosen.check(part(opts, chosen.settings))
     if opts.baseline_endpoint and not opts.against and not opts.resume:
         from ctxprobe.evals.run.lockstep import check_lockstep
 
