@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from importlib.metadata import entry_points
+from importlib import metadata
 
 from ctxprobe.runners.launchers.base import (DEFAULT_LAUNCHER, Launch, Launcher, launcher, registered,
                                              unregister)
@@ -35,7 +35,7 @@ def discover() -> None:
     if _discovered:
         return
     _discovered = True
-    for point in entry_points(group=ENTRY_POINT_GROUP):
+    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             point.load()
         except ImportError as exc:
