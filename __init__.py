@@ -11,8 +11,10 @@ Extension points: `@ctxprobe.task_family("name", version="1")` registers a task 
 `known_families` look them up; what a family implements: `ctxprobe.tasks.family`, whose `Draft`,
 `NeedleDraft`, `Expected`, `frame` and `DataBacked` are here too), `@ctxprobe.answer_kind("kind")` registers
 the scorer of an answer kind (`Score`, `AnswerRegion`), `ctxprobe.Suite` is a suite in code,
-`ctxprobe.EngineAdapter` is the base of an engine adapter. Families outside the package load through a
-`ctxprobe.families` entry point or `ctxprobe run --include PATH`.
+`ctxprobe.EngineAdapter` is the base of an engine adapter, `@ctxprobe.launcher` registers a
+`ctxprobe.Launcher`, an engine ctxprobe starts (`--engine NAME`; what it is asked: `ctxprobe.Launch`).
+Families outside the package load through a `ctxprobe.families` entry point or `ctxprobe run --include PATH`,
+launchers through a `ctxprobe.launchers` entry point.
 
 Heavy modules load on first use, so `import ctxprobe` stays cheap; the `TYPE_CHECKING` block below names
 the same objects for type checkers (a test keeps it and `__all__` the same).
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from ctxprobe.evals.scoring.score import answer_kind
     from ctxprobe.evals.run.send.options import RunOptions
     from ctxprobe.runners.engines.base import EngineAdapter
+    from ctxprobe.runners.launchers.base import Launch, Launcher, launcher
     from ctxprobe.tasks.errors import UserError
     from ctxprobe.tasks.family import DataBacked, Draft, Expected, NeedleDraft, frame
     from ctxprobe.tasks.registry import get_family, known_families, task_family
@@ -85,6 +88,9 @@ _API: dict[str, str] = {
     "DataBacked": "ctxprobe.tasks.family",
     "frame": "ctxprobe.tasks.family",
     "EngineAdapter": "ctxprobe.runners.engines.base",
+    "Launcher": "ctxprobe.runners.launchers.base",
+    "Launch": "ctxprobe.runners.launchers.base",
+    "launcher": "ctxprobe.runners.launchers.base",
 }
 
 __all__ = sorted(_API)

@@ -21,7 +21,7 @@ import ctxprobe
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.run.send.inline_suite import suite_for
 from ctxprobe.evals.run.send.options import SuiteOptions
-from ctxprobe.evals.run.send.serving import default_n_ctx
+from ctxprobe.runners.launchers.llama_cpp import default_n_ctx
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.suite import Suite
 

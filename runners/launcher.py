@@ -14,6 +14,7 @@ reason from the log, in one line; a port taken between choosing it and binding i
 The child-process machinery (free port, log file, health wait with a deadline, the cause quoted in one line,
 stop on exit, errors, Ctrl-C and SIGTERM) is this class's; another launched engine (runners/vllm_engine.py)
 subclasses it and says only what differs: its command line, its model, its log's error lines, its facts.
+A run reaches both through their launchers (runners/launchers/), which size, start and count them.
 """
 
 from __future__ import annotations

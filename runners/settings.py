@@ -5,6 +5,9 @@ manifest records them as given, `EndpointConfig` (runners/endpoint.py) is a `Cli
 embedded server's child process (runners/serve.py) receives `ServeSettings` as flags written and parsed
 from the same fields, then validated by the same model.
 
+Each engine ctxprobe starts declares its settings in its launcher (runners/launchers/), which names the
+models here that are its own; `EndpointOptions` is composed of every registered launcher's.
+
 `EngineSettings` are what a user gives: `n_ctx` and `parallel` may be left to the run (None); the
 launcher resolves them (`context`, `slots`) before it starts the server."""
 
@@ -83,18 +86,16 @@ class EngineSettings(BaseModel):
         return self.parallel or 1
 
 
-EngineName = Literal["llama.cpp", "vllm"]
 VLLM_PYTHON_ENV = "CTXPROBE_VLLM_PYTHON"  # the python of vLLM's own venv, where --vllm-python is not given
 
 
 class VllmSettings(BaseModel):
-    """How `--engine vllm` starts vLLM's OpenAI server (runners/vllm_engine.py): the model folder and the
-    options a comparison of two deployments turns on; anything else is passed through as it is."""
+    """How `--engine vllm` starts vLLM's OpenAI server (runners/vllm_engine.py, its launcher
+    runners/launchers/vllm.py): the model folder and the options a comparison of two deployments turns on;
+    anything else is passed through as it is."""
 
     model_config = ConfigDict(extra="forbid")
 
-    engine: EngineName = Field("llama.cpp", description="the engine ctxprobe starts when no --endpoint is given: "
-                               "llama.cpp (embedded, GGUF) or vllm (vLLM's OpenAI server, a model folder)")
     model_dir: str | None = Field(None, description="--engine vllm: the model folder to serve (Hugging Face layout: "
                                   "config.json, weights, tokenizer)")
     vllm_python: str | None = Field(None, description=f"--engine vllm: the python that has vLLM installed (default: "

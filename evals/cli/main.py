@@ -59,7 +59,11 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _one_line_warning
-    parser = build_parser()
+    try:
+        parser = build_parser()  # a launcher plugin that does not load is bad input too (runners/launchers/)
+    except UserError as exc:
+        print(f"ctxprobe: error: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     try:
         code = args.func(args)

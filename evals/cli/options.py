@@ -6,19 +6,17 @@ from __future__ import annotations
 import argparse
 import math
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 _UNSET = None
 _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
-             "token_counter": "SPEC", "model_file": "GGUF", "n_ctx": "N", "concurrency": "N", "retries": "N",
-             "threads": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
+             "token_counter": "SPEC", "concurrency": "N", "retries": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
              "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "kl_margin": "NATS", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
              "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME",
              "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS",
-             "model_dir": "DIR", "vllm_python": "PATH", "max_model_len": "N", "tensor_parallel_size": "N",
-             "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE",
              "include": "PATH", "contexts": "LENGTHS",
              "cache_dtype": "DTYPE", "state_dtype": "DTYPE", "mla_cache": "KIND", "layer_pattern": "PATTERN",
              "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL", "top_logprobs": "K"}
@@ -36,17 +34,19 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str] | None = None,
-                   positional: tuple[str, ...] = ()) -> None:
+def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, str] | None = None,
+                   positional: tuple[str, ...] = (), metavars: Mapping[str, str] | None = None) -> None:
     """One flag per field (named by its alias where it has one): booleans are switches, lists repeat
     (`--endpoint A --endpoint B`), Literal fields get choices; the `positional` fields are arguments (a list
-    one takes one or more). Defaults stay the model's: an unset flag is left out of the values."""
+    one takes one or more). Defaults stay the model's: an unset flag is left out of the values. `metavars`
+    (by field name) are the caller's own, e.g. a launcher's (runners/launchers/), before the common ones."""
     repeat = repeat or {}
+    known = {**_METAVARS, **(metavars or {})}
     for name in positional:
         field = fields[name]
         many = typing.get_origin(field.annotation) is list
         group.add_argument(name, nargs="+" if many else None, help=field.description or "",
-                           metavar=name.rstrip("s") if many else _METAVARS.get(name))
+                           metavar=name.rstrip("s") if many else known.get(name))
     for name, field in fields.items():
         if name in positional:
             continue
@@ -62,7 +62,7 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
             kwargs.update(action=argparse.BooleanOptionalAction, default=_UNSET)
         elif name in repeat or typing.get_origin(annotation) is list:
             group.add_argument(repeat.get(name, _flag(name)), action="append",
-                               metavar=_METAVARS.get(name, name.rstrip("s").upper()), **kwargs)
+                               metavar=known.get(name, name.rstrip("s").upper()), **kwargs)
             continue
         else:
             choices = _literal_choices(annotation)
@@ -71,7 +71,7 @@ def add_model_args(group: Any, fields: dict[str, Any], *, repeat: dict[str, str]
             kind = _scalar(annotation)
             if kind is not None:
                 kwargs["type"] = kind
-            kwargs["metavar"] = None if choices else _METAVARS.get(name, name.upper())
+            kwargs["metavar"] = None if choices else known.get(name, name.upper())
         group.add_argument(_flag(field.alias or name), **kwargs)
 
 

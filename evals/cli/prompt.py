@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run folder or recipe file at {args.source}")
     counter = None
     if spec and not recipe.tokenizer.startswith("estimate"):
-        from ctxprobe.evals.run.send.serving import open_counter  # the HTTP client loads only when a server counts
+        from ctxprobe.runners.served import open_counter  # the HTTP client loads only when a server counts
 
         counter = open_counter(spec, endpoint=None, api_key_env=args.api_key_env)
     sample = build_sample(recipe, counter)

@@ -11,16 +11,20 @@ from ctxprobe.evals.cli.options import add_model_args, model_values
 
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
-    """Endpoint and embedded-engine options, shared by `run` and `limit`, from `EndpointOptions`."""
-    from ctxprobe.evals.run.send.options import EMBEDDED_FIELDS as embedded
-    from ctxprobe.evals.run.send.options import VLLM_FIELDS as vllm
+    """Endpoint and launched-engine options, shared by `run` and `limit`: the endpoint's from
+    `EndpointOptions`, then one group per registered launcher (runners/launchers/), from its settings model."""
     from ctxprobe.evals.run.send.options import EndpointOptions
+    from ctxprobe.runners.launchers import launchers
 
-    fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: kv[0] != "endpoints"))  # --endpoint first
+    launched = launchers()
+    theirs = {name for found in launched for name in found.settings.model_fields}
+    first = ("endpoints", "engine")  # --endpoint, then the engine started without one
+    fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: first.index(kv[0]) if kv[0] in first
+                         else len(first)))
     add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
-                   {k: v for k, v in fields.items() if k not in embedded | vllm}, repeat={"endpoints": "--endpoint"})
-    add_model_args(p.add_argument_group("embedded engine"), {k: v for k, v in fields.items() if k in embedded})
-    add_model_args(p.add_argument_group("vLLM engine (--engine vllm)"), {k: v for k, v in fields.items() if k in vllm})
+                   {k: v for k, v in fields.items() if k not in theirs}, repeat={"endpoints": "--endpoint"})
+    for found in launched:
+        add_model_args(p.add_argument_group(found.group), found.settings.model_fields, metavars=found.metavars)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

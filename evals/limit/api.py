@@ -21,6 +21,7 @@ from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.send.options import validated
 from ctxprobe.evals.run.send.serving import serving
+from ctxprobe.runners.launchers import launcher_for
 from ctxprobe.runners.settings import part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
@@ -46,15 +47,22 @@ OnProgress = Callable[[int, Progress], None]  # (the length being judged, its ba
 
 
 def embedded_context(opts: LimitOptions, max_length: int | None) -> LimitOptions:
-    """The embedded llama.cpp engine is started at --max-length, else at the model's trained context (the GGUF
-    says it): never at a size of ctxprobe's own, which would be measured as the endpoint's limit."""
-    if opts.endpoints or opts.engine != "llama.cpp" or opts.n_ctx is not None:
+    """The engine ctxprobe starts is started at the context its launcher chooses for a measure (the embedded
+    llama.cpp engine: --max-length, else the model's trained context, the GGUF says it): never at a size of
+    ctxprobe's own, which would be measured as the endpoint's limit."""
+    if opts.endpoints:
         return opts
-    from ctxprobe.tasks.gguf_vocab import trained_context
-    from ctxprobe.tasks.token_counter import packaged_gguf
+    chosen = launcher_for(opts.engine)
+    sized = chosen.limit_settings(part(opts, chosen.settings), max_length)
+    return opts.model_copy(update=dict(sized))
 
-    n_ctx = max_length or trained_context(Path(opts.model_file) if opts.model_file else packaged_gguf())
-    return opts.model_copy(update={"n_ctx": n_ctx}) if n_ctx else opts
+
+def started_context(opts: LimitOptions) -> int | None:
+    """The context the engine ctxprobe starts is started with, where known before it starts."""
+    if opts.endpoints:
+        return None
+    chosen = launcher_for(opts.engine)
+    return chosen.start_context(part(opts, chosen.settings))
 
 
 def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None = None,
@@ -74,8 +82,9 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
         room_for_prompt(opts.answer_room, max_length, f"--max-length {opts.max_length}", min_length)
     search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
     opts = embedded_context(opts, max_length)
-    if not opts.endpoints and opts.n_ctx:  # the engine ctxprobe starts: its context is known before it starts
-        room_for_prompt(opts.answer_room, opts.n_ctx, "the context the engine is started with", min_length)
+    started = started_context(opts)
+    if started:  # the engine ctxprobe starts: its context is known before it starts
+        room_for_prompt(opts.answer_room, started, "the context the engine is started with", min_length)
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
     suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
                                   "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})

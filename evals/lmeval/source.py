@@ -29,7 +29,7 @@ def export_samples(source: str, *, token_counter: str | None = None, **overrides
     (name or YAML path) with the suite overrides `ctxprobe run` takes (`SuiteOptions` fields: lengths,
     depths, samples, haystack, seed, templates, question_positions, facts, qa, needles, include), counted
     with `token_counter` (default: the packaged Gemma)."""
-    from ctxprobe.evals.run.send.serving import open_counter
+    from ctxprobe.runners.served import open_counter
 
     path = Path(source)
     given = {k: v for k, v in overrides.items() if v not in (None, [])}

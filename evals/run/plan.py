@@ -22,7 +22,7 @@ from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.evals.run.send.order import Order
 from ctxprobe.evals.scoring.score import check_answer_kinds
-from ctxprobe.runners.launcher import check_gguf
+from ctxprobe.runners.launchers import launcher_for
 from ctxprobe.runners.settings import LogprobSettings, part
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
@@ -107,8 +107,9 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
 def resolve(opts: RunOptions) -> RunPlan:
     """Check a run's input and resolve its plan; bad input raises `UserError` before any folder is made."""
     check_counter_spec(opts.token_counter)
-    if opts.model_file and not opts.endpoints:
-        check_gguf(Path(opts.model_file))
+    if not opts.endpoints:  # the engine ctxprobe starts: its launcher's input, before anything is made
+        chosen = launcher_for(opts.engine)
+        chosen.check(part(opts, chosen.settings))
     if opts.baseline_endpoint and not opts.against and not opts.resume:
         from ctxprobe.evals.run.lockstep import check_lockstep
 

@@ -12,21 +12,35 @@ from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, margin_option, metr
 from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.compare.sequential.cells import StopOptions
-from ctxprobe.runners.settings import ClientSettings, EngineSettings, LogprobSettings, VllmSettings
+from ctxprobe.runners.launchers import DEFAULT_LAUNCHER, launchers
+from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
+from ctxprobe.runners.settings import ClientSettings, LogprobSettings
 from ctxprobe.tasks.errors import UserError, validated  # noqa: F401  (the options and their check, from one import)
 from ctxprobe.tasks.sample import Mode
 
 
-class EndpointOptions(ClientSettings, EngineSettings, VllmSettings):
+def _engine_help() -> str:
+    named = [f"{found.name} ({found.summary})" for found in launchers()]
+    listed = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
+    return f"the engine ctxprobe starts when no --endpoint is given: {listed}"
+
+
+# The engines ctxprobe can start, their names known once the launchers are (built-in and entry points').
+LAUNCHERS = tuple(launchers())
+EngineName = Literal[tuple(found.name for found in LAUNCHERS)]  # type: ignore[valid-type]
+
+
+class EndpointOptions(ClientSettings, *(found.settings for found in LAUNCHERS)):  # type: ignore[misc]
     """Where prompts go and how: a remote endpoint, or an engine ctxprobe starts when `endpoints` is empty
-    (the embedded llama.cpp one, or vLLM with `engine="vllm"`). The client's and the engines' settings are
-    runners' own models (runners/settings.py), passed on as given."""
+    (`engine`: the embedded llama.cpp one by default, vLLM with `engine="vllm"`, or any registered launcher,
+    runners/launchers/). The client's settings and each launcher's are runners' own models, composed here
+    and passed on as given: a launcher's fields are options of every run with no edit to evals/."""
 
     endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
+    engine: EngineName = Field(DEFAULT_LAUNCHER, description=_engine_help())  # type: ignore[valid-type]
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
     concurrency: int | None = Field(None, ge=1, le=4096, description="requests in flight (default: the server's slots for llama-server, else 4)")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
-    model_file: str | None = Field(None, description="embedded engine: serve this local GGUF instead of Gemma 3 270M")
 
     @field_validator("endpoints")
     @classmethod
@@ -34,8 +48,7 @@ class EndpointOptions(ClientSettings, EngineSettings, VllmSettings):
         return [check_endpoint_url(u) for u in urls]
 
 
-EMBEDDED_FIELDS = frozenset({"model_file", *EngineSettings.model_fields})  # the embedded engine's options
-VLLM_FIELDS = frozenset(VllmSettings.model_fields)  # --engine vllm's options
+EMBEDDED_FIELDS = frozenset(EmbeddedSettings.model_fields)  # the embedded engine's options
 
 
 class SuiteOptions(BaseModel):
@@ -166,3 +179,17 @@ class DryRunOptions(GpuOptions):
 
 class RunOptions(_RunOptions, DryRunOptions):
     """Everything `ctxprobe.run` (and `ctxprobe.estimate`) take."""
+
+
+def _check_launcher_fields() -> None:
+    """A launcher's settings field must be a name the run does not use already: the two would be one flag
+    and one manifest field with two meanings (the run's would win without a word)."""
+    theirs = {c for found in LAUNCHERS for c in found.settings.__mro__}
+    declared = {name for c in RunOptions.__mro__ if c not in theirs for name in vars(c).get("__annotations__", {})}
+    for found in LAUNCHERS:
+        taken = declared & set(found.settings.model_fields)
+        if taken:
+            raise ValueError(f"launcher {found.name!r} declares {', '.join(sorted(taken))}, a run's own option")
+
+
+_check_launcher_fields()
