@@ -29,21 +29,22 @@ if TYPE_CHECKING:
     from ctxprobe.evals.compare.api import CompareResult
     from ctxprobe.evals.compare.history import HistoryResult, history
     from ctxprobe.evals.doctor.checks import DoctorReport, doctor
-    from ctxprobe.evals.scoring.extract import AnswerRegion
     from ctxprobe.evals.limit.api import limit
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.lmeval.api import export_hf, export_lm_eval, import_lm_eval
     from ctxprobe.evals.records.load import Run, load_run
     from ctxprobe.evals.records.manifest import RunManifest
-    from ctxprobe.evals.records.record import SampleRecord, Score
+    from ctxprobe.evals.records.record import SampleRecord
     from ctxprobe.evals.plan.api import plan
     from ctxprobe.evals.report.pages import compare, report
     from ctxprobe.evals.run.api import ExitCode, RunResult, run
     from ctxprobe.evals.run.estimate import Estimate, estimate
-    from ctxprobe.evals.scoring.score import answer_kind
     from ctxprobe.evals.run.send.options import RunOptions
     from ctxprobe.runners.engines.base import EngineAdapter
     from ctxprobe.runners.launchers.base import Launch, Launcher, launcher
+    from ctxprobe.tasks.answers.kinds import answer_kind
+    from ctxprobe.tasks.answers.region import AnswerRegion
+    from ctxprobe.tasks.answers.verdict import Score
     from ctxprobe.tasks.errors import UserError
     from ctxprobe.tasks.family import DataBacked, Draft, Expected, NeedleDraft, frame
     from ctxprobe.tasks.registry import get_family, known_families, task_family
@@ -79,9 +80,9 @@ _API: dict[str, str] = {
     "get_family": "ctxprobe.tasks.registry",
     "known_families": "ctxprobe.tasks.registry",
     "Suite": "ctxprobe.tasks.suite",
-    "answer_kind": "ctxprobe.evals.scoring.score",
-    "Score": "ctxprobe.evals.records.record",
-    "AnswerRegion": "ctxprobe.evals.scoring.extract",
+    "answer_kind": "ctxprobe.tasks.answers.kinds",
+    "Score": "ctxprobe.tasks.answers.verdict",
+    "AnswerRegion": "ctxprobe.tasks.answers.region",
     "Draft": "ctxprobe.tasks.family",
     "NeedleDraft": "ctxprobe.tasks.family",
     "Expected": "ctxprobe.tasks.family",

@@ -6,22 +6,32 @@ the needles to place at depths (`NeedleDraft`), and the `Expected` answer. `fram
 as every built-in family does (the answer prefix in completions mode, "answer only" in chat mode, the
 budget a chat model's sentence needs). The `*_field` helpers declare the parameters families share.
 
-The expected answer's `kind` names its scorer: a built-in kind (`value`, `values`, `string`, `any`,
-`chain`, and a needle file's `exact`, `number`, `set`, `contains`) or one of the family's own, registered
-beside it with `@ctxprobe.answer_kind("kind")` (evals/scoring/score.py): a function `(region, sample) -> Score`.
+The expected answer's `kind` names its scorer: a general kind (`value`, `values`, `string`, `any`, `chain`:
+evals/scoring/score.py) or one of the family's own, registered in the family's own module with
+`@answer_kind("kind")`: a function `(region, sample) -> Score`, `region` the answer region of the output
+(`AnswerRegion`: its lines, `affirmed()` with negated clauses masked, `scoped(values)`, `offered_rivals()`, the
+whole `output`) and `Score(extracted, correct, partial)` the verdict. All three live in tasks/answers (the
+registry, the region and its token helpers, the verdict), so a family and its scorer are one module and import
+nothing from evals: the built-in `latent` (`name`), `graphwalk` (`nodes`) and `mrcr` (`mrcr`) do so, the needle
+file's `exact`, `number`, `set`, `contains` sit beside `needles` (needles_rules.py). A scorer looked up imports
+every family module first, so a kind registered beside its family is always known.
 
 A family built from data (a QA dataset, a needle file) expands the suite's tasks itself: a classmethod
 `expand_tasks(tasks, given)` (`DataBacked`) turns each of its tasks into the tasks its data holds, `given`
 being the data named on the command line for it (`--qa`, `--needles`: the option named as the family).
 
 A family outside the package is found through a `ctxprobe.families` entry point or `--include PATH`
-(tasks/family_index.py).
+(tasks/family_index.py): one module too, its family and its answer kind side by side (`ctxprobe.task_family`,
+`ctxprobe.answer_kind`, `ctxprobe.Score`, `ctxprobe.AnswerRegion` are the same objects).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from ctxprobe.tasks.answers.kinds import answer_kind
+from ctxprobe.tasks.answers.region import AnswerRegion
+from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.draft import Draft, NeedleDraft
 from ctxprobe.tasks.families.framing import (
     CHAT_SENTENCE_TOKENS,
@@ -39,9 +49,10 @@ from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import TaskFamily, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 
-__all__ = ["CHAT_SENTENCE_TOKENS", "DataBacked", "Draft", "Expected", "Lang", "LengthConvention", "Mode",
-           "NeedleDraft", "TaskFamily", "Template", "english_only", "frame", "join_names", "lang_field",
-           "length_convention_field", "make_key", "make_value", "spread_depths", "task_family", "template_field"]
+__all__ = ["CHAT_SENTENCE_TOKENS", "AnswerRegion", "DataBacked", "Draft", "Expected", "Lang", "LengthConvention",
+           "Mode", "NeedleDraft", "Score", "TaskFamily", "Template", "answer_kind", "english_only", "frame",
+           "join_names", "lang_field", "length_convention_field", "make_key", "make_value", "spread_depths",
+           "task_family", "template_field"]
 
 
 @runtime_checkable

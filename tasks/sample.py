@@ -111,9 +111,10 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    # The scorer's name (registered with `@answer_kind`, evals/scoring/score.py): value, values, string, chain; any:
-    # one of the answers (QA's alternatives); exact, number, set, contains: the rules of a user's needle
-    # file (`evals/scoring/answer_rules.py`); or a kind a family registers beside itself.
+    # The scorer's name (registered with `@answer_kind`, tasks/answers/kinds.py): value, values, string, chain
+    # (evals/scoring/score.py); any: one of the answers (QA's alternatives); exact, number, set, contains: the
+    # rules of a user's needle file (`tasks/families/needles_rules.py`); or a kind a family registers beside itself
+    # (name, nodes, mrcr).
     kind: str = Field(min_length=1)
     answers: list[str]
     chain: list[str] = Field(default_factory=list)

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.evals.scoring.extract import answer_region, strip_reasoning
+from ctxprobe.tasks.answers.region import answer_region, strip_reasoning
 from ctxprobe.tasks.sample import Sample
 
 RUBRIC = (

@@ -1,5 +1,5 @@
 """Judging a run's finished samples: each scored sample of a user's needle file (the kinds of
-`evals/scoring/answer_rules.py`) is asked about once, its verdict appended to `judge.jsonl`. Samples that errored
+`tasks/families/needles_rules.py`) is asked about once, its verdict appended to `judge.jsonl`. Samples that errored
 are never sent (they have no answer to judge); a judge that fails (unreachable, an HTTP error, a reply
 without a verdict) is recorded as that sample's judge error and changes nothing else. A resumed run
 judges only the samples not judged yet."""
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.scoring.answer_rules import USER_KINDS
 from ctxprobe.evals.judge.rubric import REPLY_TOKENS, judge_messages, read_reply
 from ctxprobe.evals.records.judge import JudgeVerdict, append_verdict, read_verdicts
 from ctxprobe.evals.records.record import SampleRecord
@@ -20,6 +19,7 @@ from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.runners.settings import ClientSettings
 from ctxprobe.runners.shown_text import shown_body
+from ctxprobe.tasks.families.needles_rules import USER_KINDS
 
 JUDGE_CONCURRENCY = 2  # a judge is often a small server with one or two slots: its queue counts in the timeout
 

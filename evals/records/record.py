@@ -5,33 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs, ErrorKind, Response
+from ctxprobe.tasks.answers.verdict import SCORER_VERSION, Score
 from ctxprobe.tasks.sample import Sample
 
 __all__ = ["LOGPROBS_UNAVAILABLE", "SCORER_VERSION", "AnswerLogprobs", "ErrorKind", "Response", "SampleRecord",
-           "Score"]  # the response types live with the client
-
-# The scoring rule's version (`evals/scoring/score.py` and the modules it reads), on every score: runs scored by
-# different rules are not compared as builds (`compare` warns and its gate refuses, `history` says so).
-# 1: the first candidate of the answer's shape; 2: the expected value(s) and no rival candidate, negated
-# values not credited, partial credit recall x precision, accuracies' intervals Clopper-Pearson.
-SCORER_VERSION = 2
-
-
-class Score(BaseModel):
-    """The scorer's verdict: `correct` is exact on the extracted answer; `partial` is the partial credit
-    (edit similarity for recall, fraction of the chain for multi-hop, fraction of values for multi-value)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    extracted: list[str]
-    correct: bool
-    partial: float
-    scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
-                                "record predates versions)")
+           "Score"]  # the response types live with the client, the score with its scorers (tasks/answers)
 
 
 class SampleRecord(BaseModel):

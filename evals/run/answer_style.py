@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ctxprobe.evals.scoring.extract import answer_region
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.response import ErrorKind
+from ctxprobe.tasks.answers.region import answer_region
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter

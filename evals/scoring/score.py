@@ -1,16 +1,18 @@
 """Scoring one sample's output against its `Expected`: strict on the answer, plus partial credit.
 
 A sample is correct only when the answer names the expected value(s) and nothing else of their kind: no
-rival candidate (`evals/scoring/rivals.py`: another value of the expected shape, another needle's answer) outside the
-question's own words, and no expected value credited where the answer negates it (`evals/scoring/negation.py`:
+rival candidate (`tasks/answers/rivals.py`: another value of the expected shape, another needle's answer) outside
+the question's own words, and no expected value credited where the answer negates it (`tasks/answers/negation.py`:
 negated clauses are masked before anything is looked for). Where the answer is looked for: the answer region
-(`evals/scoring/extract.py`), in completions mode its first informative sentence (and, for a list, the next ones
+(`tasks/answers/region.py`), in completions mode its first informative sentence (and, for a list, the next ones
 while they name expected values), in chat mode its first paragraph.
 
 Partial credit is recall times precision: the share of the expected values named times the share of the
 values named that are expected (the square of the Fowlkes-Mallows index). Not F1: with nothing invented F1
 would raise an honest partial answer's credit (2 of 4 values: F1 0.67, recall 0.5), while recall x precision
 is then the recall, as before, and falls with every guess added (4 of 4 values and 6 made up: 0.4).
+
+The general answer kinds, registered here:
 
 - `value`: the expected value, as whole tokens; `16462207` is not `6462207`. Partial: 1 / (1 + rivals).
 - `values`: each expected value as whole tokens; partial = recall x precision over the values.
@@ -19,38 +21,22 @@ is then the recall, as before, and falls with every guess added (4 of 4 values a
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
 - `chain`: correct iff the final answer is given (the chain's own hops are not rivals); partial = j/len(chain)
   for the furthest hop j named x the share of the names and values given that are on the chain.
-- `name`: the latent family's character, and no other listed name (`evals/scoring/name_score.py`).
-- `nodes`: the graphwalk family's node set by GraphWalks' rule: F1 partial, exact set (`evals/scoring/set_score.py`).
-- `mrcr`: OpenAI MRCR's rule: the hash first, then SequenceMatcher's ratio (`evals/scoring/mrcr_score.py`).
-- `exact`, `number`, `set`, `contains`: a user's needle file's rules (`evals/scoring/answer_rules.py`).
 
-Each kind registers its scorer with `@answer_kind("kind")` (the built-in ones at the end of this module; a
-family of one's own beside the family, see tasks/family.py); `score_sample` looks the kind up.
+A family's own kinds register beside the family (tasks/answers/kinds.py, the registry): `name` (latent.py: the
+character, and no other listed name), `nodes` (graphwalk.py: GraphWalks' rule, F1 partial, exact set), `mrcr`
+(mrcr.py: MRCR's rule, the hash first, then SequenceMatcher's ratio), and a needle file's `exact`, `number`,
+`set`, `contains` (needles_rules.py), all under tasks/families. `score_sample` looks the kind up.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 
-from ctxprobe.evals.scoring.answer_rules import USER_KINDS, score_rule
-from ctxprobe.evals.scoring.extract import (
-    AnswerRegion,
-    answer_region,
-    answer_sentence,
-    candidates,
-    find_tokens,
-    is_cjk,
-    norm,
-    norm_tokens,
-    shape,
-)
-from ctxprobe.evals.records.record import Score
-from ctxprobe.evals.scoring.mrcr_score import score_mrcr
-from ctxprobe.evals.scoring.name_score import score_name
-from ctxprobe.evals.scoring.set_score import score_nodes
-from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.named import Named
+# check_answer_kinds is read from here, where the general kinds are registered
+from ctxprobe.tasks.answers.kinds import answer_kind, check_answer_kinds, scorer_for  # noqa: F401
+from ctxprobe.tasks.answers.region import AnswerRegion, answer_region, answer_sentence, candidates
+from ctxprobe.tasks.answers.tokens import find_tokens, is_cjk, norm, norm_tokens, shape
+from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
 
 _WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
@@ -60,26 +46,6 @@ _DELIMITERS = frozenset("\"'`*\u201c\u201d\u2018\u2019")
 _CJK_BEFORE = frozenset("\uff1a\u300c\u300e\uff08\u3001\uff0c")  # ：「『（、，
 _CJK_AFTER = frozenset("\u3002\uff0c\uff1b\u300d\u300f\uff09\u3001\uff01\uff1f")  # 。，；」』）、！？
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)\*\*")
-
-
-Scorer = Callable[[AnswerRegion, Sample], Score]  # the answer region of a sample's output, the sample -> its score
-_SCORERS: Named[Scorer] = Named("answer kind")
-answer_kind = _SCORERS.register  # `@answer_kind("kind")`: the scorer of answer kind "kind" (`Expected.kind`)
-known_answer_kinds = _SCORERS.known
-
-
-def scorer_for(kind: str) -> Scorer:
-    scorer = _SCORERS.find(kind)
-    if scorer is None:
-        raise UserError(f"no scorer for answer kind {kind!r}; known: {', '.join(known_answer_kinds())} "
-                        "(register one with @ctxprobe.answer_kind)")
-    return scorer
-
-
-def check_answer_kinds(kinds: Iterable[str]) -> None:
-    """Refuse, before anything is sent, a suite whose samples expect an answer kind no scorer knows."""
-    for kind in sorted(set(kinds)):
-        scorer_for(kind)
 
 
 def score_sample(sample: Sample, text: str) -> Score:
@@ -259,29 +225,3 @@ def _any(region: AnswerRegion, sample: Sample) -> Score:
 @answer_kind("chain")
 def _chain(region: AnswerRegion, sample: Sample) -> Score:
     return _score_chain(region, sample.expected.chain or sample.expected.answers)
-
-
-@answer_kind("name")
-def _name(region: AnswerRegion, sample: Sample) -> Score:
-    return score_name(region, sample.expected.answers[0])
-
-
-@answer_kind("nodes")
-def _nodes(region: AnswerRegion, sample: Sample) -> Score:
-    return score_nodes(sample, region.output)  # GraphWalks' rule reads the whole output's last line
-
-
-@answer_kind("mrcr")
-def _mrcr(region: AnswerRegion, sample: Sample) -> Score:
-    return score_mrcr(sample, region.output)  # MRCR's rule: the hash at the start of the whole output
-
-
-def _user_rule(kind: str) -> Scorer:
-    def scorer(region: AnswerRegion, sample: Sample) -> Score:
-        return score_rule(kind, region, sample.expected.answers, sample.question)
-
-    return scorer
-
-
-for _kind in USER_KINDS:  # a needle file's rules (evals/scoring/answer_rules.py)
-    answer_kind(_kind)(_user_rule(_kind))

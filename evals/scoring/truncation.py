@@ -10,14 +10,14 @@ off, when the engine stopped for length and the answer is not correct:
 - no value was given yet (nothing extracted: a sentence, or reasoning, still being written);
 - a list of values stopped before it held as many values as were asked.
 
-A complete wrong value stays wrong, even when more text after it was cut off."""
+A complete wrong value stays wrong, even when more text after it was cut off. A `name` answer (the latent
+family's) is cut off only when the budget ended it inside its answer region (`_name_cut_off`)."""
 
 from __future__ import annotations
 
 import re
 
 from ctxprobe.evals.records.record import Response, Score
-from ctxprobe.evals.scoring.name_score import name_cut_off
 from ctxprobe.tasks.sample import Sample
 
 _TRAILING_MARKUP = re.compile(r"[\s*_`\"'\u201c\u201d\u2018\u2019]+$")
@@ -26,7 +26,7 @@ _TRAILING_MARKUP = re.compile(r"[\s*_`\"'\u201c\u201d\u2018\u2019]+$")
 def cut_off(sample: Sample, response: Response, score: Score) -> str | None:
     """Why the answer counts as cut off before it was complete, or None when it is judged as it stands."""
     if sample.expected.kind == "name":
-        return name_cut_off(sample, response, score)
+        return _name_cut_off(sample, response, score)
     if response.finish_reason != "length" or score.correct:
         return None
     expected = sample.expected.chain[-1:] if sample.expected.kind == "chain" and sample.expected.chain \
@@ -64,3 +64,15 @@ def _same(piece: str, prefix: str) -> bool:
     if piece[:1].isdigit():
         piece = piece.replace(",", "")
     return piece.casefold() == prefix.casefold()
+
+
+def _name_cut_off(sample: Sample, response: Response, score: Score) -> str | None:
+    """Why a wrong `name` answer counts as cut off: the budget ran out before its answer region ended (the
+    first line in completions mode, the first paragraph in chat mode). Once that region is complete, what the
+    budget cut later is not read, so it cannot make the answer right."""
+    if response.finish_reason != "length" or score.correct:
+        return None
+    body = response.text.strip()
+    if ("\n\n" if sample.recipe.mode == "chat" else "\n") in body:
+        return None
+    return "it stopped before its answer line ended"

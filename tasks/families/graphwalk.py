@@ -9,7 +9,7 @@ A random directed graph over 10-hex-digit node ids (GraphWalks' id shape) is wri
 The number of edges is the largest that fits the length (`tasks/sized.py`); the recipe's seed fixes the
 graph. Out-degrees average 2, and the start of a BFS has a chain of `depth` edges into nodes that nothing
 else points at, so its answer is never empty. The answer is scored as a node set (`nodes`): GraphWalks'
-F1 as partial credit, the exact set as correct (`evals/scoring/set_score.py`).
+F1 as partial credit, the exact set as correct (`score_nodes`, at the end of this module).
 
 `dataset: hf:PATH` reads OpenAI's published GraphWalks parquet instead (columns `prompt`, `answer_nodes`,
 `problem_type`, ...): a sample is a published row of the `query` type, its prompt as published (a user
@@ -19,16 +19,20 @@ rows shorter. Published rows come in fixed lengths, so their prompts are not of 
 from __future__ import annotations
 
 import random
+import re
 from collections import deque
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.tasks.answers.kinds import answer_kind
+from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
+from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.families.framing import frame
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows
 from ctxprobe.tasks.families.vocab import make_value
 from ctxprobe.tasks.registry import Draft, task_family
-from ctxprobe.tasks.sample import Expected, Mode
+from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
 
 INSTRUCTIONS = (
@@ -152,3 +156,54 @@ def _published_draft(p: GraphwalkParams, mode: Mode, rng: random.Random, size: i
     tail, prefix = ("\n\n" + PREFIX, PREFIX) if mode == "completions" else ("", "")
     return Draft(head=str(row["prompt"]), tail=tail, question="", answer_prefix=prefix, needles=(),
                  expected=Expected(kind="nodes", answers=answers), max_tokens=answer_tokens(answers))
+
+
+_FINAL = re.compile(r"Final Answer: ?\[(.*)\]")
+
+
+def final_answer(text: str) -> list[str] | None:
+    """The node list on the response's last line, or None when that line holds no `Final Answer: [...]`."""
+    lines = text.rstrip().split("\n")
+    match = _FINAL.search(lines[-1]) if "Final Answer:" in lines[-1] else None
+    if match is None:
+        return None
+    return [item.strip() for item in match.group(1).split(",") if item.strip()]
+
+
+def set_f1(answered: set[str], truth: set[str]) -> float:
+    """F1 of an answered set against the true one (1.0 when both are empty)."""
+    if not answered and not truth:
+        return 1.0
+    overlap = len(answered & truth)
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(answered), overlap / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score_nodes(sample: Sample, text: str) -> Score:
+    """The published rule on a model's raw output (see `_nodes`)."""
+    body = strip_reasoning(text)
+    if sample.recipe.mode == "completions" and sample.answer_prefix:
+        body = sample.answer_prefix + body.lstrip(" ").split("\n", 1)[0]
+    nodes = final_answer(body)
+    if nodes is None:  # a format error scores 0; what it listed is extracted (a long wrong list is wrong, not cut off)
+        listed = body.rstrip().split("\n")[-1].partition("Final Answer:")[2].strip(" [")
+        return Score(extracted=[n.strip() for n in listed.split(",") if n.strip()], correct=False, partial=0.0)
+    answered, truth = set(nodes), set(sample.expected.answers)
+    return Score(extracted=list(dict.fromkeys(nodes)), correct=answered == truth, partial=set_f1(answered, truth))
+
+
+@answer_kind("nodes")
+def _nodes(region: AnswerRegion, sample: Sample) -> Score:
+    """A `nodes` answer by GraphWalks' published rule, read from the whole output (not the answer region).
+
+    GraphWalks reads the very last line of the response; it must hold `Final Answer: [a, b, ...]`, else the answer
+    is a format error and scores 0. The items inside the brackets, split at commas and stripped, are the answered
+    set; partial credit is its F1 against the true set, and correct is the exact set (nothing missing, nothing
+    offered beside it). Two deliberate differences from the README's code: the items are the ones inside the
+    brackets (the README's `strip("[]")` on the whole match leaves `Final Answer: [` on the first item, which no id
+    can equal), and an empty answer to an empty set is F1 1 (the README's formula gives 0 to a correct empty
+    answer). Trailing blank lines are not the last line. In completions mode the answer prefix (`Final Answer: [`)
+    is in the prompt: the model's first line continues it."""
+    return score_nodes(sample, region.output)

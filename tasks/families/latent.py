@@ -18,7 +18,7 @@ been to Dresden?"). The associations and names are the shipped table (`latent_ta
 
 Each sample records `lexical_overlap`, the question's ROUGE-1 precision against the needle over content
 words; a latent sample above `MAX_LATENT_OVERLAP` is refused. The answer is the character's name, and no
-other name of the name list in its place (scored as `name`)."""
+other name of the name list in its place (scored as `name`, at the end of this module)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.tasks.answers.kinds import answer_kind
+from ctxprobe.tasks.answers.region import AnswerRegion
+from ctxprobe.tasks.answers.tokens import find_tokens, norm_tokens
+from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
 from ctxprobe.tasks.families.latent_table import Association, associations, character_names, lexical_overlap
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
-from ctxprobe.tasks.sample import Expected, Mode
+from ctxprobe.tasks.sample import Expected, Mode, Sample
 
 # A latent question may share no content word with its needle: NoLiMa's point is a cue without a word.
 MAX_LATENT_OVERLAP = 0.0
@@ -122,3 +126,25 @@ class Latent:
         draft = frame(HEAD, question, PREFIX, mode, (NeedleDraft(role="target", text=needle, answer=name, depth=depth),),
                       Expected(kind="name", answers=[name]), max_tokens=ANSWER_TOKENS, unique=unique)
         return replace(draft, measures={"lexical_overlap": round(overlap, 4)})
+
+
+@answer_kind("name")
+def score_name(region: AnswerRegion, sample: Sample) -> Score:
+    """The character's name, and no other name in its place: correct iff the answer region names the expected
+    name and no other listed one; partial is the same as correct.
+
+    The rivals are every name of the family's name list: a region that names the character and another listed
+    name as well ("Yuki or Megan") offers a second answer and is wrong, as is one that names only another
+    character. A negated name ("not Yuki", "isn't Megan"; `tasks/answers/negation.py`) is neither credited nor a
+    rival. Names are whole tokens, case-folded (`Yukiko` is not `Yuki`). An answer that names no listed
+    character extracts its line as said; it is cut off (an error) only when the budget ended it before that
+    line did (evals/scoring/truncation.py)."""
+    expected = sample.expected.answers[0]
+    hay = norm_tokens(region.affirmed().text)  # what the answer offers: its negated clauses masked
+    listed = dict.fromkeys([*character_names(), expected])
+    named = sorted((n for n in listed if find_tokens(norm_tokens(n), hay) >= 0),
+                   key=lambda n: find_tokens(norm_tokens(n), hay))
+    correct = named == [expected]
+    # No listed name: the answer line as said ("Dante Alighieri.", the question's own words, names nobody)
+    extracted = named or list(region.lines[:1])
+    return Score(extracted=extracted, correct=correct, partial=float(correct))

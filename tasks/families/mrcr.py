@@ -5,7 +5,7 @@ small grammars) holds `needles` identical requests ("write a poem about tapirs")
 depth and the others spread from there to the end, among requests for the same kind on other topics, other
 kinds on the same topic, and others. The last user turn asks: "Prepend HASH to the 2nd (1 indexed) poem about
 tapirs. Do not include any other text in your response." The expected response is HASH followed by that
-answer, scored by MRCR's rule (`evals/scoring/mrcr_score.py`).
+answer, scored by MRCR's rule (`score_mrcr`, at the end of this module).
 
 The number of filler turns is the largest that fits the length (`tasks/sized.py`). In chat mode the prompt is
 a real `messages` array (user and assistant turns), its length counted with the endpoint's chat template
@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import json
 import random
+from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.tasks.answers.kinds import answer_kind
+from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
+from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.families import mrcr_text
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows, with_published_dataset
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
-from ctxprobe.tasks.sample import Expected, Mode
+from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
 
 HEAD = "The following is a conversation between a user and an assistant."
@@ -143,3 +147,36 @@ def _draft(messages: list[Message], mode: Mode, expected: Expected, needles: tup
                      expected=expected, max_tokens=max_tokens, messages=tuple(messages))
     return Draft(head=head, tail=tail, question=messages[-1]["content"], answer_prefix="Assistant:",
                  needles=needles, expected=expected, max_tokens=max_tokens)
+
+
+NEXT_TURN = "\n\nUser:"
+
+
+def mrcr_ratio(response: str, answer: str, prepend: str) -> float:
+    """MRCR's grade: 0 without the string at the start, else SequenceMatcher's ratio of what follows it."""
+    if not response.startswith(prepend):
+        return 0.0
+    return float(SequenceMatcher(None, response.removeprefix(prepend), answer.removeprefix(prepend)).ratio())
+
+
+def score_mrcr(sample: Sample, text: str) -> Score:
+    """An `mrcr` answer by OpenAI MRCR's published rule: the response must start with the random string
+    to prepend, else it scores 0; otherwise the partial credit is difflib's SequenceMatcher ratio of the rest
+    against the expected answer with its string removed. Correct is an exact reproduction (the string and the
+    answer, nothing before or after, surrounding whitespace aside).
+
+    Reasoning blocks are dropped first. In completions mode the transcript goes on after the answer: the
+    response is read up to the transcript's next turn (`\\n\\nUser:`), and the space a base model writes after
+    `Assistant:` is not part of it. `Expected.answers` holds the expected response (string and answer) and the
+    string alone."""
+    answer, prepend = sample.expected.answers[0], sample.expected.answers[1]
+    response = strip_reasoning(text)
+    if sample.recipe.mode == "completions":
+        response = response.split(NEXT_TURN, 1)[0].lstrip(" ")
+    ratio = mrcr_ratio(response, answer, prepend)
+    return Score(extracted=[response[: len(answer) + 40]], correct=response.strip() == answer.strip(), partial=ratio)
+
+
+@answer_kind("mrcr")
+def _mrcr(region: AnswerRegion, sample: Sample) -> Score:
+    return score_mrcr(sample, region.output)  # MRCR's rule: the hash at the start of the whole output

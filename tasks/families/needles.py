@@ -5,7 +5,7 @@ question, accepted answers, answer kind), so its ids and prompt hashes follow th
 first needle goes at the recipe's depth and the others, for a multi-needle item, evenly from there to the
 end of the haystack; each is inserted as a sentence of the haystack at a unit boundary, at the exact
 length, its token offset recorded, as for every family. The answer is scored by the item's kind
-(`evals/scoring/answer_rules.py`): exact, number, set or contains, never by a model unless a judge is asked for."""
+(`needles_rules.py`): exact, number, set or contains, never by a model unless a judge is asked for."""
 
 from __future__ import annotations
 

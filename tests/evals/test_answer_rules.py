@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.evals.scoring.answer_rules import normalise
+from ctxprobe.tasks.families.needles_rules import normalise
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ctxprobe.evals.scoring.negation import mask_negated
+from ctxprobe.tasks.answers.negation import mask_negated
 
 
 @pytest.mark.parametrize("text,kept,gone", [

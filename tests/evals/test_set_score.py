@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ctxprobe.evals.scoring.score import score_sample
-from ctxprobe.evals.scoring.set_score import final_answer, set_f1
+from ctxprobe.tasks.families.graphwalk import final_answer, set_f1
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.sample import Recipe, Sample
 

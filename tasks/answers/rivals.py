@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from ctxprobe.evals.scoring.answer_tokens import find_tokens, is_candidate, norm, norm_tokens, tokens
+from ctxprobe.tasks.answers.tokens import find_tokens, is_candidate, norm, norm_tokens, tokens
 from ctxprobe.tasks.families.aggregate import cwe_words
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, VALUE_WORDS
 from ctxprobe.tasks.sample import Sample

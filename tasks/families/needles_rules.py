@@ -1,11 +1,12 @@
-"""The answer kinds of a user's needle file, scored by fixed rules (no model): the same output gets the same
-score on any machine. Every comparison is on normalised text (`normalise`): Unicode NFKC, case folded,
-hyphens, slashes and underscores read as spaces, other punctuation and symbols dropped, the articles
-`a`, `an`, `the` dropped (SQuAD's rule), whitespace collapsed. So `**The Eiffel-Tower.**` is `eiffel tower`.
+"""The answer kinds of a user's needle file (the `needles` family: `needles.py`, `needles_file.py`), scored by fixed
+rules (no model): the same output gets the same score on any machine. They register here, beside the family, as
+any family's own kinds do. Every comparison is on normalised text (`normalise`): Unicode NFKC, case folded,
+hyphens, slashes and underscores read as spaces, other punctuation and symbols dropped, the articles `a`, `an`,
+`the` dropped (SQuAD's rule), whitespace collapsed. So `**The Eiffel-Tower.**` is `eiffel tower`.
 
-Where the rules look is the answer region (`evals/scoring/extract.py`): the first line after the answer prefix in
+Where the rules look is the answer region (`tasks/answers/region.py`): the first line after the answer prefix in
 completions mode, the first paragraph in chat mode (and for a `set`, which may be a list), with its negated
-clauses masked (`evals/scoring/negation.py`: "It is not Paris." gives no answer).
+clauses masked (`tasks/answers/negation.py`: "It is not Paris." gives no answer).
 
 - `exact`: the answer itself is one of the accepted answers: the region's line, its first sentence, or
   what follows its last colon, normalised, equals an accepted answer normalised.
@@ -22,9 +23,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ctxprobe.evals.scoring.extract import AnswerRegion
-from ctxprobe.evals.records.record import Score
+from ctxprobe.tasks.answers.kinds import Scorer, answer_kind
+from ctxprobe.tasks.answers.region import AnswerRegion
+from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.families.needles_file import parse_number
+from ctxprobe.tasks.sample import Sample
 
 USER_KINDS = frozenset({"exact", "number", "set", "contains"})
 _ARTICLES = frozenset({"a", "an", "the"})
@@ -100,3 +103,14 @@ def _contains(region: AnswerRegion, answers: list[str]) -> Score:
     text = normalise(region.text)
     found = [a for a in answers if _has(text, a)]
     return Score(extracted=found[:1], correct=bool(found), partial=float(bool(found)))
+
+
+def _scorer(kind: str) -> Scorer:
+    def scorer(region: AnswerRegion, sample: Sample) -> Score:
+        return score_rule(kind, region, sample.expected.answers, sample.question)
+
+    return scorer
+
+
+for _kind in sorted(USER_KINDS):
+    answer_kind(_kind)(_scorer(_kind))

@@ -10,11 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ctxprobe.evals.scoring.answer_tokens import (  # noqa: F401  (re-exported: the scorers read them from here)
-    FILLER, Shape, find_tokens, is_candidate, is_cjk, norm, norm_tokens, shape, tokens,
-)
-from ctxprobe.evals.scoring.negation import mask_negated
-from ctxprobe.evals.scoring.rivals import Rivals, rivals_of
+from ctxprobe.tasks.answers.negation import mask_negated
+from ctxprobe.tasks.answers.rivals import Rivals, rivals_of
+from ctxprobe.tasks.answers.tokens import FILLER, Shape, find_tokens, is_candidate, norm, norm_tokens, tokens
 from ctxprobe.tasks.sample import Sample
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
@@ -27,7 +25,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+|(?<=[\u3002\uff
 @dataclass(frozen=True)
 class AnswerRegion:
     """The part of the output that holds the answer, the words the question itself supplied, and the
-    rival candidates of the sample's expected answer (`evals/scoring/rivals.py`)."""
+    rival candidates of the sample's expected answer (`tasks/answers/rivals.py`)."""
 
     lines: tuple[str, ...]
     excluded: frozenset[str]
@@ -36,7 +34,7 @@ class AnswerRegion:
     output: str = ""  # the whole output it was read from (a kind scored by its dataset's own rule reads that)
 
     def affirmed(self) -> AnswerRegion:
-        """The region with its negated clauses masked (`evals/scoring/negation.py`): what the answer offers."""
+        """The region with its negated clauses masked (`tasks/answers/negation.py`): what the answer offers."""
         return replace(self, lines=tuple(mask_negated(line) for line in self.lines))
 
     def scoped(self, values: list[str]) -> AnswerRegion:

@@ -1,6 +1,6 @@
 """The tokens an answer is compared in: whole words, numbers with thousands separators, uuids and joined
 names, each Chinese or Japanese character on its own; and what counts as a candidate of a value's shape.
-Shared by the answer region (`evals/scoring/extract.py`) and the rival candidates (`evals/scoring/rivals.py`)."""
+Shared by the answer region (`tasks/answers/region.py`) and the rival candidates (`tasks/answers/rivals.py`)."""
 
 from __future__ import annotations
 

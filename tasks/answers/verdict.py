@@ -1,0 +1,27 @@
+"""The scorer's verdict on one sample (`Score`), defined here, below evals, because a family's own scorer
+(tasks/families, or a module `--include` loads) returns one without importing evals. The records
+(evals/records/record.py) store it as it is: the same model, so the JSON a record holds is unchanged."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# The scoring rule's version (every answer kind's scorer: evals/scoring/score.py, the families' own and the
+# modules they read), on every score: runs scored by different rules are not compared as builds (`compare`
+# warns and its gate refuses, `history` says so). 1: the first candidate of the answer's shape; 2: the
+# expected value(s) and no rival candidate, negated values not credited, partial credit recall x precision,
+# accuracies' intervals Clopper-Pearson. A number, not a hash of the source: moving a scorer keeps it.
+SCORER_VERSION = 2
+
+
+class Score(BaseModel):
+    """The scorer's verdict: `correct` is exact on the extracted answer; `partial` is the partial credit
+    (edit similarity for recall, fraction of the chain for multi-hop, fraction of values for multi-value)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    extracted: list[str]
+    correct: bool
+    partial: float
+    scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
+                                "record predates versions)")
