@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.evals.compare import metrics
-from ctxprobe.evals.compare.against import gate_report, next_paired_round, paired_run, render_gate
+from ctxprobe.evals.compare.against import gate_report, paired_run, render_gate
 from ctxprobe.evals.compare.metrics.base import _REGISTRY, PairMetric, pair_metric
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from tests.evals.compare.synthetic import all_right, grid, record, write_run
+from tests.evals.test_run_against_p_answer import _play
 
 
 def test_the_built_in_metrics_come_first_in_their_order() -> None:
@@ -34,15 +35,6 @@ def partial_metric():
 
     yield Partial
     del _REGISTRY["partial_toy"]
-
-
-def _play(plan, answer) -> list:
-    done: list = []
-    sent: set[str] = set()
-    while batch := next_paired_round(plan, done, sent):
-        sent.update(r.sample_id() for r in batch)
-        done += [answer((r.context_tokens, float(r.depth), r.seed)) for r in batch]
-    return done
 
 
 def test_a_registered_metric_gates_a_paired_run_like_the_built_in_ones(tmp_path: Path, partial_metric) -> None:
