@@ -33,6 +33,7 @@ from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.families import mrcr_text
+from ctxprobe.tasks.families.dataset_digest import digest_field
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows, with_published_dataset
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
@@ -53,6 +54,7 @@ class MrcrParams(BaseModel):
                                       "is asked for")
     dataset: str | None = Field(None, description="hf:PATH: OpenAI's MRCR parquet, kept locally, instead of "
                                 "generated conversations")
+    dataset_sha256: str | None = digest_field()
 
     @model_validator(mode="after")
     def _asked_last(self) -> MrcrParams:
@@ -152,7 +154,7 @@ def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
 
 def _published(p: MrcrParams) -> list[dict[str, Any]]:
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS) if int(r["n_needles"]) == p.needles]
+    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS, p.dataset_sha256) if int(r["n_needles"]) == p.needles]
     return some_rows(rows, p.dataset, f"n_needles {p.needles}")
 
 
