@@ -104,8 +104,8 @@ def needle_key(recipe: Recipe) -> str:
 def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     """Recipes with the same key build prompts that are identical up to their first needle."""
     key = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
-           json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window, recipe.context_tokens,
-           recipe.seed)
+           json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window,
+           recipe.context_tokens, recipe.seed)
     # the question, drawn per depth, stands before the haystack: the prompts part there
     return key if recipe.params.get("question_position", "end") == "end" else (*key, recipe.depth)
 
@@ -123,7 +123,8 @@ def condition_key(recipe: Recipe) -> str:
 def cell_key(recipe: Recipe) -> CellKey:
     """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
     return (recipe.family, json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack,
-            recipe.context_tokens, float(recipe.depth), recipe.mode, recipe.tokenizer_identity, recipe.generator_version)
+            recipe.context_tokens, float(recipe.depth), recipe.mode, recipe.tokenizer_identity,
+            recipe.generator_version)
 
 
 def family_key(recipe: Recipe) -> FamilyKey:

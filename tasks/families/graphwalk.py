@@ -146,7 +146,8 @@ def answer_tokens(answers: list[str]) -> int:
 def _published(p: GraphwalkParams) -> list[dict[str, Any]]:
     """The published rows of the query's type, shortest first."""
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS, p.dataset_sha256) if r["problem_type"] == p.query]
+    rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS, p.dataset_sha256)
+            if r["problem_type"] == p.query]
     return some_rows(rows, p.dataset, f"problem_type {p.query}")
 
 

@@ -154,7 +154,8 @@ def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
 
 def _published(p: MrcrParams) -> list[dict[str, Any]]:
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS, p.dataset_sha256) if int(r["n_needles"]) == p.needles]
+    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS, p.dataset_sha256)
+            if int(r["n_needles"]) == p.needles]
     return some_rows(rows, p.dataset, f"n_needles {p.needles}")
 
 
