@@ -168,6 +168,10 @@ class EngineInfo(BaseModel):
     model: str | None = None
     base_url: str | None = None
     slots: int | None = None
+    context_requested: int | None = Field(None, description="a launched engine: the context per slot it was "
+                                          "started with (`--n-ctx`, or sized to the suite)")
+    context_trained: int | None = Field(None, description="a launched engine: the model's trained context (the "
+                                        "GGUF's <arch>.context_length); a request above it is capped to it")
 
     @property
     def default_concurrency(self) -> int:

@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_mod
 QuestionPosition = Literal["end", "start", "both"]
 
 # Parameter -> the default at which a recipe leaves it out.
-OMITTED_AT_DEFAULT: dict[str, str] = {"question_position": "end", "lang": "en", "distractors_kind": "other",
-                                      "haystack_order": "coherent"}
+OMITTED_AT_DEFAULT: dict[str, str | None] = {"question_position": "end", "lang": "en", "distractors_kind": "other",
+                                             "haystack_order": "coherent", "dataset_sha256": None}
 
 
 class _OmitDefaults(BaseModel):
@@ -27,7 +27,7 @@ class _OmitDefaults(BaseModel):
         data = handler(self)
         if isinstance(data, dict):
             for name, default in OMITTED_AT_DEFAULT.items():
-                if data.get(name) == default:
+                if name in data and data[name] == default:
                     del data[name]
         return data
 

@@ -24,6 +24,10 @@ fields, and none is ever parsed back.
   position. Two samples with it in common are one question under two layouts (template sensitivity); two
   tasks that differ in their length convention are two pairs, never one overwriting the other.
 
+A dataset the user brings is identified by its content: where a recipe's parameters hold `dataset_sha256`,
+every key digests that and leaves the `dataset` path out (`identity_params`), so the same file anywhere gives
+the same keys (`tasks/families/dataset_digest.py`). A recipe from before digests keeps its path in its keys.
+
 Every key includes the recipe's `generator_version`, which is its family's own (`tasks.family_index.family_version`): a
 change to one family's output changes that family's keys alone.
 """
@@ -42,11 +46,27 @@ if TYPE_CHECKING:  # the recipe's methods call these functions (a type only: tas
 # without them, so one cell under two layouts has identical needles (template sensitivity).
 LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position", "cue", "haystack_order"})
 
-__all__ = ["CellKey", "FamilyKey", "cell_key", "condition_key", "condition_of", "family_key", "needle_key", "sample_id",
-           "sharing_key", "task_fields", "task_key", "template_pair_key"]
+DATASET_DIGEST = "dataset_sha256"  # the parameter that identifies a dataset by content (`dataset` is its path)
+
+__all__ = ["DATASET_DIGEST", "CellKey", "FamilyKey", "cell_key", "condition_key", "condition_of", "family_key",
+           "identity_params", "needle_key", "sample_id", "sharing_key", "task_fields", "task_key", "template_pair_key"]
 
 CellKey = tuple[object, ...]
 FamilyKey = tuple[str, str, str]  # family, parameters (JSON), haystack
+
+
+def identity_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters that say what is asked: all of them, but the dataset's path where its content digest
+    stands for it."""
+    if params.get(DATASET_DIGEST):
+        return {k: v for k, v in params.items() if k != "dataset"}
+    return dict(params)
+
+
+def _recipe_fields(recipe: Recipe, **dump: Any) -> dict[str, Any]:
+    fields = recipe.model_dump(mode="json", **dump)
+    fields["params"] = identity_params(fields["params"])
+    return fields
 
 
 def _digest(fields: dict[str, Any]) -> str:
@@ -57,7 +77,7 @@ def _digest(fields: dict[str, Any]) -> str:
 def sample_id(recipe: Recipe) -> str:
     """A short stable id of the whole recipe, tokenizer identity included. The chat template's size is
     digested as ids have always held it, `tokenizer+chatN`, so a sample keeps its id across versions."""
-    fields = recipe.model_dump(mode="json")
+    fields = _recipe_fields(recipe)
     chat = fields.pop("chat_template_tokens", None)
     if chat is not None:
         fields["tokenizer"] = f"{fields['tokenizer']}+chat{chat}"
@@ -66,7 +86,7 @@ def sample_id(recipe: Recipe) -> str:
 
 def task_fields(recipe: Recipe) -> dict[str, Any]:
     """What the sample asks, without the tokenizer: the fields `task_key` and `needle_key` digest."""
-    return recipe.model_dump(mode="json", exclude={"tokenizer", "chat_template_tokens"})
+    return _recipe_fields(recipe, exclude={"tokenizer", "chat_template_tokens"})
 
 
 def task_key(recipe: Recipe) -> str:
@@ -84,8 +104,8 @@ def needle_key(recipe: Recipe) -> str:
 def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     """Recipes with the same key build prompts that are identical up to their first needle."""
     key = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
-           json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.window, recipe.context_tokens,
-           recipe.seed)
+           json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window,
+           recipe.context_tokens, recipe.seed)
     # the question, drawn per depth, stands before the haystack: the prompts part there
     return key if recipe.params.get("question_position", "end") == "end" else (*key, recipe.depth)
 
@@ -102,13 +122,14 @@ def condition_key(recipe: Recipe) -> str:
 
 def cell_key(recipe: Recipe) -> CellKey:
     """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
-    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack, recipe.context_tokens,
-            float(recipe.depth), recipe.mode, recipe.tokenizer_identity, recipe.generator_version)
+    return (recipe.family, json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack,
+            recipe.context_tokens, float(recipe.depth), recipe.mode, recipe.tokenizer_identity,
+            recipe.generator_version)
 
 
 def family_key(recipe: Recipe) -> FamilyKey:
     """A paired gate's row: the family with its parameters and haystack, over every length."""
-    return (recipe.family, json.dumps(recipe.params, sort_keys=True), recipe.haystack)
+    return (recipe.family, json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack)
 
 
 def template_pair_key(recipe: Recipe) -> tuple[str, str]:

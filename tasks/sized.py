@@ -5,11 +5,17 @@ A sized family has `sized_draft(params, mode, rng, length, size)`, a Draft whose
 and the context, and `max_size(params, length)`. Each size is drawn from a fresh generator of the same seed, so
 the chosen size rebuilds the same bytes. The prompt is counted whole (a word list is not made of units),
 and its planned length is that count: at most the target, and within the builder's tolerance below it
-unless the family runs out of words (RULER's word list caps `cwe` the same way)."""
+unless the family runs out of words (RULER's word list caps `cwe` the same way).
+
+A family whose unit of size is large (a conversation's turn: a hundred tokens) would land up to one unit short;
+one that has `fill_limit(params)` (the most fill units, 0 for none) fills that gap inside its text: with the
+size found, a second search finds the largest `fill` (`sized_draft_at(..., depth, fill=n)`, a partial unit of
+`n` words) that still fits, so the prompt lands within the tolerance (`tasks/assemble.py: tolerance`)."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -50,9 +56,11 @@ def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, len
     bisection on the prompt's token count; the question at `position`. A family that places needles by depth
     has `sized_draft_at(..., depth)`; a conversation's chat messages are counted by `tasks.chat_turns`."""
     draw_at = getattr(family, "sized_draft_at", None)
+    fill_limit = getattr(family, "fill_limit", None)
 
-    def at(size: int) -> tuple[Draft, int]:
-        drafted = (draw_at(params, mode, random.Random(seed), length, size, depth) if callable(draw_at)
+    def at(size: int, fill: int = 0) -> tuple[Draft, int]:
+        extra = {"fill": fill} if fill else {}
+        drafted = (draw_at(params, mode, random.Random(seed), length, size, depth, **extra) if callable(draw_at)
                    else family.sized_draft(params, mode, random.Random(seed), length, size))
         draft = place_question(drafted, position)
         if draft.messages:
@@ -82,6 +90,23 @@ def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, len
             low, best = mid, (draft, tokens)
         else:
             high = mid
+    if callable(fill_limit) and callable(draw_at):
+        best = _filled(at, low, fill_limit(params), length, best)
     draft, tokens = best
     return draft, Assembled(prompt=draft.head + draft.tail, planned_tokens=tokens,
                             needles=conversation_spots(draft, counter, lead))
+
+
+def _filled(at: Callable[[int, int], tuple[Draft, int]], size: int, limit: int, length: int,
+            best: tuple[Draft, int]) -> tuple[Draft, int]:
+    """The draft of `size` with the largest fill up to `limit` that still fits (bisection: a longer fill is
+    never shorter in tokens); `best` (no fill) when none fits."""
+    low, high = 0, limit + 1
+    while high - low > 1:
+        mid = (low + high) // 2
+        draft, tokens = at(size, mid)
+        if tokens <= length - draft.reserve_tokens:
+            low, best = mid, (draft, tokens)
+        else:
+            high = mid
+    return best

@@ -3,11 +3,20 @@ Gemma 3 270M GGUF or a user's GGUF, its context sized to the suite unless the us
 
 Its prompts are counted offline by the GGUF's own vocabulary where it can be read (SentencePiece-style; the
 packaged model's always), with the chat template's tokens measured once at the server; else by the server's
-tokenizer, once it runs. The packaged model is a base model: a run is in completions mode unless told."""
+tokenizer, once it runs. The packaged model is a base model: a run is in completions mode unless told.
+
+An `--n-ctx` above the model's trained context (the GGUF's `<arch>.context_length`) is not what llama-server
+allocates: it caps each slot at the trained context, saying so only in its log. ctxprobe says it in one line on
+stderr, with what the server allocated (`GET /props`), and keeps both in the manifest's engine facts
+(`context_requested`, `context_trained`; `context_length` is what was allocated). It is a warning, not a
+refusal: a prompt that fits what was allocated is served at its own length, and one that does not is never
+sent (the run's too-long check, `evals/run/send/loop.py`, records it as `rejected_too_long` with a line per
+cell), so no sample is measured at another length than its recipe says."""
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,6 +55,16 @@ def default_n_ctx(suite: Suite) -> int:
     """The longest prompt plus room for the answer, rounded up to 256."""
     longest = max(max(t.lengths or suite.lengths) for t in suite.tasks)
     return -(-(longest + 512) // 256) * 256
+
+
+def over_trained_context(requested: int | None, trained: int | None, allocated: int | None) -> str | None:
+    """The one line for an `--n-ctx` (per slot) above the model's trained context, naming what llama-server
+    allocated per slot; None when it is not above (or either is unknown)."""
+    if not requested or not trained or requested <= trained:
+        return None
+    given = f"{allocated:,}" if allocated else "an unknown context"
+    return (f"ctxprobe: --n-ctx {requested:,} is above the model's trained context of {trained:,}; llama-server "
+            f"allocated {given} per slot")
 
 
 def _own(settings: BaseModel) -> EmbeddedSettings:
@@ -101,6 +120,13 @@ class LlamaCpp(Launcher):
             settings = settings.model_copy(update={"n_ctx": default_n_ctx(launch.suite)})
         with machinery.EmbeddedEngine(own.model_file, settings=settings) as engine:
             info = engine.info()
+            from ctxprobe.tasks.gguf_vocab import trained_context
+
+            trained = trained_context(engine.model_path) if engine.model_path else None
+            note = over_trained_context(settings.n_ctx, trained, info.context_length)
+            if note:
+                print(note, file=sys.stderr)
+            info = info.model_copy(update={"context_requested": settings.n_ctx, "context_trained": trained})
             if counter is None:  # the engine's own tokenizer, now that it runs
                 spec = f"server:{engine.base_url}"
                 counter = open_counter(spec, endpoint=engine.base_url, api_key_env=client.api_key_env, policy=policy,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
+from ctxprobe.tasks.families.dataset_digest import digest_field
 from ctxprobe.tasks.families.framing import frame
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows
 from ctxprobe.tasks.families.vocab import make_value
@@ -62,6 +63,7 @@ class GraphwalkParams(BaseModel):
     depth: int = Field(2, ge=1, le=8, description="bfs: the distance from the start node")
     dataset: str | None = Field(None, description="hf:PATH: OpenAI's GraphWalks parquet, kept locally, instead of "
                                 "generated graphs")
+    dataset_sha256: str | None = digest_field()
 
     @model_validator(mode="after")
     def _published_asks_last(self) -> GraphwalkParams:
@@ -144,7 +146,8 @@ def answer_tokens(answers: list[str]) -> int:
 def _published(p: GraphwalkParams) -> list[dict[str, Any]]:
     """The published rows of the query's type, shortest first."""
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS) if r["problem_type"] == p.query]
+    rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS, p.dataset_sha256)
+            if r["problem_type"] == p.query]
     return some_rows(rows, p.dataset, f"problem_type {p.query}")
 
 

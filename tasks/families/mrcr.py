@@ -7,7 +7,10 @@ kinds on the same topic, and others. The last user turn asks: "Prepend HASH to t
 tapirs. Do not include any other text in your response." The expected response is HASH followed by that
 answer, scored by MRCR's rule (`score_mrcr`, at the end of this module).
 
-The number of filler turns is the largest that fits the length (`tasks/sized.py`). In chat mode the prompt is
+The number of filler turns is the largest that fits the length (`tasks/sized.py`), and the gap a whole turn
+would overrun is filled inside the conversation: one more filler exchange, just before the last filler, whose
+answer is cut to the most words that fit (`fill`), so the prompt lands within the length's tolerance (a turn
+is up to ~120 tokens; the tolerance is 0.5 % or 32). In chat mode the prompt is
 a real `messages` array (user and assistant turns), its length counted with the endpoint's chat template
 (`tasks/chat_turns.py`); in completions mode it is a transcript (`User: ...` / `Assistant: ...`) that ends
 with `Assistant:`. Each needle's user turn is recorded with its offset.
@@ -30,6 +33,7 @@ from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.families import mrcr_text
+from ctxprobe.tasks.families.dataset_digest import digest_field
 from ctxprobe.tasks.families.published_rows import load_rows, row_at, some_rows, with_published_dataset
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
@@ -37,6 +41,7 @@ from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
 
 HEAD = "The following is a conversation between a user and an assistant."
+FILL_WORDS = 256  # the fill exchange's answer at most: more tokens than the longest filler turn
 NEAR = 0.25  # the share of filler requests on the needle's topic (another kind), and of those of its kind
 DATASET_COLUMNS = ("prompt", "answer", "random_string_to_prepend", "n_needles")
 Message = dict[str, str]
@@ -49,6 +54,7 @@ class MrcrParams(BaseModel):
                                       "is asked for")
     dataset: str | None = Field(None, description="hf:PATH: OpenAI's MRCR parquet, kept locally, instead of "
                                 "generated conversations")
+    dataset_sha256: str | None = digest_field()
 
     @model_validator(mode="after")
     def _asked_last(self) -> MrcrParams:
@@ -68,7 +74,7 @@ def transcript(messages: list[Message]) -> tuple[str, str]:
     return f"{HEAD}\n\n" + "\n\n".join(turns[:-1]), f"\n\n{turns[-1]}\n\nAssistant:"
 
 
-@task_family("mrcr", version="1")
+@task_family("mrcr", version="2")  # 2: filled to the length inside the conversation
 class Mrcr(Sized):
     Params = MrcrParams
 
@@ -83,13 +89,19 @@ class Mrcr(Sized):
         p = MrcrParams.model_validate(params)
         return len(_published(p)) if p.dataset else max(1, length // 40)
 
+    def fill_limit(self, params: BaseModel) -> int:
+        """Words the fill exchange's answer may take (more than a turn's tokens); a published row: none."""
+        return 0 if MrcrParams.model_validate(params).dataset else FILL_WORDS
+
     def sized_draft(self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int) -> Draft:
         return self.sized_draft_at(params, mode, rng, length, size, 0.0)
 
     def sized_draft_at(self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int,
-                       depth: float) -> Draft:
-        """The conversation with `size` filler turns; the needles and the question are drawn first, so every
-        size has the same needles (the builder's search keeps them while it sizes the conversation)."""
+                       depth: float, fill: int = 0) -> Draft:
+        """The conversation with `size` filler turns, and with `fill` > 0 one more just before the last filler
+        whose answer is its first `fill` words; the needles and the question are drawn first, and the fill's
+        words from a generator of their own, so every size and fill has the same needles (the builder's search
+        keeps them while it sizes the conversation)."""
         p = MrcrParams.model_validate(params)
         if p.dataset:
             return _published_draft(p, mode, rng, size)
@@ -98,9 +110,12 @@ class Mrcr(Sized):
         hash_ = mrcr_text.hash_string(rng)
         answers = [mrcr_text.answer(kind, topic, rng) for _ in range(p.needles)]
         slots = [round(d / 100.0 * size) for d in spread_depths(depth, p.needles, rng, "spread")]
+        filler = _fill_exchange(kind, topic, random.Random(rng.getrandbits(64)), fill)
         pairs: list[tuple[str, str, int]] = []  # request, answer, needle number (0: a filler)
         for i in range(size + 1):
             pairs += [(mrcr_text.request(kind, topic), answers[j], j + 1) for j, slot in enumerate(slots) if slot == i]
+            if i == size - 1 and filler is not None:
+                pairs.append((*filler, 0))
             if i < size:
                 k, t = _filler(kind, topic, rng)
                 pairs.append((mrcr_text.request(k, t), mrcr_text.answer(k, t, rng), 0))
@@ -111,6 +126,18 @@ class Mrcr(Sized):
                         for i, (q, a, n) in enumerate(pairs) if n)
         expected = Expected(kind="mrcr", answers=[hash_ + answers[asked - 1], hash_])
         return _draft(messages, mode, expected, needles)
+
+
+def _fill_exchange(kind: str, topic: str, rng: random.Random, words: int) -> tuple[str, str] | None:
+    """A filler request and the first `words` words of its answer (answers to it written one after another
+    until there are enough words); None for no words."""
+    if words <= 0:
+        return None
+    k, t = _filler(kind, topic, rng)
+    text: list[str] = []
+    while len(text) < words:
+        text += mrcr_text.answer(k, t, rng).split(" ")
+    return mrcr_text.request(k, t), " ".join(text[:words])
 
 
 def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
@@ -127,7 +154,8 @@ def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
 
 def _published(p: MrcrParams) -> list[dict[str, Any]]:
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS) if int(r["n_needles"]) == p.needles]
+    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS, p.dataset_sha256)
+            if int(r["n_needles"]) == p.needles]
     return some_rows(rows, p.dataset, f"n_needles {p.needles}")
 
 

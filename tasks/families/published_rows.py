@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.families.dataset_digest import located
 
 
-def load_rows(spec: str, what: str, columns: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
-    """The rows at `hf:PATH`, each holding `columns`; `what` names the dataset in errors (`GraphWalks`)."""
+def load_rows(spec: str, what: str, columns: tuple[str, ...], digest: str | None = None) -> tuple[dict[str, Any], ...]:
+    """The rows at `hf:PATH`, each holding `columns`; `what` names the dataset in errors (`GraphWalks`). With the
+    recipe's content `digest`, the file read is one of that content (`dataset_digest.located`)."""
     if not spec.startswith("hf:") or not spec[3:]:
         raise UserError(f"invalid {what} dataset {spec!r}: use hf:PATH (a local .parquet file or a folder of them)")
-    path = Path(spec[3:]).expanduser()
-    if not path.exists():
-        raise UserError(f"{what} dataset {spec!r}: no such file or folder")
+    path = located(spec, digest, what)
     stat = path.stat()
     rows = _read(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if not rows:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.families.dataset_digest import digest_field
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
 from ctxprobe.tasks.families.qa_data import QaData, Question, load_qa
 from ctxprobe.tasks.items import split_items
@@ -36,6 +37,7 @@ class QaParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     dataset: str | None = Field(None, description="hf:PATH: a local .parquet, .json or .jsonl with SQuAD or HotpotQA fields")
+    dataset_sha256: str | None = digest_field()
     expect: Literal["any", "squad", "hotpotqa"] = Field("any", description="refuse a dataset of the other format")
     template: Template = template_field()
     length_convention: LengthConvention = length_convention_field("it includes 32 generated tokens")
@@ -45,7 +47,7 @@ def dataset_of(p: QaParams) -> QaData:
     if p.dataset is None:
         raise UserError("task family 'qa' needs a dataset: give --qa hf:PATH (a local parquet or JSON file "
                         "with SQuAD or HotpotQA fields) or params.dataset")
-    data = load_qa(p.dataset)
+    data = load_qa(p.dataset, p.dataset_sha256)
     if p.expect != "any" and data.format != p.expect:
         raise UserError(f"QA dataset {p.dataset!r} has {data.format} fields, but this task expects {p.expect}")
     return data

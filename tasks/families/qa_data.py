@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.families.dataset_digest import located
 
 Format = Literal["squad", "hotpotqa"]
 
@@ -36,13 +37,12 @@ class QaData:
     questions: tuple[Question, ...]
 
 
-def load_qa(spec: str) -> QaData:
-    """The dataset at `hf:PATH` (its file's size and time of change key the cache)."""
+def load_qa(spec: str, digest: str | None = None) -> QaData:
+    """The dataset at `hf:PATH` (its file's size and time of change key the cache); with the recipe's content
+    `digest`, a file of that content (`dataset_digest.located`)."""
     if not spec.startswith("hf:") or not spec[3:]:
         raise UserError(f"invalid QA dataset {spec!r}: use hf:PATH (a local .parquet, .json or .jsonl file or folder)")
-    path = Path(spec[3:]).expanduser()
-    if not path.exists():
-        raise UserError(f"QA dataset {spec!r}: no such file or folder")
+    path = located(spec, digest, "QA")
     stat = path.stat()
     return _load(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
 

@@ -154,3 +154,25 @@ def test_session_engine_takes_a_prompt_over_2k(embedded_engine: EmbeddedEngine) 
     response = send(embedded_engine.endpoint_config(), "lorem ipsum " * 1200 + PROMPT, planned_tokens=3000)
     assert response.prompt_tokens is not None and 2048 < response.prompt_tokens < 8192
     assert embedded_engine.n_ctx == 8192
+
+
+def test_an_n_ctx_above_the_trained_context_is_said_with_what_was_allocated(capfd: pytest.CaptureFixture[str]) -> None:
+    """The launcher as a run starts it, asked for twice the packaged model's trained context: llama-server
+    caps each slot at that context, the line on stderr says so, and the engine facts keep all three."""
+    from ctxprobe.runners.launchers.base import Launch
+    from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings, LlamaCpp
+    from ctxprobe.runners.settings import ClientSettings
+    from ctxprobe.tasks.gguf_vocab import trained_context
+    from ctxprobe.tasks.suite import Suite
+
+    trained = trained_context(packaged_gguf())
+    assert trained is not None
+    suite = Suite(name="t", lengths=[1024], depths=[50.0], tasks=[{"family": "niah"}])
+    launch = Launch(client=ClientSettings(), settings=EmbeddedSettings(n_ctx=2 * trained), token_counter=None,
+                    concurrency=None, mode="completions", suite=suite)
+    with LlamaCpp().serve(launch) as launched:
+        info = launched.engine
+    lines = [line for line in capfd.readouterr().err.splitlines() if "trained context" in line]
+    assert lines == [f"ctxprobe: --n-ctx {2 * trained:,} is above the model's trained context of {trained:,}; "
+                     f"llama-server allocated {info.context_length:,} per slot"]
+    assert (info.context_requested, info.context_trained, info.context_length) == (2 * trained, trained, trained)

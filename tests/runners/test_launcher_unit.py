@@ -107,3 +107,22 @@ def test_packaged_model_is_assembled_once_into_the_cache(tmp_path: Path, monkeyp
     assert first == second == tmp_path / "models" / packaged.MODEL_NAME
     assert len(calls) == 1 and calls[0] != first  # written beside the target, then renamed
     assert sorted(p.name for p in first.parent.iterdir()) == [packaged.MODEL_NAME]
+
+
+def test_an_n_ctx_above_the_trained_context_is_one_line_naming_what_was_allocated() -> None:
+    """The trained context is read offline from the packaged GGUF's metadata (its architecture's
+    context_length), and the line names the request, that context and what the server allocated."""
+    from ctxprobe.runners.launchers.llama_cpp import over_trained_context
+    from ctxprobe.tasks.gguf_vocab import read_metadata, trained_context
+    from ctxprobe.tasks.token_counter import packaged_gguf
+
+    meta = read_metadata(packaged_gguf())
+    trained = trained_context(packaged_gguf())
+    assert trained == meta[f"{meta['general.architecture']}.context_length"] and trained > 2048
+    line = over_trained_context(2 * trained, trained, trained)
+    assert line == (f"ctxprobe: --n-ctx {2 * trained:,} is above the model's trained context of {trained:,}; "
+                    f"llama-server allocated {trained:,} per slot")
+    assert "\n" not in line
+    assert over_trained_context(trained, trained, trained) is None  # at the trained context: nothing to say
+    assert over_trained_context(trained + 1, trained, None).endswith("allocated an unknown context per slot")
+    assert over_trained_context(trained + 1, None, trained) is None  # a GGUF that states none

@@ -182,3 +182,41 @@ def test_a_dataset_without_rows_of_the_asked_needles_is_one_line_error(published
 
     with pytest.raises(UserError, match="has no rows with n_needles 8"):
         build({"dataset": f"hf:{published}", "needles": 8})
+
+
+@pytest.mark.parametrize("mode", ["completions", "chat"])
+@pytest.mark.parametrize("tokens", [1024, 2048, 4096, 8192])
+def test_every_length_lands_within_the_tolerance(tokens: int, mode: str) -> None:
+    """Across lengths, seeds, needle counts and depths (a corpus generated here, not picked): the prompt is
+    never above its length and never more than the tolerance below it, by a count of the whole prompt (or
+    messages) made here; before the conversation was filled inside, whole turns left up to ~100 tokens."""
+    counter = token_counter(GEMMA)
+    for seed in range(3):
+        for needles, depth in ((2, 0.0), (4, 50.0), (8, 100.0)):
+            sample = build({"needles": needles}, tokens=tokens, seed=seed, mode=mode, depth=depth)
+            if mode == "chat":
+                real = sample.planned_tokens  # the chat template's count (tasks/chat_turns.py), checked below
+                assert sample.messages and sum(len(m["content"]) for m in sample.messages) > 0
+            else:
+                real = count(counter, sample.prompt) + counter.bos_tokens
+                assert real == sample.planned_tokens
+            assert tokens - tolerance(tokens) <= real <= tokens, (tokens, mode, seed, needles, real)
+            turns = [(q, a) for q, a in zip(sample.messages[:-1:2], sample.messages[1::2])] if mode == "chat" else None
+            if turns is not None:
+                expected, held = read_answer([(q["content"], a["content"]) for q, a in turns],
+                                             sample.messages[-1]["content"])
+                assert held == needles and sample.expected.answers[0] == expected
+
+
+def test_the_fill_is_one_cut_filler_answer_that_keeps_the_needles() -> None:
+    """The fill is one more exchange before the last filler, its answer a prefix of words: the needles, the
+    question and the expected answer are those of the same recipe built without the fill."""
+    from ctxprobe.tasks.families.mrcr import Mrcr, MrcrParams
+    import random
+
+    family, params = Mrcr(), MrcrParams(needles=4)
+    plain = family.sized_draft_at(params, "completions", random.Random(5), 4096, 20, 50.0)
+    filled = family.sized_draft_at(params, "completions", random.Random(5), 4096, 20, 50.0, fill=7)
+    assert plain.expected == filled.expected and [n.answer for n in plain.needles] == [n.answer for n in filled.needles]
+    extra = [t for t in filled.head.split("\n\nUser: ") if t not in plain.head.split("\n\nUser: ")]
+    assert len(extra) == 1 and len(extra[0].split("\n\nAssistant: ", 1)[1].split(" ")) == 7

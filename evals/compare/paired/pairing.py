@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ctxprobe.evals.records.load import Run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.identity import DATASET_DIGEST
 from ctxprobe.tasks.lengths import format_length
 
 
@@ -68,7 +69,7 @@ def pair_runs(base: Run, cand: Run) -> Pairing:
 
 def first_difference(base: Run, cand: Run) -> str:
     """Why the two runs hold no sample in common: each fact that tells them apart on a line of its own
-    (suite, mode, lengths, generator version, tokenizer, template, task parameters, depths, seeds)."""
+    (suite, mode, lengths, generator version, tokenizer, template, dataset, task parameters, depths, seeds)."""
     left, right = _facts(base), _facts(cand)
     reasons = [f"{name} {left[name]} vs {right[name]}{_WHY.get(name, '')}" for name in left if left[name] != right[name]]
     if not reasons:
@@ -80,6 +81,8 @@ _WHY = {
     "mode": " (chat and completions prompts differ: a chat run pairs only with a chat run)",
     "template": " (each prompt layout writes its own prompts)",
     "generator version": " (another generator builds other prompts)",
+    "dataset": (" (a run from before datasets were named by content drew its samples by the file's path: "
+                "`ctxprobe run --against` that run rebuilds its samples from the same file)"),
 }
 
 
@@ -92,14 +95,22 @@ def _facts(run: Run) -> dict[str, str]:
         "generator version": _listed(sorted({f"{r.family} v{r.generator_version}" for r in recipes})),
         "tokenizer": run.manifest.tokenizer or _listed(sorted({r.tokenizer for r in recipes})),
         "template": _listed(sorted({str(r.params.get("template", "ctxprobe")) for r in recipes})),
+        "dataset": _listed(sorted({_dataset(r.params) for r in recipes})),
         "task parameters": _listed(sorted({_params(r.family, r.params) for r in recipes})),
         "depths": _listed(f"{d:g}" for d in sorted({r.depth for r in recipes})),
         "seeds": _listed(str(s) for s in sorted({r.seed for r in recipes})),
     }
 
 
+def _dataset(params: dict[str, object]) -> str:
+    """A task's dataset as its identity has it: its content digest, or (a recipe from before digests) its path."""
+    if params.get(DATASET_DIGEST):
+        return f"sha256:{str(params[DATASET_DIGEST])[:12]}"
+    return f"path {params['dataset']}" if params.get("dataset") else "none"
+
+
 def _params(family: str, params: dict[str, object]) -> str:
-    shown = ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "template")
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if k not in ("template", "dataset", DATASET_DIGEST))
     return f"{family}({shown})"
 
 

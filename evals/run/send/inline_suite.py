@@ -11,6 +11,7 @@ import yaml
 from ctxprobe.evals.run.send.options import SuiteOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.facts_axis import parse_facts
+from ctxprobe.tasks.families.dataset_digest import pinned
 from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.family_index import family_class, include
 from ctxprobe.tasks.registry import known_families
@@ -88,13 +89,14 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
 
 
 def expanded(data: dict[str, Any], given: Mapping[str, str]) -> dict[str, Any]:
-    """The suite's tasks, each data-backed family's expanded from its data (`DataBacked.expand_tasks`)."""
+    """The suite's tasks, each data-backed family's expanded from its data (`DataBacked.expand_tasks`), and each
+    dataset a task reads named by its content (`dataset_sha256`, `tasks/families/dataset_digest.py`)."""
     tasks = data["tasks"]
     for name in known_families():
         expand = getattr(family_class(name), "expand_tasks", None)
         if expand is not None:
             tasks = expand(tasks, given.get(name))
-    return {**data, "tasks": tasks}
+    return {**data, "tasks": pinned(tasks)}
 
 
 def with_facts_noted(suite: Suite, given: bool) -> Suite:
