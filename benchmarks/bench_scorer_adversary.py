@@ -36,7 +36,8 @@ def main() -> int:
         print(f"{title}:")
         for label in labels:
             kinds = "; ".join(missed[label])
-            print(f"  {label:<{width}}  {len(missed[label]):>3} of {tried[label]:>3}" + (f"  ({kinds})" if kinds else ""))
+            fooled = f"  ({kinds})" if kinds else ""
+            print(f"  {label:<{width}}  {len(missed[label]):>3} of {tried[label]:>3}{fooled}")
         wrong, total = sum(len(missed[label]) for label in labels), sum(tried[label] for label in labels)
         print(f"  {'total':<{width}}  {wrong:>3} of {total:>3}")
     return 1 if any(missed.values()) else 0

@@ -39,7 +39,8 @@ _GOOD = r"(?:right|correct|true|valid|it|the\s+(?:right\s+|correct\s+)?(?:answer
 _DENIAL = re.compile(
     rf"\b(?:is|are|was|were|would\s+be|must\s+be)\s+(?:(?:definitely|certainly|probably|clearly)\s+)?{_BAD}\b"
     rf"|\b(?:(?:is|are|was|were)\s+not|isn['\u2019]t|aren['\u2019]t|wasn['\u2019]t|weren['\u2019]t)\s+{_GOOD}\b"
-    r"|\u662f\u9519(?:\u8bef)?\u7684|\u9519\u4e86|\u4e0d\u5bf9|\u4e0d\u6b63\u786e|\u4e0d\u662f(?:\u6b63\u786e)?\u7b54\u6848",
+    r"|\u662f\u9519(?:\u8bef)?\u7684|\u9519\u4e86|\u4e0d\u5bf9|\u4e0d\u6b63\u786e"
+    r"|\u4e0d\u662f(?:\u6b63\u786e)?\u7b54\u6848",
     re.I,
 )
 _SENTENCE_START = re.compile(r"[.;:!?\n\u3002\uff1b\uff1a\uff01\uff1f]|\bbut\b|\bhowever\b", re.I)

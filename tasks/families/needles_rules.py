@@ -16,10 +16,12 @@ clauses masked (`tasks/answers/negation.py`: "It is not Paris." gives no answer)
   and thin or no-break spaces) only in groups of three; number words are not read. Another number beside it
   ("4417, 4418.", "31 flights, 1482 steps", "1482 or 1 483") is an answer offered in its place: wrong.
 - `set`: every member (each accepted answer) occurs in the region as whole words, in any order, and no other
-  item is offered: the region is read as items (split at commas, semicolons, `and`, `or`, `&`, sentence ends and
-  lines, a lead-in that ends with a colon dropped), and an item that holds no member and is no longer than the
-  longest member plus one word ("roses", "pine box") is another item: wrong. A longer one is prose around the
-  list ("all planted in spring"). Partial credit is recall times precision: the fraction of the members found
+  item is offered. The items are read from each sentence that names a member, each list line and each sentence
+  that is one short item alone ("Roses too."), split at commas, semicolons, `and`, `or` and `&` (a lead-in that
+  ends with a colon dropped, hedges left out, a piece of pronouns and auxiliaries alone no item); an item that
+  holds no member and is no longer than the longest member plus one word ("roses", "pine box") is another item:
+  wrong. A longer one is prose around the list ("all planted in spring"), and so is a sentence that names no
+  member (a base model runs on). Partial credit is recall times precision: the fraction of the members found
   times the share of the items offered that are members (the general kinds' rule, `evals/scoring/score.py`).
 - `contains`: some accepted answer occurs in the region as whole words (for free-form answers), and the sentence
   that holds it offers no alternative to it: `or` or `either` there ("a cedar chest or a pine box", "a cedar chest.
@@ -104,24 +106,44 @@ def _has(text: str, answer: str) -> bool:
     return bool(wanted) and f" {wanted} " in f" {text} "
 
 
-_ITEM_SPLIT = re.compile(r"[,;&\n\u3001\uff0c\uff1b]|\b(?:and|or)\b|(?<=[.!?])\s|\u3002", re.I)
+_ITEM_SPLIT = re.compile(r"[,;&\u3001\uff0c\uff1b]|\b(?:and|or)\b", re.I)
+# sentences; one that starts with an alternative ("tulips. Or maybe roses.") goes on from the one before
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+(?!(?:or|either|maybe|perhaps|possibly)\b)|\n|\u3002", re.I)
 _LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
-_LEAD_WORDS = frozenset("also maybe perhaps possibly probably too both etc well as".split())
+# hedges around an item ("maybe roses", "lilies too"), left out of it
+_HEDGES = frozenset("also maybe perhaps possibly probably too both etc well as".split())
+# a piece of nothing but these names no item ("It was", "and so on")
+_NO_ITEM = _HEDGES | frozenset(
+    "so on then there here it its this that these those he she they we you i is are was were be been am has have "
+    "had do does did will would can could of in at by for to from with all".split())
+
+
+def _item(piece: str) -> str:
+    """A piece of a list, normalised and its hedges left out; "" where it names nothing."""
+    words = normalise(piece).split()
+    return "" if all(w in _NO_ITEM for w in words) else " ".join(w for w in words if w not in _HEDGES)
 
 
 def _items(region: AnswerRegion, members: list[str]) -> list[str]:
-    """The region's items, normalised: each line's list marker and a lead-in ending with a colon that names no
-    member dropped, then split at commas, semicolons, `and`, `or`, `&` and sentence ends."""
+    """The items the region offers, normalised: in each sentence that names a member, each list line ("- roses"),
+    and each sentence that is one short item alone ("Roses too."), the pieces between commas, semicolons, `and`,
+    `or` and `&`, a line's list marker and a lead-in ending with a colon that names no member dropped, hedges
+    left out, a piece that names nothing (`_NO_ITEM`: "It was") no item. A sentence of prose that names no
+    member offers no item (a base model runs on after its answer)."""
+    longest = max(len(normalise(m).split()) for m in members) + 1
     out = []
     for line in region.lines:
+        listed = bool(_LIST_MARK.match(line))
         line = _LIST_MARK.sub("", line)
         lead, colon, rest = line.rpartition(":")
         if colon and not any(_has(normalise(lead), m) for m in members):
             line = rest
-        for piece in _ITEM_SPLIT.split(line):
-            words = [w for w in normalise(piece).split() if w not in _LEAD_WORDS]
-            if words:
-                out.append(" ".join(words))
+        for sentence in _SENTENCES.split(line):
+            pieces = [_item(p) for p in _ITEM_SPLIT.split(sentence)]
+            pieces = [p for p in pieces if p]
+            alone = len(pieces) == 1 and len(pieces[0].split()) <= longest
+            if listed or alone or any(_has(normalise(sentence), m) for m in members):
+                out += pieces
     return out
 
 
@@ -131,6 +153,7 @@ def _set(region: AnswerRegion, members: list[str]) -> Score:
     found = [m for m in members if _has(text, m)]
     longest = max(len(normalise(m).split()) for m in members) + 1
     others = [i for i in _items(region, members) if not any(_has(i, m) for m in members) and len(i.split()) <= longest]
+    others = list(dict.fromkeys(others))
     correct = len(found) == len(members) and not others
     recall = len(found) / len(members)
     partial = recall * len(found) / (len(found) + len(others)) if found else 0.0
@@ -138,7 +161,6 @@ def _set(region: AnswerRegion, members: list[str]) -> Score:
 
 
 _ALTERNATIVE = re.compile(r"\b(?:or|either)\b", re.I)
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+(?!(?:or|either|maybe|perhaps|possibly)\b)|\n|\u3002", re.I)  # likewise
 
 
 def _contains(region: AnswerRegion, answers: list[str]) -> Score:

@@ -155,7 +155,8 @@ DISGUISES: list[tuple[str, Callable[[str], str], Callable[[Sample], str]]] = [
     ("in underscore groups", _grouped("_"), _digits_rival),
     ("in Cyrillic look-alikes", _look_alike(_CYRILLIC), _with(_CYRILLIC)),
     ("in Greek look-alikes", _look_alike(_GREEK), _with(_GREEK)),
-    ("in fullwidth characters", fullwidth, lambda s: rival(s) if any(c.isascii() and c.isalnum() for c in rival(s)) else ""),
+    ("in fullwidth characters", fullwidth, lambda s: rival(s) if any(c.isascii() and c.isalnum() for c in rival(s))
+     else ""),
 ]
 
 
@@ -274,8 +275,8 @@ KINDS = [
 ]
 
 # Honest answers a kind refuses by its own rule, not by a trick: a needle file's `exact` is the answer itself (no
-# sentence around it: "No wait, it is green." is a sentence), and its `contains`/`set` have no rival shape, so a list of candidates there is an answer
-# the rule cannot tell from prose (`contains` refuses only "A or B").
+# sentence around it: "No wait, it is green." is a sentence), and its `contains` has no rival shape, so a list of
+# candidates there is an answer the rule cannot tell from prose (`contains` refuses only "A or B").
 NOT_TRIED: dict[str, set[str]] = {
     "exact": {"echo of the target needle", "states it in a sentence", "repeats the question", "value in a code block",
               "normal sentence", "rival, no wait: X"},

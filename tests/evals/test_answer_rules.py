@@ -64,7 +64,8 @@ def test_number_skips_what_the_question_itself_says() -> None:
 
 
 @pytest.mark.parametrize(("output", "found", "others"), [
-    (" tulips, lavender and sunflowers", 3, 0), (" Sunflowers, tulips, lavender.", 3, 0), (" tulips and lavender", 2, 0),
+    (" tulips, lavender and sunflowers", 3, 0), (" Sunflowers, tulips, lavender.", 3, 0),
+    (" tulips and lavender", 2, 0),
     (" roses", 0, 1), (" tulip, lavender, sunflower", 1, 2),  # whole words: a singular is another word
     (" tulips, lavender, sunflowers, roses", 3, 1), (" tulips, lavender, sunflowers or roses", 3, 1),
     (" tulips, lavender and sunflowers, all planted in spring", 3, 0),  # prose around the list is no item
@@ -97,3 +98,14 @@ def test_chat_mode_reads_the_first_paragraph() -> None:
     item = sample("contains", ["cedar chest"], mode="chat")
     assert score_sample(item, "Sure! She keeps it in a cedar chest.\n\nAnything else?").correct
     assert not score_sample(item, "I do not know.\n\nMaybe a cedar chest.").correct
+
+
+@pytest.mark.parametrize(("output", "correct"), [
+    # Gemma 3 270M's run-on after its answer in a recorded needle-file run: prose, no item offered
+    (" tulips, lavender and sunflowers. By the time a young clerk arrived, the hooks had already been returned and "
+     "the reading room was ordinary. It was", True),
+    ("\n- tulips\n- lavender\n- sunflowers\n- roses\n", False), (" tulips, lavender, sunflowers. Roses too.", False),
+    (" tulips, lavender, sunflowers. Or maybe roses.", False), (" Here they are: tulips, lavender, sunflowers.", True),
+])
+def test_set_reads_items_where_the_answer_lists_them(output: str, correct: bool) -> None:
+    assert score_sample(sample("set", ["tulips", "lavender", "sunflowers"]), output).correct is correct

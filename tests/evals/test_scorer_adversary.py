@@ -50,6 +50,7 @@ def test_the_corpus_has_the_gamed_and_the_honest():
 
 
 def test_the_disguises_change_the_text_a_reader_sees_and_nothing_else():
-    (case,) = [c for c in CASES if c[0] == "niah single (value, number)" and c[2] == "value or a rival split by a space"]
+    (case,) = [c for c in CASES
+               if c[0] == "niah single (value, number)" and c[2] == "value or a rival split by a space"]
     assert case[3].split(" or ")[1].count(" ") == 1
     assert fullwidth("ab-12") == "\uff41\uff42-\uff11\uff12"

@@ -53,3 +53,12 @@ def test_fold(text: str, folded: str) -> None:
 ])
 def test_a_rival_is_a_rival_whatever_its_grouping(text: str, correct: bool) -> None:
     assert score_sample(make_sample(["1234567"]), text).correct is correct
+
+
+def test_the_region_stays_as_written_for_a_judge_and_what_it_offers_is_folded():
+    from ctxprobe.tasks.answers.region import answer_region
+
+    written = "\uff11\uff12\uff13\uff14\uff15\uff16\uff17, \u041c\u043e\u0441\u043a\u0432\u0430"  # fullwidth digits, Москва
+    region = answer_region(make_sample(["1234567"]), " " + written)
+    assert region.text == written
+    assert region.affirmed().text == "1234567, Mocквa"
