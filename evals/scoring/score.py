@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 
 # check_answer_kinds is read from here, where the general kinds are registered
+from ctxprobe.tasks.answers.fold import fold
 from ctxprobe.tasks.answers.kinds import answer_kind, check_answer_kinds, scorer_for  # noqa: F401
 from ctxprobe.tasks.answers.region import AnswerRegion, answer_region, answer_sentence, candidates
 from ctxprobe.tasks.answers.tokens import find_tokens, is_cjk, norm, norm_tokens, shape
@@ -119,7 +120,7 @@ def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
 def _score_string(region: AnswerRegion, expected: str) -> Score:
     region = region.affirmed().scoped([expected])
     rivals = region.offered_rivals()
-    target = _drop_period(expected.strip())
+    target = _drop_period(fold(expected).strip())  # the region is read in its comparison characters
     spans = [s for line in region.lines for s in _spans(line, bare=not re.search(r"\s", target))]
     if any(_drop_period(s) == target for s in spans) or any(_stands_whole(target, line) for line in region.lines):
         return Score(extracted=[expected.strip(), *rivals], correct=not rivals, partial=1.0 / (1 + len(rivals)))

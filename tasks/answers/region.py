@@ -3,14 +3,18 @@
 The answer region is where a scorer looks: reasoning blocks and code fences dropped, an echoed answer
 prefix cut off, then the first line (completions mode: a base model runs on after its answer) or the
 first paragraph (chat mode, or a list of values). Inside it, values are compared as whole tokens, so
-the needle `6462207` is not found in `16462207`."""
+the needle `6462207` is not found in `16462207`. What the region offers (`AnswerRegion.affirmed`) is read in
+its comparison characters (`tasks/answers/fold.py`): a value in fullwidth digits or a rival in Cyrillic
+look-alike letters reads as the plain value or rival. The region as written is what a judge is shown, and
+the whole output (`AnswerRegion.output`) is kept as it came, for the kinds that score by a dataset's own rule."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
 
-from ctxprobe.tasks.answers.negation import mask_negated
+from ctxprobe.tasks.answers.fold import fold
+from ctxprobe.tasks.answers.negation import mask_negated, withdraw_corrected
 from ctxprobe.tasks.answers.rivals import Rivals, rivals_of
 from ctxprobe.tasks.answers.tokens import FILLER, Shape, find_tokens, is_candidate, norm, norm_tokens, tokens
 from ctxprobe.tasks.sample import Sample
@@ -34,8 +38,11 @@ class AnswerRegion:
     output: str = ""  # the whole output it was read from (a kind scored by its dataset's own rule reads that)
 
     def affirmed(self) -> AnswerRegion:
-        """The region with its negated clauses masked (`tasks/answers/negation.py`): what the answer offers."""
-        return replace(self, lines=tuple(mask_negated(line) for line in self.lines))
+        """What the answer offers, in its comparison characters (`tasks/answers/fold.py`: what a scorer compares;
+        the region itself stays as written, for a judge to read): what a later correction withdrew dropped
+        ("X. Actually, scratch that: Y." offers Y), then its negated clauses masked (`tasks/answers/negation.py`)."""
+        lines = withdraw_corrected(tuple(fold(line) for line in self.lines))
+        return replace(self, lines=tuple(mask_negated(line) for line in lines))
 
     def scoped(self, values: list[str]) -> AnswerRegion:
         """Where an answer's values and rivals are looked for. Chat mode: the whole region (the first

@@ -15,6 +15,12 @@ prefix never count):
   chain's names, another function's return line or another clause);
 - for a `return` line, another `return` statement with a call in it.
 
+A rival is a rival however it is written: the text is read in its comparison characters (`tasks/answers/fold.py`:
+fullwidth digits, Cyrillic and Greek look-alike letters), and for numbers, digits grouped by spaces, dots, commas,
+thin or no-break spaces, underscores or apostrophes (`765 4321`, `3.569.986`, `3 569 986`, groups of 1 to 4
+digits) read as the one number they make. The expected value itself must still be named as its kind requires
+(`765 4321` does not name 7654321): a grouping only ever adds a rival, never credits.
+
 Taken from what the sample already knows (its expected values and its needles), so old records re-score
 the same way. For a chain (keychain, kinship) the asked chain's own hops are not rivals: an answer may walk
 the chain before it names the end. QA's free-text answers have no shape: only negation applies there.
@@ -28,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
+from ctxprobe.tasks.answers.fold import fold
 from ctxprobe.tasks.answers.tokens import find_tokens, is_candidate, norm, norm_tokens, tokens
 from ctxprobe.tasks.families.aggregate import cwe_words
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, VALUE_WORDS
@@ -38,6 +45,8 @@ RivalShape = Literal["number", "uuid", "hex", "var", "letters", "vocab", "code",
 _UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 _HEX = re.compile(r"^[0-9a-f]+$")
 _RETURN = re.compile(r"\breturn\b[^(\n]*\(")
+# digits in groups of 1 to 4 joined by one separator: `765 4321`, `3.569.986`, `3,569,986`, `3 569 986`, `7_654_321`
+_GROUPED = re.compile(r"(?<![\w.,'\u2019])\d{1,4}(?:[ \u00a0\u2007\u2009\u202f._,'\u2019]\d{1,4})+(?!\w)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,7 @@ class Rivals:
         """The distinct rivals named in `text` (negated clauses already masked), in order of appearance:
         numbers, uuids, hex strings and phrases in normalized form, words as written."""
         found: dict[str, int] = {}
+        text = fold(text)
         raw = tokens(text)
         normed = [norm(t) for t in raw]
         for i, (written, tok) in enumerate(zip(raw, normed)):
@@ -63,6 +73,12 @@ class Rivals:
             at = find_tokens(list(phrase), normed)
             if at >= 0 and phrase not in self.allowed and not set(phrase) <= set(excluded):
                 found.setdefault(" ".join(phrase), at)
+        if self.shape == "number" or any(len(p) == 1 and p[0].isdigit() for p in self.phrases):
+            for number, at in _grouped_numbers(text):
+                if number in excluded or (number,) in self.allowed:
+                    continue
+                if (number,) in self.phrases or (self.shape == "number" and len(number) >= self.width - 1):
+                    found.setdefault(number, at)
         if self.shape == "code":  # each `return f(...)` written, to the parenthesis that closes its call
             for match in _RETURN.finditer(text):
                 statement = _closed(text, match.end())
@@ -84,6 +100,15 @@ class Rivals:
         if self.shape == "vocab":
             return tok in self.vocabulary
         return False
+
+
+def _grouped_numbers(text: str) -> list[tuple[str, int]]:
+    """Each number written in groups in `text` (`765 4321` -> `7654321`), with the index of its first token."""
+    out = []
+    for match in _GROUPED.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        out.append((digits, len(tokens(text[: match.start()]))))
+    return out
 
 
 def _closed(text: str, start: int) -> str:
@@ -117,7 +142,7 @@ def rivals_of(sample: Sample) -> Rivals:
 
 def _shape(values: list[str]) -> tuple[RivalShape, int, frozenset[str]]:
     """The shape every expected value shares, its width, and the vocabulary for words."""
-    vals = [v.strip() for v in values if v.strip()]
+    vals = [fold(v).strip() for v in values if v.strip()]
     if not vals:
         return "none", 0, frozenset()
     width = len(vals[0])

@@ -1,11 +1,15 @@
 """The tokens an answer is compared in: whole words, numbers with thousands separators, uuids and joined
 names, each Chinese or Japanese character on its own; and what counts as a candidate of a value's shape.
-Shared by the answer region (`tasks/answers/region.py`) and the rival candidates (`tasks/answers/rivals.py`)."""
+Shared by the answer region (`tasks/answers/region.py`) and the rival candidates (`tasks/answers/rivals.py`).
+Every text is read in its comparison characters (`tasks/answers/fold.py`: NFKC, decimal digits, Cyrillic and
+Greek look-alikes, invisible characters dropped), so `７６５４３２１` and `Меgan` are the tokens `7654321` and `Megan`."""
 
 from __future__ import annotations
 
 import re
 from typing import Literal
+
+from ctxprobe.tasks.answers.fold import fold
 
 Shape = Literal["number", "uuid", "text"]
 
@@ -31,13 +35,14 @@ def is_cjk(char: str) -> bool:
 
 
 def norm(token: str) -> str:
-    """The comparison form of a token: thousands separators dropped, case folded."""
+    """The comparison form of a token: its comparison characters, thousands separators dropped, case folded."""
+    token = fold(token)
     return token.replace(",", "").casefold() if token[:1].isdigit() else token.casefold()
 
 
 def tokens(text: str) -> list[str]:
-    """The tokens of a text, as written."""
-    return _TOKEN.findall(text)
+    """The tokens of a text, as written (in its comparison characters)."""
+    return _TOKEN.findall(fold(text))
 
 
 def norm_tokens(text: str) -> list[str]:

@@ -10,8 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 # modules they read), on every score: runs scored by different rules are not compared as builds (`compare`
 # warns and its gate refuses, `history` says so). 1: the first candidate of the answer's shape; 2: the
 # expected value(s) and no rival candidate, negated values not credited, partial credit recall x precision,
-# accuracies' intervals Clopper-Pearson. A number, not a hash of the source: moving a scorer keeps it.
-SCORER_VERSION = 2
+# accuracies' intervals Clopper-Pearson; 3: answers and rivals compared in their comparison characters (NFKC,
+# Cyrillic and Greek look-alikes), a rival's digits in any grouping one number, denials after the value ("X is
+# wrong") and later corrections ("X. Actually, scratch that: Y.") withdraw it, a needle file's `number` and `set`
+# exact over every number / item offered and its `contains` refusing "A or B". A number, not a hash of the
+# source: moving a scorer keeps it.
+SCORER_VERSION = 3
 
 
 class Score(BaseModel):

@@ -1,9 +1,18 @@
-"""Answers written to game the scorer, for every answer kind, each with the verdict it must get.
+"""Answers written to game the scorer, for every answer kind in both modes, each with the verdict it must get.
 
 Each case is built on a real sample (the family's generator at 700 tokens), so the rivals are the prompt's
 own: the distractor needles, the other keys' values, the other chains' names. `rival(sample)` is another
 candidate of the expected value's shape: a distractor needle's answer where the prompt has one, else one made
-to the shape. Kept apart from the test so `benchmarks/` can print the same table."""
+to the shape. Kept apart from the test so `benchmarks/bench_scorer_adversary.py` prints the same table.
+
+The tricks are generated, not listed answer by answer: each is a way of writing an answer (`ANSWERS`, and the
+disguises of a rival below) applied to every kind where it applies. Beside the first round's (candidates
+listed, a value negated, the question repeated), the hardening round's: negation after the value ("X is
+incorrect.", "X is wrong.", "X is not the answer."), a later correction ("X. Actually, scratch that: Y.", "X.
+No wait, it is Y.": wrong when X is expected, right when Y is), a rival grouped so that no token equals it
+("765 4321", "3.569.986", "3 569 986", thin spaces, underscores), a rival in Cyrillic or Greek look-alike
+letters or in fullwidth characters, "A or B" and extra items for a needle file's `set` and `contains`, and
+further numbers beside a needle file's `number`."""
 
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ from typing import Any, Callable
 
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.families.aggregate import cwe_words
+from ctxprobe.tasks.families.latent_table import character_names
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, VALUE_WORDS
 from ctxprobe.tasks.sample import Recipe, Sample
 
@@ -38,9 +48,18 @@ def expected(s: Sample) -> list[str]:
     return s.expected.answers if s.expected.kind != "chain" else [s.expected.chain[-1]]
 
 
+# a needle file's rivals: another answer of the item's kind (the needle files' items below)
+NEEDLE_RIVALS = {"exact": ["blue", "red"], "number": ["1483", "2965"], "set": ["roses", "lilies"],
+                 "contains": ["pine box", "oak crate"]}
+
+
 def rival(s: Sample, nth: int = 0) -> str:
     """Another candidate of the expected answer's shape, from the prompt where it has one."""
+    if s.recipe.family == "needles":
+        return NEEDLE_RIVALS[s.expected.kind][nth]
     wanted = set(s.expected.answers) | set(s.expected.chain)
+    if s.expected.kind == "name":
+        return [n for n in character_names() if n not in wanted and n not in s.question][nth]
     others = [n.answer for n in s.needles if n.answer not in wanted]
     if len(others) > nth:
         return others[nth]
@@ -83,6 +102,86 @@ def _all_values(s: Sample) -> str:
     return listed([n.answer for n in s.needles] + expected(s))
 
 
+# Disguises of a rival: each writes the same rival so that no token of it equals the plain form.
+_CYRILLIC = dict(zip("aceopxyABCEHKMOPTXysSiIjJ", "асеорхуАВСЕНКМОРТХуѕЅіІјЈ"))
+_GREEK = dict(zip("ABEHIKMNOPTXYZiov", "ΑΒΕΗΙΚΜΝΟΡΤΧΥΖιον"))
+
+
+def _look_alike(table: dict[str, str]) -> Callable[[str], str]:
+    def disguise(text: str) -> str:
+        return "".join(table.get(c, c) for c in text)
+
+    return disguise
+
+
+def fullwidth(text: str) -> str:
+    """Letters and digits in their fullwidth forms (`７６５４３２１`)."""
+    return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c for c in text)
+
+
+def _grouped(sep: str, first: int | None = None) -> Callable[[str], str]:
+    """Digits in groups of three from the right joined by `sep` ("3.569.986"), or split once after the
+    `first` digits ("765 4321")."""
+    def group(digits: str) -> str:
+        if first is not None:
+            return digits[:first] + sep + digits[first:]
+        head = len(digits) % 3 or 3
+        return sep.join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
+
+    return group
+
+
+def _digits_rival(s: Sample) -> str:
+    """A rival made of digits where the expected answer is a number (the prompt's where it is one), else ""."""
+    if rival(s).isdigit():
+        return rival(s)
+    value = expected(s)[0]
+    return str((int(value) + 1_234_567) % 9_000_000 + 1_000_000) if value.isdigit() else ""
+
+
+def _with(table: dict[str, str]) -> Callable[[Sample], str]:
+    """The rival where it has a letter `table` disguises, else ""."""
+    return lambda s: rival(s) if any(c in table for c in rival(s)) else ""
+
+
+# (label, disguise, the rival it disguises in a sample, "" where it does not apply): a disguise changes the text,
+# and only the text a reader sees
+DISGUISES: list[tuple[str, Callable[[str], str], Callable[[Sample], str]]] = [
+    ("split by a space", _grouped(" ", 3), _digits_rival),
+    ("in dotted groups", _grouped("."), _digits_rival),
+    ("in comma groups", _grouped(","), _digits_rival),
+    ("in spaced groups", _grouped(" "), _digits_rival),
+    ("in thin-space groups", _grouped("\u2009"), _digits_rival),
+    ("in underscore groups", _grouped("_"), _digits_rival),
+    ("in Cyrillic look-alikes", _look_alike(_CYRILLIC), _with(_CYRILLIC)),
+    ("in Greek look-alikes", _look_alike(_GREEK), _with(_GREEK)),
+    ("in fullwidth characters", fullwidth, lambda s: rival(s) if any(c.isascii() and c.isalnum() for c in rival(s))
+     else ""),
+]
+
+
+def _disguised(label: str, how: Callable[[str], str], pick: Callable[[Sample], str]) -> list[tuple[str, Answer, bool]]:
+    """The disguised rival offered beside the value, and in a list of candidates."""
+    def fits(s: Sample) -> bool:
+        return bool(pick(s))
+
+    return [
+        (f"value or a rival {label}", _only(fits, lambda s: f" {bare(s)} or {how(pick(s))}"), False),
+        (f"lists a rival {label}", _only(fits, lambda s: f" Candidates: {how(pick(s))}, {bare(s)}"), False),
+    ]
+
+
+def _only(fits: Callable[[Sample], bool], answer: Answer) -> Answer:
+    """`answer` where `fits(sample)`, else no answer (the case is not tried)."""
+    return lambda s: answer(s) if fits(s) else ""
+
+
+def _next_number(s: Sample) -> str:
+    """The value and the number after it ("4417, 4418."), where the value is a number."""
+    value = s.expected.answers[0]
+    return f" {value}, {int(value) + 1}." if len(s.expected.answers) == 1 and value.isdigit() else ""
+
+
 # (answer label, how the answer is written, must it be correct)
 ANSWERS: list[tuple[str, Answer, bool]] = [
     ("the value alone", lambda s: " " + said(s), True),
@@ -100,11 +199,50 @@ ANSWERS: list[tuple[str, Answer, bool]] = [
     ("a second sentence hedges", lambda s: f" {said(s)} or maybe {rival(s)}", False),
     ("negates (isn't)", lambda s: f" It isn't {listed(s.expected.answers)}.", False),
     ("everything in the prompt", lambda s: " " + _all_values(s) + ".", False),
+    # negation after the value, and the bare "Not X."
+    ("X is incorrect", lambda s: f" {bare(s)} is incorrect.", False),
+    ("X is wrong", lambda s: f" {bare(s)} is wrong.", False),
+    ("X is not the answer", lambda s: f" {bare(s)} is not the answer.", False),
+    ("X isn't right", lambda s: f" {bare(s)} isn't right.", False),
+    ("Not X", lambda s: f" Not {bare(s)}.", False),
+    ("X is incorrect, names a rival", lambda s: f" {bare(s)} is incorrect; it is {rival(s)}.", False),
+    # a later correction withdraws what came before it
+    ("X, scratch that: rival", lambda s: f" {bare(s)}. Actually, scratch that: {rival(s)}.", False),
+    ("X, no wait: rival", lambda s: f" {bare(s)}. No wait, it is {rival(s)}.", False),
+    ("X, I mean rival", lambda s: f" {bare(s)}, I mean {rival(s)}.", False),
+    ("X, correction: rival", lambda s: f" {bare(s)}. Correction: {rival(s)}.", False),
+    ("rival, scratch that: X", lambda s: f" {rival(s)}. Actually, scratch that: {said(s)}", True),
+    ("rival, no wait: X", lambda s: f" {rival(s)}. No wait, it is {said(s)}", True),
+    ("rival, scratch that: X or rival", lambda s: f" {rival(s)}. Actually, scratch that: {bare(s)} or {rival(s, 1)}.",
+     False),
+    # more numbers beside a number
+    ("the value and the next number", _next_number, False),
+    # the value itself in fullwidth characters, as Chinese text may write it: still the value
+    ("the value in fullwidth characters", lambda s: " " + fullwidth(said(s)), True),
+    # a disguised rival: grouped digits, look-alike letters, fullwidth
+    *[case for label, how, pick in DISGUISES for case in _disguised(label, how, pick)],
 ]
 # a chain answer may walk its own hops: not a rival
 CHAIN_ANSWERS: list[tuple[str, Answer, bool]] = [
     ("walks the chain", lambda s: " " + " then ".join(s.expected.chain) + ".", True),
 ]
+
+# a needle file's items (`needles` family): one for each of its answer kinds
+_NEEDLE_ITEMS: dict[str, dict[str, Any]] = {
+    "exact": {"needles": ["The lighthouse was painted green."], "question": "What colour was the lighthouse painted?",
+              "answers": ["green"]},
+    "number": {"needles": ["The lighthouse has 1482 steps."], "question": "How many steps does the lighthouse have?",
+               "answers": ["1482"]},
+    "set": {"needles": ["The garden grows tulips, lavender and sunflowers."],
+            "question": "Which flowers does the garden grow?", "answers": ["tulips", "lavender", "sunflowers"]},
+    "contains": {"needles": ["She keeps the letters in a cedar chest."], "question": "Where does she keep the letters?",
+                 "answers": ["cedar chest"]},
+}
+
+
+def _needle_item(kind: str) -> dict[str, Any]:
+    return {**_NEEDLE_ITEMS[kind], "kind": kind, "answer_prefix": "Answer:", "max_tokens": 32}
+
 
 KINDS = [
     Kind("niah single (value, number)", "niah", {"variant": "single"}),
@@ -127,7 +265,24 @@ KINDS = [
     Kind("capacity, chat (values)", "capacity", {"facts": 16, "asked": 4}, mode="chat"),
     Kind("aggregate common_words (values)", "aggregate", {"kind": "common_words"}),
     Kind("aggregate frequent_words (values)", "aggregate", {"kind": "frequent_words"}),
+    Kind("niah single, chat (value)", "niah", {"variant": "single"}, mode="chat"),
+    Kind("recall hex, chat (string)", "recall", {"kind": "hex", "length": 40}, mode="chat"),
+    Kind("multihop keychain, chat (chain)", "multihop", {"kind": "keychain", "hops": 3}, mode="chat"),
+    Kind("latent (name)", "latent", {}),
+    Kind("latent, chat (name)", "latent", {}, mode="chat"),
+    *[Kind(f"needle file {k}{', chat' if mode == 'chat' else ''} ({k})", "needles", _needle_item(k), mode=mode)
+      for mode in ("completions", "chat") for k in ("exact", "number", "set", "contains")],
 ]
+
+# Honest answers a kind refuses by its own rule, not by a trick: a needle file's `exact` is the answer itself (no
+# sentence around it: "No wait, it is green." is a sentence), and its `contains` has no rival shape, so a list of
+# candidates there is an answer the rule cannot tell from prose (`contains` refuses only "A or B").
+NOT_TRIED: dict[str, set[str]] = {
+    "exact": {"echo of the target needle", "states it in a sentence", "repeats the question", "value in a code block",
+              "normal sentence", "rival, no wait: X"},
+    "contains": {"lists candidates", "everything in the prompt", "X, I mean rival"}
+    | {f"lists a rival {label}" for label, _, _ in DISGUISES},
+}
 
 
 def cases() -> list[tuple[str, Sample, str, str, bool]]:
@@ -138,11 +293,20 @@ def cases() -> list[tuple[str, Sample, str, str, bool]]:
     for kind in KINDS:
         sample = kind.sample()
         chain = kind.family == "multihop" and kind.params["kind"] != "vartrack"
-        has_rivals = any(n.answer not in expected(sample) + sample.expected.answers for n in sample.needles)
+        has_rivals = kind.family != "needles" and any(  # a needle file's needles hold no other answer
+            n.answer not in expected(sample) + sample.expected.answers for n in sample.needles)
+        skipped = NOT_TRIED.get(sample.expected.kind, set())
         for label, answer, correct in ANSWERS + (CHAIN_ANSWERS if chain else []):
-            if label == "everything in the prompt" and not has_rivals:
+            if label == "everything in the prompt" and not has_rivals or label in skipped:
                 continue
             if label == "echo of the target needle" and (not sample.needles or kind.params.get("kind") == "code"):
                 continue
-            out.append((kind.label, sample, label, answer(sample), correct))
+            text = answer(sample)
+            if text:  # "" where the trick does not apply to this kind
+                out.append((kind.label, sample, label, text, correct))
     return out
+
+
+def is_gamed(label: str) -> bool:
+    """Whether the answer labelled `label` is written to game the scorer (it must score wrong)."""
+    return not next(correct for name, _, correct in ANSWERS + CHAIN_ANSWERS if name == label)

@@ -1,8 +1,10 @@
-"""Negated clauses are masked before a scorer looks for values: the cue to the end of its clause."""
+"""What the answer does not offer is masked before a scorer looks for values: a negated clause (the cue to the end
+of its clause), a value denied after it is named (back to its sentence's start), and what a later correction
+withdrew (everything before it)."""
 
 import pytest
 
-from ctxprobe.tasks.answers.negation import mask_negated
+from ctxprobe.tasks.answers.negation import mask_negated, withdraw_corrected
 
 
 @pytest.mark.parametrize("text,kept,gone", [
@@ -16,8 +18,36 @@ from ctxprobe.tasks.answers.negation import mask_negated
     ("I'm not sure, but it is 1234567.", ["1234567"], []),
     ("I am not 100% certain: 1234567.", ["1234567"], []),
     ("The note says 1234567.", ["1234567"], []),  # `note` is not `not`
+    # denied after the value: the sentence up to the denial
+    ("1234567 is incorrect.", [], ["1234567"]),
+    ("1234567 is wrong.", [], ["1234567"]),
+    ("1234567 is not the answer.", [], ["1234567"]),
+    ("1234567 isn't right.", [], ["1234567"]),
+    ("1234567, 2345678 and 3456789 are incorrect.", [], ["1234567", "2345678", "3456789"]),
+    ("It is 1234567; 7654321 is wrong.", ["1234567"], ["7654321"]),
+    ("7654321 is definitely wrong, but 1234567 is right.", ["1234567"], ["7654321"]),
+    ("1234567. Is incorrect.", [], ["1234567"]),
+    ("1234567是错的。", [], ["1234567"]),
+    ("1234567 is correct.", ["1234567"], []),
+    ("The answer is 1234567, which is not wrong to ask.", ["1234567"], []),  # "not wrong" is no denial of it
 ])
 def test_masking(text, kept, gone):
     masked = mask_negated(text)
     assert all(v in masked for v in kept) and not any(v in masked for v in gone), masked
     assert masked.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("lines,kept,gone", [
+    (("1234567. Actually, scratch that: 7654321.",), ["7654321"], ["1234567"]),
+    (("1234567. No wait, it is 7654321.",), ["7654321"], ["1234567"]),
+    (("1234567, I mean 7654321.",), ["7654321"], ["1234567"]),
+    (("1234567. Correction: 7654321.",), ["7654321"], ["1234567"]),
+    (("1234567.", "Wait, no: 7654321."), ["7654321"], ["1234567"]),  # a correction on a later line
+    (("1234567. Actually, 7654321. No wait, 2345678.",), ["2345678"], ["1234567", "7654321"]),  # the last one
+    (("1234567 is actually the answer.",), ["1234567"], []),  # "actually" inside a clause corrects nothing
+    (("Actually, the answer is 1234567.",), ["1234567"], []),
+    (("1234567.",), ["1234567"], []),
+])
+def test_a_later_correction_withdraws_what_came_before(lines, kept, gone):
+    text = "\n".join(withdraw_corrected(lines))
+    assert all(v in text for v in kept) and not any(v in text for v in gone), text

@@ -21,7 +21,9 @@ from ctxprobe.tasks.sample import Sample
 FIXTURES = Path(__file__).parent / "fixtures"
 RECORDED = FIXTURES / "recorded_engine"
 
-# key -> why the verdict (correct) changed; none of them an honest answer
+# key -> why the verdict (correct) changed; none of them an honest answer. Rule 3 (answers read in their comparison
+# characters, grouped rivals, denials after a value, later corrections, a needle file's number/set/contains exact)
+# changed no verdict, partial credit or extraction of these answers from rule 2's.
 CHANGED: dict[str, str] = {
     # niah multivalue, 2 values asked: Gemma 3 270M lists both, then a third 7-digit number of its own
     # making, then runs out of budget ("4558092, 5566957, 4566958, 556"): rule 1 credited it, rule 2 does not

@@ -23,10 +23,10 @@ def test_records_written_before_versions_were_scored_by_the_first_rule():
 
 def test_a_new_score_carries_the_current_rule_through_a_round_trip():
     score = score_sample(make_sample(["1234567"], "value"), " 1234567.")
-    assert score.scorer_version == SCORER_VERSION == 2
+    assert score.scorer_version == SCORER_VERSION == 3
     again = SampleRecord.model_validate_json(SampleRecord(sample=make_sample(["1234567"], "value"),
                                                           score=score).model_dump_json())
-    assert again.score is not None and again.score.scorer_version == 2
+    assert again.score is not None and again.score.scorer_version == 3
 
 
 def _rescored_by_rule(run: Path, version: int) -> None:
@@ -49,9 +49,9 @@ def test_history_says_the_rule_changed_instead_of_flagging_a_drop(tmp_path: Path
     result = ctxprobe.history(results, label="nightly", write=False)
     (step,) = result.steps
     assert step.drops == [] and step.note is not None
-    assert "the scoring rule changed" in step.note and "scorer v2" in step.note and "v1" in step.note
+    assert "the scoring rule changed" in step.note and f"scorer v{SCORER_VERSION}" in step.note and "v1" in step.note
     # the same nights scored by one rule: the drop is flagged
-    _rescored_by_rule(old, 2)
+    _rescored_by_rule(old, SCORER_VERSION)
     (step,) = ctxprobe.history(results, label="nightly", write=False).steps
     assert len(step.drops) == 2
 
@@ -62,3 +62,12 @@ def test_compare_warns_that_the_rule_changed(tmp_path: Path):
     new = write_run(tmp_path / "b", "cand", all_right())
     result = ctxprobe.compare(old, new, write=False)
     assert any("the scoring rule changed" in w for w in result.warnings)
+
+
+def test_runs_scored_by_the_rule_before_this_one_are_flagged_not_compared(tmp_path: Path):
+    # a run scored by rule 2 (before look-alikes, groupings, denials and corrections were read) against one of now
+    old = write_run(tmp_path / "a", "base", all_right())
+    _rescored_by_rule(old, SCORER_VERSION - 1)
+    new = write_run(tmp_path / "b", "cand", all_right())
+    result = ctxprobe.compare(old, new, write=False)
+    assert any("the scoring rule changed" in w and f"v{SCORER_VERSION - 1}" in w for w in result.warnings)
