@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.tasks.data_files import data_path, parquet_files, parquet_rows
 from ctxprobe.tasks.errors import UserError
 
 
@@ -16,9 +17,7 @@ def load_rows(spec: str, what: str, columns: tuple[str, ...]) -> tuple[dict[str,
     """The rows at `hf:PATH`, each holding `columns`; `what` names the dataset in errors (`GraphWalks`)."""
     if not spec.startswith("hf:") or not spec[3:]:
         raise UserError(f"invalid {what} dataset {spec!r}: use hf:PATH (a local .parquet file or a folder of them)")
-    path = Path(spec[3:]).expanduser()
-    if not path.exists():
-        raise UserError(f"{what} dataset {spec!r}: no such file or folder")
+    path = data_path(Path(spec[3:]).expanduser(), f"{what} dataset {spec!r}")
     stat = path.stat()
     rows = _read(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if not rows:
@@ -32,16 +31,8 @@ def load_rows(spec: str, what: str, columns: tuple[str, ...]) -> tuple[dict[str,
 
 @lru_cache(maxsize=4)
 def _read(path: str, size: int, mtime: int) -> tuple[dict[str, Any], ...]:
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
     root = Path(path)
-    files = sorted(root.rglob("*.parquet")) if root.is_dir() else [root]
-    if not files:
-        raise UserError(f"dataset {path}: the folder holds no .parquet files")
-    try:
-        return tuple(row for f in files for row in pq.read_table(f).to_pylist())
-    except (OSError, ValueError) as error:
-        raise UserError(f"dataset {path}: cannot read it as parquet: {str(error).splitlines()[0]}") from None
+    return tuple(parquet_rows(parquet_files(root, f"dataset {path}"), f"dataset {path}"))
 
 
 SEED_SPREAD = 8  # a seed takes one of the 8 longest rows that fit
