@@ -49,10 +49,6 @@ def check_output_target(path: Path | str, flag: str) -> None:
     run): a target that is a folder or another non-regular file, or whose folder cannot be made or written
     (a file stands in its way, no permission). A missing folder that can be made is made when the file is."""
     path = Path(path)
-    try:
-        check_output_file(path)
-    except UserError as exc:
-        raise UserError(f"{flag} {exc}".replace(f"{flag} output ", f"{flag} ", 1)) from None
     if not path.name or path.name in (".", ".."):
         raise UserError(f"{flag} {path}: give a file name, not a folder")
     for parent in path.absolute().parents:
@@ -61,7 +57,11 @@ def check_output_target(path: Path | str, flag: str) -> None:
                 raise UserError(f"{flag} {path}: its folder cannot be made, {parent} is a file")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise UserError(f"{flag} {path}: the folder {parent} is not writable")
-            return
+            break
+    try:
+        check_output_file(path)
+    except UserError as exc:
+        raise UserError(f"{flag} {exc}".replace(f"{flag} output ", f"{flag} ", 1)) from None
 
 
 def replace_file(path: Path | str, data: str | bytes) -> Path:

@@ -173,7 +173,7 @@ LABEL_IN_NAME = 80  # characters of the label a folder name keeps (file names ar
 def _base_name(results_dir: Path, label: str) -> Path:
     existing = Path(".")
     for parent in (results_dir, *results_dir.parents):
-        if parent.exists():
+        if _exists(parent):
             if not parent.is_dir():
                 raise UserError(f"results folder {results_dir} cannot be made: {parent} is a file")
             existing = parent
@@ -183,6 +183,14 @@ def _base_name(results_dir: Path, label: str) -> Path:
     base = results_dir / (f"{stamp}-{safe}" if safe else stamp)
     _check_name_lengths(base, existing)
     return base
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; a name the filesystem refuses to look up (too long) does not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 RUN_FILE_ROOM = 40  # the longest name ctxprobe writes inside a run folder, with a temporary suffix
