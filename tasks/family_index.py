@@ -73,16 +73,40 @@ def include(path: str) -> list[str]:
 
 
 def _import_file(path: Path) -> None:
+    """Import one family module. It is foreign code, so this is the one place that catches whatever it raises
+    (an exception of any kind, a recursion without end, `exit()`): each is one line naming the module and what
+    it raised, never a traceback or a silent exit."""
     name = f"ctxprobe_included.m{len(_INCLUDED)}_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    before = set(_CLASSES)
     try:
         spec.loader.exec_module(module)
     except (ImportError, SyntaxError) as exc:
-        del sys.modules[name]
-        raise UserError(f"--include {path}: does not import: {exc}") from None
+        _forget(name, before)
+        raise UserError(f"--include {path}: does not import: {_one_line(exc)}") from None
+    except SystemExit as exc:  # `exit(0)` in a module would end ctxprobe with no word said
+        _forget(name, before)
+        raise UserError(f"--include {path}: the module called exit({exc.code!r}) while it was imported; a family "
+                        "module only declares families") from None
+    except Exception as exc:  # noqa: BLE001 - foreign code: whatever it raises (RecursionError too) is its failure
+        _forget(name, before)
+        raise UserError(f"--include {path}: the module raised {type(exc).__name__} while it was imported: "
+                        f"{_one_line(exc)}") from None
+
+
+def _forget(name: str, before: set[str]) -> None:
+    """A module that failed to import leaves nothing behind: not itself, not the families it declared."""
+    sys.modules.pop(name, None)
+    for added in set(_CLASSES) - before:
+        del _CLASSES[added]
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def family_class(name: str) -> type | None:

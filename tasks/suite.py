@@ -33,6 +33,7 @@ from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, 
 from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, check_suite_size
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
 from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity, seed_window
 
 
@@ -240,7 +241,9 @@ def load_suite(name_or_path: str) -> Suite:
             raise UserError(f"unknown suite {name_or_path!r}; built-in: {', '.join(builtin_suites())} (or a .yaml path)")
         text = files("ctxprobe.tasks.suites").joinpath(f"{name_or_path}.yaml").read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except DuplicateKey as exc:
+        raise UserError(f"malformed suite {name_or_path}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

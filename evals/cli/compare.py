@@ -29,6 +29,11 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.tasks.errors import validated
 
     opts = validated(CompareOptions, model_values(args, CompareOptions.model_fields))
+    from ctxprobe.evals.records.safe_write import check_output_target
+
+    for flag, target in (("--junit", opts.junit), ("--summary-md", opts.summary_md)):
+        if target:  # refused before the comparison and its folder, not after them
+            check_output_target(target, flag)
     result = ctxprobe.compare(opts.baseline, *opts.candidates, alpha=opts.alpha, fail_if_drop=opts.fail_if_drop,
                               results_dir=opts.results_dir, html_report=not opts.no_report, metric=opts.metric,
                               kl_margin=opts.kl_margin)

@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
                    help="environment variable holding the API key of a server token counter")
     p.add_argument("--sha256", action="store_true", help="print the prompt's sha256 instead of the prompt")
+    p.add_argument("--allow-path", action="append", default=[], metavar="DIR",
+                   help="a folder the recipe's file:/dir: haystack or local hf: dataset may be read from "
+                        "(repeatable; none by default: a recipe from elsewhere cannot make ctxprobe print your files)")
     p.set_defaults(func=run)
 
 
@@ -29,8 +32,14 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.records.store import RunStore
     from ctxprobe.tasks.build import build_sample
     from ctxprobe.tasks.errors import UserError, read_user_text
+    from ctxprobe.tasks.recipe_paths import check_paths_allowed
     from ctxprobe.tasks.sample import Recipe
+    from ctxprobe.tasks.token_counter import check_counter_spec
 
+    check_counter_spec(args.token_counter)
+    for folder in args.allow_path:
+        if not Path(folder).expanduser().is_dir():
+            raise UserError(f"--allow-path {folder}: not a folder")
     path = Path(args.source)
     recorded: str | None = None
     spec = args.token_counter
@@ -50,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"invalid recipe file {args.source}: {str(exc).splitlines()[0]}") from None
     else:
         raise UserError(f"no run folder or recipe file at {args.source}")
+    check_paths_allowed(recipe, args.allow_path)
     counter = None
     if spec and not recipe.tokenizer.startswith("estimate"):
         from ctxprobe.runners.served import open_counter  # the HTTP client loads only when a server counts

@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     import ctxprobe
 
+    from ctxprobe.evals.records.safe_write import check_output_target
+
+    check_output_target(args.output, "-o")  # refused before the folders are read, in one line
     out = ctxprobe.report(args.paths, args.output)
     print(f"{out}  ({out.stat().st_size / 1e6:.2f} MB)")
     return 0

@@ -17,7 +17,9 @@ from ctxprobe.evals.compare.paired.pairing import pair_runs
 from ctxprobe.evals.compare.paired.rows import compare_rows
 from ctxprobe.evals.compare.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.p_answer import METRICS, Metric
-from ctxprobe.evals.compare.paired.verdict import adjust_gate, examples, failing_rows, p_answer_evidence, sequential_gate
+from ctxprobe.evals.compare.paired.verdict import (
+    adjust_gate, compare_verdict, examples, failing_rows, p_answer_evidence, sequential_gate,
+)
 from ctxprobe.evals.compare.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
 
@@ -86,7 +88,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
         pooled = adjust_gate(compare_rows(label, pairing.pairs, "family", anytime, alpha)
                              + compare_rows(label, pairing.pairs, "family_length", anytime, alpha), alpha)
         rows += compare_rows(label, pairing.pairs, "cell", anytime, alpha) + pooled
-        if metric == "p_answer" and fail_if_drop is not None and not any(r.p_answer for r in pooled):
+        if metric == "p_answer" and not any(r.p_answer for r in pooled):  # as --metric kl: refused, not "none"
             raise GateRefused(f"the --metric p_answer gate cannot judge {label}: no pair has answer probabilities "
                               "on both sides (run both builds with --logprobs, on an engine that gives them)")
         if passed is not None:
@@ -105,12 +107,13 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     kl = kl_comparison(kl_pairs, (kl_margin, alpha) if metric == "kl" else None)
     if metric == "kl":
         failed, passed = kl_verdict_rows(kl, gate_rows)
-    return CompareResult(baseline=run_input(base, labels[0]),
+    result = CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
                          fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,
                          p_method=ANYTIME_P_METHOD if anytime else P_METHOD, partial_method=PARTIAL_METHOD,
                          pairings=pairings, rows=rows, examples=found, failed=failed, passed=passed, warnings=warnings,
                          sequential=anytime, metric=metric, kl=kl)
+    return result.model_copy(update={"verdict": compare_verdict(result)})
 
 
 def kl_verdict_rows(kl: KLComparison, gate_rows: list[CompareRow]) -> tuple[list[CompareRow], list[CompareRow]]:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ctxprobe.evals.records.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
 from ctxprobe.evals.compare.paired.kl_text import gate_line, kl_lines
+from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
 from ctxprobe.evals.records.outputs import write_output
 from ctxprobe.evals.records.safe_write import make_folder, replace_file
 from ctxprobe.evals.records.store import run_folder
@@ -81,8 +82,9 @@ def _footer(result: CompareResult) -> list[str]:
     if result.metric == "kl":
         lines += [*gate_line(result), PASS_MEANING]
     elif result.fail_if_drop is not None:
-        verdict = "FAIL" if result.failed else "pass"
-        named = "; ".join(_failed_text(result, r) for r in result.failed)
+        verdict = compare_verdict(result)
+        named = ("; ".join(_failed_text(result, r) for r in result.failed) if verdict == "FAIL"
+                 else undecided_text(result) if verdict == "UNDECIDED" else "")
         on = " --metric p_answer" if result.metric == "p_answer" else ""
         lines.append(f"gate --fail-if-drop {result.fail_if_drop}{on}: {verdict}"
                      + (f": {named}" if named else ""))

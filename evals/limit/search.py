@@ -158,9 +158,30 @@ def find_effective_length(measure: Measure, config: LimitConfig) -> LimitResult:
     )
 
 
+def _at(measured: list[LengthResult], length: int) -> LengthResult:
+    return next(r for r in reversed(measured) if r.length == length)
+
+
+def _confidence(measured: list[LengthResult], length: int, threshold: float, config: LimitConfig) -> str:
+    """The confidence the verdict at `length` has: the configured one where its interval cleared the bar (the
+    length was settled); where the sample cap decided on the point estimate, that, with the interval that
+    still holds the bar (no confidence at all is claimed then); the relative criterion's reference passes by
+    definition."""
+    conf = f"{config.confidence:.0%}"
+    r = _at(measured, length)
+    if r.settled:
+        return conf
+    if config.relative is not None and length == config.min_length:
+        return "the reference length: it passes by definition"
+    acc = "no scored samples" if r.accuracy is None else f"accuracy {r.accuracy:.2f} over {r.n}"
+    where = (f"at the {config.max_samples}-sample cap" if r.requests >= config.max_samples
+             else f"after {r.requests} requests, when a whole batch errored")
+    holds = f" still holds {threshold:.3g}" if r.lo <= threshold <= r.hi else ""
+    return f"a point estimate {where}, not {conf}: {acc}, its {conf} interval [{r.lo:.2f}, {r.hi:.2f}]{holds}"
+
+
 def _verdict(measured: list[LengthResult], passing: int | None, failing: int | None, threshold: float,
              config: LimitConfig) -> str:
-    conf = f"{config.confidence:.0%}"
     if config.relative is None:
         bar = f"{threshold:.3g}"
     else:
@@ -172,9 +193,13 @@ def _verdict(measured: list[LengthResult], passing: int | None, failing: int | N
         if len(measured) > 1:
             text += f"; and below it, down to {min(r.length for r in measured):,}"
     elif failing is None:
-        text = f"effective ≥ {passing:,} ({conf}): stays above {bar} up to the longest length tried"
+        said = _confidence(measured, passing, threshold, config)
+        text = f"effective ≥ {passing:,} ({said}): stays above {bar} up to the longest length tried"
     else:
-        text = f"effective ≥ {passing:,} ({conf}); drops below {bar} between {passing:,} and {failing:,}"
+        said = _confidence(measured, passing, threshold, config)
+        text = f"effective ≥ {passing:,} ({said}); drops below {bar} between {passing:,} and {failing:,}"
+        if not _at(measured, failing).settled:
+            text += f" (below at {failing:,}: {_confidence(measured, failing, threshold, config)})"
         if passing < config.min_length:
             text += f" (below the shortest length asked, {config.min_length:,}, which failed)"
     unsettled = [r.length for r in measured if not r.settled and r.verdict != "no_data"]

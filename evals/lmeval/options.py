@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 
 
 class ExportOptions(BaseModel):
@@ -18,3 +20,9 @@ class ExportOptions(BaseModel):
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server:URL (default: "
                                       "local:gemma3-270m for suites, the run's own for runs)")
     base_url: str = Field("http://127.0.0.1:8080", description="endpoint to put in the printed lm_eval command")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        """An http(s) endpoint, checked before the folder is written: the printed command would not run."""
+        return check_endpoint_url(url)

@@ -3,9 +3,11 @@ reused by `ctxprobe run --dry-run --config`)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxprobe.evals.plan.layers import PATTERN_HELP
+from ctxprobe.evals.plan.units import parse_fraction, parse_size
+from ctxprobe.tasks.errors import UserError
 
 DEFAULT_CONTEXTS = "32k,128k,262144,1m"
 CACHE_DTYPES = ("bf16", "fp16", "fp8")
@@ -21,6 +23,28 @@ class GpuOptions(BaseModel):
     gpu_mem: str | None = Field(None, description="memory per GPU, e.g. 141GB or 80GiB (GB = 10^9 bytes)")
     util: str = Field("0.9", description="fraction of GPU memory usable")
     weights: str | None = Field(None, description="total weight memory across the GPUs, e.g. 573.8GB")
+
+    # Checked where they are given, whatever reads them later (`run --dry-run` reads them only with --config):
+    # `--util 2` or `--gpu-mem abcGB` is one line, never a plan made of it nor a flag ignored without a word.
+    @field_validator("gpu_mem")
+    @classmethod
+    def _gpu_mem(cls, text: str | None) -> str | None:
+        if text is not None and parse_size(text, "--gpu-mem") <= 0:
+            raise UserError(f"--gpu-mem {text!r}: a GPU holds more than no memory")
+        return text
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, text: str | None) -> str | None:
+        if text is not None:
+            parse_size(text, "--weights")
+        return text
+
+    @field_validator("util")
+    @classmethod
+    def _util(cls, text: str) -> str:
+        parse_fraction(text, "--util")
+        return text
 
 
 DEFAULT_UTIL: str = GpuOptions.model_fields["util"].default

@@ -66,7 +66,7 @@ def parse_fraction(text: str, option: str) -> Decimal:
         value = Decimal(text.strip())
     except InvalidOperation:
         raise UserError(f"{option} {text!r} is not a number") from None
-    if not Decimal(0) < value <= Decimal(1):
+    if not value.is_finite() or not Decimal(0) < value <= Decimal(1):
         raise UserError(f"{option} {text!r} must be in (0, 1]")
     return value
 

@@ -153,6 +153,9 @@ class CompareResult(BaseModel):
     metric: Literal["correct", "p_answer", "kl"] = Field(
         "correct", description="what the gate judged: correctness (the default), the answer probability's "
         "difference, or KL at the answer positions against `kl.margin` nats")
+    verdict: Literal["PASS", "FAIL", "UNDECIDED"] | None = Field(
+        None, description="the gate's word on the comparison, as every output says it (None: no gate asked for, "
+        "or a comparison written before the word was recorded)")
     warnings: list[str] = Field(default_factory=list)
     kl: KLComparison | None = Field(None, description="KL at depth and top-1 agreement at the answer positions "
                                     "(None in comparisons written before it)")

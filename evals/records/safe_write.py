@@ -44,6 +44,26 @@ def check_output_file(path: Path) -> None:
             raise UserError(f"output {path} is {what}: ctxprobe writes only regular files; give another name")
 
 
+def check_output_target(path: Path | str, flag: str) -> None:
+    """Refuse, in one line naming `flag`, an output a command would fail to write only at its end (after a whole
+    run): a target that is a folder or another non-regular file, or whose folder cannot be made or written
+    (a file stands in its way, no permission). A missing folder that can be made is made when the file is."""
+    path = Path(path)
+    if not path.name or path.name in (".", ".."):
+        raise UserError(f"{flag} {path}: give a file name, not a folder")
+    for parent in path.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"{flag} {path}: its folder cannot be made, {parent} is a file")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise UserError(f"{flag} {path}: the folder {parent} is not writable")
+            break
+    try:
+        check_output_file(path)
+    except UserError as exc:
+        raise UserError(f"{flag} {exc}".replace(f"{flag} output ", f"{flag} ", 1)) from None
+
+
 def replace_file(path: Path | str, data: str | bytes) -> Path:
     """`data` (text as UTF-8) written whole at `path`: a reader sees the old file or the new one, never half."""
     path = Path(path)

@@ -171,14 +171,51 @@ LABEL_IN_NAME = 80  # characters of the label a folder name keeps (file names ar
 
 
 def _base_name(results_dir: Path, label: str) -> Path:
+    existing = Path(".")
     for parent in (results_dir, *results_dir.parents):
-        if parent.exists():
+        if _exists(parent):
             if not parent.is_dir():
                 raise UserError(f"results folder {results_dir} cannot be made: {parent} is a file")
+            existing = parent
             break
     stamp = time.strftime("%Y%m%d-%H%M%S")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-")[:LABEL_IN_NAME].strip("-.")
-    return results_dir / (f"{stamp}-{safe}" if safe else stamp)
+    base = results_dir / (f"{stamp}-{safe}" if safe else stamp)
+    _check_name_lengths(base, existing)
+    return base
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; a name the filesystem refuses to look up (too long) does not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+RUN_FILE_ROOM = 40  # the longest name ctxprobe writes inside a run folder, with a temporary suffix
+
+
+def _check_name_lengths(folder: Path, existing: Path) -> None:
+    """Refuse a folder name the filesystem would refuse (`File name too long`) before anything is made: each
+    name in the path within the filesystem's NAME_MAX, the whole with a run's files within its PATH_MAX."""
+    def limit(name: str, default: int) -> int:
+        try:
+            return int(os.pathconf(existing, name))
+        except (OSError, ValueError):
+            return default
+
+    name_max, path_max = limit("PC_NAME_MAX", 255), limit("PC_PATH_MAX", 4096)
+    for part in folder.parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            shown = part if len(part) <= 40 else part[:37] + "..."
+            raise UserError(f"results folder {shown!r}: its name is {size} bytes, more than the {name_max} this "
+                            "filesystem allows; give a shorter --results-dir")
+    size = len(os.fsencode(str(folder.absolute()))) + RUN_FILE_ROOM
+    if size > path_max:
+        raise UserError(f"results folder {str(folder)[:40]}...: its path and a run's files would be {size} bytes, "
+                        f"more than the {path_max} this filesystem allows; give a shorter --results-dir")
 
 
 def _free_name(base: Path) -> Path:

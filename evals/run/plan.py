@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxprobe.evals.records.manifest import RunManifest, saved_options
+from ctxprobe.evals.records.safe_write import check_output_target
 from ctxprobe.evals.records.store import RunStore, run_folder
 from ctxprobe.evals.run.send.inline_suite import suite_for
 from ctxprobe.evals.run.send.options import AgainstOptions, EndpointOptions, JudgeOptions, RunOptions, validated
@@ -93,6 +94,9 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
     """The options, cut into the parts the run hands on."""
     rule = stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
     kind = kind_of(opts, rule)
+    for flag, target in (("--junit", opts.junit), ("--summary-md", opts.summary_md)):
+        if target:  # refused now, not after the whole run
+            check_output_target(target, flag)
     return RunPlan(
         suite=suite, rule=rule, kind=kind, order=opts.order, mode=opts.mode, endpoint=part(opts, EndpointOptions),
         logprobs=part(opts, LogprobSettings),

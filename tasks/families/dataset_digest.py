@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ctxprobe.tasks.data_files import data_path
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import DATASET_DIGEST
 from ctxprobe.tasks.registry import get_family
@@ -66,10 +67,7 @@ def _folder_sha256(path: str, files: tuple[tuple[str, int, int], ...]) -> str:
 def _path_of(spec: str, what: str) -> Path:
     if not spec.startswith("hf:") or not spec[3:]:
         raise UserError(f"invalid {what} dataset {spec!r}: use hf:PATH (a local file or a folder)")
-    path = Path(spec[3:]).expanduser()
-    if not path.exists():
-        raise UserError(f"{what} dataset {spec!r}: no such file or folder")
-    return path
+    return data_path(Path(spec[3:]).expanduser(), f"{what} dataset {spec!r}")
 
 
 def pinned(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -97,7 +95,7 @@ def located(spec: str, digest: str | None, what: str) -> Path:
     if digest is None:
         return _path_of(spec, what)
     path = Path(spec[3:]).expanduser() if spec.startswith("hf:") else None
-    if path is not None and path.exists() and content_sha256(path) == digest:
+    if path is not None and path.exists() and content_sha256(data_path(path, f"{what} dataset {spec!r}")) == digest:
         return path
     known = _LOCATIONS.get(digest)
     if known is not None and known.exists() and content_sha256(known) == digest:

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.tasks.data_files import parquet_files, parquet_rows
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.dataset_digest import located
 
@@ -32,16 +33,8 @@ def load_rows(spec: str, what: str, columns: tuple[str, ...], digest: str | None
 
 @lru_cache(maxsize=4)
 def _read(path: str, size: int, mtime: int) -> tuple[dict[str, Any], ...]:
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
     root = Path(path)
-    files = sorted(root.rglob("*.parquet")) if root.is_dir() else [root]
-    if not files:
-        raise UserError(f"dataset {path}: the folder holds no .parquet files")
-    try:
-        return tuple(row for f in files for row in pq.read_table(f).to_pylist())
-    except (OSError, ValueError) as error:
-        raise UserError(f"dataset {path}: cannot read it as parquet: {str(error).splitlines()[0]}") from None
+    return tuple(parquet_rows(parquet_files(root, f"dataset {path}"), f"dataset {path}"))
 
 
 SEED_SPREAD = 8  # a seed takes one of the 8 longest rows that fit

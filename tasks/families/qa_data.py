@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.data_files import parquet_files, parquet_rows
+from ctxprobe.tasks.errors import UserError, read_user_text
 from ctxprobe.tasks.families.dataset_digest import located
 
 Format = Literal["squad", "hotpotqa"]
@@ -53,28 +54,30 @@ def _load(path: str, size: int, mtime: int) -> QaData:
     if not rows:
         raise UserError(f"QA dataset {path}: no rows")
     first = rows[0]
-    if {"question", "answer", "context"} <= first.keys():
-        return _hotpotqa(rows)
-    if {"question", "answers", "context"} <= first.keys():
-        return _squad(rows)
+    try:
+        if {"question", "answer", "context"} <= first.keys():
+            return _hotpotqa(rows)
+        if {"question", "answers", "context"} <= first.keys():
+            return _squad(rows)
+    except (KeyError, TypeError, ValueError) as error:  # a later row without a field, a context of another shape
+        raise UserError(f"QA dataset {path}: a row does not have the first row's shape "
+                        f"({type(error).__name__}: {error})") from None
     raise UserError(f"QA dataset {path}: rows need SQuAD's fields (context, question, answers) or HotpotQA's "
                     f"(context, question, answer); found {', '.join(sorted(first))}")
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     if path.is_dir() or path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
-        files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
-        if not files:
-            raise UserError(f"QA dataset {path}: the folder holds no .parquet files")
-        return [row for f in files for row in pq.read_table(f).to_pylist()]
+        return parquet_rows(parquet_files(path, f"QA dataset {path}"), f"QA dataset {path}")
+    text = read_user_text(path, f"QA dataset {path}")
     try:
-        text = path.read_text("utf-8")
         if path.suffix == ".jsonl":
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+            if not all(isinstance(row, dict) for row in rows):
+                raise UserError(f"QA dataset {path}: expected one JSON object a line")
+            return rows
         data = json.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except json.JSONDecodeError as error:
         raise UserError(f"QA dataset {path}: cannot read it: {str(error).splitlines()[0]}") from None
     if isinstance(data, dict) and isinstance(data.get("data"), list):  # the official SQuAD JSON
         return [{"title": article.get("title", ""), "context": p["context"], "question": qa["question"],

@@ -122,12 +122,28 @@ class TextHaystack:
         return f"TextHaystack(spec={self.spec!r})"
 
 
+# Control characters no text file holds in number (tab, line feeds, vertical tab, form feed, carriage return
+# and escape are left out: text has them)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+MAX_CONTROL_SHARE = 0.01  # more control characters than this, in a file without NUL bytes: binary data
+
+
 def _decode(path: Path, data: bytes) -> str:
+    """`data` as text: UTF-8 with no NUL byte and almost no control characters. A binary file that happens to
+    decode (a file of NUL bytes, a dump) would otherwise be a haystack of noise with no word said."""
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         message = f"haystack file {path} is not UTF-8 text (bad byte at offset {error.start})"
         raise UserError(message) from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise UserError(f"haystack file {path} is binary, not text (a NUL byte at offset {nul})")
+    controls = len(_CONTROL.findall(text))
+    if controls > MAX_CONTROL_SHARE * len(text):
+        raise UserError(f"haystack file {path} is binary, not text ({controls} control characters in "
+                        f"{len(text)} characters)")
+    return text
 
 
 def _read(path: Path) -> bytes:

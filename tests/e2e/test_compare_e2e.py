@@ -30,7 +30,7 @@ def test_compare_f16_with_q4_0_kv_cache(tmp_path: Path, f16_run: Path) -> None:
     base, (cand,) = f16_run, runs.iterdir()
     done = ctxprobe("compare", str(base), str(cand), "--fail-if-drop", "0.99", "--results-dir", str(tmp_path / "cmp"))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "baseline f16  vs  candidate kvq4" in done.stdout and "gate --fail-if-drop 0.99: pass" in done.stdout
+    assert "baseline f16  vs  candidate kvq4" in done.stdout and "gate --fail-if-drop 0.99: PASS" in done.stdout
     (folder,) = (tmp_path / "cmp").iterdir()
     data = json.loads((folder / "compare.json").read_text())
     pairing = data["pairings"][0]

@@ -109,6 +109,11 @@ FILE_ARGS: dict[str, Callable[[dict[str, str], str], list[str]]] = {
     "run --against": lambda base, p: [*base["run"], "--against", p],
     "run --config": lambda base, p: [*base["run"], "--config", p, "--dry-run"],
     "run --qa": lambda base, p: [*base["run"], "--qa", p],
+    "run --qa hf:": lambda base, p: [*base["run"], "--family", "qa", "--qa", "hf:" + p],
+    "run --mrcr hf:": lambda base, p: [*base["run"], "--mrcr", "hf:" + p],
+    "run --haystack file:": lambda base, p: [*base["run"], "--haystack", "file:" + p],
+    "run --include": lambda base, p: [*base["run"], "--include", p],
+    "export --haystack file:": lambda base, p: [*base["export"], "--haystack", "file:" + p],
     "show": lambda base, p: ["show", p],
     "check": lambda base, p: ["check", p],
     "report": lambda base, p: ["report", p, "-o", base["report-out"]],
@@ -120,6 +125,27 @@ FILE_ARGS: dict[str, Callable[[dict[str, str], str], list[str]]] = {
     "export suite": lambda base, p: ["export", p, base["export-out"]],
     "import-lm-eval": lambda base, p: ["import-lm-eval", p, "--results-dir", base["results"]],
 }
+# Every file a command writes at its end, named by a flag: refused before the command runs when it is a folder,
+# a FIFO, a link (to /dev/zero), or under a file (its folder cannot be made).
+OUTPUT_KINDS = ("folder", "fifo", "dev-zero-link", "under-a-file")
+OUTPUT_ARGS: dict[str, Callable[[dict[str, str], str], list[str]]] = {
+    "run --junit": lambda base, p: [*base["against"], "--junit", p],
+    "run --summary-md": lambda base, p: [*base["against"], "--summary-md", p],
+    "compare --junit": lambda base, p: [*base["compare"], "--fail-if-drop", "0.05", "--junit", p],
+    "compare --summary-md": lambda base, p: [*base["compare"], "--fail-if-drop", "0.05", "--summary-md", p],
+    "report -o": lambda base, p: ["report", base["run-a"], "-o", p],
+}
+OUTPUT_CASES = [(arg, kind) for arg in OUTPUT_ARGS for kind in OUTPUT_KINDS]
+
+
+def _bad_output(tmp: Path, kind: str, name: str) -> str:
+    if kind == "under-a-file":
+        plain = tmp / f"plain-{name}"
+        plain.write_text("x")
+        return str(plain / "out.xml")
+    return _bad_file(tmp, kind, name)
+
+
 # A folder is what some of these read (a run folder, a results folder): for them a folder that holds no run
 # is the bad case, and it is the same one-line refusal.
 FILE_CASES = [(arg, kind) for arg in FILE_ARGS for kind in FILE_KINDS]
@@ -136,12 +162,15 @@ def _bases(tmp: Path, url: str) -> dict[str, list[str]] | dict[str, str]:
     return {
         "run": ["run", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--family", "niah", "--lengths", "1k",
                 "--depths", "50", "--results-dir", results, "--quiet", "--no-report"],
+        "against": ["run", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--against", run_a,
+                    "--fail-if-drop", "0.05", "--token-counter", "estimate", "--results-dir", results, "--quiet",
+                    "--no-report"],
         "limit": ["limit", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--results-dir", results,
                   "--min-length", "1k", "--max-length", "2k"],
         "limit-embedded": ["limit", "--results-dir", results],
         "doctor": ["doctor", secret_url, "--api-key-env", KEY_ENV, "--no-context-check"],
         "plan": ["plan", str(config)],
-        "compare": ["compare", run_a, run_b, "--results-dir", str(tmp / "cmp")],
+        "compare": ["compare", run_a, run_b, "--results-dir", results],
         "history": ["history", str(tmp / "runs")],
         "report": ["report", run_a, "-o", str(tmp / "report.html")],
         "export": ["export", "quick", str(tmp / "exported"), "--token-counter", "estimate"],
@@ -225,6 +254,26 @@ def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path,
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
 
 
+@pytest.mark.parametrize("arg, kind", OUTPUT_CASES, ids=[f"{a} {k}" for a, k in OUTPUT_CASES])
+def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tmp_path: Path, engine: FakeEngine,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    bases = _bases(tmp_path, engine.url)
+    argv = OUTPUT_ARGS[arg](bases, _bad_output(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
+    sent = len(engine.completion_calls())
+    code, out, err = _ends(argv, capsys)
+    _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
+
+
+@pytest.mark.parametrize("arg", sorted(OUTPUT_ARGS))
+def test_a_good_output_is_written(arg: str, tmp_path: Path, engine: FakeEngine,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The control of the output cases: a file name in a folder yet to be made is written."""
+    target = tmp_path / "ci" / "out.file"
+    code, _, err = _ends(OUTPUT_ARGS[arg](_bases(tmp_path, engine.url), str(target)), capsys)  # type: ignore[arg-type]
+    assert code in (0, 1, 6), err.strip().splitlines()[-3:]  # 1 / 6: a gate's FAIL / UNDECIDED, not a refusal
+    assert target.is_file() and target.stat().st_size > 0
+
+
 @pytest.mark.parametrize("command", ["run", "limit", "doctor", "plan", "compare", "history", "report", "export",
                                      "check", "show", "tasks"])
 def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
@@ -237,4 +286,5 @@ def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
 
 
 def test_the_corpus_holds_over_500_cases() -> None:
-    assert len(FLAG_CASES) + len(FILE_CASES) + len(BOUND_CASES) > 500, len(FLAG_CASES) + len(FILE_CASES)
+    total = len(FLAG_CASES) + len(FILE_CASES) + len(BOUND_CASES) + len(OUTPUT_CASES)
+    assert total > 600, total

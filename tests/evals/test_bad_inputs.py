@@ -58,6 +58,44 @@ def _run_dir(tmp: Path, manifest: bytes | str | None, samples: bytes | None = No
     return str(run)
 
 
+def _folder(tmp: Path, name: str, files: dict[str, str | bytes]) -> str:
+    folder = tmp / name
+    folder.mkdir()
+    for file, data in files.items():
+        _file(folder, file, data)
+    return str(folder)
+
+
+def _fifo(tmp: Path, name: str) -> str:
+    import os
+
+    os.mkfifo(tmp / name)
+    return str(tmp / name)
+
+
+def _link(tmp: Path, name: str, target: str) -> str:
+    (tmp / name).symlink_to(target)
+    return str(tmp / name)
+
+
+def _recipe(tmp: Path, haystack: str, params: dict[str, object] | None = None, family: str = "niah") -> str:
+    import json
+
+    return _file(tmp, "recipe.json", json.dumps({"family": family, "params": params or {}, "haystack": haystack,
+                                                 "context_tokens": 1024}))
+
+
+def _against(tmp: Path, flag: str, target: str) -> list[str]:
+    """A paired run against a finished baseline, `flag` given `target` (the counter the baseline's)."""
+    base = write_run(tmp / "baseline", "a", all_right())
+    return ["--against", str(base), "--fail-if-drop", "0.05", "--token-counter", "estimate", flag, target]
+
+
+def _compare(tmp: Path) -> list[str]:
+    a, b = write_run(tmp / "runs" / "a", "a", all_right()), write_run(tmp / "runs" / "b", "b", all_right())
+    return ["compare", str(a), str(b), "--results-dir", str(tmp / "r")]
+
+
 Case = Callable[[Path], list[str]]
 RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir R (see _argv)
     # lengths
@@ -230,6 +268,56 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "resume manifest torn": lambda t: ["--resume", _run_dir(t, '{"schema_version": 2, "suite": {"na')],
     # where results go
     "results dir under a file": lambda t: ["--family", "niah", "--results-dir", _file(t, "plain", "x") + "/runs"],
+    # foreign --include modules: whatever they raise, or exit(), is one line naming the module
+    "include raises": lambda t: ["--family", "niah", "--include", _file(t, "raises.py", "raise ValueError('boom')\n")],
+    "include recurses": lambda t: ["--family", "niah", "--include",
+                                   _file(t, "recurses.py", "def f():\n    return f()\n\nf()\n")],
+    "include exit(0)": lambda t: ["--family", "niah", "--include", _file(t, "exits.py", "exit(0)\n")],
+    "include sys.exit(0)": lambda t: ["--family", "niah", "--include", _file(t, "sysexit.py", "import sys\nsys.exit(0)\n")],
+    "include KeyError in a folder": lambda t: ["--family", "niah", "--include", _folder(t, "mods", {
+        "a.py": "X = 1\n", "b.py": "{}['missing']\n"})],
+    # qa and mrcr data files
+    "qa empty parquet": lambda t: ["--family", "qa", "--qa", "hf:" + _file(t, "e.parquet", b"")],
+    "qa torn parquet": lambda t: ["--family", "qa", "--qa", "hf:" + _file(t, "b.parquet", b"PAR1garbagePAR1")],
+    "qa fifo parquet": lambda t: ["--family", "qa", "--qa", "hf:" + _fifo(t, "q.parquet")],
+    "qa fifo json": lambda t: ["--family", "qa", "--qa", "hf:" + _fifo(t, "q.json")],
+    "qa folder of an empty parquet": lambda t: ["--family", "qa", "--qa", "hf:" + _folder(t, "qa", {"x.parquet": b""})],
+    "qa jsonl of numbers": lambda t: ["--family", "qa", "--qa", "hf:" + _file(t, "q.jsonl", "1\n2\n")],
+    "mrcr fifo parquet": lambda t: ["--mrcr", "hf:" + _fifo(t, "m.parquet")],
+    "mrcr torn parquet": lambda t: ["--mrcr", "hf:" + _file(t, "m.parquet", b"PAR1\x00\x01PAR1")],
+    # results folders the filesystem refuses
+    "results dir name 300 characters": lambda t: ["--family", "niah", "--results-dir", str(t / ("x" * 300))],
+    "results dir path past PATH_MAX": lambda t: ["--family", "niah", "--results-dir", str(t / "/".join(["y" * 250] * 20))],
+    # binary haystacks that decode as UTF-8
+    "haystack file of NUL bytes": lambda t: ["--family", "niah", "--haystack", "file:" + _file(t, "nul.txt", b"\x00" * 4000)],
+    "haystack file of control bytes": lambda t: ["--family", "niah", "--haystack",
+                                                 "file:" + _file(t, "ctl.txt", bytes(range(1, 9)) * 500)],
+    "haystack dir of a binary .txt": lambda t: ["--family", "niah", "--haystack",
+                                                "dir:" + _folder(t, "hay", {"a.txt": b"\x00\x01" * 2000})],
+    # duplicate keys
+    "params key twice": lambda t: ["--family", "niah", "--params", "variant=single,variant=multikey"],
+    "params mapping key twice": lambda t: ["--family", "niah", "--params", "variant={a: 1, a: 2}"],
+    "params value bad yaml": lambda t: ["--family", "niah", "--params", "variant=[single"],
+    "suite key twice": lambda t: _suite(t, "name: s\nlengths: [1k]\nlengths: [128k]\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite task key twice": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                             "tasks: [{family: niah, params: {variant: single, variant: multikey}}]\n"),
+    # GPU fit numbers, checked where given (a dry run without --config never reads them)
+    "util 2": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpus", "1", "--gpu-mem", "80GB",
+                         "--util", "2", "--weights", "1GB"],
+    "util nan": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--util", "nan"],
+    "util 2 without dry run": lambda t: ["--family", "niah", "--util", "2"],
+    "gpu mem abcGB": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpus", "1",
+                                "--gpu-mem", "abcGB", "--weights", "1GB"],
+    "gpu mem 0GB": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpu-mem", "0GB"],
+    "weights words": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--weights", "heavy"],
+    # the gate's flags without a baseline, and its outputs checked before the run
+    "undecided without against": lambda t: ["--family", "niah", "--undecided", "pass"],
+    "undecided exit without against": lambda t: ["--family", "niah", "--undecided", "exit"],
+    "counter bogus": lambda t: ["--family", "niah", "--token-counter", "bogus"],
+    "junit is a folder": lambda t: _against(t, "--junit", str(t)),
+    "summary md is a folder": lambda t: _against(t, "--summary-md", str(t)),
+    "junit under a file": lambda t: _against(t, "--junit", _file(t, "plain", "x") + "/gate.xml"),
+    "summary md is a fifo": lambda t: _against(t, "--summary-md", _fifo(t, "gate.md")),
     # dry run
     "dry run length 1e9": lambda t: ["--family", "niah", "--lengths", "1000000000", "--dry-run"],
     "dry run depth step 1e-7": lambda t: ["--family", "niah", "--depths", "0:100:1e-7", "--dry-run"],
@@ -288,6 +376,27 @@ OTHER: dict[str, Case] = {  # whole command lines
     "export length 1e9": lambda t: ["export", "quick", str(t / "out"), "--lengths", "1000000000"],
     "export unknown suite": lambda t: ["export", "weekly", str(t / "out")],
     "export unknown format": lambda t: ["export", "quick", str(t / "out"), "--format", "csv"],
+    "export base url ftp": lambda t: ["export", "quick", str(t / "r" / "out"), "--token-counter", "estimate",
+                                      "--base-url", "ftp://x"],
+    "export base url without scheme": lambda t: ["export", "quick", str(t / "r" / "out"), "--token-counter", "estimate",
+                                                 "--base-url", "gpu-node:8000"],
+    "prompt file:/etc/passwd": lambda t: ["prompt", _recipe(t, "file:/etc/passwd")],
+    "prompt dir:/etc": lambda t: ["prompt", _recipe(t, "dir:/etc")],
+    "prompt file outside the allowed folder": lambda t: ["prompt", _recipe(t, "file:/etc/passwd"), "--allow-path", str(t)],
+    "prompt link out of the allowed folder": lambda t: ["prompt", _recipe(t, "file:" + _link(t, "hay.txt", "/etc/passwd")),
+                                                        "--allow-path", str(t)],
+    "prompt hf: dataset outside": lambda t: ["prompt", _recipe(t, "prose", params={"dataset": "hf:/etc/passwd"},
+                                                               family="qa")],
+    "prompt allow path not a folder": lambda t: ["prompt", _recipe(t, "prose"), "--allow-path", "/no/such/folder"],
+    "prompt token counter bogus": lambda t: ["prompt", _recipe(t, "prose"), "--token-counter", "bogus"],
+    "compare junit is a folder": lambda t: [*_compare(t), "--fail-if-drop", "0.05", "--junit", str(t)],
+    "compare summary md is a folder": lambda t: [*_compare(t), "--fail-if-drop", "0.05", "--summary-md", str(t)],
+    "compare junit under a file": lambda t: [*_compare(t), "--junit", _file(t, "plain", "x") + "/gate.xml"],
+    "compare results dir name 300 characters": lambda t: [*_compare(t)[:3], "--results-dir", str(t / ("c" * 300))],
+    "limit results dir name 300 characters": lambda t: ["limit", "--results-dir", str(t / ("l" * 300))],
+    "plan util 2": lambda t: ["plan", _file(t, "config.json", "{}"), "--util", "2"],
+    "plan util nan": lambda t: ["plan", _file(t, "config.json", "{}"), "--util", "nan"],
+    "plan gpu mem abcGB": lambda t: ["plan", _file(t, "config.json", "{}"), "--gpu-mem", "abcGB"],
     "plan missing config": lambda t: ["plan", "/no/config.json"],
     "plan binary config": lambda t: ["plan", _file(t, "config.json", b"\xff\xfe\x00")],
     "plan gpus 0": lambda t: ["plan", _file(t, "config.json", "{}"), "--gpus", "0"],
@@ -332,6 +441,41 @@ def test_bad_input_ends_in_one_line_exit_2_and_leaves_nothing(name: str, tmp_pat
     assert len(engine.completion_calls()) == sent  # nothing sent
     results = tmp_path / "r"
     assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
+
+
+REFUSED_GATES: dict[str, Case] = {  # the gate refuses to judge: one line, exit 5 (GateRefused), no folder
+    "compare metric p_answer without probabilities": lambda t: [*_compare(t), "--metric", "p_answer"],
+    "compare metric p_answer gate without probabilities": lambda t: [*_compare(t), "--metric", "p_answer",
+                                                                     "--fail-if-drop", "0.05"],
+    "compare metric kl without log-probabilities": lambda t: [*_compare(t), "--metric", "kl"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_GATES))
+def test_a_gate_that_cannot_judge_ends_in_one_line_exit_5_and_leaves_nothing(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    code = main(REFUSED_GATES[name](tmp_path))
+    out = capsys.readouterr()
+    err = out.err.strip().splitlines()
+    assert code == 5, err
+    assert len(err) == 1 and "error" in err[0] and "cannot judge" in err[0], err
+    assert "rows that differ" not in out.out  # no table that reads as "no difference"
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+
+
+def test_a_prompt_recipe_reads_a_file_inside_an_allowed_folder(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The control of the prompt cases: the same recipe builds once its folder is allowed (and not before)."""
+    hay = tmp_path / "hay"
+    hay.mkdir()
+    (hay / "essay.txt").write_text("The quick brown fox jumps over the lazy dog. " * 400)
+    recipe = _recipe(tmp_path, f"file:{hay / 'essay.txt'}")
+    capsys.readouterr()
+    assert main(["prompt", recipe]) == 2
+    assert "--allow-path" in capsys.readouterr().err
+    assert main(["prompt", recipe, "--allow-path", str(hay)]) == 0
+    assert "quick brown fox" in capsys.readouterr().out
 
 
 def test_the_table_holds_more_than_the_attacks_110_inputs() -> None:

@@ -48,7 +48,31 @@ def test_step_curve_is_bracketed_within_ratio(seed):
     assert passing < edge <= failing and failing / passing <= 1.25
     assert result.effective == passing and result.first_failing == failing
     assert all(x % 256 == 0 for x in (passing, failing))
-    assert result.verdict.startswith(f"effective ≥ {passing:,} (95%); drops below 0.856 between {passing:,} and {failing:,}")
+    row = next(r for r in result.lengths if r.length == passing)
+    said = "95%" if _cp_lower(row.successes, row.n) > 0.856 else "a point estimate at the 50-sample cap, not 95%"
+    assert result.verdict.startswith(f"effective ≥ {passing:,} ({said}")
+    assert f"drops below 0.856 between {passing:,} and {failing:,}" in result.verdict
+
+
+def _cp_lower(successes: int, n: int, confidence: float = 0.95) -> float:
+    """The Clopper-Pearson lower bound, from scipy's beta quantile (not ctxprobe's own)."""
+    from scipy.stats import beta
+
+    return 0.0 if successes == 0 else float(beta.ppf((1 - confidence) / 2, successes, n - successes + 1))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_verdict_claims_95_percent_only_where_the_interval_cleared_the_bar(seed):
+    """Near the threshold the 50-sample cap decides on the point estimate: the verdict then says so, and the
+    interval it gives, instead of "(95%)"."""
+    result = find_effective_length(ScriptedCurve(step_at(100_000, high=0.9), seed), config())
+    assert result.effective is not None
+    row = next(r for r in result.lengths if r.length == result.effective)
+    settled = _cp_lower(row.successes, row.n) > 0.856
+    head = result.verdict.split(";")[0]
+    assert ("(95%)" in head) == settled, (head, row)
+    if not settled:
+        assert "point estimate at the 50-sample cap, not 95%" in head and f"over {row.n}" in head
 
 
 def test_search_order_climbs_then_bisects():

@@ -70,7 +70,11 @@ def gate_line(result: CompareResult) -> list[str]:
         row = find_row(kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
         named.append(f"{r.candidate} {r.where()}" + (f" KL {kl_number(row.kl)} nats (at least {kl_number(row.gate_lo or 0.0)})"
                                                      if row is not None else ""))
-    verdict = "FAIL" if result.failed else "pass"
+    from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
+
+    verdict = compare_verdict(result)
+    if verdict != "FAIL":
+        named = [undecided_text(result)] if verdict == "UNDECIDED" else []
     return [f"gate --metric kl --kl-margin {kl.margin:g}: {verdict}" + (f": {'; '.join(named)}" if named else ""),
             f"KL gate: {kl.gate_method}. FAIL: the row's mean KL is above the margin; PASS: its mean, each pair's "
             f"counted up to {CAP_TIMES:g} margins, is below it (the correctness gate catches a build that loses a few "

@@ -181,3 +181,31 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
         out.append(GateCase(candidate=r.candidate, where=r.where(), primary=r.level == "family", verdict=verdict,
                             metric=result.metric, other=other, **own))  # type: ignore[arg-type]
     return out
+
+
+def compare_verdict(result: CompareResult) -> str | None:
+    """The gate's word on a comparison, PASS, FAIL or UNDECIDED (None when no gate was asked for: no
+    `fail_if_drop`, no `--metric kl`): the verdict of its CI cases (`gate_cases`) put together by
+    `overall_verdict`, so that the terminal line, compare.md, compare.json, the report, JUnit and the markdown
+    summary say the same word. A row passes only when its interval lies within the margin: six pairs with an
+    interval of [-59, +59] points is UNDECIDED, never a pass."""
+    from ctxprobe.evals.compare.sequential.ci_outputs import gate_outcome
+
+    if result.fail_if_drop is None and result.metric != "kl":
+        return None
+    return gate_outcome(gate_cases(result))
+
+
+def undecided_text(result: CompareResult) -> str:
+    """Why an UNDECIDED comparison is one: its primary rows that neither pass nor fail, with their intervals."""
+    cases = gate_cases(result)
+    primary = [c for c in cases if c.primary] or cases
+    open_ = [c for c in primary if c.verdict == "UNDECIDED"]
+    return ("; ".join(f"{c.candidate} {c.where} {_bounds(c.metric, c.diff_lo, c.diff_hi)}, n {c.n}" for c in open_)
+            + " (the interval reaches past the margin: more pairs are needed to PASS)") if open_ else ""
+
+
+def _bounds(metric: str, lo: float, hi: float) -> str:
+    if metric == "kl":
+        return f"[{lo:.4f}, {hi:.4f}] nats"
+    return f"[{100 * lo:+.0f}, {100 * hi:+.0f}] points"

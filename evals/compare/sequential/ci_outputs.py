@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxprobe.evals.records.safe_write import replace_file
-from ctxprobe.evals.compare.sequential.gate import PASS_MEANING
+from ctxprobe.evals.compare.sequential.gate import PASS_MEANING, overall_verdict
 
 FIXED_INTERVAL = "95% interval"  # the fixed gate's bounds (two-sided)
 SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
@@ -55,11 +55,8 @@ def metric_text(metric: str, diff: float, lo: float, hi: float, n: int, interval
 
 
 def gate_outcome(cases: list[GateCase]) -> str:
-    """FAIL when a row fails, PASS when every primary (pooled) row passes, else UNDECIDED."""
-    if any(c.verdict == "FAIL" for c in cases):
-        return "FAIL"
-    primary = [c for c in cases if c.primary] or cases
-    return "PASS" if primary and all(c.verdict == "PASS" for c in primary) else "UNDECIDED"
+    """FAIL when a row fails, PASS when every primary (pooled) row passes, else UNDECIDED (`overall_verdict`)."""
+    return overall_verdict([c.primary for c in cases], [c.verdict for c in cases])
 
 
 def junit_xml(cases: list[GateCase], title: str) -> str:

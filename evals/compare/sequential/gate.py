@@ -186,13 +186,19 @@ def family_done(rows: Sequence[SequentialRow], margin: float = 0.0) -> bool:
 
 
 def gate_verdict(rows: Sequence[SequentialRow], verdicts: Sequence[Verdict]) -> Verdict:
-    """FAIL when any row fails; PASS when every primary row passes (the intersection-union test of the
-    module docstring: per-length rows are secondary: they can fail the gate, and are reported, but need not
-    be decided); else UNDECIDED."""
+    """The gate's word on its rows (`overall_verdict`)."""
+    return overall_verdict([r.primary for r in rows], verdicts)
+
+
+def overall_verdict(primary: Sequence[bool], verdicts: Sequence[str]) -> Verdict:
+    """The one function that turns row verdicts into the gate's word, for every output that says it (the
+    terminal, JUnit, the markdown summary, compare.json, the report): FAIL when any row fails; PASS when every
+    primary row passes (the intersection-union test of the module docstring: per-length rows are secondary:
+    they can fail the gate, and are reported, but need not be decided); else UNDECIDED (no row at all too)."""
     if "FAIL" in verdicts:
         return "FAIL"
-    primary = [v for r, v in zip(rows, verdicts) if r.primary] or list(verdicts)
-    return "PASS" if all(v == "PASS" for v in primary) else "UNDECIDED"
+    chosen = [v for p, v in zip(primary, verdicts, strict=True) if p] or list(verdicts)
+    return "PASS" if chosen and all(v == "PASS" for v in chosen) else "UNDECIDED"
 
 
 def final_verdicts(rows: Sequence[SequentialRow], margin: float, alpha: float,

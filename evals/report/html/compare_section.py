@@ -15,6 +15,7 @@ from ctxprobe.evals.records.compare import COMPARE_JSON, read_compare
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.kl_text import gate_line
+from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
 from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
 from ctxprobe.evals.report.html.kl_section import kl_section
 from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
@@ -172,7 +173,8 @@ def compare_section(folder: Path) -> dict[str, Any]:
             "failed": [f"{r.get('candidate')} {r.get('family')} {r.get('variant')} "
                        f"{format_length(int(r.get('context_tokens', 0)))} {_pts(r.get('diff'))} "
                        f"(p_holm {_p(r.get('p_holm'))})" for r in data.get("failed", [])],
-            "gate": gate_line(result),
+            "gate": gate_line(result), "verdict": compare_verdict(result),
+            "undecided": undecided_text(result) if compare_verdict(result) == "UNDECIDED" else "",
             "methods": [(k, data[k]) for k in ("interval_method", "p_method", "partial_method") if data.get(k)],
             "kl": kl_section(result.kl, folder),
             "raw": None if rows or inputs else json.dumps(data, indent=2)[:20000]}

@@ -15,6 +15,7 @@ from ctxprobe.tasks.families.dataset_digest import pinned
 from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.family_index import family_class, include
 from ctxprobe.tasks.registry import known_families
+from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
 from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
 
 
@@ -25,7 +26,14 @@ def parse_params(text: str | None) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"invalid --params item {item!r}: use name=value[,name=value]")
-        out[key.strip()] = yaml.safe_load(value.strip())
+        if key.strip() in out:
+            raise UserError(f"--params gives {key.strip()!r} twice ({text!r}): give each parameter once")
+        try:
+            out[key.strip()] = load_yaml(value.strip())
+        except DuplicateKey as exc:
+            raise UserError(f"--params {key.strip()}: {exc.problem}") from None
+        except yaml.YAMLError:
+            raise UserError(f"invalid --params value {item!r}: not a YAML scalar, list or mapping") from None
     return out
 
 

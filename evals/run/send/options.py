@@ -155,6 +155,7 @@ class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, Ju
         if self.against is None and self.resume is None:  # a resumed run keeps its own baseline
             given = [flag for flag, value in (("--fail-if-drop", self.fail_if_drop), ("--junit", self.junit),
                                               ("--summary-md", self.summary_md),
+                                              (f"--undecided {self.undecided}", "undecided" in self.model_fields_set),
                                               ("--baseline-endpoint", self.baseline_endpoint),
                                               (f"--metric {self.metric}", self.metric != "correct"),
                                               ("--kl-margin", self.kl_margin != KL_MARGIN)) if value]

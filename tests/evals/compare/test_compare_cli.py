@@ -33,7 +33,7 @@ def test_gate_fails_on_a_significant_drop_and_names_the_row(runs, tmp_path, caps
 
 def test_gate_passes_when_the_drop_is_within_the_margin_or_absent(runs, tmp_path, capsys):
     assert _compare(*map(str, runs), "--fail-if-drop", "0.5", "--results-dir", str(tmp_path / "out")) == 0
-    assert "gate --fail-if-drop 0.5: pass" in capsys.readouterr().out
+    assert "gate --fail-if-drop 0.5: PASS" in capsys.readouterr().out
 
 
 def test_bad_input_exits_2_in_one_line(runs, tmp_path, capsys):

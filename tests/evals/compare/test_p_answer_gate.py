@@ -89,4 +89,4 @@ def test_ci_outputs_show_both_metrics(less_sure, tmp_path, capsys):
     assert "(on correct)" in text and "beside it" in text and "p_answer: diff -30.0 points" in text
     assert "beside it p_answer: diff -30.0" in junit.read_text()
     out = capsys.readouterr().out
-    assert "gate --fail-if-drop 0.05: pass" in out
+    assert "gate --fail-if-drop 0.05: UNDECIDED" in out and "### ctxprobe gate: UNDECIDED" in text  # 40 tied pairs: [-12, +12]
