@@ -67,7 +67,7 @@ def test_an_old_run_folder_loads_rebuilds_resumes_and_pairs(dataset: Path, tmp_p
     assert all(r.sample.sample_id == r.sample.recipe.sample_id() for r in run.records)  # ids read as written
     record = run.records[3]
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        assert main(["prompt", str(old), record.sample.sample_id, "--sha256"]) == 0
+        assert main(["prompt", str(old), record.sample.sample_id, "--sha256", "--allow-path", str(dataset.parent)]) == 0
     assert out.getvalue().strip() == record.sample.prompt_sha256
     planned_again = run.manifest.suite.recipes(lambda mode: ESTIMATE)  # what a resume plans
     assert set(check_resumable(RunStore(old), planned_again)) == {r.sample.sample_id for r in run.records}
