@@ -17,7 +17,7 @@ from ctxprobe.runners.launcher import EmbeddedEngine
 
 pytestmark = pytest.mark.engine
 
-KILL_AFTER = 12
+KILL_AFTER = 10
 
 
 def _lines(results: Path) -> list[dict]:
@@ -34,22 +34,22 @@ def test_a_replica_killed_mid_run_costs_no_sample(tmp_path: Path) -> None:
             EmbeddedEngine(n_ctx=4096, log_path=tmp_path / "b.log") as second:
         started = time.monotonic()
         run = popen("run", "--endpoint", first.base_url, "--endpoint", second.base_url, "--family", "niah",
-                    "--lengths", "1k", "--depths", "0:100:25", "--samples", "8", "--mode", "completions",
+                    "--lengths", "1k", "--depths", "0:100:25", "--samples", "5", "--mode", "completions",
                     "--concurrency", "2", "--order", "as-listed", "--quiet", "--no-report",
                     "--results-dir", str(results))
-        while len(_lines(results)) < KILL_AFTER and run.poll() is None and time.monotonic() - started < 600:
+        while len(_lines(results)) < KILL_AFTER and run.poll() is None and time.monotonic() - started < 1800:
             time.sleep(0.05)
         assert first.process is not None
         os.killpg(os.getpgid(first.process.pid), signal.SIGKILL)  # no goodbye: connections in flight cut
         killed_at = len(_lines(results))
-        _, err = run.communicate(timeout=600)
+        _, err = run.communicate(timeout=1800)  # a shared, loaded CPU: minutes
         took = time.monotonic() - started
     assert run.returncode == 0, err[-3000:]
     recs = _lines(results)
     manifest = json.loads((only_run_dir(results) / "manifest.json").read_text())
     print(f"killed after {killed_at} answers; {len(recs)} records, exit {run.returncode}, {took:.0f} s; "
           f"replica events {[(e['replica'], e['event']) for e in manifest['replica_events']]}")
-    assert len(recs) == 40 and len({r["sample"]["sample_id"] for r in recs}) == 40
+    assert len(recs) == 25 and len({r["sample"]["sample_id"] for r in recs}) == 25
     assert all(r["error"] is None and r["score"] is not None for r in recs), [r["error_detail"] for r in recs if r["error"]]
     assert manifest["status"] == "finished"
     dropped = [e for e in manifest["replica_events"] if e["event"] == "dropped"]
