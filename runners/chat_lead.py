@@ -63,10 +63,11 @@ class ChatLeadCounter:
         return getattr(self.counter, name)
 
 
-def with_chat_lead(counter: TokenCounter, base_url: str, engine: str, *, model: str | None = None,
+def with_chat_lead(counter: TokenCounter, base_url: str | Sequence[str], engine: str, *, model: str | None = None,
                    api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None) -> TokenCounter:
-    """`counter`, measuring the chat template at `base_url` where it cannot itself (a server counter
-    already does, and an engine without a known count call is left as it is)."""
+    """`counter`, measuring the chat template at `base_url` (or the first of the replicas that answers) where
+    it cannot itself (a server counter already does, and an engine without a known count call is left as it
+    is)."""
     if callable(getattr(counter, "chat_overhead", None)) or engine not in known_engines():
         return counter
     server = ServerTokenizer(base_url, engine, model=model, concurrency=1, policy=policy, api_key_env=api_key_env)

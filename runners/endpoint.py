@@ -3,10 +3,14 @@
 Built on `openai.AsyncOpenAI` with the SDK's own retries off: this client retries 429, 5xx and connection
 errors itself under the one retry policy every call shares (runners.retry: exponential backoff with
 jitter, honouring Retry-After), never a too-long 400 and never a timeout (a prefill that ran out of time
-once will run out again). Messages and responses name a replica without its credentials. Each request's deadline grows with its
-planned prompt length, because a 1M-token prefill sends nothing for minutes. Several base URLs are
-replicas of one deployment; each request goes to the one with the fewest requests in flight, and a replica
-whose connection fails is taken out of rotation until it answers again (runners/replicas.py).
+once will run out again). Messages and responses name a replica without its credentials. Each request's deadline
+covers the whole response, headers and body (a server that drips a byte a second is cut off like a frozen
+one), and grows with its planned prompt length, because a 1M-token prefill sends nothing for minutes: by
+`--timeout-per-1k`, or by the prefill rate measured on the run's answers (`PrefillRate`), whichever gives
+longer (runners/endpoint_config.py). Several base URLs are replicas of one deployment; each request goes to
+the one with the fewest requests in flight, and a replica whose connection fails (refused, reset, cut
+mid-answer) is taken out of rotation until it answers again (runners/replicas.py), its request sent to
+another at once.
 
 One client belongs to one asyncio event loop.
 """
@@ -25,12 +29,12 @@ from typing import Any
 import httpx2
 import openai
 
-from ctxprobe.runners.endpoint_config import EndpointConfig
+from ctxprobe.runners.endpoint_config import EndpointConfig, PrefillRate
 from ctxprobe.runners.http_json import api_key, display_url, is_loopback
 from ctxprobe.runners.replicas import LeastInFlight
 from ctxprobe.runners.response import ErrorKind, ReplicaEvent, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
-from ctxprobe.runners.retry import refused_key, retryable_status
+from ctxprobe.runners.retry import CallTimedOut, refused_key, retryable_status
 from ctxprobe.runners.shown_text import one_line
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
@@ -130,6 +134,18 @@ class EndpointClient:
         self._model_lock = asyncio.Lock()
         self._stream_options = True
         self._rng = rng or random.Random()
+        self.prefill = PrefillRate(config.prefill_rate)
+        self._flying: dict[int, tuple[float, int]] = {}  # request -> (started, planned tokens)
+        self._ticket = 0
+
+    def longest_in_flight(self) -> tuple[float, float | None] | None:
+        """The request out longest: (seconds since it was sent, seconds its prompt is expected to take at the
+        measured prefill rate, None before any is measured); None when nothing is in flight."""
+        if not self._flying:
+            return None
+        started, planned = min(self._flying.values())
+        rate = self.prefill.per_s
+        return time.monotonic() - started, (planned / rate if rate else None)
 
     def _timeout(self, total_s: float) -> httpx2.Timeout:
         return httpx2.Timeout(total_s, connect=min(self.config.connect_timeout_s, total_s))
@@ -163,8 +179,12 @@ class EndpointClient:
             if self._model is None:
                 root = self.config.base_urls[0]
                 try:
-                    page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout))
+                    async with asyncio.timeout(self.config.timeout):  # the whole answer, not each read
+                        page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout))
                     names = [str(card.id) for card in page.data]
+                except TimeoutError:
+                    raise CallTimedOut(f"endpoint {display_url(root)} did not answer GET /v1/models: no complete "
+                                       f"answer within {self.config.timeout:g} s (raise --timeout)") from None
                 except _WRONG_SHAPE:
                     raise UserError(f"endpoint {display_url(root)} did not give an OpenAI-compatible answer to "
                                     "GET /v1/models (no list of models); is this the server's URL and port?") from None
@@ -206,35 +226,52 @@ class EndpointClient:
 
     async def _send(self, request: _Request, planned_tokens: int, affinity: int | None) -> Response:
         model = await self.resolve_model()
-        timeout_s = self.config.request_timeout_s(planned_tokens)
-        attempts = failovers = 0
         async with self._slots:
-            while True:
-                attempts += 1
-                delay = 0.0
-                with self._pool.use(affinity if attempts == 1 else None) as root:
-                    try:
-                        response = await self._attempt(root, model, request, timeout_s)
+            self._ticket += 1
+            ticket = self._ticket
+            self._flying[ticket] = (time.monotonic(), planned_tokens)
+            try:
+                return await self._each_attempt(request, planned_tokens, affinity, model, ticket)
+            finally:
+                del self._flying[ticket]
+
+    async def _each_attempt(self, request: _Request, planned_tokens: int, affinity: int | None, model: str,
+                            ticket: int) -> Response:
+        attempts = failovers = 0
+        while True:
+            timeout_s = self.config.request_timeout_s(planned_tokens, self.prefill.per_s)
+            self._flying[ticket] = (time.monotonic(), planned_tokens)
+            attempts += 1
+            delay = 0.0
+            with self._pool.use(affinity if attempts == 1 else None) as root:
+                try:
+                    response = await self._attempt(root, model, request, timeout_s)
+                    self._pool.answered(root)
+                    if not request.one_token:
+                        self.prefill.observe(response.prompt_tokens, response.cached_tokens,
+                                             response.ttft_s or response.latency_s)
+                    return response.model_copy(update={"attempts": attempts})
+                except _Retryable as retry:
+                    if retry.kind is ErrorKind.connection_error:
+                        self._pool.failed(root, retry.detail)
+                        if failovers < len(self.config.base_urls) - 1 and self._pool.in_rotation_besides(root):
+                            failovers += 1
+                            continue
+                    else:
                         self._pool.answered(root)
-                        return response.model_copy(update={"attempts": attempts})
-                    except _Retryable as retry:
-                        if retry.kind is ErrorKind.connection_error:
-                            self._pool.failed(root, retry.detail)
-                            if failovers < len(self.config.base_urls) - 1 and self._pool.in_rotation_besides(root):
-                                failovers += 1
-                                continue
-                        else:
-                            self._pool.answered(root)
-                        if attempts - failovers > self.config.retries:
-                            raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
-                                                attempts=attempts) from None
-                        delay = self._backoff_s(attempts - failovers, retry.retry_after_s)
-                    except EndpointError as err:
-                        if err.status is not None or err.kind is ErrorKind.rejected_too_long:
-                            self._pool.answered(root)  # it answered: alive, whatever it said
-                        err.attempts = attempts
-                        raise
-                await asyncio.sleep(delay)
+                    if attempts - failovers > self.config.retries:
+                        raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
+                                            attempts=attempts) from None
+                    delay = self._backoff_s(attempts - failovers, retry.retry_after_s)
+                except EndpointError as err:
+                    if err.status is not None or err.kind is ErrorKind.rejected_too_long:
+                        self._pool.answered(root)  # it answered: alive, whatever it said
+                    if err.kind is ErrorKind.timeout:
+                        flag = self.config.timeout_flag(planned_tokens)
+                        err.detail = one_line(f"{err.detail}; raise {flag} to wait longer", 600)
+                    err.attempts = attempts
+                    raise
+            await asyncio.sleep(delay)
 
     def _backoff_s(self, attempts: int, retry_after_s: float | None) -> float:
         return self.config.retry_policy.backoff_s(attempts, retry_after_s, self._rng)
@@ -275,8 +312,11 @@ class EndpointClient:
                                 ttft_s = time.perf_counter() - started
                 else:
                     parts.add_whole(await create(**request))
-        except (TimeoutError, openai.APITimeoutError):
+        except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
             raise EndpointError(ErrorKind.timeout, f"no complete answer from {shown} within {timeout_s:.0f} s") from None
+        except httpx2.TransportError as err:  # the connection cut mid-answer (a replica killed while streaming)
+            raise _Retryable(ErrorKind.connection_error, f"{shown}: the answer was cut off ({type(err).__name__}: "
+                             f"{err})") from None
         except openai.APIStatusError as err:
             raise self._status_error(shown, err) from None
         except openai.APIConnectionError as err:

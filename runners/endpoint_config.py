@@ -18,6 +18,31 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
 
 
+PREFILL_SHARE = 0.25  # a deadline counts on a quarter of the measured prefill rate (a busy CPU, a neighbour)
+MIN_MEASURED_TOKENS = 256  # shorter prefills measure the request's overhead, not the rate
+
+
+class PrefillRate:
+    """Uncached prompt tokens per second to the first answer token, over the requests answered so far (the
+    time to the first token, or the whole request where the stream had none), or the rate given before the
+    run; None before either. Measured under the run's own concurrency, so a request's wait for a slot counts."""
+
+    def __init__(self, given: float | None = None) -> None:
+        self.given = given
+        self.tokens = 0
+        self.seconds = 0.0
+
+    def observe(self, prompt_tokens: int | None, cached_tokens: int | None, seconds: float | None) -> None:
+        fresh = (prompt_tokens or 0) - (cached_tokens or 0)
+        if fresh >= MIN_MEASURED_TOKENS and seconds and seconds > 0:
+            self.tokens += fresh
+            self.seconds += seconds
+
+    @property
+    def per_s(self) -> float | None:
+        return self.tokens / self.seconds if self.seconds > 0 else self.given
+
+
 class EndpointConfig(ClientSettings):
     """How to reach an endpoint: the user's `ClientSettings` (by the same names) and what suits the server.
     Holds the NAME of the API-key variable, never the key."""
@@ -55,9 +80,23 @@ class EndpointConfig(ClientSettings):
         given = {k: v for k, v in part(settings, ClientSettings).model_dump().items() if v is not None}
         return cls(**{**server, **given})
 
-    def request_timeout_s(self, planned_tokens: int) -> float:
-        """The whole-request deadline: base + per-1K-prompt-tokens x planned tokens."""
-        return self.timeout + self.timeout_per_1k * max(planned_tokens, 0) / 1000.0
+    prefill_rate: float | None = Field(None, gt=0, description="prefill tokens/s known before the run (--prefill-rate, "
+                                       "as `--dry-run` measured it); the run's own measure replaces it")
+
+    def request_timeout_s(self, planned_tokens: int, prefill_rate: float | None = None) -> float:
+        """The whole-response deadline (headers and body): base + per-1K-prompt-tokens x planned tokens, or,
+        where the prefill rate is known (measured on the run's answers, else `prefill_rate`), the time the
+        prompt takes at a pessimistic share of it (`PREFILL_SHARE`) plus the base as the answer's room,
+        whichever is longer: a measured rate only ever lengthens a deadline."""
+        formula = self.timeout + self.timeout_per_1k * max(planned_tokens, 0) / 1000.0
+        rate = prefill_rate or self.prefill_rate
+        if not rate:
+            return formula
+        return max(formula, self.timeout + max(planned_tokens, 0) / (PREFILL_SHARE * rate))
+
+    def timeout_flag(self, planned_tokens: int) -> str:
+        """The flag that lengthens this request's deadline the most: the per-1K share for a long prompt."""
+        return "--timeout-per-1k" if self.timeout_per_1k * planned_tokens / 1000.0 >= self.timeout else "--timeout"
 
     @property
     def retry_policy(self) -> RetryPolicy:

@@ -2,13 +2,19 @@
 scrape and the launcher's readiness check, under the run's retry policy (runners.retry). Completions go
 through `runners.endpoint` instead.
 
+Each call's timeout is a deadline for the whole answer, headers and body: every read from the socket is given
+what is left of it, so a server that drips a byte a second (a slow loris, a proxy that keeps a dead upstream's
+connection open) costs one timeout, not forever. No thread is left waiting on it.
+
 A URL may carry credentials (`http://user:KEY@host`): they are sent as HTTP basic auth (as the completions
 client sends them) and never shown: every message names the endpoint by `display_url`."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import http.client
+import io
 import ipaddress
 import json
 import os
@@ -19,7 +25,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ctxprobe.runners.retry import CallFailed, RetryPolicy, refused_key, retryable_status
+from ctxprobe.runners.retry import CallFailed, CallTimedOut, RetryPolicy, refused_key, retryable_status
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
@@ -99,11 +105,93 @@ def api_key(env_var: str = DEFAULT_API_KEY_ENV) -> str:
     return key or DUMMY_API_KEY
 
 
-def _opener(url: str) -> urllib.request.OpenerDirector:
-    # A proxy from the environment must never carry loopback traffic.
+class _DeadlineSocket:
+    """A connected socket whose reads share one deadline: each is given what is left of it, and one past it
+    raises `TimeoutError`. Everything else goes to the socket; closing waits for the readers made from it
+    (as a socket's own `makefile` does), since urllib closes the connection before the body is read."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock, self._deadline = sock, deadline
+        self._readers, self._closing = 0, False
+
+    def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
+        self._readers += 1
+        return io.BufferedReader(_DeadlineReader(self))
+
+    def recv_into(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline passed")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buffer)
+
+    def reader_closed(self) -> None:
+        self._readers -= 1
+        if self._closing and not self._readers:
+            self._sock.close()
+
+    def close(self) -> None:
+        self._closing = True
+        if not self._readers:
+            self._sock.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _DeadlineReader(io.RawIOBase):
+    def __init__(self, sock: _DeadlineSocket) -> None:
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        return self._sock.recv_into(buffer)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._sock.reader_closed()
+        super().close()
+
+
+class _DeadlineHTTP(http.client.HTTPConnection):
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock = _DeadlineSocket(self.sock, self._deadline)  # type: ignore[assignment]
+
+
+class _DeadlineHTTPS(http.client.HTTPSConnection):
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()  # TLS included: the deadline wraps the encrypted socket's reads
+        self.sock = _DeadlineSocket(self.sock, self._deadline)  # type: ignore[assignment]
+
+
+def _opener(url: str, deadline: float) -> urllib.request.OpenerDirector:
+    """urllib with every read under `deadline` (time.monotonic); a proxy from the environment never carries
+    loopback traffic."""
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(functools.partial(_DeadlineHTTP, deadline=deadline), req)  # type: ignore[arg-type]
+
+    class Secure(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(functools.partial(_DeadlineHTTPS, deadline=deadline), req,  # type: ignore[arg-type]
+                                context=self._context)  # type: ignore[attr-defined]
+
+    handlers: list[Any] = [Plain, Secure]
     if is_loopback(url):
-        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener()
+        handlers.append(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener(*handlers)
 
 
 def request_json(
@@ -115,7 +203,8 @@ def request_json(
     api_key_env: str = DEFAULT_API_KEY_ENV,
 ) -> tuple[int, Any]:
     """Send one request; return (HTTP status, decoded JSON body or the raw text when not JSON).
-    Non-2xx answers are returned, not raised; `Unreachable` when no answer came."""
+    Non-2xx answers are returned, not raised; `Unreachable` when no answer came, `TimedOut` when the whole
+    answer (headers and body) did not come within `timeout_s`."""
     data = None if payload is None else json.dumps(payload).encode("utf-8")
     url, basic = _without_credentials(url)
     req = urllib.request.Request(url, data=data, method=method)
@@ -123,17 +212,18 @@ def request_json(
     req.add_header("Accept", "application/json")
     if data is not None:
         req.add_header("Content-Type", "application/json")
+    deadline = time.monotonic() + timeout_s
     try:
-        with _opener(url).open(req, timeout=timeout_s) as resp:
+        with _opener(url, deadline).open(req, timeout=timeout_s) as resp:
             status, raw = resp.status, resp.read()
     except urllib.error.HTTPError as err:
         status, raw = err.code, err.read()
     except urllib.error.URLError as err:
         if isinstance(err.reason, (socket.timeout, TimeoutError)):
-            raise TimedOut(f"no answer within {timeout_s:g} s") from None
+            raise TimedOut(f"no complete answer within {timeout_s:g} s") from None
         raise Unreachable(str(err.reason)) from None
     except (socket.timeout, TimeoutError):
-        raise TimedOut(f"no answer within {timeout_s:g} s") from None
+        raise TimedOut(f"no complete answer within {timeout_s:g} s") from None
     except (ConnectionError, http.client.HTTPException, ValueError) as err:  # ValueError: a malformed URL
         raise Unreachable(str(err) or type(err).__name__) from None
     text = raw.decode("utf-8", errors="replace")
@@ -168,9 +258,11 @@ class EndpointCalls:
         status, body = self.send("POST", path, payload)
         return body if status == 200 and isinstance(body, dict) else None
 
-    def send(self, method: str, path: str, payload: Any = None) -> tuple[int, Any]:
+    def send(self, method: str, path: str, payload: Any = None, *, failover: bool = False) -> tuple[int, Any]:
         """(status, body) of any final answer (2xx, or a 4xx other than a refused key); 429 and 5xx are
-        retried and, when they persist, raise `CallFailed` like no answer at all."""
+        retried and, when they persist, raise `CallFailed` like no answer at all; an answer not complete
+        within the deadline raises `CallTimedOut`. `failover`: no answer at all raises at once (another
+        replica takes the call: runners/replica_calls.py)."""
         attempts = 0
         while True:
             attempts += 1
@@ -178,10 +270,10 @@ class EndpointCalls:
                 status, body = request_json(method, self.root + path, payload, timeout_s=self.timeout_s,
                                             api_key_env=self.api_key_env)
             except TimedOut as err:
-                raise CallFailed(f"endpoint {self.shown} did not answer {method} {path}: {err}",
-                                 attempts=attempts) from None
+                raise CallTimedOut(f"endpoint {self.shown} did not answer {method} {path}: {err} (raise --timeout)",
+                                   attempts=attempts) from None
             except Unreachable as err:
-                if attempts > self.policy.max_retries:
+                if attempts > self.policy.max_retries or failover:
                     raise CallFailed(f"endpoint {self.shown} is unreachable: {err} (after {attempts} attempts)",
                                      attempts=attempts) from None
                 time.sleep(self.policy.backoff_s(attempts))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ctxprobe.runners.shown_text import one_line
 from ctxprobe.runners.settings import ClientSettings
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import ExitError, UserError
 
 # The defaults are the client settings' (runners/settings.py), declared there once.
 DEFAULT_TIMEOUT_S: float = ClientSettings.model_fields["timeout"].default
@@ -73,3 +73,11 @@ class CallFailed(UserError):
     @property
     def key_refused(self) -> bool:
         return self.status is not None and refused_key(self.status)
+
+
+class CallTimedOut(CallFailed, ExitError):
+    """A call the endpoint accepted but did not answer in full within its deadline (a frozen server, one that
+    drips its answer a byte at a time): not bad input, the endpoint is not serving. Before anything was sent a
+    command ends with exit 3 in one line; mid-run the run stops as `endpoint_lost` (exit 3)."""
+
+    exit_code = 3

@@ -31,17 +31,20 @@ class Launched:
 
 
 def open_counter(spec: str, *, endpoint: str | None, api_key_env: str, policy: RetryPolicy | None = None,
-                 concurrency: int = 8, info: EngineInfo | None = None) -> TokenCounter:
+                 concurrency: int = 8, info: EngineInfo | None = None,
+                 replicas: tuple[str, ...] = ()) -> TokenCounter:
     """A token counter from its spec; a bare `server` means `endpoint`'s own tokenizer, reached with the key
     under the run's retry policy, `concurrency` tokenize calls at a time. `info`, the probe of `endpoint`,
-    spares its tokenizer a second probe."""
+    spares its tokenizer a second probe. `replicas`: the deployment's servers, `endpoint` among them: its
+    tokenizer fails over to the others (runners/replica_calls.py)."""
     from ctxprobe.runners.tokenize import make_counter
 
     check_counter_spec(spec)
     if spec == "server" and endpoint:
         spec = f"server:{endpoint}"
     probed = info if endpoint and spec == f"server:{endpoint}" else None
-    return make_counter(spec, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=probed)
+    return make_counter(spec, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=probed,
+                        replicas=tuple(replicas))
 
 
 def as_remote(client: ClientSettings, urls: list[str], info: EngineInfo, policy: RetryPolicy, mode: Mode, *,
@@ -52,8 +55,8 @@ def as_remote(client: ClientSettings, urls: list[str], info: EngineInfo, policy:
     concurrency = in_flight(concurrency, info.slots)
     spec = token_counter or f"server:{urls[0]}"
     counter = open_counter(spec, endpoint=urls[0], api_key_env=client.api_key_env, policy=policy,
-                           concurrency=concurrency, info=info)
-    counter = with_chat_lead(counter, urls[0], info.engine, model=info.model, api_key_env=client.api_key_env,
+                           concurrency=concurrency, info=info, replicas=tuple(urls))
+    counter = with_chat_lead(counter, urls, info.engine, model=info.model, api_key_env=client.api_key_env,
                              policy=policy)
     spec = f"server:{urls[0]}" if spec == "server" else spec
     config = EndpointConfig.of(client, base_urls=tuple(urls), mode=mode, model=info.model, concurrency=concurrency)

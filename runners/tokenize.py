@@ -7,7 +7,9 @@ answer is reduced by what it gives for the empty text. `bos_tokens` is what the 
 completion prompt, for callers that plan a prompt's full length.
 
 Every call is under the run's retry policy and `--timeout` (runners.retry): a 5xx is retried, a frozen
-server costs one timeout, and a call that still fails raises `CallFailed`. Counting many texts keeps
+server costs one timeout, and a call that still fails raises `CallFailed`. Given the replicas of a deployment,
+the counter fails over as the completions do (runners/replica_calls.py): one replica lost mid-run leaves the
+counting to the others. Counting many texts keeps
 `concurrency` calls in flight on daemon threads (runners.daemon_threads), so a build that is stopped
 leaves no queue of calls behind."""
 
@@ -20,7 +22,8 @@ from typing import Any
 
 from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.engines import Call, adapter, known_engines
-from ctxprobe.runners.http_json import EndpointCalls, api_root, display_url
+from ctxprobe.runners.http_json import api_root, display_url
+from ctxprobe.runners.replica_calls import calls_to
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import EngineInfo, probe_engine
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
@@ -34,12 +37,15 @@ class ServerTokenizer:
 
     approximate = False
 
-    def __init__(self, base_url: str, engine: str, *, model: str | None = None, concurrency: int = 8,
-                 policy: RetryPolicy | None = None, api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+    def __init__(self, base_url: str | Sequence[str], engine: str, *, model: str | None = None,
+                 concurrency: int = 8, policy: RetryPolicy | None = None,
+                 api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+        """`base_url`: the server, or the replicas of one deployment (named by the first)."""
         if engine not in known_engines():
             raise UserError(f"no tokenize call known for engine {engine!r}; known: {', '.join(known_engines())}")
         self.adapter = adapter(engine)
-        self.calls = EndpointCalls(base_url, policy=policy, api_key_env=api_key_env)
+        self.calls = calls_to((base_url,) if isinstance(base_url, str) else tuple(base_url), policy=policy,
+                              api_key_env=api_key_env)
         self.base_url = self.calls.shown  # for messages and the manifest: never a credential
         self.engine = engine
         self.model = model
@@ -132,23 +138,34 @@ class ServerTokenizer:
 
 
 def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
-                         concurrency: int = 8, info: EngineInfo | None = None) -> ServerTokenizer:
+                         concurrency: int = 8, info: EngineInfo | None = None,
+                         replicas: Sequence[str] = ()) -> ServerTokenizer:
     """Count with the endpoint's tokenizer, `concurrency` calls at a time under `policy`; the endpoint is
-    probed unless its probe's `info` is given."""
+    probed unless its probe's `info` is given. `replicas`: the other servers of the same deployment, which
+    take the calls `url` does not answer."""
     info = info if info is not None else probe_engine(url, api_key_env=api_key_env, policy=policy)
     if info.engine == "unknown":
         raise UserError(f"endpoint {display_url(api_root(url))} is not a known engine ({', '.join(known_engines())}); "
                         "its tokenizer cannot be used: choose another token counter")
-    return ServerTokenizer(url, info.engine, model=info.model, api_key_env=api_key_env, policy=policy,
+    urls = list(dict.fromkeys([api_root(url), *(api_root(r) for r in replicas)]))
+    return ServerTokenizer(urls, info.engine, model=info.model, api_key_env=api_key_env, policy=policy,
                            concurrency=concurrency)
 
 
 @lru_cache(maxsize=8)
 def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
-                 concurrency: int = 8, info: EngineInfo | None = None) -> TokenCounter:
+                 concurrency: int = 8, info: EngineInfo | None = None,
+                 replicas: tuple[str, ...] = ()) -> TokenCounter:
     """Any token counter from its spec (tasks.token_counter), the `server` kind reached with the API key
     from `api_key_env` under `policy`, `concurrency` calls at a time. One counter per (spec, key variable,
-    policy, concurrency) per process, so counts are cached once. `info`: the server's probe, when the caller
-    has probed it already."""
-    return make_token_counter(spec, server=lambda url: server_token_counter(
-        url, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=info))
+    policy, concurrency, replicas) per process, so counts are cached once. `info`: the server's probe, when
+    the caller has probed it already. `replicas`: a deployment's servers; a `server` spec naming one of them
+    fails over to the others."""
+
+    def server(url: str) -> ServerTokenizer:
+        roots = [api_root(r) for r in replicas]
+        others = roots if api_root(url) in roots else []
+        return server_token_counter(url, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=info,
+                                    replicas=others)
+
+    return make_token_counter(spec, server=server)

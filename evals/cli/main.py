@@ -67,12 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code = args.func(args)
+    except ExitError as exc:  # a file that cannot be written, a gate that refuses, an endpoint that does not
+        print(f"ctxprobe: error: {exc}", file=sys.stderr)  # answer in time: each its own code
+        return exc.exit_code
     except UserError as exc:
         print(f"ctxprobe: error: {exc}", file=sys.stderr)
         return 2
-    except ExitError as exc:  # a file that cannot be written, a gate that refuses: each its own code
-        print(f"ctxprobe: error: {exc}", file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:
         print("ctxprobe: interrupted", file=sys.stderr)
         return 130

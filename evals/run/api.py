@@ -112,7 +112,8 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         progress = Progress(total=len(todo))
         outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine))
         try:
-            asyncio.run(strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget)))
+            asyncio.run(strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget,
+                                                     plan.prefill_rate)))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"

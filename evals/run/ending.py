@@ -3,15 +3,16 @@ file not written, interrupted, or the paired gate's verdict."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ctxprobe.evals.records.manifest import RunManifest
-from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.plan import Outputs
+from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S
 
 Undecided = Literal["exit", "fail", "pass"]
 
@@ -53,13 +54,29 @@ def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: 
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
         return RunResult(store.dir, manifest, progress, code, msg + off)
     if errored and not outputs.allow_errors:
-        cut = sum(1 for r in store.latest_records().values() if r.error is ErrorKind.truncated)
+        latest = list(store.latest_records().values())
+        cut = sum(1 for r in latest if r.error is ErrorKind.truncated)
+        timed_out = [r for r in latest if r.error is ErrorKind.timeout]
         again = f"`{resume}` sends them again"
+        if timed_out:
+            again = (f"{len(timed_out)} timed out: {resume} {_deadline_flag(manifest.options, timed_out)} sends them "
+                     "again with a longer deadline")
         if cut:
             again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
         msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {again}"
         return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg + off)
     return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored" + off)
+
+
+def _deadline_flag(options: dict[str, Any], timed_out: list[SampleRecord]) -> str:
+    """The flag, with a value twice as long, that lengthens the timed-out samples' deadline: the per-1K share
+    where the longest prompt's share of the deadline is the larger (runners/endpoint_config.py)."""
+    base = float(options.get("timeout") or DEFAULT_TIMEOUT_S)
+    per_1k = float(options.get("timeout_per_1k") if options.get("timeout_per_1k") is not None else 2.0)
+    longest = max(r.sample.planned_tokens for r in timed_out)
+    if per_1k * longest / 1000.0 >= base:
+        return f"--timeout-per-1k {2 * per_1k:g}"
+    return f"--timeout {2 * base:g}"
 
 
 def _left_counts(left: int, progress: Progress) -> str:

@@ -35,7 +35,7 @@ from ctxprobe.tasks.token_counter import check_counter_spec
 # raised one sends the truncated samples again) and the judge, never what to run.
 RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
                                                                      "answer_tokens", "reasoning_tokens", "baseline_endpoint",
-                                                                     "judge_endpoint", "judge_model"}
+                                                                     "judge_endpoint", "judge_model", "prefill_rate"}
 
 
 Kind = Literal["fixed", "sequential", "paired"]
@@ -81,6 +81,7 @@ class RunPlan:
     store: RunStore
     previous: RunManifest | None
     recorded: dict[str, Any]
+    prefill_rate: float | None = None  # --prefill-rate (what --dry-run measured): the deadlines' rate until measured
 
 
 def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
@@ -105,7 +106,7 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
                         no_report=opts.no_report),
         against=part(opts, AgainstOptions) if kind == "paired" else None,
         judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
-        store=store, previous=previous, recorded=saved_options(opts))
+        store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate)
 
 
 def resolve(opts: RunOptions) -> RunPlan:

@@ -149,3 +149,16 @@ def test_prompts_served_at_another_length_are_flagged(tmp_path: Path, capsys: py
     out = capsys.readouterr()
     assert ("prompt length off the plan: 9 samples" in out.out) == bool(flagged)
     assert ("9 samples served at another length than planned" in out.err) == bool(flagged)
+
+
+def test_timed_out_samples_name_the_flag_to_raise_in_their_error_and_the_closing_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", answer="The number is 1234567.") as engine:
+        engine.script.extend([Reply(delay_s=2.5), Reply(delay_s=2.5)])  # the first two samples' prefills
+        code = _run(engine.url, tmp_path, "--timeout", "1", "--timeout-per-1k", "0", "--retries", "0",
+                    "--concurrency", "1")
+    assert code == 1
+    timed_out = [r for r in _records(tmp_path) if r["error"] == "timeout"]
+    assert len(timed_out) == 2 and all("raise --timeout to wait longer" in r["error_detail"] for r in timed_out)
+    closing = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "2 timed out" in closing and "--resume" in closing and "--timeout 2 " in closing, closing

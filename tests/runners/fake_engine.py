@@ -25,7 +25,8 @@ answers 503), `tokenize_fail_after=N` (every tokenize call after the Nth answers
 `tokenize_noise=3` (counts off by a random -3..+3: a tokenizer that is not the model's), `usage_scale=3.0`
 (usage.prompt_tokens three times the prompt's), `accepts_up_to=N` (rejects prompts over N tokens whatever
 context it states), `freeze()` (stops answering anything, as a SIGSTOPped server: connections are accepted
-and left unanswered until `thaw()` or close). `peak_in_flight["completions"|"tokenize"]` is the most
+and left unanswered until `thaw()` or close), `slow_loris("/tokenize", ...)` (from then on, requests to those
+paths, or to every path when none is named, get their headers and then a byte a second, forever). `peak_in_flight["completions"|"tokenize"]` is the most
 requests of each kind it was serving at once.
 
 Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
@@ -153,6 +154,7 @@ class FakeEngine:
         self.completion_delay_s = completion_delay_s
         self.tokenize_calls = 0
         self.killed = False
+        self.dripping: tuple[str, ...] = ()
         self.in_flight = {"completions": 0, "tokenize": 0}
         self.peak_in_flight = {"completions": 0, "tokenize": 0}
         self._noise = random.Random(0)
@@ -177,6 +179,14 @@ class FakeEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def slow_loris(self, *paths: str) -> None:
+        """From now on answer requests to `paths` (every path when none is given) with headers, then a byte a
+        second until closed: a server that is never silent long enough for a per-read timeout."""
+        self.dripping = paths or ("",)
+
+    def drips(self, path: str) -> bool:
+        return any(path.startswith(p) for p in self.dripping)
 
     def freeze(self) -> None:
         """Stop answering: every request (new or read from now on) waits, unanswered, until thawed."""
@@ -298,12 +308,31 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
+        def _drip(self) -> None:
+            """Headers, then a space a second (valid JSON whitespace, an SSE line never ended) until closed."""
+            self.close_connection = True
+            stream = self.path.endswith("completions")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
+            self.send_header("Content-Length", str(10**9))
+            self.end_headers()
+            self.wfile.flush()
+            while not engine._stop.is_set():
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:  # the client gave up: as it should
+                    return
+                engine.wait(1.0)
+
         def do_GET(self) -> None:  # noqa: N802
             engine.wait_if_frozen()
             if engine.killed:  # a killed process answers nothing, on a connection kept alive too
                 self.close_connection = True
                 return
             self._record(None)
+            if engine.drips(self.path):
+                return self._drip()
             if self._refused():
                 return
             flavor = engine.flavor
@@ -339,6 +368,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"null")
             self._record(body)
+            if engine.drips(self.path):
+                return self._drip()
             if self._refused():
                 return
             path = self.path

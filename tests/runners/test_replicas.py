@@ -124,3 +124,30 @@ def test_a_replica_killed_mid_run_hands_its_samples_to_the_other(tmp_path: Path)
     assert by == {good.url, victim.url}  # the victim served some before it died, the good one the rest
     assert [e["event"] for e in manifest["replica_events"]] == ["dropped"]
     assert manifest["replica_events"][0]["replica"] == victim.url
+
+
+def test_the_first_replica_killed_mid_run_leaves_its_tokenizer_and_samples_to_the_other(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first replica is the one the token counter was opened on: killed after a few answers, its
+    tokenize calls and its samples in flight go to the second one, and every sample is scored."""
+    served = 0
+    lock = threading.Lock()
+    victim = FakeEngine("vllm", answer=lambda body: _count_and_kill(), completion_delay_s=0.05)
+
+    def _count_and_kill() -> str:
+        nonlocal served
+        with lock:
+            served += 1
+            if served == 3:
+                threading.Timer(0.0, victim.kill).start()
+        return "The number is 1234567."
+
+    with victim, FakeEngine("vllm", answer="The number is 1234567.", completion_delay_s=0.05) as good:
+        code = _run([victim.url, good.url], tmp_path, "--samples", "4")
+    err = capsys.readouterr().err
+    assert code == 0, err
+    records, manifest = _records(tmp_path)
+    assert len(records) == 20 and not [r for r in records if r["error"] is not None]
+    assert {r["response"]["endpoint"] for r in records} == {good.url, victim.url}
+    assert manifest["replica_events"][0] == {**manifest["replica_events"][0], "replica": victim.url, "event": "dropped"}
+    assert "stopped serving" not in err

@@ -21,6 +21,7 @@ from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.engines import adapter, known_engines
 from ctxprobe.runners.http_json import EndpointCalls, display_url
+from ctxprobe.runners.replica_calls import ReplicaCalls, calls_to
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs, Response
 from ctxprobe.runners.retry import CallFailed
 from ctxprobe.runners.settings import LogprobSettings
@@ -65,11 +66,11 @@ class LogprobCapture:
     engine: str
     top: int
 
-    calls: EndpointCalls = field(init=False)
+    calls: EndpointCalls | ReplicaCalls = field(init=False)
 
     def __post_init__(self) -> None:
         config: EndpointConfig = self.client.config
-        self.calls = EndpointCalls(config.base_urls[0], policy=config.retry_policy, api_key_env=config.api_key_env)
+        self.calls = calls_to(config.base_urls, policy=config.retry_policy, api_key_env=config.api_key_env)
         self.adapter = adapter(self.engine)
         self.top = min(self.top, self.adapter.max_top_logprobs)
 

@@ -63,6 +63,8 @@ class EndpointLost(Exception):
         self.detail = detail
 
 
+TICK_S = 10.0  # with nothing answered for this long, the progress line is said again (a prefill in flight)
+
 # Errors after which the run asks whether the endpoint still answers at all.
 _ASK_IF_THERE = (ErrorKind.connection_error, ErrorKind.timeout)
 
@@ -79,6 +81,8 @@ class Progress:
     replica_events: list[ReplicaEvent] = field(default_factory=list)
     order_detail: OrderDetail | None = None  # how the send order ran, for the manifest
     said_limited: bool = False  # the order's in-flight limit was said (once a run)
+    # the request out longest: (seconds out, seconds its prefill is expected to take, or None); set by the sender
+    longest: Callable[[], tuple[float, float | None] | None] | None = None
 
     def replica_event(self, event: ReplicaEvent) -> None:
         """A replica dropped from rotation or put back: said in one line, kept for the manifest."""
@@ -115,8 +119,18 @@ class Progress:
         scored = self.done - self.errors
         acc = f"{self.correct / scored:.2f}" if scored else "-"
         eta_text = f"{eta:,.0f}s" if eta == eta else "?"
-        return (f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
+        line = (f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
                 f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
+        return line + self.prefill_text()
+
+    def prefill_text(self) -> str:
+        """`  prefill 412s of ~900s` for the request out longest (once it has been out `TICK_S`): a long
+        prefill sends nothing for minutes, and the line says it is under way and how far."""
+        out = self.longest() if self.longest is not None else None
+        if out is None or out[0] < TICK_S:
+            return ""
+        elapsed, expected = out
+        return f"  prefill {elapsed:,.0f}s" + (f" of ~{expected:,.0f}s" if expected is not None else "")
 
 
 def answer_error(response: Response, max_tokens: int,
@@ -190,6 +204,7 @@ async def run_recipes(
     budget: AnswerBudget | None = None,
     context_length: int | None = None,
     logprobs: LogprobCapture | Literal["unavailable"] | None = None,
+    on_tick: Callable[[Progress], None] | None = None,
 ) -> Progress:
     """Send every recipe once; each finished sample is appended to the store before the next one counts.
     `concurrency` lanes each send whole groups of `send_groups(recipes, order)`, one sample after another,
@@ -201,7 +216,8 @@ async def run_recipes(
     `budget` says how many tokens each sample may generate; a sample whose prompt and budget do not fit in
     `context_length` is recorded as an error without being sent.
     `logprobs` measures each answer's probabilities (evals/run/send/logprobs.py) after its binary result is
-    made; "unavailable" records that the engine gives none."""
+    made; "unavailable" records that the engine gives none. `on_tick(progress)` is called every `TICK_S`
+    while no sample finishes and one is in flight (the progress line, with the prefill under way)."""
     budget = budget or AnswerBudget()
     misfit_cells: set[str] = set()
     progress = progress if progress is not None else Progress(total=len(recipes))
@@ -305,6 +321,16 @@ async def run_recipes(
         if on_record is not None:
             on_record(record, progress)
 
+    async def tick() -> None:
+        assert on_tick is not None
+        seen = progress.done
+        while True:
+            await asyncio.sleep(TICK_S)
+            if progress.done == seen and progress.in_flight > 0:
+                on_tick(progress)
+            seen = progress.done
+
+    ticker = asyncio.ensure_future(tick()) if on_tick is not None else None
     try:
         # A task group: one lane that raises (a lost endpoint) cancels the others.
         async with asyncio.TaskGroup() as tasks:
@@ -320,4 +346,7 @@ async def run_recipes(
     except BaseExceptionGroup as failed:  # report one error, as a plain exception: a lost endpoint first
         flat = _leaves(failed)
         raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
+    finally:
+        if ticker is not None:
+            ticker.cancel()
     return progress

@@ -173,7 +173,8 @@ class DryRunOptions(GpuOptions):
     dry_run: bool = Field(False, description="print samples, prompt tokens, prefix-cache share, prefill time and "
                           "memory fit, and send nothing (at most one short probe to measure the prefill rate)")
     prefill_rate: float | None = Field(None, gt=0, allow_inf_nan=False, description="prefill tokens per second (default: measured with "
-                                       "one short request)")
+                                       "one short request); on a run, the rate each request's deadline assumes "
+                                       "until the run has measured its own")
     config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence (with "
                                "--gpus, --gpu-mem and --weights: the sequences that fit)")
 

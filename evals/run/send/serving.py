@@ -78,6 +78,24 @@ def serving(opts: EndpointOptions, suite: Suite, logprobs: LogprobSettings | Non
         yield dataclasses.replace(served, logprobs=asked)
 
 
+def _probe_first(urls: list[str], opts: EndpointOptions, policy: RetryPolicy) -> EngineInfo:
+    """The probe of the first replica that answers (one dead from the start leaves the others to serve);
+    with none answering, the first one's failure."""
+    from ctxprobe.runners.probe import probe_engine
+    from ctxprobe.runners.retry import CallFailed
+
+    first: CallFailed | None = None
+    for url in urls:
+        try:
+            return probe_engine(url, model=opts.model, api_key_env=opts.api_key_env, policy=policy)
+        except CallFailed as err:
+            if err.status is not None:  # it answered (a refused key): the answer is final
+                raise
+            first = first or err
+    assert first is not None
+    raise first
+
+
 @contextlib.contextmanager
 def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     from ctxprobe.runners.probe import probe_engine
@@ -87,8 +105,9 @@ def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     mode = suite.run_mode(opts.mode, fallback)
     client = part(opts, ClientSettings)
     if opts.endpoints:
-        info = probe_engine(opts.endpoints[0], model=opts.model, api_key_env=opts.api_key_env, policy=policy)
-        found = as_remote(client, opts.endpoints, info, policy, mode, concurrency=opts.concurrency,
+        urls = list(opts.endpoints)
+        info = _probe_first(urls, opts, policy)
+        found = as_remote(client, urls, info, policy, mode, concurrency=opts.concurrency,
                           token_counter=opts.token_counter)
         yield Served(found.config, found.engine, found.counter_spec, found.counter, fallback)
         return

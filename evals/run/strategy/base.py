@@ -35,6 +35,7 @@ class Sender:
     progress: Progress
     on_progress: Callable[[Progress], None] | None
     budget: AnswerBudget
+    prefill_rate: float | None = None  # tokens/s known before the run (--prefill-rate), then as measured
 
     async def send(self, recipes: list[Recipe]) -> None:
         from ctxprobe.runners.endpoint import EndpointClient
@@ -45,13 +46,19 @@ class Sender:
         for mode in dict.fromkeys(r.mode for r in recipes):
             group = [r for r in recipes if r.mode == mode]
             config = served.config.model_copy(update={"mode": mode})
+            if self.prefill_rate is not None and config.prefill_rate is None:
+                config = config.model_copy(update={"prefill_rate": self.prefill_rate})
             async with EndpointClient(config, on_replica_event=self.progress.replica_event) as client:
+                self.progress.longest = client.longest_in_flight
                 capture = (LogprobCapture(client, served.engine.engine, served.logprobs.top_logprobs) if want
                            else LOGPROBS_UNAVAILABLE if want is None else None)
                 await run_recipes(group, client, self.store, concurrency=config.concurrency, counter=served.counter,
                                   order=self.order, on_record=show, still_there=self.still_there,
                                   progress=self.progress, budget=self.budget,
-                                  context_length=served.engine.context_length, logprobs=capture)
+                                  context_length=served.engine.context_length, logprobs=capture,
+                                  on_tick=self.on_progress)
+                if client.prefill.tokens:  # measured: the next mode's client starts from it
+                    self.prefill_rate = client.prefill.per_s
 
     def still_there(self) -> bool:
         """One call per replica, within the run's --timeout: a frozen server costs no more."""
