@@ -28,14 +28,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "(a tier named in -m is opted in too)")
 
 
-def opted_in(config: pytest.Config) -> set[str]:
-    """The opt-in tiers this run selects: those `--tiers` names, and those the `-m` expression names."""
+def asked_tiers(config: pytest.Config) -> set[str]:
+    """The names `--tiers` gives; a name that is no tier is a usage error, before anything is collected."""
     asked = {name.strip() for name in config.getoption("--tiers").split(",") if name.strip()}
-    if "all" in asked:
-        return set(TIERS)
-    unknown = asked - set(TIERS)
+    unknown = asked - {*TIERS, "all"}
     if unknown:
         raise pytest.UsageError(f"--tiers: unknown tier {', '.join(sorted(unknown))} (known: {', '.join(TIERS)}, all)")
+    return asked
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    asked_tiers(config)
+
+
+def opted_in(config: pytest.Config) -> set[str]:
+    """The opt-in tiers this run selects: those `--tiers` names, and those the `-m` expression names."""
+    asked = asked_tiers(config)
+    if "all" in asked:
+        return set(TIERS)
     named = set(re.findall(r"[A-Za-z_]\w*", config.getoption("markexpr") or ""))
     return asked | (named & set(TIERS))
 
