@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -151,10 +152,20 @@ def _bad_output(tmp: Path, kind: str, name: str) -> str:
 FILE_CASES = [(arg, kind) for arg in FILE_ARGS for kind in FILE_KINDS]
 
 
-def _bases(tmp: Path, url: str) -> dict[str, list[str]] | dict[str, str]:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two finished runs the commands read, written once: the store syncs every record to disk, which made
+    writing them the most of each of the ~670 cases' time (~0.2 s under load). Each case reads its own copy."""
+    root = tmp_path_factory.mktemp("corpus-runs")
+    write_run(root / "a", "a", all_right())
+    write_run(root / "b", "b", all_right())
+    return root
+
+
+def _bases(tmp: Path, url: str, runs: Path) -> dict[str, list[str]] | dict[str, str]:
     secret_url = url.replace("http://", f"http://user:{URL_SECRET}@")
-    run_a = str(write_run(tmp / "runs" / "a", "a", all_right()))
-    run_b = str(write_run(tmp / "runs" / "b", "b", all_right()))
+    shutil.copytree(runs, tmp / "runs")
+    run_a, run_b = str(tmp / "runs" / "a"), str(tmp / "runs" / "b")
     config = tmp / "config.json"
     config.write_text('{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
                       '"num_key_value_heads": 4, "max_position_embeddings": 4096, "vocab_size": 100}')
@@ -225,9 +236,9 @@ def _with(argv: list[str], flag: str, value: str) -> list[str]:
 
 @pytest.mark.parametrize("command, flag, value", FLAG_CASES,
                          ids=[f"{c} {f}={v.strip() or repr(v)}" for c, f, v in FLAG_CASES])
-def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value: str, tmp_path: Path,
+def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value: str, tmp_path: Path, runs: Path,
                                                  engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
-    bases = _bases(tmp_path, engine.url)
+    bases = _bases(tmp_path, engine.url, runs)
     argv = _with(list(bases[command]), flag, value)
     sent = len(engine.completion_calls())
     code, out, err = _ends(argv, capsys)
@@ -236,8 +247,9 @@ def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value
 
 @pytest.mark.parametrize("command, why, flags", BOUND_CASES, ids=[f"{c} {w}" for c, w, _ in BOUND_CASES])
 def test_a_value_out_of_bounds_ends_in_one_line_exit_2(command: str, why: str, flags: list[str], tmp_path: Path,
-                                                       engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = [*_bases(tmp_path, engine.url)[command], *flags]
+                                                       runs: Path, engine: FakeEngine,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [*_bases(tmp_path, engine.url, runs)[command], *flags]
     sent = len(engine.completion_calls())
     code, out, err = _ends(argv, capsys)
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
@@ -245,9 +257,9 @@ def test_a_value_out_of_bounds_ends_in_one_line_exit_2(command: str, why: str, f
 
 
 @pytest.mark.parametrize("arg, kind", FILE_CASES, ids=[f"{a} {k}" for a, k in FILE_CASES])
-def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path, engine: FakeEngine,
+def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path, runs: Path, engine: FakeEngine,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    bases = _bases(tmp_path, engine.url)
+    bases = _bases(tmp_path, engine.url, runs)
     argv = FILE_ARGS[arg](bases, _bad_file(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
     sent = len(engine.completion_calls())
     code, out, err = _ends(argv, capsys)
@@ -277,9 +289,9 @@ def test_a_good_output_is_written(arg: str, tmp_path: Path, engine: FakeEngine,
 @pytest.mark.parametrize("command", ["run", "limit", "doctor", "plan", "compare", "history", "report", "export",
                                      "check", "show", "tasks"])
 def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
-        command: str, tmp_path: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+        command: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
     """The control: each command's base arguments alone succeed, so every case above fails for its bad value."""
-    argv = list(_bases(tmp_path, engine.url)[command])
+    argv = list(_bases(tmp_path, engine.url, runs)[command])
     code, out, err = _ends(argv, capsys)
     assert code == 0, (argv, err.strip().splitlines()[-3:])
     assert KEY_SECRET not in out + err and URL_SECRET not in out + err

@@ -46,8 +46,12 @@ def test_same_recipe_same_sha256_in_two_processes() -> None:
     code = ("import sys; from ctxprobe.tasks.build import build_sample, token_counter; "
             "from ctxprobe.tasks.sample import Recipe; "
             "print(build_sample(Recipe.model_validate_json(sys.argv[2]), token_counter(sys.argv[3])).prompt_sha256)")
-    shas = {subprocess.run([sys.executable, "-c", code, str(ROOT), r.model_dump_json(), GEMMA], check=True,
-                           capture_output=True, text=True).stdout.strip() for _ in range(2)}
+    # the two processes run at once: each spends seconds reading the GGUF's vocabulary
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), r.model_dump_json(), GEMMA],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], [err for _, err in outs]
+    shas = {out.strip() for out, _ in outs}
     assert len(shas) == 1
     assert shas == {build(r).prompt_sha256}
 

@@ -13,6 +13,7 @@ from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
 from tests.evals.factories import make_record
+from tests.unsynced import unsynced
 
 LENGTHS = (1024, 2048)
 DEPTHS = (0.0, 100.0)
@@ -53,12 +54,13 @@ def write_run(path: Path, label: str, outcomes: dict[Key, bool | ErrorKind], *, 
                            suite=Suite(name=suite, lengths=lengths, depths=list(DEPTHS),
                                        tasks=[SuiteTask(family="niah")]))
     store.write_manifest(manifest)
-    for key, outcome in outcomes.items():
-        rec = record(key, outcome, (partial or {}).get(key), tokenizer)
-        p = (p_answer or {}).get(key)
-        if p is not None:
-            rec = rec.model_copy(update={"logprobs": p if isinstance(p, str) else answer_logprobs(p)})
-        store.append(rec)
+    with unsynced():  # a fixture: no fsync per record (tests/unsynced.py)
+        for key, outcome in outcomes.items():
+            rec = record(key, outcome, (partial or {}).get(key), tokenizer)
+            p = (p_answer or {}).get(key)
+            if p is not None:
+                rec = rec.model_copy(update={"logprobs": p if isinstance(p, str) else answer_logprobs(p)})
+            store.append(rec)
     store.close()
     return path
 

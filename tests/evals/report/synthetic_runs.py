@@ -13,6 +13,7 @@ from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord, Sco
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.tasks.sample import Expected, NeedleSpot, Recipe, Sample
 from ctxprobe.tasks.suite import Suite, load_suite
+from tests.unsynced import unsynced
 
 INJECTED = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
 HAYSTACK_INJECTED = "<script>document.title='haystack'</script>"
@@ -71,12 +72,13 @@ def write_run(folder: Path, suite: Suite | None = None, *, label: str = "q4km", 
     store.write_manifest(manifest)
     first = (recipes[0].family, recipes[0].params)
     records = []
-    for recipe in recipes:
-        p = max(0.05, 1.0 - 0.6 * recipe.context_tokens / longest - drop - 0.1 * (recipe.depth == 50.0))
-        inject = (recipe.family, recipe.params) == first and recipe.context_tokens == longest
-        record = _record(recipe, rng, 0.0 if inject else p, inject, built)
-        records.append(record)
-        store.append(record)
+    with unsynced():  # a fixture: no fsync per record (tests/unsynced.py)
+        for recipe in recipes:
+            p = max(0.05, 1.0 - 0.6 * recipe.context_tokens / longest - drop - 0.1 * (recipe.depth == 50.0))
+            inject = (recipe.family, recipe.params) == first and recipe.context_tokens == longest
+            record = _record(recipe, rng, 0.0 if inject else p, inject, built)
+            records.append(record)
+            store.append(record)
     store.close()
     manifest.samples_done = sum(r.error is None for r in records)
     manifest.samples_errored = len(records) - manifest.samples_done
