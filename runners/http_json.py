@@ -22,6 +22,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -233,7 +234,26 @@ def request_json(
         return status, text
 
 
-class EndpointCalls:
+class JsonCalls(ABC):
+    """`get` and `post` of JSON over a `send(method, path, payload) -> (status, body)`: one endpoint's calls
+    (`EndpointCalls`) or the replicas' in turn (`runners.replica_calls.ReplicaCalls`)."""
+
+    @abstractmethod
+    def send(self, method: str, path: str, payload: Any = None) -> tuple[int, Any]:
+        """(status, body) of the call's final answer."""
+
+    def get(self, path: str) -> Any:
+        """The JSON body of a 200 answer, else None."""
+        status, body = self.send("GET", path)
+        return body if status == 200 and isinstance(body, dict) else None
+
+    def post(self, path: str, payload: Any) -> Any:
+        """The JSON body of a 200 answer, else None."""
+        status, body = self.send("POST", path, payload)
+        return body if status == 200 and isinstance(body, dict) else None
+
+
+class EndpointCalls(JsonCalls):
     """JSON calls to one endpoint's root, each with the API key from the variable `api_key_env` names,
     under one retry policy: the probe, the tokenize calls and the metrics scrape all go through here.
     A call that fails after the retries, times out, or has its key refused raises `CallFailed`."""
@@ -247,16 +267,6 @@ class EndpointCalls:
                                                                    policy.backoff_base_s, policy.backoff_max_s)
         self.timeout_s = self.policy.timeout_s
         self.api_key_env = api_key_env
-
-    def get(self, path: str) -> Any:
-        """The JSON body of a 200 answer, else None."""
-        status, body = self.send("GET", path)
-        return body if status == 200 and isinstance(body, dict) else None
-
-    def post(self, path: str, payload: Any) -> Any:
-        """The JSON body of a 200 answer, else None."""
-        status, body = self.send("POST", path, payload)
-        return body if status == 200 and isinstance(body, dict) else None
 
     def send(self, method: str, path: str, payload: Any = None, *, failover: bool = False) -> tuple[int, Any]:
         """(status, body) of any final answer (2xx, or a 4xx other than a refused key); 429 and 5xx are

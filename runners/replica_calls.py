@@ -13,14 +13,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ctxprobe.runners.http_json import EndpointCalls
+from ctxprobe.runners.http_json import EndpointCalls, JsonCalls
 from ctxprobe.runners.replicas import LeastInFlight
 from ctxprobe.runners.response import ReplicaEvent
 from ctxprobe.runners.retry import CallFailed, CallTimedOut, RetryPolicy
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 
 
-class ReplicaCalls:
+class ReplicaCalls(JsonCalls):
     """`EndpointCalls` over several replicas (the first one names them in messages and the manifest)."""
 
     def __init__(self, base_urls: Sequence[str], *, policy: RetryPolicy | None = None,
@@ -38,14 +38,6 @@ class ReplicaCalls:
     @property
     def events(self) -> list[ReplicaEvent]:
         return list(self._pool.events)
-
-    def get(self, path: str) -> Any:
-        status, body = self.send("GET", path)
-        return body if status == 200 and isinstance(body, dict) else None
-
-    def post(self, path: str, payload: Any) -> Any:
-        status, body = self.send("POST", path, payload)
-        return body if status == 200 and isinstance(body, dict) else None
 
     def send(self, method: str, path: str, payload: Any = None) -> tuple[int, Any]:
         """As `EndpointCalls.send`, on the least busy replica in rotation; a replica that does not answer
