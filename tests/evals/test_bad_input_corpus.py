@@ -267,9 +267,9 @@ def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path,
 
 
 @pytest.mark.parametrize("arg, kind", OUTPUT_CASES, ids=[f"{a} {k}" for a, k in OUTPUT_CASES])
-def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tmp_path: Path, engine: FakeEngine,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    bases = _bases(tmp_path, engine.url)
+def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tmp_path: Path, runs: Path,
+                                                        engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+    bases = _bases(tmp_path, engine.url, runs)
     argv = OUTPUT_ARGS[arg](bases, _bad_output(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
     sent = len(engine.completion_calls())
     code, out, err = _ends(argv, capsys)
@@ -277,11 +277,11 @@ def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tm
 
 
 @pytest.mark.parametrize("arg", sorted(OUTPUT_ARGS))
-def test_a_good_output_is_written(arg: str, tmp_path: Path, engine: FakeEngine,
+def test_a_good_output_is_written(arg: str, tmp_path: Path, runs: Path, engine: FakeEngine,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """The control of the output cases: a file name in a folder yet to be made is written."""
     target = tmp_path / "ci" / "out.file"
-    code, _, err = _ends(OUTPUT_ARGS[arg](_bases(tmp_path, engine.url), str(target)), capsys)  # type: ignore[arg-type]
+    code, _, err = _ends(OUTPUT_ARGS[arg](_bases(tmp_path, engine.url, runs), str(target)), capsys)  # type: ignore[arg-type]
     assert code in (0, 1, 6), err.strip().splitlines()[-3:]  # 1 / 6: a gate's FAIL / UNDECIDED, not a refusal
     assert target.is_file() and target.stat().st_size > 0
 
