@@ -90,6 +90,10 @@ class PromptBuilder:
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
         lead = self._lead_of(recipe)
+        if recipe.nested is not None:  # a chain's stream: tasks/nested.py
+            from ctxprobe.tasks.nested import build_nested
+
+            return build_nested(self, recipe, lead)
         family = get_family(recipe.family)
         params = validate_params(family, recipe.params)
         check_depth(recipe.depth)

@@ -14,6 +14,10 @@ fields, and none is ever parsed back.
   needle (a depth sweep): the send order groups them so a prefix cache can reuse the shared text. A
   question placed before the document (`question_position` start or both) differs at every depth, so
   there its prompts share only the instruction, and the key keeps the depth.
+- `chain_key`: the prompts that one prefix cache can serve one after another, as a short text (the
+  `X-Session-ID` a router keys on, the cluster of the statistics): in the nested layout a whole chain (one
+  task and seed over every length and depth: `sharing_key` without the length), in the independent layout
+  a depth sweep (`sharing_key`).
 - `condition_key`: family and parameters (`condition_of` for a suite task, before it has recipes). One task
   of a suite: the importer rebuilds a suite's tasks from imported recipes by it, and a task's own answer
   budget is found by it.
@@ -48,7 +52,7 @@ LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position",
 
 DATASET_DIGEST = "dataset_sha256"  # the parameter that identifies a dataset by content (`dataset` is its path)
 
-__all__ = ["DATASET_DIGEST", "CellKey", "FamilyKey", "cell_key", "condition_key", "condition_of", "family_key",
+__all__ = ["DATASET_DIGEST", "CellKey", "FamilyKey", "cell_key", "chain_key", "condition_key", "condition_of", "family_key",
            "identity_params", "needle_key", "sample_id", "sharing_key", "task_fields", "task_key", "template_pair_key"]
 
 CellKey = tuple[object, ...]
@@ -102,12 +106,20 @@ def needle_key(recipe: Recipe) -> str:
 
 
 def sharing_key(recipe: Recipe) -> tuple[object, ...]:
-    """Recipes with the same key build prompts that are identical up to their first needle."""
-    key = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
-           json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window,
-           recipe.context_tokens, recipe.seed)
+    """Recipes with the same key build prompts that are identical up to their first needle (independent
+    layout), or up to the shorter one's question (nested layout: the whole chain, every length)."""
+    base = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
+            json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window)
+    if recipe.nested is not None:
+        return (*base, recipe.seed, recipe.nested.lengths, recipe.nested.depths)
+    key = (*base, recipe.context_tokens, recipe.seed)
     # the question, drawn per depth, stands before the haystack: the prompts part there
     return key if recipe.params.get("question_position", "end") == "end" else (*key, recipe.depth)
+
+
+def chain_key(recipe: Recipe) -> str:
+    """The prefix-sharing group a recipe belongs to, as 16 hex digits (see the module's docstring)."""
+    return hashlib.sha256(repr(sharing_key(recipe)).encode()).hexdigest()[:16]
 
 
 def condition_of(family: str, params: Mapping[str, Any]) -> str:
@@ -122,9 +134,10 @@ def condition_key(recipe: Recipe) -> str:
 
 def cell_key(recipe: Recipe) -> CellKey:
     """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
-    return (recipe.family, json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack,
-            recipe.context_tokens, float(recipe.depth), recipe.mode, recipe.tokenizer_identity,
-            recipe.generator_version)
+    key = (recipe.family, json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack,
+           recipe.context_tokens, float(recipe.depth), recipe.mode, recipe.tokenizer_identity,
+           recipe.generator_version)
+    return key if recipe.nested is None else (*key, "nested")
 
 
 def family_key(recipe: Recipe) -> FamilyKey:

@@ -25,6 +25,26 @@ class TokenizerIdentity(NamedTuple):
     chat_template_tokens: int | None = None
 
 
+Layout = Literal["independent", "nested"]
+
+
+class NestedGrid(BaseModel):
+    """The grid of one chain of the nested layout (`tasks/nested.py`): every length and depth whose needle the
+    chain's haystack stream holds. Each prompt of the chain is the stream's first tokens, so it holds the needles
+    of every (length, depth) that falls inside it, and the recipe needs the whole grid to rebuild its prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lengths: tuple[int, ...] = Field(min_length=1)
+    depths: tuple[float, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _sorted_once(self) -> NestedGrid:
+        if list(self.lengths) != sorted(set(self.lengths)) or list(self.depths) != sorted(set(self.depths)):
+            raise ValueError("a nested grid's lengths and depths are sorted and distinct")
+        return self
+
+
 class Recipe(BaseModel):
     """Everything that defines one prompt: what it asks (the task fields) and which tokenizer counts it.
     The same recipe rebuilds a byte-identical prompt. `tokenizer` is the tokenizer's identity (a
@@ -48,6 +68,9 @@ class Recipe(BaseModel):
                                              "when None)")
     generator_version: str = Field("", description="the family's generator version (`@task_family(..., "
                                    "version=...)`); filled in from the family registry when not given")
+    nested: NestedGrid | None = Field(None, description="the nested layout's chain grid (one haystack stream per "
+                                      "task and seed, every length its first tokens); None: the independent layout, "
+                                      "a prompt of its own per cell (left out of the record when None)")
 
     @model_validator(mode="before")
     @classmethod
@@ -68,9 +91,14 @@ class Recipe(BaseModel):
     def _without_unset_chat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A recipe without a chat template size writes no such field: its record and ids stay as before."""
         out: dict[str, Any] = handler(self)
-        if out.get("chat_template_tokens", 0) is None:
-            del out["chat_template_tokens"]
+        for name in ("chat_template_tokens", "nested"):  # unset: the record and ids stay as before
+            if name in out and out[name] is None:
+                del out[name]
         return out
+
+    @property
+    def layout(self) -> Layout:
+        return "independent" if self.nested is None else "nested"
 
     @property
     def tokenizer_identity(self) -> TokenizerIdentity:

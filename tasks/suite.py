@@ -34,7 +34,8 @@ from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, 
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
-from ctxprobe.tasks.sample import Mode, Recipe, TokenizerIdentity, seed_window
+from ctxprobe.tasks.nested import check_nests, nested_recipes
+from ctxprobe.tasks.sample import Layout, Mode, Recipe, TokenizerIdentity, seed_window
 
 
 def resolve_mode(flag: Mode | None, *declared: Mode | None, default: Mode) -> Mode:
@@ -78,6 +79,8 @@ class SuiteTask(BaseModel):
                                       "the family's budget, plus a sentence's worth in chat mode)")
     facts: list[StrictInt] | None = Field(None, min_length=1, description="facts held at once, for a family with a "
                                     "`facts` parameter (capacity): one task per value")
+    layout: Layout | None = Field(None, description="independent (a prompt of its own per cell) or nested (one "
+                                  "haystack stream per seed, every length its first tokens: tasks/nested.py)")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -119,6 +122,9 @@ class Suite(BaseModel):
         None, description="the share of the suite's prompt tokens a paired run against a baseline of it (`run "
         "--against`) is expected to send when nothing dropped, per gated metric, as measured by "
         "benchmarks/bench_sequential.py on its model; `--dry-run` prints the tokens it implies")
+    layout: Layout = Field("independent", description="independent: every (length, depth, seed) cell a prompt of its "
+                           "own; nested: per task and seed one haystack stream holding a needle for every cell, each "
+                           "length its first tokens, so one prefill of the longest serves them all (a task's own wins)")
     facts: list[StrictInt] | None = Field(None, min_length=1, description="facts held at once, for every task whose family "
                                     "has a `facts` parameter (capacity): a grid axis like lengths; a (facts, length) "
                                     "cell whose facts do not fit the length is left out")
@@ -149,9 +155,16 @@ class Suite(BaseModel):
             task_mode = resolve_mode(mode, task.mode, self.mode, default=default_mode)
             named = tokenizer(task_mode)
             identity = TokenizerIdentity(named) if isinstance(named, str) else named
-            for length in fitting_lengths(task.family, params, task.lengths or self.lengths):
+            lengths = fitting_lengths(task.family, params, task.lengths or self.lengths)
+            depths = task.depths or self.depths
+            if self.layout_of(task) == "nested":
+                out += nested_recipes(Recipe(family=task.family, params=params, haystack=task.haystack or self.haystack,
+                                             context_tokens=max(lengths), mode=task_mode, **identity._asdict()),
+                                      lengths, depths, [self.seed + index for index in range(task.samples or self.samples)])
+                continue
+            for length in lengths:
                 for index in range(task.samples or self.samples):
-                    for depth in task.depths or self.depths:
+                    for depth in depths:
                         out.append(Recipe(
                             family=task.family, params=params, haystack=task.haystack or self.haystack,
                             context_tokens=length, depth=depth, seed=self.seed + index,
@@ -159,6 +172,10 @@ class Suite(BaseModel):
                             mode=task_mode, **identity._asdict(),
                         ))
         return out
+
+    def layout_of(self, task: SuiteTask) -> Layout:
+        """A task's layout: its own, else the suite's."""
+        return task.layout or self.layout
 
     def run_mode(self, flag: Mode | None, default: Mode) -> Mode:
         """The run's mode, as the manifest records it: `resolve_mode` without a task (a task with a mode of
@@ -205,6 +222,8 @@ class Suite(BaseModel):
         kinds: set[str] = set()
         for task, params in self.task_layouts():
             lengths = check_facts_fit(task.family, params, task.lengths or self.lengths)
+            if self.layout_of(task) == "nested":
+                check_nests(task.family, params)
             if id(task) in checked:
                 continue
             checked.add(id(task))

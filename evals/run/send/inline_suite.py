@@ -44,13 +44,14 @@ def suite_for(opts: SuiteOptions) -> Suite:
     return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
                            opts.haystack, opts.seed, templates=opts.templates,
                            data={"qa": opts.qa, "needles": opts.needles, "mrcr": opts.mrcr},
-                           question_positions=opts.question_positions, facts=opts.facts)
+                           question_positions=opts.question_positions, facts=opts.facts, layout=opts.layout)
 
 
 def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
                     depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
                     templates: str | None = None, data: Mapping[str, str | None] | None = None,
-                    question_positions: str | None = None, facts: str | None = None) -> Suite:
+                    question_positions: str | None = None, facts: str | None = None,
+                    layout: str | None = None) -> Suite:
     """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either.
     `data` names, by family, the data a data-backed family expands its tasks from (`DataBacked.expand_tasks`:
     `--qa` the datasets of the `qa` tasks, `--needles` the needle file of the `needles` tasks, `--mrcr` the
@@ -88,6 +89,10 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["facts"] = parse_facts(facts)
         for task in data["tasks"]:
             task["facts"] = None
+    if layout:
+        data["layout"] = layout
+        for task in data["tasks"]:
+            task["layout"] = None
     if templates:
         data["templates"] = split_items(templates, "--templates")
     if question_positions:

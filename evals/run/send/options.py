@@ -70,6 +70,10 @@ class SuiteOptions(BaseModel):
                                   "needles, e.g. ctxprobe,ruler (template sensitivity)")
     question_positions: str | None = Field(None, description="run each task with its question at these positions "
                                            "with identical needles, e.g. end,start (template sensitivity)")
+    layout: Literal["independent", "nested"] | None = Field(
+        None, description="independent: a prompt of its own per (length, depth, seed); nested: per task and seed one "
+        "haystack stream holding every cell's needle, each length its first tokens, so one prefill of the longest "
+        "context serves every length and depth (default: the suite's)")
     facts: str | None = Field(None, description="facts held at once by the suite's capacity tasks, e.g. 1,4,16,64 "
                               "(a grid axis like --lengths; cells whose facts do not fit a length are left out)")
     qa: str | None = Field(None, description="the datasets of the suite's qa tasks: hf:PATH[,hf:PATH], local "
