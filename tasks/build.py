@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import threading
 import weakref
 from functools import lru_cache
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ctxprobe.tasks.assemble import Assembled, assemble
+from ctxprobe.tasks.assemble import Assembled, assemble, whole_word
 from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
@@ -195,12 +194,6 @@ def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> b
         if len(pattern.findall(prompt)) != len(pattern.findall(placed)):
             return False
     return True
-
-
-@lru_cache(maxsize=256)
-def whole_word(text: str) -> re.Pattern[str]:
-    """`text` as a whole word: no letter or digit right before or after it."""
-    return re.compile(r"(?<![0-9A-Za-z])" + re.escape(text) + r"(?![0-9A-Za-z])")
 
 
 @lru_cache(maxsize=16)

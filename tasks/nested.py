@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ctxprobe.tasks.assemble import MIN_HAYSTACK_TOKENS, safety_margin, tolerance
+from ctxprobe.tasks.assemble import MIN_HAYSTACK_TOKENS, safety_margin, tolerance, whole_word
 from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
@@ -200,8 +200,6 @@ def _same_answers(a: Draft, b: Draft) -> bool:
 
 def _in_haystack(texts: set[str], haystack: str) -> bool:
     """Whether the haystack holds one of the texts as a whole word (as the independent layout checks)."""
-    from ctxprobe.tasks.build import whole_word
-
     return any(text in haystack and whole_word(text).search(haystack) for text in texts)
 
 
