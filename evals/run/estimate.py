@@ -29,6 +29,7 @@ from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, make_tok
 
 PROBE_MAX_TOKENS = 8192  # the longest probe: three requests (1/8, 1/4, 1/2 of what is probed) stay a few seconds on a CPU
 PROBE_MIN_TOKENS = 256
+WARM_UP_TOKENS = 256  # a first request, not timed into the fit: the connection and the engine's first allocations
 
 
 class LengthCost(BaseModel):
@@ -232,7 +233,9 @@ def probe_lengths(reach: int) -> list[int]:
 
 def _probe(endpoint: EndpointOptions, suite: Suite, longest: int) -> _Probe:
     """The endpoint's (or the engine ctxprobe starts) prefill time at three lengths, one request each (each
-    its own seed: no probe reuses another's prefix), fitted to t = a + b L + c L^2."""
+    its own seed: no probe reuses another's prefix), after a tiny warm-up request that is not timed (the first
+    request to a server pays for its connection and first allocations: 0.16 s against 0.02 s on the fake
+    engine), fitted to t = a + b L + c L^2."""
     from ctxprobe.evals.run.send.serving import serving
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.tasks.build import builder_for
@@ -246,7 +249,7 @@ def _probe(endpoint: EndpointOptions, suite: Suite, longest: int) -> _Probe:
         lengths = wanted if not accepts or accepts > wanted[-1] else probe_lengths(accepts)
         builder = builder_for(served.counter)
         samples = [builder.build(builder.recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0,
-                                                seed=k + 1, mode=served.mode)) for k, n in enumerate(lengths)]
+                                                seed=k, mode=served.mode)) for k, n in enumerate([WARM_UP_TOKENS, *lengths])]
 
         async def send() -> list[tuple[int, float]]:
             out = []
@@ -258,7 +261,7 @@ def _probe(endpoint: EndpointOptions, suite: Suite, longest: int) -> _Probe:
                     out.append((response.prompt_tokens or sample.planned_tokens, time.monotonic() - started))
             return out
 
-        measured = asyncio.run(send())
+        measured = asyncio.run(send())[1:]  # the warm-up is not timed into the fit
         config = served.config
     tokens, seconds = measured[-1]
     fit = fit_prefill_time([n for n, _ in measured], [t for _, t in measured])
