@@ -27,7 +27,7 @@ from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, make_token_counter
 
-PROBE_MAX_TOKENS = 8192  # the longest probe: three requests (1/8, 1/4, 1/2 of what is probed) stay a few seconds on a CPU
+PROBE_MAX_TOKENS = 4096  # the longest probe: 1K, 2K and 4K take seconds on a CPU engine (8K took 107 s on 2 busy cores)
 PROBE_MIN_TOKENS = 256
 WARM_UP_TOKENS = 256  # a first request, not timed into the fit: the connection and the engine's first allocations
 

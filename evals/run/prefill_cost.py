@@ -143,7 +143,7 @@ def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> Prefil
     would push p below 1) and, fitted on short probes, carries their exponent to 1M tokens; the quadratic's
     c stays small where the probes saw little attention cost, which under- rather than over-states the
     longest prompts' time: the estimate is then a floor, said so where printed. Three lengths or more fit
-    all three terms; where c comes out negative (or only two lengths are given) c is 0 and a + b L is fitted;
+    all three terms; where c or b comes out negative (or only two lengths are given) c is 0 and a + b L is fitted;
     a negative b (time falling with length: noise) leaves the mean as a."""
     x = np.asarray(lengths, dtype=float)
     y = np.asarray(seconds, dtype=float)
@@ -153,7 +153,7 @@ def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> Prefil
     u = x / scale
     if len(set(lengths)) >= 3:
         a, b, c = np.linalg.lstsq(np.stack([np.ones_like(u), u, u * u], axis=1), y, rcond=None)[0]
-        if c >= 0 and b >= 0:
+        if c >= 0 and b >= 0:  # else the line: a negative square (or slope) is noise
             return PrefillFit(float(a), float(b) / scale, float(c) / scale**2, tuple(lengths), tuple(seconds))
     a, b = np.linalg.lstsq(np.stack([np.ones_like(u), u], axis=1), y, rcond=None)[0]
     if b < 0:
