@@ -21,6 +21,13 @@ rates, and how often the rows' intervals (as the gate shows them: each bound one
 true difference. For one run's cells (`--stop decided
 --threshold`): tokens, agreement with the truth, and the coverage of the cell intervals at their stops.
 
+`--kl` prints the same for the KL gate (`--metric kl`, `evals.compare.paired.kl_gate`): each pair's KL at the
+answer positions drawn from Gamma(2, mean / 2), independent across pairs, for builds whose mean KL is a
+fifth of the margin (0.002 nats), a second f16 instance's and q8_0 KV's (0.003, measured on the embedded
+engine), half the margin (0.005) and q4_0 KV's (0.04); scaled and capped as the gate does, replayed through
+the same rounds; its "nothing dropped" is an equal build, so its share of the grid is the drop-0 figure of
+the other two metrics.
+
 `--gates` adds the table the nightly's settings are chosen from: for each metric (correct, p_answer) and
 each sequential gate (old: PASS and FAIL on one weighted Holm; new: PASS each pooled row at the full alpha,
 an intersection-union test, FAIL on weighted Holm), the FAIL rate at drop 0 (type-I), the PASS rate at drop
@@ -29,6 +36,7 @@ spent at drops 0 and 5 (millions, mean).
 
     python benchmarks/bench_sequential.py [--reps 2000] [--samples 4 20] [--caps 1 2] [--margin 0.05]
     python benchmarks/bench_sequential.py --gates --reps 400 --samples 4 8 12
+    python benchmarks/bench_sequential.py --kl --reps 200 --samples 8
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.sequential.cells import StopRule, cell_interval, stop_reason
 from ctxprobe.evals.compare.sequential.gate import SequentialRow
 from ctxprobe.evals.compare.sequential.holm import row_weights, weighted_holm
+from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.sequential.replay import replay_gate
 
 LENGTHS = [32768, 65536, 131072, 262144, 524288, 1_000_000]
@@ -207,6 +216,34 @@ def gates_table(reps: int, samples: int, margin: float, alpha: float, coupling: 
     return lines
 
 
+KL_MEANS = (0.002, 0.003, 0.005, 0.04)  # nats: a fifth of the margin, f16 / q8_0 KV, half the margin, q4_0 KV
+
+
+def kl_table(reps: int, samples: int, alpha: float, seed: int, shape: float = 2.0) -> list[str]:
+    """The KL gate on the nightly's shape: FAIL / PASS / UNDECIDED rates and the share of the fixed grid's
+    prompt tokens sent, per mean KL (the module docstring's model)."""
+    margin = kl_gate.KL_MARGIN
+    weights = np.array(LENGTHS, dtype=float)
+    grid = len(FAMILY_SCALE) * samples * len(DEPTHS) * weights.sum()
+    lines = [f"kl gate: {reps} replications, 7 families x {len(LENGTHS)} lengths x 11 depths, up to {samples} seeds, "
+             f"--kl-margin {margin}, alpha {alpha}, pair KL ~ Gamma({shape:g}, mean / {shape:g})",
+             f"{'mean KL':>8}  {'FAIL':>6}  {'PASS':>6}  {'UNDEC':>6}  {'tokens/fixed':>12}"]
+    rng = np.random.default_rng(seed)
+    scale = np.vectorize(lambda v: kl_gate.scaled(float(v), margin))
+    for mean in KL_MEANS:
+        fail = passed = 0
+        tokens = 0.0
+        for _ in range(reps):
+            kls = rng.gamma(shape, mean / shape, (len(FAMILY_SCALE), len(LENGTHS), samples, len(DEPTHS)))
+            played = replay_gate(scale(kls), kl_gate.ROW_MARGIN, alpha, continuous=True, new_row=kl_gate.kl_row)
+            fail += played.verdict == "FAIL"
+            passed += played.verdict == "PASS"
+            tokens += float((played.sent * weights).sum()) * len(DEPTHS)
+        lines.append(f"{mean:>8.3f}  {fail / reps:>6.3f}  {passed / reps:>6.3f}  {(reps - fail - passed) / reps:>6.3f}  "
+                     f"{tokens / reps / grid:>12.1%}")
+    return lines
+
+
 def cell_table(reps: int, samples: int, threshold: float, alpha: float, seed: int) -> list[str]:
     """One run's cells under `--stop decided --threshold`: each cell sampled in rounds up to `samples`."""
     acc = true_accuracy()
@@ -250,9 +287,15 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--gates", action="store_true", help="only the old-against-new gate table, both metrics")
+    parser.add_argument("--kl", action="store_true", help="only the KL gate's table (its share of the grid)")
     parser.add_argument("--concentration", type=float, default=4.0, help="p_answer's Beta concentration K")
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.kl:
+        for samples in args.samples:
+            print("\n".join(kl_table(args.reps, samples, args.alpha, args.seed)), flush=True)
+        print(f"({time.perf_counter() - started:.0f} s)")
+        return
     if args.gates:
         for samples in args.samples:
             print("\n".join(gates_table(args.reps, samples, args.margin, args.alpha, args.coupling,

@@ -118,7 +118,7 @@ class Suite(BaseModel):
     question_positions: list[QuestionPosition] | None = Field(
         None, description="run every task with its question at each of these positions (end, start, both), with "
         "identical needles: a layout of template sensitivity")
-    paired_gate_share: dict[Literal["correct", "p_answer"], float] | None = Field(
+    paired_gate_share: dict[Literal["correct", "p_answer", "kl"], float] | None = Field(
         None, description="the share of the suite's prompt tokens a paired run against a baseline of it (`run "
         "--against`) is expected to send when nothing dropped, per gated metric, as measured by "
         "benchmarks/bench_sequential.py on its model; `--dry-run` prints the tokens it implies")

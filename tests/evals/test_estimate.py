@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import math
+import random
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ctxprobe
 from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.run.estimate import deadline_warning
+from ctxprobe.evals.run.prefill_cost import FILL_TOKENS, PrefillFit, fit_prefill_time
+from ctxprobe.evals.run.send.order import expected_cached_tokens, send_groups
+from ctxprobe.tasks.suite import Suite, load_suite
 from tests.runners.fake_engine import FakeEngine
 
 LING = str(Path(__file__).parent / "fixtures" / "ling_3_1_flash.json")
+KL_SHARE = 0.21  # tasks/suites/nightly.yaml's, from benchmarks/bench_sequential.py --kl
 
 
 def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
@@ -19,8 +28,10 @@ def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
     assert est.samples == 7 * 6 * 11 * 8
     assert est.prompt_tokens == sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
     # the paired gate's expected spend when nothing dropped, from the suite's measured shares
-    assert est.paired_gate_tokens == {"correct": round(0.48 * est.prompt_tokens),
-                                      "p_answer": round(0.30 * est.prompt_tokens)}
+    shares = {"correct": 0.48, "p_answer": 0.30, "kl": KL_SHARE}
+    assert est.paired_gate_tokens == {m: round(share * est.prompt_tokens) for m, share in shares.items()}
+    assert [(row.metric, row.computed_prefill) for row in est.paired] == [
+        (m, round(share * est.computed_prefill)) for m, share in shares.items()]
     assert est.longest_prompt == 1_000_000
     assert est.cached_tokens / est.prompt_tokens == pytest.approx(45 / 110, abs=1e-3)  # 11-depth one-slot bound
     assert est.cached_tokens_as_listed < est.cached_tokens  # 64 lanes scatter a listed depth sweep
@@ -31,14 +42,14 @@ def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
     assert not any("32,768" in w for w in est.warnings)
 
 
-def test_dry_run_sends_only_one_short_probe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_sends_only_three_short_probes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FakeEngine("vllm", context_length=8192) as engine:
         code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,4k", "--depths", "0:100:25",
                      "--dry-run", "--results-dir", str(tmp_path)])
         calls = engine.completion_calls()
-    assert code == 0 and len(calls) == 1  # the prefill-rate probe
+    assert code == 0 and len(calls) == 4  # a warm-up, then the prefill-time probes at 1/8, 1/4 and 1/2 of 4K
     out = capsys.readouterr().out
-    assert "10 samples" in out and "tok/s (measured" in out
+    assert "10 samples" in out and "tok/s (measured: " in out and "prefill time fitted to the probes" in out
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # no run folder
     with FakeEngine("vllm", context_length=8192) as engine:
         assert main(["run", "--endpoint", engine.url, "--family", "niah", "--dry-run", "--prefill-rate", "1000"]) == 0
@@ -84,3 +95,109 @@ def test_a_probed_server_plans_its_own_slots_as_the_run_does(tmp_path: Path) -> 
                            no_report=True)
     assert est.concurrency == 3 and est.prefill_rate_source is not None
     assert run.exit_code == 0 and engine.peak_in_flight["completions"] <= 3
+
+
+def _tail_tokens(family: str, params: dict[str, object], mode: str = "completions") -> int:
+    """The question/tail of one drafted task, counted at 4 characters a token (the dry run's offline counter)."""
+    from ctxprobe.tasks.registry import get_family, validate_params
+
+    fam = get_family(family)
+    draft = fam.draft(validate_params(fam, params), 50.0, mode, random.Random(0))
+    return math.ceil(len(draft.tail) / 4)
+
+
+def test_nested_and_independent_computed_prefill_by_hand() -> None:
+    """niah at 1K and 2K, depths 0, 50, 100, two seeds, one lane. Independent: each depth sweep (one length and
+    seed) deepest first reuses 50 % then 0 % of the length: 2.5 L computed of 3 L sent. Nested: each chain
+    (one seed) computes its 2K stream once, each length's fill once and its six questions."""
+    kw = dict(family="niah", lengths="1k,2k", depths="0,50,100", samples=2, prefill_rate=1000.0)
+    sent = 2 * 3 * (1024 + 2048)
+    independent = ctxprobe.estimate(**kw)
+    nested = ctxprobe.estimate(layout="nested", **kw)
+    assert independent.prompt_tokens == nested.prompt_tokens == sent
+    assert independent.computed_prefill == 2 * 2.5 * (1024 + 2048) == nested.other_computed_prefill
+    tail = _tail_tokens("niah", {})
+    assert 5 < tail < 200
+    chain = (2048 - FILL_TOKENS - tail) + 2 * FILL_TOKENS + 6 * tail
+    assert nested.computed_prefill == 2 * chain == independent.other_computed_prefill
+    assert nested.layout == "nested" and independent.other_layout == "nested"
+    assert nested.cached_tokens == sent - nested.computed_prefill
+    # the independent layout's figure is send.order's bound, unchanged
+    recipes = Suite.model_validate({"name": "x", "lengths": "1k,2k", "depths": "0,50,100", "samples": 2,
+                                    "tasks": [{"family": "niah"}]}).recipes(lambda mode: "estimate")
+    total, cached = expected_cached_tokens(send_groups(recipes, "cache-aware"))
+    assert (total, total - cached) == (sent, independent.computed_prefill)
+
+
+def test_the_nightly_nested_computes_under_six_percent_of_what_it_sends() -> None:
+    est = ctxprobe.estimate(suite="nightly", layout="nested", prefill_rate=50_000.0)
+    assert est.prompt_tokens == 1_241_737_728 == sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288,
+                                                                              1_000_000))
+    tails = [_tail_tokens(t.family, t.params, "chat") for t in load_suite("nightly").tasks]
+    # per chain (7 tasks x 8 seeds): the 1M stream, six fills, 66 questions
+    floor = sum(8 * (1_000_000 - FILL_TOKENS - tail + 6 * FILL_TOKENS + 66 * tail) for tail in tails)
+    assert est.computed_prefill == floor
+    assert est.computed_prefill / est.prompt_tokens <= 0.06
+    # independent: the 11-depth one-slot bound, each request's reuse rounded down to a token
+    assert est.other_computed_prefill == pytest.approx(est.prompt_tokens * 65 / 110, abs=est.samples)
+
+
+@pytest.mark.parametrize("c_sign", [1.0, -1.0])
+def test_the_prefill_time_fit_is_least_squares_with_a_nonnegative_square(c_sign: float) -> None:
+    lengths = [1000, 2000, 4000, 8000]
+    rng = np.random.default_rng(0)
+    seconds = [0.05 + 2e-4 * n + c_sign * 3e-9 * n * n + float(rng.normal(0, 0.002)) for n in lengths]
+    fit = fit_prefill_time(lengths, seconds)
+    if c_sign > 0:
+        c, b, a = np.polyfit(lengths, seconds, 2)
+    else:  # a negative square is refused: the straight line's least squares
+        (b, a), c = np.polyfit(lengths, seconds, 1), 0.0
+    assert (fit.a, fit.b, fit.c) == pytest.approx((a, b, c), rel=1e-6, abs=1e-12)
+    assert fit.time(8000) == pytest.approx(a + b * 8000 + c * 64e6)
+    # a request that reuses 2,000 cached tokens of 8,000: the growth from 2,000 to 8,000, plus the fixed part
+    assert fit.time(8000, 2000) == pytest.approx(a + b * 6000 + c * (64e6 - 4e6))
+    assert fit.tokens_within(fit.time(5000)) == pytest.approx(5000, abs=1)
+
+
+def test_the_fit_by_hand_and_its_refusals() -> None:
+    exact = fit_prefill_time([1, 2, 3], [1 + 2 + 3, 1 + 4 + 12, 1 + 6 + 27])  # t = 1 + 2 L + 3 L^2
+    assert (exact.a, exact.b, exact.c) == pytest.approx((1.0, 2.0, 3.0))
+    line = fit_prefill_time([10, 20], [1.0, 2.0])  # two lengths: a line through both
+    assert (line.a, line.b, line.c) == pytest.approx((0.0, 0.1, 0.0), abs=1e-12)
+    falling = fit_prefill_time([10, 20, 30], [3.0, 2.0, 1.0])  # noise: time does not fall with length
+    assert (falling.a, falling.b, falling.c) == (2.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="two lengths"):
+        fit_prefill_time([10, 10], [1.0, 1.1])
+
+
+def test_the_deadline_warning_by_hand() -> None:
+    fit = PrefillFit(1.0, 1e-3, 0.0)  # 100,000 tokens: 101 s
+    assert deadline_warning(fit, 100_000, 120.0 + 2.0 * 100, 120.0, 2.0) is None
+    line = deadline_warning(fit, 100_000, 50.0, 10.0, 0.4)
+    # covering 101 s at a quarter of the measured speed: 404 s over 100 thousand tokens
+    assert line is not None and "about 101 s" in line and "50 s deadline" in line and line.endswith("--timeout-per-1k 4.04")
+
+
+def test_a_slow_server_is_warned_of_its_deadline_with_the_flag_that_covers_it(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A fake server taking 0.2 ms a prompt token: probes of 512, 1,024 and 2,048 tokens fit about that line;
+    a 4,096-token prompt (0.8 s) against a 0.5 s deadline is one warning, whose proposed --timeout-per-1k gives
+    it the time at a quarter of the measured speed."""
+    args = ["run", "--family", "niah", "--lengths", "1k,4k", "--depths", "0,100", "--dry-run", "--results-dir",
+            str(tmp_path), "--timeout-per-1k", "0"]
+    with FakeEngine("vllm", context_length=8192, prefill_s_per_token=2e-4) as engine:
+        assert main([*args, "--endpoint", engine.url, "--timeout", "0.5"]) == 0
+        assert len(engine.completion_calls()) == 4
+        out = capsys.readouterr().out
+        assert main([*args, "--endpoint", engine.url, "--timeout", "60"]) == 0
+        quiet = capsys.readouterr().out
+    [warning] = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "4,096-token prompt" in warning and "--timeout 0.5" in warning
+    proposed = float(warning.rsplit(" ", 1)[1])
+    fitted = re.search(r"t = (\S+) \+ (\S+) L \+ (\S+) L\^2 s", out)
+    assert fitted is not None
+    a, b, c = (float(v) for v in fitted.groups())
+    assert b == pytest.approx(2e-4, rel=0.5) and a < 0.2
+    need = a + b * 4096 + c * 4096 ** 2
+    assert 0.5 < need and proposed * 4.096 >= need / 0.25 > (proposed - 0.01) * 4.096
+    assert "warning:" not in quiet

@@ -23,7 +23,8 @@ Like every engine, it stops at `max_tokens` (one token a word) with finish_reaso
 Faults around the completions, for the run's hardening: `tokenize_fail_every=7` (every 7th tokenize call
 answers 503), `tokenize_fail_after=N` (every tokenize call after the Nth answers 503), `tokenize_delay_s`,
 `tokenize_noise=3` (counts off by a random -3..+3: a tokenizer that is not the model's), `usage_scale=3.0`
-(usage.prompt_tokens three times the prompt's), `accepts_up_to=N` (rejects prompts over N tokens whatever
+(usage.prompt_tokens three times the prompt's), `prefill_s_per_token=1e-4` (each completion waits that many
+seconds per prompt token before answering: a prefill time linear in length), `accepts_up_to=N` (rejects prompts over N tokens whatever
 context it states), `freeze()` (stops answering anything, as a SIGSTOPped server: connections are accepted
 and left unanswered until `thaw()` or close), `slow_loris("/tokenize", ...)` (from then on, requests to those
 paths, or to every path when none is named, get their headers and then a byte a second, forever). `peak_in_flight["completions"|"tokenize"]` is the most
@@ -131,7 +132,7 @@ class FakeEngine:
                  follows_chat: bool = True,
                  tokenize_fail_every: int = 0, tokenize_fail_after: int | None = None, tokenize_delay_s: float = 0.0,
                  tokenize_noise: int = 0, usage_scale: float = 1.0, accepts_up_to: int | None = None,
-                 completion_delay_s: float = 0.0) -> None:
+                 completion_delay_s: float = 0.0, prefill_s_per_token: float = 0.0) -> None:
         self.flavor = flavor
         self.adapter = adapter(flavor)
         self.routes = routes or {}
@@ -152,6 +153,7 @@ class FakeEngine:
         self.usage_scale = usage_scale
         self.accepts_up_to = accepts_up_to
         self.completion_delay_s = completion_delay_s
+        self.prefill_s_per_token = prefill_s_per_token
         self.tokenize_calls = 0
         self.killed = False
         self.dripping: tuple[str, ...] = ()
@@ -423,6 +425,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 return self._json(reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}},
                                   reply.headers)
             prompt_tokens = engine.prompt_tokens(body)
+            if engine.prefill_s_per_token and not checking:
+                engine.wait(engine.prefill_s_per_token * prompt_tokens)
             limit = engine.accepts_up_to or engine.context_length
             if prompt_tokens >= limit:
                 bad = engine.too_long(engine, limit, prompt_tokens) if engine.too_long else \

@@ -5,6 +5,7 @@ error-rate simulations both drive the gate through here, so they measure the rul
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,13 +29,13 @@ class Replay:
 
 
 def replay_gate(diff: np.ndarray, margin: float, alpha: float, continuous: bool = False,
-                pass_rule: PassRule = "each") -> Replay:
+                pass_rule: PassRule = "each", new_row: Callable[[bool], SequentialRow] | None = None) -> Replay:
     """`diff`: (family, length, round, pair) paired differences: -1, 0 or 1 (correctness) or, with
-    `continuous`, values in [-1, 1] (answer probabilities). Each round sends the open lengths' pairs."""
+    `continuous`, values in [-1, 1] (answer probabilities). Each round sends the open lengths' pairs.
+    `new_row(primary)` makes the rows where they are of another kind (`kl_gate.kl_row`: scaled KL in [-1, 0])."""
     families, n_lengths, rounds = diff.shape[:3]
-    rows = [[SequentialRow(primary=True, tally=_empty(continuous))]
-            + [SequentialRow(primary=False, tally=_empty(continuous)) for _ in range(n_lengths)]
-            for _ in range(families)]
+    make = new_row or (lambda primary: SequentialRow(primary=primary, tally=_empty(continuous)))
+    rows = [[make(True)] + [make(False) for _ in range(n_lengths)] for _ in range(families)]
     flat = [r for fam in rows for r in fam]
     sent = np.zeros(n_lengths)
     for k in range(rounds):

@@ -1,0 +1,161 @@
+"""The prefill a run computes, not only the prompt tokens it sends, request by request: what a one-slot
+prefix cache per lane leaves each request to compute, in either layout, and the time that takes on a server
+whose prefill time was measured at a few lengths (`fit_prefill_time`). `--dry-run` prints it (`estimate.py`).
+
+Why per request: the time of a prefill is not proportional to its tokens (attention grows with the context
+already there), so a request that reuses p tokens of an L-token prompt costs t(L) - t(p) + the fixed part, not
+(L - p) / rate. And why a model of its own here: the layouts share differently.
+
+- independent: a request reuses the previous one's tokens (same lane) up to the shallower needle of the two
+  when both belong to one depth sweep (`send.order.expected_cached_tokens`'s bound, the same figures).
+- nested: a chain (one task and seed) is sent on one lane in the suite's order, ascending length, the depths
+  of one length back to back (`Suite.recipes`). A depth after the first of its length reuses everything but
+  its question (the tail); the first of a longer length reuses the shorter one's stream (everything but its
+  fill and tail). So a chain computes its longest stream once, each length's fill once and every question:
+  the issue's floor, plus the fills. The question's tokens are measured by drafting the task once
+  (`family.draft`, as `tasks/build.py` does; no prompt is built) and counting `draft.tail` with the run's
+  counter; the fill (the units after the shared stream that bring a length to its exact size, under one
+  haystack unit) is not known before the builder writes it, so `FILL_TOKENS` stands for it.
+
+This module reads `send.order` (its groups and its bound) and changes nothing there: the order a cache-aware
+run sends nested chains in is taken as the suite's own (chain by chain, as listed)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctxprobe.evals.run.send.order import Order, send_groups
+from ctxprobe.tasks.identity import sharing_key
+from ctxprobe.tasks.placement import place_question
+from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.sample import Recipe
+from ctxprobe.tasks.token_counter import TokenCounter, count
+
+FILL_TOKENS = 32  # a nested length's fill after the shared stream: under one haystack unit (a sentence, a line)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the cache sees it: its prompt tokens and those a one-slot cache already holds."""
+
+    tokens: int
+    reused: int
+
+    @property
+    def computed(self) -> int:
+        return self.tokens - self.reused
+
+
+def lanes_of(recipes: Sequence[Recipe], order: Order, lanes: int) -> list[list[Recipe]]:
+    """What each lane sends, one after another. Cache-aware: whole sharing groups (independent: depth sweeps,
+    deepest first, `send_groups`; nested: chains, in the suite's order); as listed: dealt to the lanes in turn."""
+    if order == "as-listed":
+        return [list(recipes[k::lanes]) for k in range(lanes)]
+    independent = [r for r in recipes if r.nested is None]
+    chains: dict[tuple[object, ...], list[Recipe]] = {}
+    for recipe in recipes:
+        if recipe.nested is not None:
+            chains.setdefault(sharing_key(recipe), []).append(recipe)
+    return send_groups(independent, order) + list(chains.values())
+
+
+def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:
+    """A recipe's question/tail tokens: its task drafted once (seed 0, the middle depth) and `draft.tail`
+    counted with `counter`; every recipe of one task (family, parameters, mode) takes that figure."""
+    seen: dict[tuple[str, str, str], int] = {}
+
+    def tail(recipe: Recipe) -> int:
+        key = (recipe.family, repr(sorted(recipe.params.items())), recipe.mode)
+        if key not in seen:
+            family = get_family(recipe.family)
+            params = validate_params(family, recipe.params)
+            draft = place_question(family.draft(params, 50.0, recipe.mode, random.Random(0)),
+                                   params.question_position)  # type: ignore[attr-defined]
+            seen[key] = count(counter, draft.tail)
+        return seen[key]
+
+    return tail
+
+
+def reused_tokens(previous: Recipe | None, recipe: Recipe, tail: Callable[[Recipe], int],
+                  fill: int = FILL_TOKENS) -> int:
+    """Tokens of `recipe`'s prompt a one-slot cache holding `previous`'s prompt serves (the module docstring)."""
+    if previous is None or sharing_key(previous) != sharing_key(recipe):
+        return 0
+    if recipe.nested is None:
+        return int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens)
+    if previous.context_tokens == recipe.context_tokens:
+        return max(recipe.context_tokens - tail(recipe), 0)
+    shorter = min(previous, recipe, key=lambda r: r.context_tokens)
+    return max(shorter.context_tokens - fill - tail(shorter), 0)
+
+
+def requests(lanes: Sequence[Sequence[Recipe]], tail: Callable[[Recipe], int],
+             fill: int = FILL_TOKENS) -> list[Request]:
+    """Every request of the lanes with the tokens its lane's cache serves it."""
+    out: list[Request] = []
+    for lane in lanes:
+        previous: Recipe | None = None
+        for recipe in lane:
+            out.append(Request(recipe.context_tokens, reused_tokens(previous, recipe, tail, fill)))
+            previous = recipe
+    return out
+
+
+@dataclass(frozen=True)
+class PrefillFit:
+    """Seconds to prefill an L-token prompt: a + b L + c L^2 (c >= 0), fitted to measured requests."""
+
+    a: float
+    b: float
+    c: float
+    lengths: tuple[int, ...] = ()
+    seconds: tuple[float, ...] = ()
+
+    def time(self, tokens: int, reused: int = 0) -> float:
+        """One request's seconds: the fixed part, and the growth from `reused` cached tokens to `tokens`."""
+        return self.a + self.b * (tokens - reused) + self.c * (tokens * tokens - reused * reused)
+
+    def total(self, reqs: Sequence[Request]) -> float:
+        return sum(self.time(r.tokens, r.reused) for r in reqs)
+
+    def tokens_within(self, seconds: float) -> int:
+        """The longest prompt prefilled (from nothing) within `seconds`."""
+        if seconds <= self.a:
+            return 0
+        if self.c <= 0:
+            return int((seconds - self.a) / self.b) if self.b > 0 else 2**62
+        return int((-self.b + math.sqrt(self.b * self.b + 4 * self.c * (seconds - self.a))) / (2 * self.c))
+
+
+def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> PrefillFit:
+    """Least squares of t = a + b L + c L^2 over measured (length, seconds), with c >= 0.
+
+    Why a quadratic: a transformer's prefill costs a fixed part (the request, one decoded token), a part per
+    token (projections, MLP: linear) and attention over the context already there (quadratic); each term is
+    a real cost, so the fit extrapolates with the right shape, and c >= 0 keeps a noisy probe from predicting
+    that long prompts get cheaper. A power law t = k L^p has no fixed part (which dominates short probes and
+    would push p below 1) and, fitted on short probes, carries their exponent to 1M tokens; the quadratic's
+    c stays small where the probes saw little attention cost, which under- rather than over-states the
+    longest prompts' time: the estimate is then a floor, said so where printed. Three lengths or more fit
+    all three terms; where c or b comes out negative (or only two lengths are given) c is 0 and a + b L is fitted;
+    a negative b (time falling with length: noise) leaves the mean as a."""
+    x = np.asarray(lengths, dtype=float)
+    y = np.asarray(seconds, dtype=float)
+    if x.size != y.size or len(set(lengths)) < 2:
+        raise ValueError("a prefill time fit needs measured times at two lengths at least")
+    scale = float(x.max())  # well conditioned: lengths in units of the longest
+    u = x / scale
+    if len(set(lengths)) >= 3:
+        a, b, c = np.linalg.lstsq(np.stack([np.ones_like(u), u, u * u], axis=1), y, rcond=None)[0]
+        if c >= 0 and b >= 0:  # else the line: a negative square (or slope) is noise
+            return PrefillFit(float(a), float(b) / scale, float(c) / scale**2, tuple(lengths), tuple(seconds))
+    a, b = np.linalg.lstsq(np.stack([np.ones_like(u), u], axis=1), y, rcond=None)[0]
+    if b < 0:
+        return PrefillFit(float(y.mean()), 0.0, 0.0, tuple(lengths), tuple(seconds))
+    return PrefillFit(float(a), float(b) / scale, 0.0, tuple(lengths), tuple(seconds))
