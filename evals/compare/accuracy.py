@@ -1,7 +1,12 @@
 """Accuracy per cell from sample records: by family x variant x context length x depth, with exact
 (Clopper-Pearson) intervals. A cell's `n` counts scored samples only; errored samples (rejected as too long,
 timed out, ...) are counted apart in `errors` and `err_<kind>` and never enter the accuracy. Coordinates come
-from each record's typed recipe fields. The report's tables and heatmaps and compare's history read these."""
+from each record's typed recipe fields. The report's tables and heatmaps and compare's history read these.
+
+A group that pools cells of a nested run (a length over its depths) holds several samples of one chain,
+which are not independent: its interval takes the chain as the unit (`evals.compare.clusters`), and the
+table gains a `clusters` column (the chains a row pools). A run of the independent layout has every
+sample its own cluster: its tables are what they were, column for column."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from ctxprobe.evals.compare.clusters import cluster_of, clustered_proportion
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.rows import record_row
@@ -22,7 +28,8 @@ ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
 
 
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
-    """One row per record: its coordinates, whether it was scored, correct (0/1), partial, error kind."""
+    """One row per record: its coordinates, whether it was scored, correct (0/1), partial, error kind, and its
+    cluster (`evals.compare.clusters.cluster_of`: its chain in a nested run, itself in an independent one)."""
     rows = []
     for rec in records:
         if rec.score is None and rec.error is None:
@@ -34,13 +41,16 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
                    correct=float(full["correct"]) if scored and full["correct"] is not None else math.nan,
                    partial=full["partial"] if scored and full["partial"] is not None else math.nan)
         row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
+        row["cluster"] = cluster_of(rec)
         rows.append(row)
-    columns = [*CELL, "scored", "correct", "partial", *ERROR_COLUMNS]
+    columns = [*CELL, "scored", "correct", "partial", *ERROR_COLUMNS, "cluster"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFrame:
-    """n, correct, accuracy, Clopper-Pearson ci_lo/ci_hi, partial_mean and error counts per group of `keys`."""
+    """n, correct, accuracy, Clopper-Pearson ci_lo/ci_hi, partial_mean and error counts per group of `keys`.
+    Where a group holds several scored samples of one chain (a nested run pooled over cells), its interval is
+    the chains' (`clustered_proportion`) and a `clusters` column counts them."""
     spec: dict[str, tuple[str, str]] = {
         "n": ("scored", "sum"), "correct": ("correct", "sum"), "partial_mean": ("partial", "mean"),
     }
@@ -52,9 +62,29 @@ def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFr
     out["errors"] = out[ERROR_COLUMNS].sum(axis=1)
     out["accuracy"] = (out["correct"] / out["n"]).where(out["n"] > 0)
     bounds = [clopper_pearson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
+    columns = [*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors", *ERROR_COLUMNS]
+    nested = "cluster" in frame and not frame["cluster"].astype(str).str.startswith("sample:").all()
+    if nested:
+        chains = _chains(frame, keys)
+        groups = [chains.get(tuple(row), []) for row in out[keys].itertuples(index=False)]
+        out["clusters"] = [len(got) for got in groups]
+        # a group with one sample per chain (a cell) keeps its exact interval: its samples are independent
+        bounds = [clustered_proportion([y for y, _ in got], [m for _, m in got], z) if len(got) < int(n) else bound
+                  for got, n, bound in zip(groups, out["n"], bounds)]
+        columns.append("clusters")
     out["ci_lo"] = [lo for lo, _ in bounds]
     out["ci_hi"] = [hi for _, hi in bounds]
-    return out[[*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors", *ERROR_COLUMNS]]
+    return out[columns]
+
+
+def _chains(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], list[tuple[int, int]]]:
+    """Each group's scored samples per chain: (successes, samples) of every chain that has one."""
+    scored = frame[frame["scored"]]
+    out: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+    for group, part in scored.groupby([*keys, "cluster"], sort=True):
+        got = part["correct"]
+        out.setdefault(tuple(group[:-1]), []).append((int(got.sum()), int(got.size)))
+    return out
 
 
 def accuracy_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:

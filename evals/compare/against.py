@@ -8,7 +8,13 @@ baseline's samples run out. Only the pairs decide: a sample that errored on eith
 `--metric kl` on the KL of the candidate's answer distributions from the baseline's, against `--kl-margin`
 nats (`evals.paired.kl_gate`). A pair counts there only when both records have answer log-probabilities;
 the others are counted as lacking it, never as a zero. Every metric's rows are kept side by side where the
-records have them; only the gated one decides which rows are sampled."""
+records have them; only the gated one decides which rows are sampled.
+
+A nested run's rows bet on chains (`evals.compare.clusters`): a round is one seed, so it brings each open
+family one chain, whose pairs share a haystack and are not independent; the round's pairs of a chain enter
+a row as one observation, their mean (a correctness row then holds values in [-1, 1], not counts). The chains
+of successive rounds are independent, so each row's wealth stays a supermartingale and the gate's error
+rates hold. The table's `n` still counts pairs; `clusters` the chains they came in."""
 
 from __future__ import annotations
 
@@ -24,7 +30,10 @@ from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare import metrics
+from ctxprobe.evals.compare.clusters import chain_means, cluster_of, is_clustered
+from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.paired.p_answer import Metric
+from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
 from ctxprobe.evals.compare.sequential.gate import (
     PASS_MEANING, SequentialRow, decide, final_verdicts, gate_verdict, open_rows,
@@ -55,6 +64,7 @@ class PairedRun:
     lacking: dict[Metric, dict[RowKey, int]] = field(default_factory=dict)  # pairs of a row without the metric
     counted: set[str] = field(default_factory=set)
     extension: set[str] = field(default_factory=set)  # sample ids the baseline endpoint answers (lockstep)
+    pairs: dict[RowKey, int] = field(default_factory=dict)  # nested: the pairs of each gated row (its tally counts chains)
 
     def add_baseline(self, records: dict[str, SampleRecord]) -> None:
         """The baseline endpoint's scored answers to the extension's samples."""
@@ -78,12 +88,17 @@ class PairedRun:
 
 
 def _rows(recipes: list[Recipe], name: Metric) -> dict[RowKey, SequentialRow]:
+    """A gate row per family (pooled) and family x length; a nested family's rows take chain means (values,
+    where a correctness row would count -1/0/+1)."""
+    nested = {family_key(r) for r in recipes if r.nested is not None}
     rows: dict[RowKey, SequentialRow] = {}
     for recipe in recipes:
         fam = family_key(recipe)
         for key in ((fam, 0), (fam, recipe.context_tokens)):
             if key not in rows:
                 rows[key] = metrics.metric(name).row(key[1] == 0)
+                if fam in nested and isinstance(rows[key].tally, PairedTally):
+                    rows[key].tally = PairedValues()
     return dict(sorted(rows.items()))
 
 
@@ -123,6 +138,7 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
 def update(plan: PairedRun, records: list[SampleRecord]) -> None:
     """Add the candidate's newly finished pairs to their rows (one look per round) and decide."""
     fresh: dict[Metric, dict[RowKey, list[float]]] = {m: defaultdict(list) for m in plan.by_metric}
+    chains: dict[Metric, dict[RowKey, list[str]]] = {m: defaultdict(list) for m in plan.by_metric}
     for record in records:
         sid = record.sample.sample_id
         if sid in plan.counted or sid not in plan.base or record.error is not None or record.score is None:
@@ -130,16 +146,22 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
         plan.counted.add(sid)
         diffs = plan.diffs(plan.base[sid], record)
         recipe = record.sample.recipe
+        chain = cluster_of(record)
         for key in ((family_key(recipe), 0), (family_key(recipe), recipe.context_tokens)):
+            if recipe.nested is not None:
+                plan.pairs[key] = plan.pairs.get(key, 0) + 1
             for name in plan.by_metric:
                 if diffs[name] is not None:
                     fresh[name][key].append(diffs[name])  # type: ignore[arg-type]
+                    chains[name][key].append(chain)
                 elif not metrics.metric(name).always:
                     lacking = plan.lacking.setdefault(name, {})
                     lacking[key] = lacking.get(key, 0) + 1
     for name, rows in plan.by_metric.items():
         for key, values in fresh[name].items():
-            rows[key].add_diffs(values, plan.row_margin(name))
+            # one observation per chain (each sample its own chain in the independent layout: as before)
+            rows[key].add_diffs(chain_means(values, chains[name][key]) if is_clustered(chains[name][key]) else values,
+                                plan.row_margin(name))
     decide(list(plan.rows.values()), plan.row_margin(plan.metric), plan.alpha)
 
 
@@ -179,7 +201,8 @@ def gate_report(plan: PairedRun) -> dict[str, Any]:
         key = ((family, params, haystack), length)
         entry = {"family": family, "params": json.loads(params), "haystack": haystack,
                  "context_tokens": length, "primary": row.primary, "verdict": verdict,
-                 "n": row.tally.n, "baseline_samples": planned,
+                 "n": plan.pairs.get(key, row.tally.n), "baseline_samples": planned,
+                 **({"clusters": row.tally.n} if key in plan.pairs else {}),
                  "baseline_extended": extended, "losses": row.tally.losses,
                  "wins": row.tally.wins, **shown(plan, plan.metric, row),
                  "p_fail": row.p_fail, "p_pass": row.p_pass, "rounds": row.rounds}
@@ -226,6 +249,8 @@ def render_gate(report: dict[str, Any]) -> str:
         diff = "-" if e["n"] == 0 else value_text(gated, e["diff"])
         held = f"{e['baseline_samples']}" + (f"+{e['baseline_extended']}" if e.get("baseline_extended") else "")
         line = f"{where[:52]:<52} {e['verdict']:>9} {diff:>7} {interval:>17} {e['n']:>5} of {held:<4}"
+        if "clusters" in e:
+            line += f"  ({e['clusters']} chains)"
         for b in _beside(e):
             m = b["metric"]
             line += (f"  no {m}" if b["n"] == 0 else f"  {m} {value_text(m, b['diff'])} "

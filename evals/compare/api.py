@@ -18,7 +18,7 @@ from ctxprobe.evals.compare.paired.rows import compare_rows
 from ctxprobe.evals.compare.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.p_answer import METRICS, Metric
 from ctxprobe.evals.compare.paired.verdict import (
-    adjust_gate, compare_verdict, examples, failing_rows, p_answer_evidence, sequential_gate,
+    adjust_gate, compare_verdict, correct_evidence, examples, failing_rows, p_answer_evidence, sequential_gate,
 )
 from ctxprobe.evals.compare.sequential.betting import CS_METHOD
 from ctxprobe.tasks.errors import UserError
@@ -92,7 +92,8 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
             raise GateRefused(f"the --metric p_answer gate cannot judge {label}: no pair has answer probabilities "
                               "on both sides (run both builds with --logprobs, on an engine that gives them)")
         if passed is not None:
-            evidence = p_answer_evidence(pooled, pairing.pairs) if metric == "p_answer" else None
+            evidence = (p_answer_evidence(pooled, pairing.pairs) if metric == "p_answer"
+                        else correct_evidence(pooled, pairing.pairs))
             fails, passes = sequential_gate(pooled, fail_if_drop or 0.0, alpha, evidence)
             failed, passed = failed + fails, passed + passes
         gate_rows += pooled

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ctxprobe.evals.records.kl import KLComparison
 from ctxprobe.evals.records.manifest import engine_facts
@@ -106,6 +106,19 @@ class CompareRow(BaseModel):
     partial_hi: float
     p_answer: AnswerProbabilityRow | None = Field(None, description="the answer probability's paired difference "
                                                   "(None: no pair of the row has answer probabilities on both sides)")
+    clusters: int | None = Field(None, description="the chains a row of a nested run pools, its unit of independence "
+                                 "(its interval and p-value are over chain means); None: each pair is its own unit "
+                                 "(the independent layout, a cell; left out of compare.json then)")
+
+    @model_serializer(mode="wrap")
+    def _without_unset_clusters(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A row of independent pairs writes no `clusters`: compare.json and compare.csv stay as they were (an
+        optional field, no new schema version: files without it read as independent, and readers that predate
+        it ignore it)."""
+        out: dict[str, Any] = handler(self)
+        if out.get("clusters", 0) is None:
+            del out["clusters"]
+        return out
 
     def where(self) -> str:
         """`niah variant=single [prose] 2K` (and `@ 50%` for a cell): for messages, never parsed."""

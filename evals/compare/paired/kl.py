@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ctxprobe.evals.records.kl import CandidateKL, KLComparison, KLLevel, KLRow
 from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.clusters import chain_means, cluster_of
 from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.paired.mean_interval import MEAN_METHOD, SHARE_METHOD, mean_interval, share_interval
 from ctxprobe.evals.compare.paired.pairing import Pair
@@ -143,27 +144,33 @@ def candidate_kl(candidate: str, pairs: list[Pair], gate: tuple[float, float] | 
             values[id(pair)] = sample_kl(*found)
     rows = []
     kls: list[list[float]] = []  # each row's pairs' KL, what the gate bets on
+    chains: list[list[str]] = []  # each row's pairs' chains (`evals.compare.clusters`)
     for level in LEVELS:
         for (family, variant, haystack, length, depth), group in grouped(usable, level).items():
             got = [values[id(p)] for p in group]
             kls.append([s.kl for s in got])
-            kl, kl_lo, kl_hi = mean_interval([s.kl for s in got])
-            top1, top1_lo, top1_hi = share_interval([s.top1 for s in got])
+            chains.append([cluster_of(p.base) for p in group])
+            # a nested run's chains are the units: each chain's mean is one observation (a pair is its own
+            # chain in the independent layout, so nothing changes there); one chain: no interval
+            kl, kl_lo, kl_hi = mean_interval(chain_means([s.kl for s in got], chains[-1]))
+            top1, top1_lo, top1_hi = share_interval(chain_means([s.top1 for s in got], chains[-1]))
             rows.append(KLRow(candidate=candidate, level=level, family=family, variant=variant, haystack=haystack,
                               context_tokens=length, depth=depth, n=len(got), positions=sum(s.positions for s in got),
                               kl=kl, kl_lo=max(0.0, kl_lo) if not math.isnan(kl_lo) else kl_lo, kl_hi=kl_hi,
                               top1=top1, top1_lo=top1_lo, top1_hi=top1_hi,
                               base_rest=math.fsum(s.base_rest for s in got) / len(got), top_k=min(s.top_k for s in got)))
     if gate is not None:
-        rows = _judged(rows, kls, *gate)
+        rows = _judged(rows, kls, chains, *gate)
     return CandidateKL(candidate=candidate, pairs=len(usable), left_out=dict(sorted(reasons.items())), rows=rows)
 
 
-def _judged(rows: list[KLRow], kls: list[list[float]], margin: float, alpha: float) -> list[KLRow]:
+def _judged(rows: list[KLRow], kls: list[list[float]], chains: list[list[str]], margin: float,
+            alpha: float) -> list[KLRow]:
     """The rows with the KL gate's verdicts on the pooled and family x length ones (one Holm over them);
     `kls[i]`: row i's pairs' KL."""
     at = [i for i, r in enumerate(rows) if r.level in GATE_LEVELS]
-    judged = kl_gate.judge_rows([(rows[i].level == "family", kls[i]) for i in at], margin, alpha)
+    judged = kl_gate.judge_rows([(rows[i].level == "family", kls[i]) for i in at], margin, alpha,
+                                [chains[i] for i in at])
     out = list(rows)
     for i, v in zip(at, judged):
         out[i] = rows[i].model_copy(update={"verdict": v.verdict, "gate_lo": v.lo, "gate_hi": v.hi,

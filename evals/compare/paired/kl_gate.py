@@ -100,14 +100,22 @@ class KLVerdict:
     p_pass: float
 
 
-def judge_rows(rows: Sequence[tuple[bool, Sequence[float]]], margin: float, alpha: float) -> list[KLVerdict]:
+def judge_rows(rows: Sequence[tuple[bool, Sequence[float]]], margin: float, alpha: float,
+               chains: Sequence[Sequence[str]] | None = None) -> list[KLVerdict]:
     """Fixed rows (primary or not, their pairs' KL in nats) judged as a paired run judges its rows when its
     pairs end: FAIL on weighted Holm over all of them, PASS each at alpha. Betting e-values are anytime-valid,
-    so this holds for runs that stopped adaptively too (a running maximum is never below the last value)."""
+    so this holds for runs that stopped adaptively too (a running maximum is never below the last value).
+    `chains[i]`: row i's pairs' chains (`evals.compare.clusters`): each chain bets once, on its pairs' mean
+    scaled KL (None: every pair its own chain)."""
+    from ctxprobe.evals.compare.clusters import chain_means
+
     seq = []
-    for primary, kls in rows:
+    for i, (primary, kls) in enumerate(rows):
         row = kl_row(primary)
-        row.add_diffs([scaled(k, margin) for k in kls], ROW_MARGIN)  # one look at every pair: the gate's own bets
+        values = [scaled(k, margin) for k in kls]
+        if chains is not None:
+            values = chain_means(values, chains[i])
+        row.add_diffs(values, ROW_MARGIN)  # one look at every pair: the gate's own bets
         seq.append(row)
     out = []
     for row, verdict in zip(seq, final_verdicts(seq, ROW_MARGIN, alpha)):

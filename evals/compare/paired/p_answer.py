@@ -3,13 +3,16 @@ would write exactly the expected answer when sampling at temperature 1, from the
 teacher-forced logprobs, `runners.response.AnswerLogprobs`). A pair has one only when both records carry
 AnswerLogprobs; a record with `logprobs: unavailable` or none asked for gives no value, never a zero, and
 rows say how many of their pairs had one. The statistics are the paired gate's betting ones for values in
-[-1, 1] (`evals.sequential.betting`): anytime-valid, so they hold for a fixed run and an adaptive one alike."""
+[-1, 1] (`evals.sequential.betting`): anytime-valid, so they hold for a fixed run and an adaptive one alike.
+Pairs of one chain of a nested run are averaged first (`evals.compare.clusters`): the chains' means are the
+observations (in the independent layout each pair is its own chain, so nothing changes)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
+from ctxprobe.evals.compare.clusters import chain_means, cluster_of
 from ctxprobe.evals.compare.confseq import p_from_log_e
 from ctxprobe.evals.records.compare import AnswerProbabilityRow
 from ctxprobe.evals.records.record import SampleRecord
@@ -45,11 +48,12 @@ def two_sided_anytime_p(evidence: Evidence) -> float:
 def answer_probability_row(base: Sequence[SampleRecord], cand: Sequence[SampleRecord],
                            alpha: float = 0.05) -> AnswerProbabilityRow | None:
     """The p_answer statistics of a row's pairs (base[i] paired with cand[i]); None when no pair has one."""
-    kept = [(p_answer(b), p_answer(c)) for b, c in zip(base, cand, strict=True)]
-    both = [(b, c) for b, c in kept if b is not None and c is not None]
+    kept = [(p_answer(b), p_answer(c), cluster_of(b)) for b, c in zip(base, cand, strict=True)]
+    having = [(b, c, k) for b, c, k in kept if b is not None and c is not None]
+    both = [(b, c) for b, c, _ in having]
     if not both:
         return None
-    evidence = PairedValues(tuple(c - b for b, c in both))
+    evidence = PairedValues(tuple(chain_means([c - b for b, c in both], [k for _, _, k in having])))
     lo, hi = betting_cs(evidence)
     gate_lo, gate_hi = betting_cs(evidence, min(2.0 * alpha, 0.99))
     return AnswerProbabilityRow(
@@ -60,5 +64,5 @@ def answer_probability_row(base: Sequence[SampleRecord], cand: Sequence[SampleRe
 
 def row_values(base: Sequence[SampleRecord], cand: Sequence[SampleRecord]) -> PairedValues:
     """The p_answer differences of a row's pairs that have one (what the gate bets on)."""
-    diffs = (p_answer_diff(b, c) for b, c in zip(base, cand, strict=True))
-    return PairedValues(tuple(d for d in diffs if d is not None))
+    diffs = [(p_answer_diff(b, c), cluster_of(b)) for b, c in zip(base, cand, strict=True)]
+    return PairedValues(tuple(chain_means([d for d, _ in diffs if d is not None], [k for d, k in diffs if d is not None])))

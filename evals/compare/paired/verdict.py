@@ -76,6 +76,21 @@ def sequential_gate(rows: list[CompareRow], margin: float, alpha: float,
     return ([r for r, v in zip(rows, verdicts) if v == "FAIL"], [r for r, v in zip(rows, verdicts) if v == "PASS"])
 
 
+def correct_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidence]":
+    """Each gate row's correctness evidence, in the rows' order: its counts, or (a row pooling a nested run's
+    chains) its chains' mean differences (`paired.rows.row_evidence`)."""
+    from ctxprobe.evals.compare.paired.rows import chain_evidence
+
+    out: list[Evidence] = []
+    for r in rows:
+        if r.clusters is None:
+            out.append(row_tally(r))
+            continue
+        key = (r.family, r.variant, r.haystack, r.context_tokens, None)
+        out.append(chain_evidence([p for p in pairs if group_key(p, r.level) == key]))
+    return out
+
+
 def p_answer_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidence]":
     """Each gate row's p_answer differences (its pairs where both records have one), in the rows' order."""
     from ctxprobe.evals.compare.paired.p_answer import row_values
@@ -147,8 +162,10 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
     for r in result.gate_rows():
         p_holm = r.p_holm if r.p_holm is not None else float("nan")
         lo, hi, interval = r.diff_lo, r.diff_hi, FIXED_INTERVAL
-        if passing is not None and r.n:
+        if passing is not None and r.n and r.clusters is None:
             (lo, hi), interval = betting_cs(row_tally(r), min(2.0 * result.alpha, 0.99)), SEQUENTIAL_INTERVAL
+        elif r.clusters is not None:  # the chains' two-sided 95 % sequence: it holds each one-sided 95 % bound
+            interval = SEQUENTIAL_INTERVAL
         verdict = row_verdict(r, (r.candidate, r.where()) in failing, result.fail_if_drop or 0.0,
                               None if passing is None else (r.candidate, r.where()) in passing)
         correct = dict(diff=r.diff, diff_lo=lo, diff_hi=hi, n=r.n, interval=interval,
