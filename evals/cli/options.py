@@ -19,7 +19,7 @@ _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "result
              "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS",
              "include": "PATH", "contexts": "LENGTHS",
              "cache_dtype": "DTYPE", "state_dtype": "DTYPE", "mla_cache": "KIND", "layer_pattern": "PATTERN",
-             "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL", "top_logprobs": "K"}
+             "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL", "top_logprobs": "K", "session_header": "NAME"}
 
 
 class JsonOutput(BaseModel):

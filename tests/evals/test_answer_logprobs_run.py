@@ -183,3 +183,26 @@ def test_the_manifest_counts_the_measurement_and_its_cost() -> None:
     assert totals.methods == {"generated": 1, "forced": 1}
     assert (totals.extra_requests, totals.extra_prompt_tokens) == (3, 3004)
     assert logprob_totals({"a": _record(None)}, 5) is None  # not asked for: nothing to say
+
+
+def test_the_extra_requests_carry_the_samples_chain_in_the_session_header() -> None:
+    """Through the real client and the openai SDK: the forced and greedy requests past a divergence name the
+    sample's chain, as its answer request does (the fake answers without logprobs, so the measure itself ends
+    unmeasurable: what is checked is what was sent)."""
+    from ctxprobe.tasks.identity import chain_key
+
+    sample = niah()
+    response = asyncio.run(_Sender(" x").send(sample.prompt, logprobs=3))
+
+    async def measured(url: str) -> tuple[Any, str | None]:
+        async with EndpointClient(EndpointConfig(base_urls=(url,), model="m")) as client:
+            capture = LogprobCapture(client, "llama-server", 3)
+            capture.adapter = _Adapter()  # type: ignore[assignment]
+            return await capture.measure(sample, response, seed=0)
+
+    with FakeEngine("llama-server", context_length=8192) as engine:
+        found, why = asyncio.run(measured(engine.url))
+        calls = engine.completion_calls()
+    assert found is None and why is not None  # unmeasurable on this fake, after its request
+    assert calls and all(c.body["prompt"][:9] == list(range(1, 10)) for c in calls)  # the token-id requests
+    assert {c.headers.get("x-session-id") for c in calls} == {chain_key(sample.recipe)}

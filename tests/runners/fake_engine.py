@@ -6,7 +6,7 @@ reasoning fields and `<think>` text.
     with FakeEngine("vllm", context_length=100) as engine:
         engine.script.append(Reply(status=429))     # the next completion call answers 429
         ... EndpointConfig(base_urls=(engine.url,)) ...
-        engine.requests                             # what arrived: Recorded(path, body, headers)
+        engine.requests                             # what arrived: Recorded(path, body, headers, at)
 
     FakeEngine("sglang", api_key="k-123")           # answers 401 to any request without "Bearer k-123"
     FakeEngine(answer=lambda body: ...)             # an answer per request, from its JSON body
@@ -70,7 +70,8 @@ class Reply:
 class Recorded:
     path: str
     body: Any
-    headers: dict[str, str]
+    headers: dict[str, str]  # by lower-case name
+    at: float = field(default_factory=time.monotonic)  # when it arrived (one clock across engines)
 
 
 def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool = False,

@@ -23,8 +23,8 @@ class Clock:
         return self.now
 
 
-def _pick(pool: LeastInFlight[str], prefer: int | None = None) -> str:
-    with pool.use(prefer) as replica:
+def _pick(pool: LeastInFlight[str], prefer: int | None = None, chain: str | None = None) -> str:
+    with pool.use(prefer, chain) as replica:
         return replica
 
 
@@ -151,3 +151,20 @@ def test_the_first_replica_killed_mid_run_leaves_its_tokenizer_and_samples_to_th
     assert {r["response"]["endpoint"] for r in records} == {good.url, victim.url}
     assert manifest["replica_events"][0] == {**manifest["replica_events"][0], "replica": victim.url, "event": "dropped"}
     assert "stopped serving" not in err
+
+
+def test_a_chain_keeps_to_its_replica_moves_once_when_it_fails_and_stays_after_it_is_back() -> None:
+    clock = Clock()
+    pool = LeastInFlight(["a", "b", "c"], backoff_base_s=1.0, clock=clock)
+    assert _pick(pool, prefer=0, chain="x") == "a" and pool.chain_replica("x") == "a"
+    assert {_pick(pool, prefer=2, chain="x") for _ in range(5)} == {"a"}  # the chain's replica, not the lane's
+    with pool.use(chain="y") as held:  # a new chain, no lane: the least busy ("a" has none in flight now)
+        assert held == "a" and _pick(pool, chain="v") == "b"  # while "a" is busy, the next new chain: "b"
+    pool.failed("a", "connection refused")
+    moved = _pick(pool, prefer=0, chain="x")
+    assert moved in ("b", "c") and pool.chain_replica("x") == moved
+    clock.now += 1.0
+    pool.answered("a")  # back in rotation
+    assert {_pick(pool, prefer=0, chain="x") for _ in range(5)} == {moved}  # stays where it went
+    assert _pick(pool, prefer=0, chain="z") == "a"  # a new chain takes the lane's replica again
+    assert _pick(pool, prefer=0) == "a" and pool.chain_replica("w") is None
