@@ -59,7 +59,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     hay_tokens = int(cum[-1])
 
     # Needle i goes before selected unit `slot[i]` (slot == len(units) means at the end).
-    slots = [_nearest_boundary(cum, n.depth / 100.0 * hay_tokens) for n in draft.needles]
+    slots = [nearest_boundary(cum, n.depth / 100.0 * hay_tokens) for n in draft.needles]
     unit_texts = list(_unit_texts(haystack, units))  # a copy: the first may be rewritten
     if draft.context_opening is not None:
         hay_tokens = _open_context(draft.context_opening, counts, slots, needle_units, needle_n, unit_texts, cum)
@@ -165,7 +165,7 @@ def shuffled_units(units: list[int]) -> list[int]:
     return sorted(units, key=lambda u: hashlib.sha256(b"shuffled:%d" % u).digest())
 
 
-def _nearest_boundary(cum: np.ndarray, tokens: float) -> int:
+def nearest_boundary(cum: np.ndarray, tokens: float) -> int:
     """The unit boundary whose token position is closest to `tokens`."""
     j = int(np.searchsorted(cum, tokens))
     if j >= len(cum):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ctxprobe.tasks.assemble import MIN_HAYSTACK_TOKENS, safety_margin, tolerance, whole_word
+from ctxprobe.tasks.assemble import MIN_HAYSTACK_TOKENS, nearest_boundary, safety_margin, tolerance, whole_word
 from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
@@ -240,7 +240,7 @@ def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: i
     slots = [0] * len(flat)
     cuts: dict[int, int] = {}
     for _ in range(PLACEMENT_ROUNDS):
-        slots = [_nearest(cum, depth / 100.0 * hay[c[0]]) for (c, _, _), depth in zip(flat, depth_of)]
+        slots = [nearest_boundary(cum, depth / 100.0 * hay[c[0]]) for (c, _, _), depth in zip(flat, depth_of)]
         cuts = _cuts(cum, slots, needle_n, budgets, opening)
         # a cell's own needles stand inside its length
         slots = [min(slot, cuts[c[0]]) for slot, (c, _, _) in zip(slots, flat)]
@@ -311,12 +311,3 @@ def _first_piece_delta(opening: str | None, counts: UnitCounts, span: Span, need
     text = needles[0].text if needles and needles[0].slot == 0 else counts.haystack.units(span.start, span.start + 1)[0]
     before, after = counts.count_texts([text, opening + text.lstrip()])
     return after - before
-
-
-def _nearest(cum: np.ndarray, tokens: float) -> int:
-    j = int(np.searchsorted(cum, tokens))
-    if j >= len(cum):
-        return len(cum) - 1
-    if j > 0 and tokens - cum[j - 1] <= cum[j] - tokens:
-        return j - 1
-    return j
