@@ -29,13 +29,15 @@ byte-identical).
     variance d falls toward 1. Why: chain accuracies near 100 % are skewed (most chains perfect, a rare one
     poor), and with few chains a draw that holds no poor chain shows a handful of scattered errors whose
     variance looks binomial; k - 1 df then trusts it, the interval sits above the truth, and coverage fell
-    to 89-91 % (16 chains x 20 samples, accuracy 90-97 %, intra-chain correlation 0.2-0.5). Measured
-    (`benchmarks/bench_cluster_coverage.py`, 5 chain grids x accuracy 50-97 % x correlation 0-0.5) against
-    the other candidates: an upper confidence bound of the design effect (chi-square, k - 1 df) still fell
-    to 92 % at the 95 % bound and was wider at no correlation; the union with Clopper-Pearson on the chains
-    alone (n_eff = k) covers but more than doubles the width where chains are independent; a Satterthwaite
-    df (three times Kish's count, the normal-theory plug-in) fell to 93 %. Kish's count kept 97 % or more
-    in every cell for a third more width than Korn-Graubard at no correlation;
+    to 88 % (16 chains x 20 samples at 97 %, intra-chain correlation 0.5; 91-93 % at 90 % with 8 or 16
+    chains). Measured (`benchmarks/bench_cluster_coverage.py`, 5 chain grids x accuracy 50-97 % x
+    correlation 0-0.5, and a scipy replica of the candidates) against the others: an upper confidence bound
+    of the design effect (chi-square, k - 1 df) still fell to 92 % at the 95 % bound and was as wide at no
+    correlation; the union with Clopper-Pearson on the chains alone (n_eff = k) covers but more than
+    doubles the width where chains are independent; a Satterthwaite df (three times Kish's count, the
+    normal-theory plug-in) fell to 93 %, twice it to 93.8 %. Kish's count keeps 97 % or more in every cell;
+    the price, where chains are independent, is a third more width on average (0.25 against 0.19) and up to
+    twice it at 97 % with 4-5 samples a chain, where a chain holds 0 or 1 errors and few chains carry them;
   - n_eff is at most n (Korn and Graubard's truncation: never narrower than the per-sample interval) and,
     where v is 0 (every chain all right or all wrong: nothing measures the design effect), the number of
     chains k (the worst design effect, every chain one observation).
