@@ -9,7 +9,8 @@ they replace, at known truth:
 - Accuracy pooled over a chain's cells: chain c's accuracy p_c ~ Beta with mean mu and intra-cluster
   correlation rho (Beta(mu (1 - rho) / rho, (1 - mu) (1 - rho) / rho); rho = 0: every chain at mu), m
   samples per chain ~ Binomial(m, p_c), k chains. Coverage of the true mu by the chain-clustered interval
-  (`clustered_proportion`, Korn-Graubard) and by the per-sample Clopper-Pearson interval on all k m samples.
+  (`clustered_proportion`) and by the per-sample Clopper-Pearson interval on all k m samples, and their mean
+  widths.
 - The paired gate under no drop: each pair is discordant with probability q; a discordant pair of chain c
   goes against the candidate with probability pi_c ~ Beta(a, a), a = (1 - rho) / (2 rho) (mean 1/2: no
   drop on average, but a chain the candidate reads worse loses on many of its pairs). A FAIL at margin 0:
@@ -35,6 +36,9 @@ from ctxprobe.evals.compare.sequential.betting import PairedValues, log_e_fail
 from ctxprobe.evals.compare.stats import clopper_pearson
 
 RHOS = (0.0, 0.2, 0.5)
+MUS = (0.5, 0.8, 0.9, 0.97)
+# (chains, samples a chain): the nightly suite runs 8 seeds, i.e. 8 chains a task
+GRID = ((8, 5), (8, 11), (16, 5), (16, 20), (32, 4))
 
 
 def chain_accuracies(rng: np.random.Generator, k: int, mu: float, rho: float) -> np.ndarray:
@@ -43,17 +47,22 @@ def chain_accuracies(rng: np.random.Generator, k: int, mu: float, rho: float) ->
     return rng.beta(mu * (1.0 - rho) / rho, (1.0 - mu) * (1.0 - rho) / rho, size=k)
 
 
-def accuracy_coverage(k: int, m: int, mu: float, rho: float, reps: int, seed: int) -> tuple[float, float]:
-    """(clustered, per-sample) coverage of mu over `reps` draws."""
+def accuracy_coverage(k: int, m: int, mu: float, rho: float, reps: int,
+                      seed: int) -> tuple[float, float, float, float]:
+    """(clustered coverage, per-sample coverage, clustered mean width, per-sample mean width) of mu over
+    `reps` draws."""
     rng = np.random.default_rng(seed)
     hit_c = hit_s = 0
+    width_c = width_s = 0.0
     for _ in range(reps):
         y = rng.binomial(m, chain_accuracies(rng, k, mu, rho))
         lo, hi = clustered_proportion([int(v) for v in y], [m] * k)
         hit_c += lo <= mu <= hi
+        width_c += hi - lo
         lo, hi = clopper_pearson(int(y.sum()), k * m)
         hit_s += lo <= mu <= hi
-    return hit_c / reps, hit_s / reps
+        width_s += hi - lo
+    return hit_c / reps, hit_s / reps, width_c / reps, width_s / reps
 
 
 def chain_diffs(rng: np.random.Generator, k: int, m: int, q: float, rho: float) -> np.ndarray:
@@ -87,12 +96,16 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     print(f"accuracy pooled over chains: coverage of the true accuracy, 95 % intervals, {args.reps} draws a row")
-    print(f"{'k chains':>8} {'m/chain':>7} {'mu':>5} {'rho':>4} {'clustered':>10} {'per-sample':>11}")
-    for k, m in ((8, 5), (16, 5), (16, 20), (32, 4)):
-        for mu in (0.5, 0.8, 0.9):
+    print(f"{'k chains':>8} {'m/chain':>7} {'mu':>5} {'rho':>4} {'clustered':>10} {'per-sample':>11} "
+          f"{'width cl.':>10} {'width p-s':>10}")
+    lowest = 1.0
+    for k, m in GRID:
+        for mu in MUS:
             for rho in RHOS:
-                c, s = accuracy_coverage(k, m, mu, rho, args.reps, args.seed)
-                print(f"{k:>8} {m:>7} {mu:>5.2f} {rho:>4.1f} {c:>10.3f} {s:>11.3f}")
+                c, s, wc, ws = accuracy_coverage(k, m, mu, rho, args.reps, args.seed)
+                lowest = min(lowest, c)
+                print(f"{k:>8} {m:>7} {mu:>5.2f} {rho:>4.1f} {c:>10.3f} {s:>11.3f} {wc:>10.3f} {ws:>10.3f}")
+    print(f"lowest clustered coverage: {lowest:.3f}")
     print(f"\npaired gate under no drop (alpha 0.05, margin 0, one pooled row, discordance q 0.2): false-FAIL rate, "
           f"{args.reps} draws a row")
     print(f"{'k chains':>8} {'m/chain':>7} {'rho':>4} {'McNemar/sample':>15} {'betting/sample':>15} {'betting/chain':>14}")

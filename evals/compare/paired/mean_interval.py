@@ -29,7 +29,7 @@ SHARE_METHOD = "95% Clopper-Pearson on the per-sample shares' sum over samples"
 
 
 @lru_cache(maxsize=256)
-def t_quantile(confidence: float, df: int) -> float:
+def t_quantile(confidence: float, df: float) -> float:
     """The two-sided Student t quantile: P(|T| <= t) = confidence, T ~ t(df), through the Beta
     distribution (P(|T| > t) = I_{df / (df + t^2)}(df / 2, 1 / 2))."""
     if df < 1 or not 0.0 < confidence < 1.0:
