@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -171,3 +173,9 @@ def _nearest_boundary(cum: np.ndarray, tokens: float) -> int:
     if j > 0 and tokens - cum[j - 1] <= cum[j] - tokens:
         return j - 1
     return j
+
+
+@lru_cache(maxsize=256)
+def whole_word(text: str) -> re.Pattern[str]:
+    """`text` as a whole word: no letter or digit right before or after it."""
+    return re.compile(r"(?<![0-9A-Za-z])" + re.escape(text) + r"(?![0-9A-Za-z])")

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import threading
 import weakref
 from functools import lru_cache
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from ctxprobe.tasks.assemble import Assembled, assemble
+from ctxprobe.tasks.assemble import Assembled, assemble, whole_word
 from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
-from ctxprobe.tasks.identity import needle_key
+from ctxprobe.tasks.identity import needle_key, sharing_key
 from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, TokenizerIdentity, seed_window, sha256_text
@@ -24,6 +24,8 @@ from ctxprobe.tasks.sized import compose, is_sized
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter, tokenizer_id
 
 MAX_ATTEMPTS = 32
+CHAINS_KEPT = 16  # nested chains' layouts a builder keeps (one per lane in flight is what it needs)
+T = TypeVar("T")
 
 
 class PromptBuilder:
@@ -37,6 +39,7 @@ class PromptBuilder:
         self._lead: dict[str, int] = {}
         self._counts: dict[str, UnitCounts] = {}
         self._learn = threading.RLock()
+        self._chains: dict[tuple[object, ...], Any] = {}  # nested chains' layouts, the latest few kept
 
     def recipe_tokenizer(self, mode: str) -> TokenizerIdentity:
         """The tokenizer identity of this builder's recipes in `mode`. In chat mode the chat template's
@@ -86,6 +89,20 @@ class PromptBuilder:
             if haystack_spec not in self._counts:
                 self._counts[haystack_spec] = UnitCounts(haystack(haystack_spec), self.counter)
             return self._counts[haystack_spec]
+
+    def chain_layout(self, recipe: Recipe, lead: int, lay_out: Callable[[PromptBuilder, Recipe, int], T]) -> T:
+        """A nested chain's layout (`tasks/nested.py`), laid out once for all the chain's cells: a lane sends a
+        chain's requests one after another, so the last few chains laid out are kept."""
+        key = (sharing_key(recipe), lead)
+        with self._learn:
+            found = self._chains.get(key)
+        if found is None:
+            found = lay_out(self, recipe, lead)
+            with self._learn:
+                self._chains[key] = found
+                while len(self._chains) > CHAINS_KEPT:
+                    del self._chains[next(iter(self._chains))]
+        return found  # type: ignore[no-any-return]
 
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
@@ -173,15 +190,10 @@ def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> b
     for text in {*draft.unique, *(n.answer for n in draft.needles)}:
         if prompt.count(text) == placed.count(text):
             continue  # not even a substring of the haystack (the common case: one fast scan)
-        pattern = _whole(text)
+        pattern = whole_word(text)
         if len(pattern.findall(prompt)) != len(pattern.findall(placed)):
             return False
     return True
-
-
-@lru_cache(maxsize=256)
-def _whole(text: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![0-9A-Za-z])" + re.escape(text) + r"(?![0-9A-Za-z])")
 
 
 @lru_cache(maxsize=16)

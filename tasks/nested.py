@@ -14,13 +14,30 @@ context), and the gap left is filled with later units that fit (`fill`), after t
 
 from __future__ import annotations
 
+import hashlib
+import random
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ctxprobe.tasks.assemble import MIN_HAYSTACK_TOKENS, safety_margin, tolerance, whole_word
+from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
+from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.registry import get_family
-from ctxprobe.tasks.sample import NestedGrid, Recipe, seed_window
+from ctxprobe.tasks.families.vocab import drawn_apart
+from ctxprobe.tasks.identity import needle_key
+from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.sample import NeedleSpot, NestedGrid, Recipe, Sample, seed_window, sha256_text
 from ctxprobe.tasks.sized import is_sized
+
+if TYPE_CHECKING:
+    from ctxprobe.tasks.build import PromptBuilder
+
+MAX_ATTEMPTS = 32  # a cell is redrawn when its keys or values meet an earlier cell's, or the haystack holds one
+PLACEMENT_ROUNDS = 16  # rounds of placing needles by their lengths' haystacks until nothing moves
+Cell = tuple[int, float]  # (length, depth)
 
 
 def check_nests(family: str, params: dict[str, Any]) -> None:
@@ -47,5 +64,259 @@ def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float]
             for seed in seeds for length in grid.lengths for depth in depths]
 
 
-def build_nested(builder: Any, recipe: Recipe, lead: int) -> Any:
-    raise NotImplementedError("the nested builder lands in the next commit")
+
+@dataclass(frozen=True)
+class _Needle:
+    """One needle of the chain's stream: the cell it belongs to, its text as a unit, its tokens, and the unit
+    boundary it stands at (before stream unit `slot`)."""
+
+    cell: Cell
+    index: int  # which of its draft's needles
+    text: str
+    tokens: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class ChainLayout:
+    """Where everything of one chain stands: the drafts of its cells, its needles' slots, each length's cut
+    (the stream units it holds) and fill (later units that close the gap to the length's target)."""
+
+    head: str
+    head_tokens: int
+    lead: int
+    opening: str | None
+    opening_delta: int  # the tokens the opening adds to the first piece (0 without one)
+    span: Span
+    drafts: dict[Cell, Draft]
+    tails: dict[Cell, int]
+    needles: tuple[_Needle, ...]  # in stream order
+    cuts: dict[int, int]
+    fills: dict[int, tuple[int, ...]]  # absolute unit indices
+    stream_tokens: dict[int, int]  # the stream's tokens through each length's cut (needles and opening included)
+
+
+def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
+    """The sample of one cell of a nested chain: the chain's head, its stream's first units with every needle
+    that stands among them, the length's fill, and the cell's question."""
+    assert recipe.nested is not None
+    layout = builder.chain_layout(recipe, lead, chain_layout)
+    length, cell = recipe.context_tokens, (recipe.context_tokens, float(recipe.depth))
+    if cell not in layout.drafts:
+        raise UserError(f"sample {recipe.sample_id()}: length {length} and depth {recipe.depth:g} are not in its "
+                        "chain's grid")
+    haystack = builder.unit_counts(recipe.haystack).haystack
+    cut, start = layout.cuts[length], layout.span.start
+    units = haystack.units(start, start + cut) if cut else []
+    fill = [haystack.units(u, u + 1)[0] for u in layout.fills[length]]
+    draft = layout.drafts[cell]
+    inside = [n for n in layout.needles if n.slot <= cut]
+    hay_tokens = layout.stream_tokens[length] - layout.lead - layout.head_tokens + _tokens(layout.span, layout.fills[length])
+    parts: list[str] = [layout.head]
+    spots: list[NeedleSpot] = []
+    chars, tokens, cursor = len(layout.head), 0, 0
+
+    def opened(text: str) -> str:
+        """The first piece after the head, with the family's context opening for its separator."""
+        nonlocal tokens
+        if layout.opening is None or len(parts) > 1:
+            return text
+        tokens += layout.opening_delta
+        return layout.opening + text.lstrip()
+
+    for needle in [*inside, None]:
+        stop = cut if needle is None else needle.slot
+        chunk = units[cursor:stop]
+        if chunk:
+            tokens += int(layout.span.cumsum[stop] - layout.span.cumsum[cursor])
+            chunk = [opened(chunk[0]), *chunk[1:]]
+            parts.extend(chunk)
+            chars += sum(len(t) for t in chunk)
+        cursor = stop
+        if needle is None:
+            break
+        offset = tokens  # where the needle starts: before its opening, when it comes first
+        text = opened(needle.text)
+        spots.append(NeedleSpot(
+            role=draft.needles[needle.index].role if needle.cell == cell else "distractor",  # type: ignore[arg-type]
+            text=text, answer=layout.drafts[needle.cell].needles[needle.index].answer, char_offset=chars,
+            token_offset=layout.lead + layout.head_tokens + offset,
+            depth_pct=round(100.0 * offset / hay_tokens, 3)))
+        parts.append(text)
+        chars += len(text)
+        tokens += needle.tokens
+    parts.extend(fill)
+    parts.append(draft.tail)
+    prompt = "".join(parts)
+    planned = layout.stream_tokens[length] + _tokens(layout.span, layout.fills[length]) + layout.tails[cell]
+    return Sample(
+        sample_id=recipe.sample_id(), recipe=recipe, prompt=prompt, prompt_sha256=sha256_text(prompt),
+        planned_tokens=planned, approximate=builder.counter.approximate, question=draft.question,
+        answer_prefix=draft.answer_prefix, max_tokens=draft.max_tokens, expected=draft.expected,
+        needles=sorted(spots, key=lambda s: (s.role != "target", s.token_offset)),
+        measures={**draft.measures, "stream_tokens": float(layout.stream_tokens[length]),
+                  "needles_held": float(len(spots))},
+    )
+
+
+def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayout:
+    """Draw every cell's draft, in grid order, each redrawn until its keys and values are none of an earlier
+    cell's and the chain's haystack holds none of them, then lay the chain out."""
+    grid = recipe.nested
+    assert grid is not None
+    family = get_family(recipe.family)
+    params = validate_params(family, recipe.params)
+    check_nests(recipe.family, params.model_dump(mode="json"))
+    chain = needle_key(recipe.model_copy(update={"context_tokens": grid.lengths[-1], "depth": 0.0}))
+    counts = builder.unit_counts(recipe.haystack)
+    span = counts.span(recipe.window, grid.lengths[-1], LOOKAHEAD)  # more than any length's stream and fill
+    haystack = "\x00".join(counts.haystack.units(span.start, span.start + len(span.counts)))
+    taken: set[str] = set()
+    drafts: dict[Cell, Draft] = {}
+    for cell in [(length, depth) for length in grid.lengths for depth in grid.depths]:
+        for attempt in range(MAX_ATTEMPTS):
+            seed = hashlib.sha256(f"{chain}#{cell[0]}#{cell[1]!r}#{attempt}".encode()).digest()
+            with drawn_apart(taken):
+                draft = family.draft(params, cell[1], recipe.mode, random.Random(seed))
+            own = {*draft.unique, *(n.answer for n in draft.needles)}
+            if own.isdisjoint(taken) and not _in_haystack(own, haystack):
+                break
+            if drafts and attempt == 0 and _same_answers(draft, next(iter(drafts.values()))):
+                raise UserError(f"layout nested: family {recipe.family} asks the same needle in every cell, and a "
+                                "chain needs a needle of its own per (length, depth): give it layout independent")
+        else:
+            raise UserError(f"could not draw distinct needles for every cell of a nested chain of {recipe.family} "
+                            f"in haystack {recipe.haystack!r} after {MAX_ATTEMPTS} tries (the family draws from too "
+                            "few keys or values for the grid, or the haystack holds them): give fewer depths or lengths")
+        drafts[cell] = draft
+        taken |= own
+    _same_frame(recipe.family, drafts)
+    return _lay_out(drafts, counts, lead, recipe.window)
+
+
+def _same_answers(a: Draft, b: Draft) -> bool:
+    return [n.answer for n in a.needles] == [n.answer for n in b.needles]
+
+
+def _in_haystack(texts: set[str], haystack: str) -> bool:
+    """Whether the haystack holds one of the texts as a whole word (as the independent layout checks)."""
+    return any(text in haystack and whole_word(text).search(haystack) for text in texts)
+
+
+def _same_frame(family: str, drafts: dict[Cell, Draft]) -> None:
+    """Every cell of a chain shares the instructions: a family whose head depends on the question cannot nest."""
+    first = next(iter(drafts.values()))
+    for draft in drafts.values():
+        if (draft.head, draft.context_opening, draft.reserve_tokens, draft.document_start) != (
+                first.head, first.context_opening, first.reserve_tokens, first.document_start) or draft.messages:
+            raise UserError(f"layout nested: family {family} writes other instructions for other questions, so its "
+                            "prompts share no prefix: give it layout independent")
+
+
+def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: int) -> ChainLayout:
+    haystack = counts.haystack
+    first = next(iter(drafts.values()))
+    cells = list(drafts)
+    texts = {cell: [n.text if n.unit else haystack.wrap_needle(n.text) for n in drafts[cell].needles] for cell in cells}
+    flat = [(cell, i, text) for cell in cells for i, text in enumerate(texts[cell])]
+    head_n, *rest = counts.count_texts([first.head, *(drafts[c].tail for c in cells), *(t for _, _, t in flat)])
+    tails = dict(zip(cells, rest[:len(cells)]))
+    needle_n = rest[len(cells):]
+    lengths = sorted({length for length, _ in cells})
+    opening = _opening_cost(first.context_opening, counts, window, [t for _, _, t in flat])
+    budgets = {}
+    for length in lengths:
+        target = length - first.reserve_tokens
+        frame = lead + head_n + max(tails[c] for c in cells if c[0] == length)
+        budgets[length] = target - frame - safety_margin(target) - opening
+        if budgets[length] < MIN_HAYSTACK_TOKENS + sum(n for (c, _, _), n in zip(flat, needle_n) if c[0] <= length):
+            raise UserError(f"length {length} is too small for this nested chain: its question and the needles of "
+                            f"its cells and of the shorter lengths' take {target - budgets[length]} tokens or more")
+    span = counts.span(window, budgets[lengths[-1]], LOOKAHEAD)
+    cum = span.cumsum
+    depth_of = [drafts[c].needles[i].depth for c, i, _ in flat]
+    hay = {length: budgets[length] - sum(n for (c, _, _), n in zip(flat, needle_n) if c[0] <= length)
+           for length in lengths}
+    slots = [0] * len(flat)
+    cuts: dict[int, int] = {}
+    for _ in range(PLACEMENT_ROUNDS):
+        slots = [_nearest(cum, depth / 100.0 * hay[c[0]]) for (c, _, _), depth in zip(flat, depth_of)]
+        cuts = _cuts(cum, slots, needle_n, budgets, opening)
+        # a cell's own needles stand inside its length
+        slots = [min(slot, cuts[c[0]]) for slot, (c, _, _) in zip(slots, flat)]
+        cuts = _cuts(cum, slots, needle_n, budgets, opening)
+        moved = {length: int(cum[cuts[length]]) for length in lengths}
+        if moved == hay:
+            break
+        hay = moved
+    if any(slot > cuts[c[0]] for slot, (c, _, _) in zip(slots, flat)):
+        raise UserError("could not place every needle of a nested chain inside its own length: give fewer depths "
+                        "or longer lengths")
+    order = sorted(range(len(flat)), key=lambda k: (slots[k], flat[k][0], flat[k][1]))
+    needles = tuple(_Needle(cell=flat[k][0], index=flat[k][1], text=flat[k][2], tokens=needle_n[k], slot=slots[k])
+                    for k in order)
+    delta = _first_piece_delta(first.context_opening, counts, span, needles)
+    fills = {length: _fill(span, cuts[length], budgets[length] - _stream(cum, needles, cuts[length], delta),
+                           tolerance(length - first.reserve_tokens)) for length in lengths}
+    return ChainLayout(head=first.head, head_tokens=head_n, lead=lead, opening=first.context_opening,
+                       opening_delta=delta, span=span, drafts=drafts, tails=tails, needles=needles, cuts=cuts,
+                       fills=fills, stream_tokens={length: lead + head_n + _stream(cum, needles, cuts[length], delta)
+                                                   for length in lengths})
+
+
+def _cuts(cum: np.ndarray, slots: list[int], needle_n: list[int], budgets: dict[int, int], opening: int) -> dict[int, int]:
+    """Each length's cut: the most stream units whose tokens, with the needles standing among them (a needle at
+    the cut included), fit its budget."""
+    at_slot = np.zeros(len(cum), dtype=np.int64)
+    np.add.at(at_slot, np.asarray(slots, dtype=np.int64), np.asarray(needle_n, dtype=np.int64))
+    total = cum + np.cumsum(at_slot) + opening
+    return {length: max(0, int(np.searchsorted(total, budget, side="right")) - 1) for length, budget in budgets.items()}
+
+
+def _stream(cum: np.ndarray, needles: tuple[_Needle, ...], cut: int, opening: int) -> int:
+    return int(cum[cut]) + sum(n.tokens for n in needles if n.slot <= cut) + opening
+
+
+def _fill(span: Span, cut: int, gap: int, tol: int) -> tuple[int, ...]:
+    """Later units that fit the gap a length's cut leaves, as the independent layout closes its last gap:
+    they follow the shared stream, so only that length's prompts hold them."""
+    chosen: list[int] = []
+    for i in range(cut, min(cut + LOOKAHEAD, len(span.counts))):
+        if gap <= tol // 4:
+            break
+        if int(span.counts[i]) <= gap:
+            chosen.append(span.start + i)
+            gap -= int(span.counts[i])
+    return tuple(chosen)
+
+
+def _tokens(span: Span, units: tuple[int, ...]) -> int:
+    return sum(int(span.counts[u - span.start]) for u in units)
+
+
+def _opening_cost(opening: str | None, counts: UnitCounts, window: int, needle_units: list[str]) -> int:
+    """The most tokens the context opening adds to whichever piece comes first (as the independent layout
+    keeps it out of the budget): the chain counts it once, for every length alike."""
+    if opening is None:
+        return 0
+    first = [*counts.haystack.units(window, window + 1), *needle_units]
+    before, after = counts.count_texts(first), counts.count_texts([opening + t.lstrip() for t in first])
+    return max(0, *(a - b for a, b in zip(after, before)))
+
+
+def _first_piece_delta(opening: str | None, counts: UnitCounts, span: Span, needles: tuple[_Needle, ...]) -> int:
+    """The tokens the opening actually adds to the stream's first piece: a needle at the start, else its first unit."""
+    if opening is None:
+        return 0
+    text = needles[0].text if needles and needles[0].slot == 0 else counts.haystack.units(span.start, span.start + 1)[0]
+    before, after = counts.count_texts([text, opening + text.lstrip()])
+    return after - before
+
+
+def _nearest(cum: np.ndarray, tokens: float) -> int:
+    j = int(np.searchsorted(cum, tokens))
+    if j >= len(cum):
+        return len(cum) - 1
+    if j > 0 and tokens - cum[j - 1] <= cum[j] - tokens:
+        return j - 1
+    return j

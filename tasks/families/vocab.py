@@ -1,10 +1,37 @@
-"""Word lists and value makers shared by the task families (keys, word values, names, ids)."""
+"""Word lists and value makers shared by the task families (keys, word values, names, ids).
+
+A nested chain (tasks/nested.py) draws the drafts of all its cells with `drawn_apart(taken)`: inside it, every
+key, value and name made here is also distinct from those of the chain's earlier cells, so a grid of many cells
+still finds distinct keys among the 2,500 adjective-noun pairs. Outside it, draws are as they always were."""
 
 from __future__ import annotations
 
 import random
 import string
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_CHAIN_TAKEN: ContextVar[frozenset[str]] = ContextVar("chain_taken", default=frozenset())
+
+
+@contextmanager
+def drawn_apart(taken: set[str]) -> Iterator[None]:
+    """Draws inside the block avoid `taken` (a chain's earlier cells' keys, values and names)."""
+    token = _CHAIN_TAKEN.set(frozenset(taken))
+    try:
+        yield
+    finally:
+        _CHAIN_TAKEN.reset(token)
+
+
+def _fresh(value: str, taken: set[str]) -> bool:
+    """Whether `value` is new: not taken by this draft, nor by the chain it is drawn in."""
+    if value in taken or value in _CHAIN_TAKEN.get():
+        return False
+    taken.add(value)
+    return True
 
 ADJECTIVES = (
     "amber", "brisk", "calm", "dapper", "eager", "fabled", "gentle", "hollow", "icy", "jolly", "keen",
@@ -42,8 +69,7 @@ def make_key(rng: random.Random, taken: set[str]) -> str:
     """A fresh `adjective-noun` key, distinct from those taken."""
     while True:
         key = f"{rng.choice(ADJECTIVES)}-{rng.choice(NOUNS)}"
-        if key not in taken:
-            taken.add(key)
+        if _fresh(key, taken):
             return key
 
 
@@ -64,8 +90,7 @@ def make_value(kind: str, rng: random.Random, taken: set[str]) -> str:
             value = "".join(rng.choice("0123456789abcdef") for _ in range(int(kind[3:])))
         else:
             raise ValueError(f"unknown value kind {kind!r}")
-        if value not in taken:
-            taken.add(value)
+        if _fresh(value, taken):
             return value
 
 
@@ -73,8 +98,7 @@ def make_var_name(rng: random.Random, taken: set[str], letters: int) -> str:
     """A fresh upper-case variable name of `letters` letters (RULER's variable tracking), distinct from those taken."""
     while True:
         name = "".join(rng.choice(string.ascii_uppercase) for _ in range(letters))
-        if name not in taken:
-            taken.add(name)
+        if _fresh(name, taken):
             return name
 
 
