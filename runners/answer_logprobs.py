@@ -30,7 +30,7 @@ class Unmeasurable(Exception):
 class NextToken(Protocol):
     async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
                          seed: int, max_tokens: int = 1, affinity: int | None = None,
-                         extra_body: Mapping[str, Any] | None = None) -> Response: ...
+                         extra_body: Mapping[str, Any] | None = None, chain: str | None = None) -> Response: ...
 
 
 class Position(NamedTuple):
@@ -95,12 +95,13 @@ def forced_position(response: Response, want: int, top: int) -> Position:
 
 async def measure(engine: NextToken, context: list[int], gold: list[int], gold_text: str,
                   generated: Sequence[GeneratedToken] | None, *, top: int, seed: int, affinity: int | None = None,
-                  extra_body: Mapping[str, Any] | None = None) -> AnswerLogprobs:
+                  extra_body: Mapping[str, Any] | None = None, chain: str | None = None) -> AnswerLogprobs:
     """The gold's logprobs after `context` (the prompt's token ids as the engine reads them): from the
     answer request's `generated` tokens where they follow the gold; past a divergence, a greedy continuation
     of prompt + gold[:j] reads the positions it follows the gold on (often the rest of the answer: a model
     that wrote `:` before the number writes the number once given it), and a forced one-token request reads a
-    gold token outside the top-k. Requests go in gold order, each extending a prompt the prefix cache holds.
+    gold token outside the top-k. Requests go in gold order, each extending a prompt the prefix cache holds,
+    to the replica that answered (`affinity`) with the sample's `chain` (its session header, its replica).
     Raises `Unmeasurable` for an answer the engine's replies cannot give; an `EndpointError` goes to the caller."""
     if not gold:
         raise Unmeasurable("the gold text has no tokens")
@@ -112,7 +113,7 @@ async def measure(engine: NextToken, context: list[int], gold: list[int], gold_t
         if outside != j:  # greedy from here: free positions while it follows the gold
             reply = await engine.next_token(prompt, force=None, max_tokens=len(gold) - j, top=top,
                                             planned_tokens=len(prompt), seed=seed, affinity=affinity,
-                                            extra_body=extra_body)
+                                            extra_body=extra_body, chain=chain)
             requests += 1
             prompt_tokens += reply.prompt_tokens if reply.prompt_tokens is not None else len(prompt)
             found, seen_outside = from_generated(gold[j:], reply.generated or [], top)
@@ -123,7 +124,7 @@ async def measure(engine: NextToken, context: list[int], gold: list[int], gold_t
             if outside != j:
                 raise Unmeasurable("a continuation request came back without token ids or logprobs")
         reply = await engine.next_token(prompt, force=gold[j], top=top, planned_tokens=len(prompt), seed=seed,
-                                        affinity=affinity, extra_body=extra_body)
+                                        affinity=affinity, extra_body=extra_body, chain=chain)
         requests += 1
         prompt_tokens += reply.prompt_tokens if reply.prompt_tokens is not None else len(prompt)
         known[j] = forced_position(reply, gold[j], top)

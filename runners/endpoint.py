@@ -10,7 +10,10 @@ one), and grows with its planned prompt length, because a 1M-token prefill sends
 longer (runners/endpoint_config.py). Several base URLs are replicas of one deployment; each request goes to
 the one with the fewest requests in flight, and a replica whose connection fails (refused, reset, cut
 mid-answer) is taken out of rotation until it answers again (runners/replicas.py), its request sent to
-another at once.
+another at once. A request of a chain (`chain`: the key of the prompts one prefix cache serves one after
+another, tasks.identity.chain_key) carries the key in the session header (`--session-header`, default
+X-Session-ID), so a router in front of several workers keeps the chain on one; sent in the cache-aware order,
+it keeps to one replica itself (the next one when that one leaves the rotation).
 
 One client belongs to one asyncio event loop.
 """
@@ -104,6 +107,7 @@ class _Request:
     logprobs: int | None = None
     logit_bias: Mapping[str, int] | None = None
     one_token: bool = False  # a scoring request (token ids): completions whatever the mode, not streamed
+    chain: str | None = None  # the chain's key: the session header's value and the replica it keeps to
 
 
 class EndpointClient:
@@ -200,7 +204,8 @@ class EndpointClient:
 
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
                    affinity: int | None = None, extra_body: Mapping[str, Any] | None = None,
-                   messages: list[dict[str, str]] | None = None, logprobs: int | None = None) -> Response:
+                   messages: list[dict[str, str]] | None = None, logprobs: int | None = None,
+                   chain: str | None = None) -> Response:
         """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
         replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
         retries go to the least busy one. A replica whose connection fails is taken out of rotation and the
@@ -208,20 +213,23 @@ class EndpointClient:
         replica). `extra_body` adds fields to this request (a reasoning budget).
         In chat mode `messages` (a conversation) is sent in place of one user message holding `prompt`.
         `logprobs` asks for each generated token's log-probability and that many alternatives
-        (`Response.generated`)."""
-        request = _Request(prompt, max_tokens, seed, extra_body, messages, logprobs)
+        (`Response.generated`). `chain` names the prompt's chain: sent in the session header; a request
+        placed by the cache-aware order (`affinity` given) goes, every attempt, to the replica its chain keeps
+        to while that one is in rotation (runners/replicas.py), and a request sent as listed to the least
+        busy."""
+        request = _Request(prompt, max_tokens, seed, extra_body, messages, logprobs, chain=chain)
         return await self._send(request, planned_tokens, affinity)
 
     async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
                          seed: int, max_tokens: int = 1, affinity: int | None = None,
-                         extra_body: Mapping[str, Any] | None = None) -> Response:
+                         extra_body: Mapping[str, Any] | None = None, chain: str | None = None) -> Response:
         """Greedy tokens after the token ids `prompt_ids` (a completions request in any mode, not streamed)
         with their log-probabilities and `top` alternatives each; `force` a token: one token, forced to it by
         `logit_bias` (what the model gives that token there). On a prefix cache the prompt is served from the
-        cache but for its last tokens."""
+        cache but for its last tokens. `chain` as for `send`."""
         bias = {str(force): 100} if force is not None else None
         request = _Request(prompt_ids, 1 if force is not None else max_tokens, seed, extra_body, None, top, bias,
-                           one_token=True)
+                           one_token=True, chain=chain)
         return await self._send(request, planned_tokens, affinity)
 
     async def _send(self, request: _Request, planned_tokens: int, affinity: int | None) -> Response:
@@ -238,12 +246,13 @@ class EndpointClient:
     async def _each_attempt(self, request: _Request, planned_tokens: int, affinity: int | None, model: str,
                             ticket: int) -> Response:
         attempts = failovers = 0
+        kept = request.chain if affinity is not None else None  # placed: the chain keeps to one replica
         while True:
             timeout_s = self.config.request_timeout_s(planned_tokens, self.prefill.per_s)
             self._flying[ticket] = (time.monotonic(), planned_tokens)
             attempts += 1
             delay = 0.0
-            with self._pool.use(affinity if attempts == 1 else None) as root:
+            with self._pool.use(affinity if attempts == 1 else None, chain=kept) as root:
                 try:
                     response = await self._attempt(root, model, request, timeout_s)
                     self._pool.answered(root)
@@ -298,6 +307,8 @@ class EndpointClient:
                 request["logprobs"] = asked.logprobs
         if asked.logit_bias:
             request["logit_bias"] = dict(asked.logit_bias)
+        if asked.chain is not None and self.config.session_header:
+            request["extra_headers"] = {self.config.session_header: asked.chain}
         stream = self.config.stream and not asked.one_token
         parts = ReplyParts()
         ttft_s: float | None = None

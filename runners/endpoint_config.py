@@ -76,8 +76,8 @@ class EndpointConfig(ClientSettings):
     def of(cls, settings: ClientSettings, **server: Any) -> EndpointConfig:
         """What suits the server (`base_urls`, `mode`, `concurrency`, its model name, ...) with the user's
         client settings (any model made of `ClientSettings`) taken as given; a model left unnamed (None)
-        leaves the server's."""
-        given = {k: v for k, v in part(settings, ClientSettings).model_dump().items() if v is not None}
+        leaves the server's (a None the server has no value for stands: `session_header` None sends none)."""
+        given = {k: v for k, v in part(settings, ClientSettings).model_dump().items() if v is not None or k not in server}
         return cls(**{**server, **given})
 
     prefill_rate: float | None = Field(None, gt=0, description="prefill tokens/s known before the run (--prefill-rate, "

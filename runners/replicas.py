@@ -1,7 +1,10 @@
 """Balancing requests across replicas of one deployment, and failing over when one goes away.
 
 A request goes to the replica with the fewest requests in flight, ties broken round-robin so that an idle pool
-still spreads its load (or to the replica a lane of prompts sharing a prefix keeps to). A replica whose
+still spreads its load (or to the replica a lane of prompts sharing a prefix keeps to). A chain (prompts one
+prefix cache serves one after another, named by its key: `tasks.identity.chain_key`) keeps to the replica its
+first request went to, so its cache is never split across replicas; when that replica leaves the rotation, the
+chain's next request picks another one and the rest of the chain stays there (it does not move back). A replica whose
 connection fails is taken out of rotation: its requests go to the others, and it is tried again once its
 backoff has passed (1 s, then 2, 4, ... up to a minute while it keeps failing); the first request it answers
 puts it back. Both events are kept (`events`) and handed to `on_event` as they happen, so a run says so in one
@@ -34,6 +37,7 @@ class LeastInFlight(Generic[T]):
         self._failures = [0] * len(self._replicas)
         self._down_until: list[float | None] = [None] * len(self._replicas)
         self._next = 0
+        self._chains: dict[str, int] = {}  # chain key -> the replica the chain keeps to
         self._base_s, self._max_s = backoff_base_s, backoff_max_s
         self._clock, self._shown, self._on_event = clock, shown, on_event
         self.events: list[ReplicaEvent] = []
@@ -55,19 +59,30 @@ class LeastInFlight(Generic[T]):
             return up
         return [min(range(len(self._replicas)), key=lambda i: self._down_until[i] or 0.0)]
 
+    def chain_replica(self, chain: str) -> T | None:
+        """The replica `chain` keeps to, None before its first request."""
+        index = self._chains.get(chain)
+        return None if index is None else self._replicas[index]
+
     @contextmanager
-    def use(self, prefer: int | None = None) -> Iterator[T]:
-        """Hold the chosen replica for the duration of one request: replica `prefer % n` when given and in
-        rotation (a lane of prompts sharing a prefix stays on the replica that cached it), else the least busy
-        replica in rotation."""
+    def use(self, prefer: int | None = None, chain: str | None = None) -> Iterator[T]:
+        """Hold the chosen replica for the duration of one request: the replica `chain` keeps to while it is
+        in rotation; else replica `prefer % n` when given and in rotation (a lane of prompts sharing a prefix
+        stays on the replica that cached it); else the least busy replica in rotation. A chain keeps to the
+        replica chosen for it from then on."""
         n = len(self._replicas)
         up = self._in_rotation()
-        if prefer is not None and prefer % n in up:
+        kept = self._chains.get(chain) if chain is not None else None
+        if kept is not None and kept in up:
+            index = kept
+        elif prefer is not None and prefer % n in up:
             index = prefer % n
         else:
             order = [(self._next + i) % n for i in range(n)]
             index = min((i for i in order if i in up), key=lambda i: self._in_flight[i])
             self._next = (index + 1) % n
+        if chain is not None:
+            self._chains[chain] = index
         self._in_flight[index] += 1
         try:
             yield self._replicas[index]

@@ -16,13 +16,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.tasks.errors import UserError
 
 KvCacheType = Literal["f16", "q8_0", "q4_0"]
 SwaCache = Literal["full", "window"]
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_SESSION_HEADER = "X-Session-ID"
+# RFC 7230's token: the characters an HTTP header name may hold
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# headers the client sets itself: a session header by one of these names would replace them
+_CLIENT_HEADERS = frozenset({"authorization", "content-type", "content-length", "host", "connection",
+                             "transfer-encoding", "accept", "user-agent"})
 DEFAULT_N_CTX = 8192  # the embedded engine's context per slot when nothing sizes it (a run sizes it to its suite)
 
 S = TypeVar("S", bound=BaseModel)
@@ -40,6 +48,27 @@ class ClientSettings(BaseModel):
     timeout_per_1k: float = Field(2.0, ge=0, le=86400, allow_inf_nan=False, description="extra timeout per 1K prompt "
                                   "tokens (long prefills take minutes)")
     retries: int = Field(4, ge=0, le=100, description="retries on 429, 5xx and connection errors")
+    session_header: str | None = Field(
+        DEFAULT_SESSION_HEADER, description="HTTP header every completion, chat and log-probability request "
+        "carries with its chain's key (the prompts one prefix cache serves one after another), so a router keeps "
+        "a chain on one worker; none: no such header")
+
+    @field_validator("session_header", mode="before")
+    @classmethod
+    def _header_name(cls, name: object) -> object:
+        """`none` (any case) sends no header; anything else must be an HTTP header name the client does not
+        set itself, or the run stops in one line before anything is sent."""
+        if not isinstance(name, str):
+            return name
+        if name.lower() == "none":
+            return None
+        if not _HEADER_NAME.fullmatch(name):
+            raise UserError(f"invalid option --session-header: {name!r} is not an HTTP header name (letters, digits "
+                            "and !#$%&'*+-.^_`|~ only); --session-header none sends none")
+        if name.lower() in _CLIENT_HEADERS:
+            raise UserError(f"invalid option --session-header: {name} is a header the client sets itself; name "
+                            "another (default X-Session-ID), or none")
+        return name
 
 
 DEFAULT_TOP_LOGPROBS = 5

@@ -21,7 +21,8 @@ RunStatus = Literal["running", "finished", "interrupted", "endpoint_lost", "fail
 class OrderDetail(BaseModel):
     """How the send order ran, summed over the batches a run sent (one per mode, per round). Cache-aware,
     a batch with fewer depth sweeps than lanes is fanned out: each sweep's deepest sample goes first, the
-    rest of the sweep together once it is served, on the same replica."""
+    rest of the sweep together once it is served, on the same replica; a batch holding a chain of the nested
+    layout is not (a chain goes whole on one lane)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -30,6 +31,8 @@ class OrderDetail(BaseModel):
     batches: int = Field(0, description="batches sent (modes, rounds)")
     sweeps: int = Field(0, description="sharing groups sent, over the batches (cache-aware: depth sweeps; as "
                         "listed: one a sample)")
+    chains: int = Field(0, description="of the sharing groups, chains of the nested layout (each sent whole on one "
+                        "lane, in ascending length; never fanned out)")
     samples: int = Field(0, description="samples the batches held")
     fanned_out: int = Field(0, description="batches whose sweeps were fanned out (fewer sweeps than lanes)")
     in_flight_reachable: int = Field(0, description="the most requests the order could keep in flight at once, "

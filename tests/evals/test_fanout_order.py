@@ -171,7 +171,7 @@ def test_a_run_against_the_fake_engine_fills_its_concurrency(tmp_path: Path) -> 
     run_dir = next(tmp_path.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["order_detail"] == {"order": "cache-aware", "lanes": 12, "batches": 1, "sweeps": 3,
-                                        "samples": 33, "fanned_out": 1, "in_flight_reachable": 12}
+                                        "chains": 0, "samples": 33, "fanned_out": 1, "in_flight_reachable": 12}
     ids = [json.loads(x)["sample"]["sample_id"] for x in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 33
 

@@ -50,9 +50,9 @@ class Scripted:
 
     async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
                          seed: int, max_tokens: int = 1, affinity: int | None = None,
-                         extra_body: Any = None) -> Response:
+                         extra_body: Any = None, chain: str | None = None) -> Response:
         self.sent.append({"prompt": list(prompt_ids), "force": force, "max_tokens": max_tokens,
-                          "affinity": affinity, "extra_body": extra_body})
+                          "affinity": affinity, "extra_body": extra_body, "chain": chain})
         context = tuple(prompt_ids)
         tokens = [token(force, context, self.k)] if force is not None else greedy(context, max_tokens, self.k)
         return Response(endpoint="scripted", text="x", prompt_tokens=len(prompt_ids), generated=tokens)
@@ -86,12 +86,13 @@ def test_divergence_at_j_sends_one_continuation_from_the_gold_path() -> None:
     assert answer[1].id is not None
     generated = answer + greedy(tuple(context + [t.id for t in answer]), 3, 50)
     engine = Scripted(50)
-    found = asyncio.run(measure(engine, context, gold, "g", generated, top=50, seed=0, affinity=1))
+    found = asyncio.run(measure(engine, context, gold, "g", generated, top=50, seed=0, affinity=1,
+                                chain="0123456789abcdef"))
     assert found.first_divergence == 2
     assert found.greedy[:2] == [True, True] and found.greedy[2] is False
     assert found.logprobs == pytest.approx(teacher_forced(context, gold))
     assert engine.sent[0]["prompt"] == context + gold[:3] and engine.sent[0]["force"] is None
-    assert all(s["affinity"] == 1 for s in engine.sent)
+    assert all(s["affinity"] == 1 and s["chain"] == "0123456789abcdef" for s in engine.sent)  # the answer's replica and chain
     assert found.extra_requests == len(engine.sent)
     assert found.extra_prompt_tokens == sum(len(s["prompt"]) for s in engine.sent)
     assert [len(t) for t in found.top] == [50] * 5
@@ -107,7 +108,7 @@ def test_gold_outside_the_top_k_is_forced_and_read_unbiased() -> None:
     engine = Scripted(k)
     found = asyncio.run(measure(engine, context, gold, "g", answer, top=k, seed=0))
     assert engine.sent[0] == {"prompt": context, "force": worst, "max_tokens": 1, "affinity": None,
-                              "extra_body": None}
+                              "extra_body": None, "chain": None}
     assert found.method == "forced"  # the answer request knew nothing of position 0's gold
     assert found.logprobs == pytest.approx(teacher_forced(context, gold))
     assert found.greedy[0] is False and found.first_divergence == 0

@@ -1,6 +1,8 @@
 """A run's answer probabilities: for each sample, the expected answer as the model would write it (the gold
 text) and its teacher-forced log-probabilities after the prompt (runners/answer_logprobs.py), read from the
-answer request and, past a divergence, from extra one-token requests on the same replica.
+answer request and, past a divergence, from extra one-token requests on the same replica, with the sample's
+chain in their session header. The run's loop sends them on the sample's lane right after its answer, before
+the lane sends anything else (evals/run/send/loop.py), so they find the answer's prompt in the prefix cache.
 
 The gold text is the sample's one expected answer after the answer prefix (completions: with the space the
 prefix leaves, as `Answer: 123`; chat: the assistant's reply itself, which the prompt asks to be the answer
@@ -25,6 +27,7 @@ from ctxprobe.runners.replica_calls import ReplicaCalls, calls_to
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs, Response
 from ctxprobe.runners.retry import CallFailed
 from ctxprobe.runners.settings import LogprobSettings
+from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import Sample
 
 # Answer kinds whose expected answer is no single short text to teacher-force.
@@ -105,7 +108,8 @@ class LogprobCapture:
                 raise Unmeasurable(f"the engine served {response.prompt_tokens} prompt tokens, its tokenize call "
                                    f"gives {len(context)}: the forced requests would not continue the same prompt")
             found = await measure(self.client, context, ids, gold, response.generated, top=self.top, seed=seed,
-                                  affinity=self._replica(response), extra_body=self.answer_body)
+                                  affinity=self._replica(response), extra_body=self.answer_body,
+                                  chain=chain_key(sample.recipe))
             if not chat and gold[:1].isspace():
                 found = found.model_copy(update={"answer_from": await in_daemon_thread(lambda: separator_tokens(
                     self.adapter.text_tokens(self.calls, sample.prompt + gold[:len(gold) - len(gold.lstrip())], model),

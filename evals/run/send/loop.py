@@ -7,7 +7,9 @@ and a build stuck on a frozen server never holds the process at exit. With fewer
 (cache-aware order) the sweeps are fanned out instead (evals.send.order): each sweep's head is sent, its
 tails are built meanwhile and sent together once the head has been served, on the head's replica; at most
 `concurrency` requests are in flight and at most twice that many prompts built and not yet answered, as
-with lanes.
+with lanes. A chain of the nested layout always goes whole on one lane, in ascending length. Every request
+names its chain (`tasks.identity.chain_key`: the session header, and the replica it keeps to), and a sample's
+answer-probability requests go on its lane right after its answer, before the lane sends anything else.
 
 An endpoint that stops serving mid-run (a tokenize call that still fails after its retries, a refused key,
 no answer at all after a connection error or a timeout) stops the run as `EndpointLost`: resumable, never
@@ -39,13 +41,14 @@ from ctxprobe.runners.retry import CallFailed
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import TokenCounter
 
 
 class Sender(Protocol):
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, **extra: Any) -> Response: ...
+                   affinity: int | None = None, chain: str | None = None, **extra: Any) -> Response: ...
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
@@ -294,7 +297,8 @@ async def run_recipes(
                 asked["logprobs"] = logprobs.top
             try:
                 response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
-                                             seed=recipe.seed, affinity=affinity, **({"extra_body": extra} if extra else {}),
+                                             seed=recipe.seed, affinity=affinity, chain=chain_key(recipe),
+                                             **({"extra_body": extra} if extra else {}),
                                              **({"messages": sample.messages} if sample.messages else {}), **asked)
                 attempts = response.attempts
             except EndpointError as exc:
