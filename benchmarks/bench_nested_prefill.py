@@ -3,6 +3,7 @@ layout behind vllm-router over two engines, with and without the session header,
 
     python benchmarks/bench_nested_prefill.py                     # niah single, 1K-4K x depths 0:100:25 x 2 seeds
     python benchmarks/bench_nested_prefill.py --lengths 1k,2k --depths 0:100:50 --no-router
+    python benchmarks/bench_nested_prefill.py --only nested,header      # some rows only
 
 Each configuration runs `ctxprobe run --endpoint URL` (completions, no log-probabilities) on freshly started
 engines (empty caches), one slot each, and prints: prompt tokens sent, cached tokens the engines reported,
@@ -42,11 +43,13 @@ from tests.e2e.router.fleet import (ENV_VAR, Router, RouterEnv, by_chain, counte
                                     engine_counters, prefill, read_records, read_router_env)
 
 PROMPT_COUNTER = "llamacpp:prompt_tokens_total"
+CONFIGS = ("nested", "independent", "header", "no-header", "round-robin")  # the rows, in the order they run
 SLACK = 8  # tokens a cache hit may fall short of the shared stream
 
 
 @dataclass(frozen=True)
 class Config:
+    short: str  # its name for --only
     name: str
     layout: str
     engines: int
@@ -142,7 +145,11 @@ def main() -> int:
     ap.add_argument("--router-env", default=os.environ.get(ENV_VAR), help=f"the file .ci/router_env.sh writes "
                     f"(default: ${ENV_VAR})")
     ap.add_argument("--no-router", action="store_true", help="only the single-engine rows")
+    ap.add_argument("--only", default="", help=f"only these rows: {','.join(CONFIGS)} (default: all)")
     args = ap.parse_args()
+    only = {name.strip() for name in args.only.split(",") if name.strip()}
+    if only - set(CONFIGS):
+        ap.error(f"--only: unknown row {', '.join(sorted(only - set(CONFIGS)))} (known: {', '.join(CONFIGS)})")
 
     try:
         floor: int | None = grid_floor(args.lengths, args.depths, args.samples)
@@ -162,15 +169,16 @@ def main() -> int:
         else:
             router_env = found
 
-    configs = [Config("one engine, independent", "independent", 1)]
+    configs = [Config("independent", "one engine, independent", "independent", 1)]
     if nested:
-        configs.insert(0, Config("one engine, nested", "nested", 1, target=1.2))
+        configs.insert(0, Config("nested", "one engine, nested", "nested", 1, target=1.2))
         if router_env is not None:
             configs += [
-                Config("router consistent_hash + header", "nested", 2, "consistent_hash", target=1.3),
-                Config("router consistent_hash, no header", "nested", 2, "consistent_hash", session_header="none"),
-                Config("router round_robin", "nested", 2, "round_robin"),
+                Config("header", "router consistent_hash + header", "nested", 2, "consistent_hash", target=1.3),
+                Config("no-header", "router consistent_hash, no header", "nested", 2, "consistent_hash", session_header="none"),
+                Config("round-robin", "router round_robin", "nested", 2, "round_robin"),
             ]
+    configs = [c for c in configs if not only or c.short in only]
     print(f"niah single, lengths {args.lengths}, depths {args.depths}, {args.samples} seeds; completions, "
           f"one slot per engine" + (f"; vllm-router {router_env.version}" if router_env else ""))
     print(f"{'configuration':<34} {'n':>4} {'sent':>8} {'cached':>8} {'computed':>8} {'engines':>13} "
