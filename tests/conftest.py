@@ -3,7 +3,7 @@
 
 The test tiers. Plain `pytest -q` runs the fast tier: every test that carries none of the opt-in markers
 below. Those run only when asked for, because they take minutes or need more than the repository (a real
-engine, a vLLM build, the package registry):
+engine, a vLLM build, a router in front of engines, the package registry):
 
     pytest -q --tiers engine          # the fast tier plus the engine tier
     pytest -q -m engine               # the engine tier alone (a tier named in -m is opted in)
@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-TIERS = ("engine", "vllm", "floors", "slow")
+TIERS = ("engine", "vllm", "router", "floors", "slow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
