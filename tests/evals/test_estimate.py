@@ -23,7 +23,7 @@ KL_SHARE = 0.21  # tasks/suites/nightly.yaml's, from benchmarks/bench_sequential
 
 
 def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
-    est = ctxprobe.estimate(suite="nightly", prefill_rate=50_000.0, concurrency=64, config=LING, gpus=8,
+    est = ctxprobe.estimate(suite="nightly-independent", prefill_rate=50_000.0, concurrency=64, config=LING, gpus=8,
                             gpu_mem="141GB", weights="573.8GB", util="0.85")
     assert est.samples == 7 * 6 * 11 * 8
     assert est.prompt_tokens == sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
@@ -198,6 +198,6 @@ def test_a_slow_server_is_warned_of_its_deadline_with_the_flag_that_covers_it(tm
     assert fitted is not None
     a, b, c = (float(v) for v in fitted.groups())
     assert b == pytest.approx(2e-4, rel=0.5) and a < 0.2
-    need = a + b * 4096 + c * 4096 ** 2
-    assert 0.5 < need and proposed * 4.096 >= need / 0.25 > (proposed - 0.01) * 4.096
+    need = a + b * 4096 + c * 4096 ** 2  # from the printed (rounded) coefficients: within 1 % of the fit's own
+    assert 0.5 < need and proposed * 4.096 >= 0.99 * need / 0.25 and 1.01 * need / 0.25 > (proposed - 0.01) * 4.096
     assert "warning:" not in quiet

@@ -11,7 +11,7 @@ from ctxprobe.tasks.suite import builtin_suites, load_suite
 
 
 def test_the_builtin_suites_are_the_documented_ones() -> None:
-    assert {"quick", "nightly", "ruler", "capacity", "hard", "hard-quick"} <= set(builtin_suites())
+    assert {"quick", "nightly", "nightly-independent", "ruler", "capacity", "hard", "hard-quick"} <= set(builtin_suites())
 
 
 QA = Path(__file__).parent / "fixtures" / "qa"
