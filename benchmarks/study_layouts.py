@@ -49,7 +49,7 @@ def run(out: Path, name: str, grid: list[str], extra: list[str]) -> tuple[Path, 
         code, text, wall = ctxprobe("run", "--family", "niah", *grid, "--results-dir", str(folder), "--allow-errors", *extra)
         if code != 0:
             sys.exit(f"study: run {name} ended with exit {code}:\n{text[-2000:]}")
-        (folder / "done").write_text(f"{wall:.1f}\n")
+        (folder / "done").write_text(f"{wall:.1f}\n")  # the run's own wall time, from start to its last record
     wall = float((folder / "done").read_text())
     runs = [p for p in folder.iterdir() if (p / "manifest.json").exists()]
     return max(runs, key=lambda p: p.name), wall
@@ -124,7 +124,8 @@ def main() -> None:
             for metric in (["--metric", "kl"], ["--metric", "correct", "--fail-if-drop", "0.05"]):
                 code, text, _ = ctxprobe("compare", str(base), str(cand), *metric, "--no-report",
                                          "--results-dir", str(args.out / "compare"))
-                verdict = next((line.strip() for line in text.splitlines() if "gate" in line.lower()), text.strip()[-160:])
+                verdict = next((line.strip()[:160] for line in text.splitlines() if line.startswith("gate")),
+                               text.strip()[-160:])
                 print(f"| {layout} | {metric[1]} | {verdict} | {code} |")
 
 
