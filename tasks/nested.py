@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 MAX_ATTEMPTS = 32  # a cell is redrawn when its keys or values meet an earlier cell's, or the haystack holds one
 PLACEMENT_ROUNDS = 16  # rounds of placing needles by their lengths' haystacks until nothing moves
 Cell = tuple[int, float]  # (length, depth)
+_WORD = re.compile(r"[0-9A-Za-z]+")  # the runs `whole_word` bounds a match by
 
 
 def check_nests(family: str, params: dict[str, Any]) -> None:
@@ -171,6 +173,7 @@ def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayo
     counts = builder.unit_counts(recipe.haystack)
     span = counts.span(recipe.window, grid.lengths[-1], LOOKAHEAD)  # more than any length's stream and fill
     haystack = "\x00".join(counts.haystack.units(span.start, span.start + len(span.counts)))
+    words = set(_WORD.findall(haystack))
     taken: set[str] = set()
     drafts: dict[Cell, Draft] = {}
     for cell in [(length, depth) for length in grid.lengths for depth in grid.depths]:
@@ -179,7 +182,7 @@ def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayo
             with drawn_apart(taken):
                 draft = family.draft(params, cell[1], recipe.mode, random.Random(seed))
             own = {*draft.unique, *(n.answer for n in draft.needles)}
-            if own.isdisjoint(taken) and not _in_haystack(own, haystack):
+            if own.isdisjoint(taken) and not _in_haystack(own, haystack, words):
                 break
             if drafts and attempt == 0 and _same_answers(draft, next(iter(drafts.values()))):
                 raise UserError(f"layout nested: family {recipe.family} asks the same needle in every cell, and a "
@@ -198,9 +201,12 @@ def _same_answers(a: Draft, b: Draft) -> bool:
     return [n.answer for n in a.needles] == [n.answer for n in b.needles]
 
 
-def _in_haystack(texts: set[str], haystack: str) -> bool:
-    """Whether the haystack holds one of the texts as a whole word (as the independent layout checks)."""
-    return any(text in haystack and whole_word(text).search(haystack) for text in texts)
+def _in_haystack(texts: set[str], haystack: str, words: set[str]) -> bool:
+    """Whether the haystack holds one of the texts as a whole word (as the independent layout checks). A text
+    held as a whole word has each of its letter-and-digit runs among the haystack's (`words`): a text with one
+    missing is ruled out without scanning the haystack (a 1M-token chain is megabytes of text)."""
+    return any(set(_WORD.findall(text)) <= words and text in haystack and whole_word(text).search(haystack)
+               for text in texts)
 
 
 def _same_frame(family: str, drafts: dict[Cell, Draft]) -> None:
