@@ -46,7 +46,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     head_n, tail_n, *needle_n = counts.count_texts([draft.head, draft.tail, *needle_units])
     lead = counter.bos_tokens if lead is None else lead
     frame = lead + head_n + tail_n + sum(needle_n)
-    budget = target - frame - safety_margin(target) - _opening_cost(draft, counts, needle_units, window)
+    budget = target - frame - safety_margin(target) - opening_cost(draft, counts, needle_units, window)
     if budget < MIN_HAYSTACK_TOKENS:
         raise UserError(
             f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
@@ -96,18 +96,18 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     return Assembled(prompt=prompt, planned_tokens=planned, needles=[s for s in spots if s is not None])
 
 
-def _opening_cost(draft: Draft, counts: UnitCounts, needle_units: list[str], window: int) -> int:
+def opening_cost(draft: Draft, counts: UnitCounts, needle_units: list[str], window: int) -> int:
     """The most tokens the context opening can add to whichever piece comes first (the window's first
     unit, or a needle at depth 0), kept out of the haystack's budget."""
     if draft.context_opening is None:
         return 0
     first = [*counts.haystack.units(window, window + 1), *needle_units]
-    opened = [_reopened(draft.context_opening, text) for text in first]
+    opened = [reopened(draft.context_opening, text) for text in first]
     before, after = counts.count_texts(first), counts.count_texts(opened)
     return max(0, *(a - b for a, b in zip(after, before)))
 
 
-def _reopened(opening: str, text: str) -> str:
+def reopened(opening: str, text: str) -> str:
     return opening + text.lstrip()
 
 
@@ -118,10 +118,10 @@ def _open_context(opening: str, counts: UnitCounts, slots: list[int], needle_uni
     first_needles = [i for i, slot in enumerate(slots) if slot == 0]
     if first_needles:
         i = first_needles[0]
-        needle_units[i] = _reopened(opening, needle_units[i])
+        needle_units[i] = reopened(opening, needle_units[i])
         needle_n[i] = counts.count_texts([needle_units[i]])[0]
     elif unit_texts:
-        unit_texts[0] = _reopened(opening, unit_texts[0])
+        unit_texts[0] = reopened(opening, unit_texts[0])
         cum[1:] += counts.count_texts([unit_texts[0]])[0] - (cum[1] - cum[0])
     return int(cum[-1])
 

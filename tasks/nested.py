@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ctxprobe.tasks.assemble import MIN_HAYSTACK_TOKENS, nearest_boundary, safety_margin, tolerance, whole_word
+from ctxprobe.tasks.assemble import (MIN_HAYSTACK_TOKENS, nearest_boundary, opening_cost, reopened, safety_margin,
+                                     tolerance, whole_word)
 from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
@@ -124,7 +125,7 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
         if layout.opening is None or len(parts) > 1:
             return text
         tokens += layout.opening_delta
-        return layout.opening + text.lstrip()
+        return reopened(layout.opening, text)
 
     for needle in [*inside, None]:
         stop = cut if needle is None else needle.slot
@@ -229,7 +230,7 @@ def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: i
     tails = dict(zip(cells, rest[:len(cells)]))
     needle_n = rest[len(cells):]
     lengths = sorted({length for length, _ in cells})
-    opening = _opening_cost(first.context_opening, counts, window, [t for _, _, t in flat])
+    opening = opening_cost(first, counts, [t for _, _, t in flat], window)
     budgets = {}
     for length in lengths:
         target = length - first.reserve_tokens
@@ -300,20 +301,10 @@ def _tokens(span: Span, units: tuple[int, ...]) -> int:
     return sum(int(span.counts[u - span.start]) for u in units)
 
 
-def _opening_cost(opening: str | None, counts: UnitCounts, window: int, needle_units: list[str]) -> int:
-    """The most tokens the context opening adds to whichever piece comes first (as the independent layout
-    keeps it out of the budget): the chain counts it once, for every length alike."""
-    if opening is None:
-        return 0
-    first = [*counts.haystack.units(window, window + 1), *needle_units]
-    before, after = counts.count_texts(first), counts.count_texts([opening + t.lstrip() for t in first])
-    return max(0, *(a - b for a, b in zip(after, before)))
-
-
 def _first_piece_delta(opening: str | None, counts: UnitCounts, span: Span, needles: tuple[_Needle, ...]) -> int:
     """The tokens the opening actually adds to the stream's first piece: a needle at the start, else its first unit."""
     if opening is None:
         return 0
     text = needles[0].text if needles and needles[0].slot == 0 else counts.haystack.units(span.start, span.start + 1)[0]
-    before, after = counts.count_texts([text, opening + text.lstrip()])
+    before, after = counts.count_texts([text, reopened(opening, text)])
     return after - before

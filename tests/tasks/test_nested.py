@@ -87,8 +87,6 @@ def test_each_length_is_the_start_of_the_longer_ones(chains: tuple[PromptBuilder
     # other chains share nothing of their haystack
     first = {chain_key(s.recipe): s for s in samples}
     x, y = list(first.values())
-    assert os.path.commonprefix([x.prompt, y.prompt]) == os.path.commonprefix([x.prompt, x.prompt])[:len(
-        os.path.commonprefix([x.prompt, y.prompt]))]
     assert len(os.path.commonprefix([x.prompt, y.prompt])) < 400  # the instructions, not the haystack
 
 
