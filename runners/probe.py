@@ -20,7 +20,7 @@ from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "UnknownModel", "detect", "probe_engine"]
+__all__ = ["DEFAULT_CONCURRENCY", "EngineInfo", "UnknownModel", "detect", "identify", "probe_engine"]
 
 
 class UnknownModel(UserError):
@@ -42,6 +42,23 @@ def detect(calls: EndpointCalls, owned_by: str | None) -> tuple[EngineAdapter | 
     return None, {}
 
 
+def identify(calls: EndpointCalls, model: str | None
+             ) -> tuple[Mapping[str, Any], list[Mapping[str, Any]], EngineAdapter | None, Mapping[str, Any]]:
+    """(the model's card from `GET /v1/models`, every card, the engine's adapter, the body of its identifying
+    call). Raises `UserError` when the endpoint answers `/v1/models` with something that is not a list of
+    models."""
+    status, listed = calls.send("GET", "/v1/models")
+    cards = dig(listed, "data") if status == 200 and isinstance(listed, Mapping) else None
+    if status == 200 and not isinstance(cards, list):  # an HTTP server, but not an OpenAI-compatible one
+        raise UserError(f"endpoint {calls.shown} did not give an OpenAI-compatible answer to GET /v1/models "
+                        f"(no list of models): {shown_body(listed, 120)!r}; is this the server's URL and port?")
+    cards = [c for c in cards if isinstance(c, Mapping)] if isinstance(cards, list) else []
+    card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
+    owned_by = card.get("owned_by")
+    adapter, ident = detect(calls, owned_by if isinstance(owned_by, str) else None)
+    return card, cards, adapter, ident
+
+
 def probe_engine(
     base_url: str,
     *,
@@ -58,15 +75,7 @@ def probe_engine(
     does not answer or refuses the key, and `UnknownModel` when `model` is not among those an engine that
     refuses other names (vLLM, SGLang) lists. With a `policy` its timeout replaces `timeout_s`."""
     calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
-    status, listed = calls.send("GET", "/v1/models")
-    cards = dig(listed, "data") if status == 200 and isinstance(listed, Mapping) else None
-    if status == 200 and not isinstance(cards, list):  # an HTTP server, but not an OpenAI-compatible one
-        raise UserError(f"endpoint {calls.shown} did not give an OpenAI-compatible answer to GET /v1/models "
-                        f"(no list of models): {shown_body(listed, 120)!r}; is this the server's URL and port?")
-    cards = [c for c in cards if isinstance(c, Mapping)] if isinstance(cards, list) else []
-    card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
-    owned_by = card.get("owned_by")
-    adapter, ident = detect(calls, owned_by if isinstance(owned_by, str) else None)
+    card, cards, adapter, ident = identify(calls, model)
     served = [str(c["id"]) for c in cards if c.get("id") is not None]
     if model and served and model not in served and adapter is not None and adapter.checks_model_name:
         raise UnknownModel(model, calls.shown, served)

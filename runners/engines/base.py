@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable
 
@@ -55,6 +55,18 @@ class TooLong:
         elif self.prompt_at_least is not None:
             said += f", prompt at least {self.prompt_at_least} tokens"
         return f"prompt too long for the endpoint ({said}): {self.message}"
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Stated(Generic[T]):
+    """A fact about a deployment and where it was read (`GET /props default_generation_settings.n_ctx`,
+    `config.json max_position_embeddings (/models/x/config.json)`): every lint line names both."""
+
+    value: T
+    source: str
 
 
 def dig(obj: Any, *path: str) -> Any:
@@ -144,6 +156,19 @@ class EngineAdapter(ABC):
     def slots(self, ident: Mapping[str, Any]) -> int | None:
         """How many requests it serves at once, where it says (llama-server's slots)."""
         return None
+
+    def deployment_facts(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> dict[str, Stated[Any]]:
+        """What the engine states about its deployment, by `runners.engine_facts.EngineFacts` field name:
+        `served_context`, `slots`, and where an engine states them `trained_context`, `context_shift`,
+        `model_path`, `config_overrides` (a model-config override the engine applies)."""
+        facts: dict[str, Stated[Any]] = {}
+        context = self.context_length(card, ident)
+        if context is not None:
+            facts["served_context"] = Stated(context, self.context_source or f"{self.name}'s context length")
+        slots = self.slots(ident)
+        if slots is not None:
+            facts["slots"] = Stated(slots, f"{self.name}'s slots")
+        return facts
 
     # --- tokenize -------------------------------------------------------------------------------------
     adds_bos_always: ClassVar[bool] = False  # its tokenize call counts a BOS whatever it is asked

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable
-from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, dig, positive_int, register, with_model
+from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, positive_int, register,
+                                           with_model)
 
 
 @register
@@ -51,6 +52,21 @@ class LlamaServer(EngineAdapter):
 
     def slots(self, ident: Mapping[str, Any]) -> int | None:
         return positive_int(dig(ident, "total_slots"))
+
+    def deployment_facts(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> dict[str, Stated[Any]]:
+        """Also the trained context its GGUF states (`/v1/models` `meta.n_ctx_train`) and the model file
+        (`/props` `model_path`). Context shift is not stated: neither `/props` nor `/slots` says it
+        (xllamacpp 2026.10.11549)."""
+        facts = super().deployment_facts(card, ident)
+        if "slots" in facts:
+            facts["slots"] = Stated(facts["slots"].value, "GET /props total_slots")
+        trained = positive_int(dig(card, "meta", "n_ctx_train"))
+        if trained is not None:
+            facts["trained_context"] = Stated(trained, "GET /v1/models meta.n_ctx_train")
+        path = dig(ident, "model_path")
+        if isinstance(path, str) and path:
+            facts["model_path"] = Stated(path, "GET /props model_path")
+        return facts
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/tokenize", {"content": text, "add_special": special})

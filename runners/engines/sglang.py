@@ -4,11 +4,12 @@ too-long prompts in two wordings, and Prometheus metrics with `--enable-metrics`
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, dig, positive_int, register, with_model
+from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, Stated, dig, positive_int, register, with_model
 
 
 @register
@@ -42,6 +43,23 @@ class SGLang(EngineAdapter):
 
     def context_length(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> int | None:
         return positive_int(card.get("max_model_len"))  # /tokenize's max_model_len is the tokenizer's
+
+    def deployment_facts(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> dict[str, Stated[Any]]:
+        """Also from `/server_info` (its server arguments, flattened: sgl-project/sglang
+        `python/sglang/srt/entrypoints/http_server.py` `server_info`): the model it loaded (`model_path`) and
+        the model-config override it applies (`json_model_override_args`, a JSON text, where not `{}`)."""
+        facts = super().deployment_facts(card, ident)
+        path = dig(ident, "model_path")
+        if isinstance(path, str) and path:
+            facts["model_path"] = Stated(path, "GET /server_info model_path")
+        override = dig(ident, "json_model_override_args")
+        try:
+            parsed = json.loads(override) if isinstance(override, str) else None
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed:
+            facts["config_overrides"] = Stated(parsed, "GET /server_info json_model_override_args")
+        return facts
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/v1/tokenize", with_model({"prompt": text, "add_special_tokens": special}, model))

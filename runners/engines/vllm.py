@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, TooLong, dig, positive_int, register,
+from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, positive_int, register,
                                            with_model)
 
 
@@ -61,6 +61,14 @@ class VLLM(EngineAdapter):
 
     def context_length(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> int | None:
         return positive_int(card.get("max_model_len"))
+
+    def deployment_facts(self, card: Mapping[str, Any], ident: Mapping[str, Any]) -> dict[str, Stated[Any]]:
+        """Also the model folder or name it serves (`/v1/models` `root`)."""
+        facts = super().deployment_facts(card, ident)
+        root = card.get("root")
+        if isinstance(root, str) and root:
+            facts["model_path"] = Stated(root, "GET /v1/models root")
+        return facts
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/tokenize", with_model({"prompt": text, "add_special_tokens": special}, model))
