@@ -11,7 +11,9 @@ server costs one timeout, and a call that still fails raises `CallFailed`. Given
 the counter fails over as the completions do (runners/replica_calls.py): one replica lost mid-run leaves the
 counting to the others. Counting many texts keeps
 `concurrency` calls in flight on daemon threads (runners.daemon_threads), so a build that is stopped
-leaves no queue of calls behind."""
+leaves no queue of calls behind. Where the engine counts a list of texts in one call (llama-server,
+SGLang: docs/ENGINES.md), many texts are a few calls: a cold 1M-token prompt's 50,000 haystack units take a
+few hundred instead of one each."""
 
 from __future__ import annotations
 
@@ -30,6 +32,26 @@ from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
+
+
+BATCH_TEXTS = 512  # texts counted in one call, where the engine takes a list
+BATCH_CHARS = 512 * 1024  # and their characters (a longer text is a batch of its own)
+# What a batched count is checked on against one call per text: words, an empty text, digits, special text.
+BATCH_PROBE = ("Hello.", "", " 1234567 and 0x3f9a", "<start_of_turn>user\n")
+
+
+def batches(texts: Sequence[str]) -> list[Sequence[str]]:
+    """`texts` cut in order into runs of at most `BATCH_TEXTS` texts and `BATCH_CHARS` characters."""
+    runs: list[Sequence[str]] = []
+    start = size = 0
+    for i, text in enumerate(texts):
+        if i > start and (i - start == BATCH_TEXTS or size + len(text) > BATCH_CHARS):
+            runs.append(texts[start:i])
+            start, size = i, 0
+        size += len(text)
+    if start < len(texts):
+        runs.append(texts[start:])
+    return runs
 
 
 class ServerTokenizer:
@@ -54,6 +76,8 @@ class ServerTokenizer:
         self.identity = f"{engine}:{model or ''}"
         self._bos_lock = threading.Lock()
         self._pair_lock = threading.Lock()
+        self._batch_lock = threading.Lock()
+        self._batches_ok: bool | None = None
 
     @property
     def adds_bos(self) -> bool:
@@ -79,8 +103,35 @@ class ServerTokenizer:
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Counts in the order given, at most `concurrency` requests at a time; the first failure stops
-        the calls not yet sent."""
+        the calls not yet sent. Where the engine counts a list in one call (and its answers were checked
+        against one-text calls), the texts go in batches of at most `BATCH_TEXTS` texts and `BATCH_CHARS`
+        characters."""
+        if len(texts) > 1 and self.counts_batches:
+            counted = daemon_map(self._count_batch, batches(texts), self.concurrency)
+            return [n for counts in counted for n in counts]
         return daemon_map(self.count, texts, self.concurrency)
+
+    @property
+    def counts_batches(self) -> bool:
+        """Whether the engine counts a list of texts in one call, each as a call of its own would: checked
+        once, on a few texts, against one call per text."""
+        with self._batch_lock:
+            if self._batches_ok is None:
+                probe = list(BATCH_PROBE)
+                call = self.adapter.batch_count_call(probe, model=self.model)
+                body = self._post(call, soft=True) if call is not None else {}
+                counts = self.adapter.read_batch_counts(body, len(probe)) if body else None
+                self._batches_ok = counts is not None and counts == [self.count(t) for t in probe]
+            return self._batches_ok
+
+    def _count_batch(self, texts: Sequence[str]) -> list[int]:
+        call = self.adapter.batch_count_call(texts, model=self.model)
+        assert call is not None  # counts_batches said the engine has the call
+        counts = self.adapter.read_batch_counts(self._post(call), len(texts))
+        if counts is None:
+            raise UserError(f"tokenize call {call.path} at {self.base_url} ({self.engine}) answered a list of "
+                            f"{len(texts)} texts without their {len(texts)} counts")
+        return counts
 
     def token_ids(self, text: str) -> list[int]:
         """The text's token ids as the endpoint splits it, without BOS."""

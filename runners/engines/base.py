@@ -196,6 +196,16 @@ class EngineAdapter(ABC):
         """The cheapest call that counts `text` (defaults to the tokenize call)."""
         return self.tokenize_call(text, special=special, model=model)
 
+    # Counting many texts in one call (docs/ENGINES.md, "Tokenize"): where the engine takes a list, a cold
+    # 1M-token prompt's 50,000 haystack units are a few hundred calls instead of 50,000.
+    def batch_count_call(self, texts: Sequence[str], *, model: str | None) -> Call | None:
+        """One call that counts each of `texts` apart (no special tokens), or None where the engine has none."""
+        return None
+
+    def read_batch_counts(self, body: Mapping[str, Any], n: int) -> list[int] | None:
+        """The counts of the `n` texts of a `batch_count_call`, or None where the body is not that answer."""
+        return None
+
     def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
         """A call that counts a chat request's tokens with the template applied, where there is one."""
         return None

@@ -7,12 +7,14 @@ applied); the `exceed_context_size_error` 400 (also when streaming); `llamacpp:`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable
 from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, positive_int, register,
                                            with_model)
+
+BATCH_SEPARATOR = -1  # a token id no text tokenizes to, put after each text of a batched count
 
 
 @register
@@ -70,6 +72,25 @@ class LlamaServer(EngineAdapter):
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/tokenize", {"content": text, "add_special": special})
+
+    def batch_count_call(self, texts: Sequence[str], *, model: str | None) -> Call:
+        """`content` as a list: llama-server tokenizes each string apart and passes numbers through as token
+        ids, so each text is followed by the id -1, which no text tokenizes to, and the answer splits there."""
+        content: list[str | int] = []
+        for text in texts:
+            content += [text, BATCH_SEPARATOR]
+        return Call("/tokenize", {"content": content, "add_special": False})
+
+    def read_batch_counts(self, body: Mapping[str, Any], n: int) -> list[int] | None:
+        tokens = self.read_tokens(body)
+        if tokens is None or tokens.count(BATCH_SEPARATOR) != n or (tokens and tokens[-1] != BATCH_SEPARATOR):
+            return None
+        counts, last = [], -1
+        for at, token in enumerate(tokens):
+            if token == BATCH_SEPARATOR:
+                counts.append(at - last - 1)
+                last = at
+        return counts
 
     def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
                       model: str | None) -> tuple[list[int], list[int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, Stated, dig, positive_int, register, with_model
@@ -63,6 +63,18 @@ class SGLang(EngineAdapter):
 
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/v1/tokenize", with_model({"prompt": text, "add_special_tokens": special}, model))
+
+    def batch_count_call(self, texts: Sequence[str], *, model: str | None) -> Call:
+        """`prompt` as a list of strings: SGLang answers `count` as the list of their counts."""
+        return Call("/v1/tokenize", with_model({"prompt": list(texts), "add_special_tokens": False}, model))
+
+    def read_batch_counts(self, body: Mapping[str, Any], n: int) -> list[int] | None:
+        counts = body.get("count")
+        if not isinstance(counts, list) or len(counts) != n:
+            return None
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+            return None
+        return counts
 
     def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
         return Call("/v1/tokenize", with_model({"messages": messages, "add_generation_prompt": True}, model))

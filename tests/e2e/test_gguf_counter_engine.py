@@ -45,6 +45,15 @@ def test_haystacks_tokenize_as_the_engine_does(pair: tuple, kind: str) -> None:
     assert local.bos_tokens == server.bos_tokens == 1
 
 
+@pytest.mark.parametrize("kind", HAYSTACKS)
+def test_a_batched_server_count_is_one_call_per_text(pair: tuple, kind: str) -> None:
+    """The server counter's batched count (a list in one /tokenize call) against one call per text."""
+    _, server = pair
+    texts = texts_of(kind)
+    assert server.counts_batches
+    assert server.count_many(texts) == [server.count(t) for t in texts]
+
+
 def param_choices(family: object) -> list[dict[str, object]]:
     """The defaults, then each choice of each Literal-typed parameter (variants, kinds) on its own."""
     model = validate_params(family, {}).__class__  # type: ignore[arg-type]

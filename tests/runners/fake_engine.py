@@ -396,13 +396,27 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if flavor == "vllm" and path == "/tokenize" or flavor == "sglang" and path in ("/tokenize", "/v1/tokenize"):
                 if "messages" in body:
                     count = engine.prompt_tokens(body)
+                elif isinstance(body["prompt"], list):  # SGLang: a list of prompts, each counted apart
+                    if flavor != "sglang":  # vLLM's `prompt` is one string (a 400 from its request model)
+                        return self._json(400, {"error": {"message": "prompt: Input should be a valid string",
+                                                          "type": "BadRequestError", "code": 400}})
+                    special = 1 if body.get("add_special_tokens", True) else 0
+                    counts = [engine.noisy(engine.words(p) + special) for p in body["prompt"]]
+                    return self._json(200, {"tokens": [list(range(n)) for n in counts], "count": counts,
+                                            "max_model_len": engine.context_length})
                 else:
                     count = engine.words(body["prompt"]) + (1 if body.get("add_special_tokens", True) else 0)
                 count = engine.noisy(count)
                 return self._json(200, {"count": count, "max_model_len": engine.context_length,
                                         "tokens": list(range(count))})
             if flavor == "llama-server" and path == "/tokenize":
-                count = engine.noisy(engine.words(body["content"]) + (1 if body.get("add_special", False) else 0))
+                content = body["content"]
+                if isinstance(content, list):  # llama-server: each string tokenized apart, numbers are token ids
+                    tokens: list[int] = []
+                    for piece in content:
+                        tokens += list(range(engine.noisy(engine.words(piece)))) if isinstance(piece, str) else [piece]
+                    return self._json(200, {"tokens": tokens})
+                count = engine.noisy(engine.words(content) + (1 if body.get("add_special", False) else 0))
                 return self._json(200, {"tokens": list(range(count))})
             if flavor == "llama-server" and path == "/v1/chat/completions/input_tokens":
                 return self._json(200, {"input_tokens": engine.prompt_tokens(body)})

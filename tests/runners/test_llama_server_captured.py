@@ -49,6 +49,14 @@ def test_tokenizer_counts_text_and_one_bos(replay: Replay) -> None:
     assert tok.chat_overhead("Hello.") == captured("chat_input_tokens")["body"]["input_tokens"] - tok.count("Hello.")
 
 
+def test_a_batched_count_splits_at_the_separator_as_single_calls_count(replay: Replay) -> None:
+    tok = server_token_counter(replay.url)
+    assert tok.counts_batches  # its check: the batch of BATCH_PROBE against each text's own call
+    singles = [len(captured(name)["body"]["tokens"]) for name in ("tokenize", "tokenize_hello", "tokenize_empty")]
+    assert tok.count_many(["The capital of France is", "Hello.", ""]) == singles == [5, 2, 0]
+    assert tok.adapter.read_batch_counts(captured("tokenize_batch")["body"], 4) is None  # not its 3 texts
+
+
 def test_too_long_body_states_limit_and_prompt() -> None:
     found = parse_too_long(captured("too_long")["body"])
     assert found is not None and (found.limit, found.prompt_tokens) == (2048, 4003)

@@ -7,7 +7,7 @@ import time
 import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
 
-from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
+from ctxprobe.runners.tokenize import BATCH_CHARS, BATCH_PROBE, BATCH_TEXTS, ServerTokenizer, batches, server_token_counter
 from ctxprobe.tasks.errors import UserError
 from tests.in_flight import InFlight
 
@@ -105,3 +105,67 @@ def test_token_ids_leave_out_the_bos_llama_cpp_python_adds() -> None:
     with FakeEngine("llama-cpp-python") as engine:
         tok = ServerTokenizer(engine.url, "llama-cpp-python")
         assert len(tok.token_ids("a b c")) == tok.count("a b c") == 3
+
+
+MANY = [" ".join(["w"] * (i % 7)) for i in range(1300)]  # 0 to 6 words each, 1,300 texts
+
+
+def list_calls(engine: FakeEngine) -> int:
+    return sum(1 for r in engine.requests if isinstance(r.body, dict)
+               and isinstance(r.body.get("content", r.body.get("prompt")), list))
+
+
+@pytest.mark.parametrize("flavor", ["llama-server", "sglang"])
+def test_many_texts_are_counted_in_batches_with_the_counts_of_single_calls(flavor: str) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        tok = ServerTokenizer(engine.url, flavor)
+        assert tok.count_many(MANY) == [len(t.split()) for t in MANY]
+        # the check (one batch of BATCH_PROBE and one call for each of its texts), then 3 batches of 512
+        assert list_calls(engine) == 1 + 3
+        assert len(engine.requests) == 1 + len(BATCH_PROBE) + 3
+
+
+@pytest.mark.parametrize("flavor", ["vllm", "llama-cpp-python"])
+def test_an_engine_without_a_list_call_counts_one_text_a_call(flavor: str) -> None:
+    with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
+        tok = ServerTokenizer(engine.url, flavor)
+        assert tok.count_many(MANY[:40]) == [len(t.split()) for t in MANY[:40]]
+        assert list_calls(engine) == 0 and not tok.counts_batches
+
+
+def test_a_server_that_refuses_a_list_is_counted_one_text_a_call() -> None:
+    def strings_only(engine: FakeEngine, body: dict[str, object]) -> tuple[int, dict[str, object]]:
+        content = body["content"]
+        if not isinstance(content, str):  # e.g. a proxy that takes one string
+            return 400, {"error": {"code": 400, "message": "content must be a string", "type": "invalid_request_error"}}
+        return 200, {"tokens": list(range(len(content.split())))}
+
+    with FakeEngine("llama-server", routes={("POST", "/tokenize"): strings_only}) as engine:
+        tok = ServerTokenizer(engine.url, "llama-server")
+        assert tok.count_many(MANY[:30]) == [len(t.split()) for t in MANY[:30]]
+        assert not tok.counts_batches and list_calls(engine) == 1  # the check's batch only
+
+
+def test_a_batch_answer_that_disagrees_with_single_calls_is_not_used() -> None:
+    def bos_per_piece(engine: FakeEngine, body: dict[str, object]) -> tuple[int, dict[str, object]]:
+        content = body["content"]
+        pieces = content if isinstance(content, list) else [content]
+        tokens: list[int] = []
+        for piece in pieces:  # a server that puts a BOS before every string of a list
+            tokens += [2, *range(len(piece.split()))] if isinstance(piece, str) and isinstance(content, list) else (
+                list(range(len(piece.split()))) if isinstance(piece, str) else [piece])
+        return 200, {"tokens": tokens}
+
+    with FakeEngine("llama-server", routes={("POST", "/tokenize"): bos_per_piece}) as engine:
+        tok = ServerTokenizer(engine.url, "llama-server")
+        assert tok.count_many(MANY[:30]) == [len(t.split()) for t in MANY[:30]]
+        assert not tok.counts_batches and list_calls(engine) == 1
+
+
+def test_batches_keep_the_order_and_both_limits() -> None:
+    texts = ["ab"] * (BATCH_TEXTS + 5) + ["x" * BATCH_CHARS, "y", "z" * (BATCH_CHARS // 2)] * 2
+    runs = batches(texts)
+    assert [t for run in runs for t in run] == texts
+    assert all(len(run) <= BATCH_TEXTS for run in runs)
+    assert all(sum(map(len, run)) <= BATCH_CHARS or len(run) == 1 for run in runs)
+    assert [len(run) for run in runs] == [BATCH_TEXTS, 5, 1, 2, 1, 2]
