@@ -19,7 +19,7 @@ header (the embedded engine's model; read by tasks/gguf_vocab.py, never the tens
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,8 @@ from typing import Any
 from ctxprobe.runners.engines.base import Stated, positive_int
 from ctxprobe.tasks.errors import UserError
 
-__all__ = ["ModelFacts", "RopeScaling", "model_facts", "model_facts_from_config", "model_facts_from_gguf",
-           "read_model_facts"]
+__all__ = ["ModelFacts", "RopeScaling", "model_facts_from_config", "model_facts_from_gguf", "read_model_facts",
+           "served_model_facts"]
 
 # Where engines read a model's positions, in the order vLLM tries them (vllm/config/model.py,
 # `_get_and_verify_max_len`'s possible keys); `max_position_embeddings` first.
@@ -67,8 +67,10 @@ class ModelFacts:
     layers: int | None = None
 
 
-def read_model_facts(path: Path) -> ModelFacts:
-    """The facts of a `config.json`, a model folder holding one, or a GGUF file. Bad input is a `UserError`."""
+def read_model_facts(path: Path, overrides: Stated[dict[str, Any]] | None = None) -> ModelFacts:
+    """The facts of a `config.json`, a model folder holding one, or a GGUF file, with the config keys an engine
+    states it overrides (SGLang's `json_model_override_args`) in place of the file's. Bad input is a
+    `UserError`."""
     if path.is_dir():
         path = path / "config.json"
     if not path.is_file():
@@ -85,20 +87,40 @@ def read_model_facts(path: Path) -> ModelFacts:
         raise UserError(f"{path} is not a JSON model config ({err})") from None
     if not isinstance(config, dict):
         raise UserError(f"{path} is not a JSON model config (not an object)")
-    return model_facts_from_config(config, str(path))
+    return model_facts_from_config(config, str(path), overrides)
 
 
-def model_facts(path: str | Path | None) -> ModelFacts | None:
-    """`read_model_facts` where a path is given."""
-    return read_model_facts(Path(path)) if path else None
+def served_model_facts(config: str | Path | None, served_path: Stated[str] | None,
+                       overrides: Stated[dict[str, Any]] | None = None) -> ModelFacts | None:
+    """The model's facts from `config` where given (bad input: `UserError`), else from the model folder or GGUF
+    the engine states it loaded, where that path is on this machine (a launched engine's, a shared disk's);
+    None where neither is."""
+    if config:
+        return read_model_facts(Path(config), overrides)
+    if served_path is None or not Path(served_path.value).exists():
+        return None
+    try:
+        return read_model_facts(Path(served_path.value), overrides)
+    except (UserError, OSError):  # a folder without a config, a file that is no model: nothing to read
+        return None
 
 
-def model_facts_from_config(config: Mapping[str, Any], where: str) -> ModelFacts:
+def model_facts_from_config(config: Mapping[str, Any], where: str,
+                            overrides: Stated[dict[str, Any]] | None = None) -> ModelFacts:
     """A Hugging Face config's facts. A multimodal config's language model (`text_config`) is what serves
-    text: its keys win over the top level's."""
+    text: its keys win over the top level's; keys the engine overrides win over both, and are said to be
+    read where the engine stated them."""
     text = config.get("text_config")
     merged = {**config, **text} if isinstance(text, Mapping) else dict(config)
-    at = f"config.json ({where})"
+    by_engine: dict[str, str] = {}
+    if overrides is not None:
+        merged.update(overrides.value)
+        by_engine = {key: overrides.source for key in overrides.value}
+
+    def source(key: str) -> str:
+        """Where `key` was read: the config file, or the engine that overrides it."""
+        engine = by_engine.get(key.split(".")[0])
+        return f"{engine} {key}" if engine else f"config.json ({where}) {key}"
     positions = next(((key, positive_int(merged.get(key))) for key in POSITION_KEYS
                       if positive_int(merged.get(key)) is not None), None)
     window = positive_int(merged.get("sliding_window"))
@@ -107,15 +129,15 @@ def model_facts_from_config(config: Mapping[str, Any], where: str) -> ModelFacts
     return ModelFacts(
         where=where,
         model_type=model_type if isinstance(model_type, str) else None,
-        positions=Stated(positions[1], f"{at} {positions[0]}") if positions else None,
-        rope=_config_rope(merged, at),
-        sliding_window=Stated(window, f"{at} sliding_window") if window else None,
-        sliding_layers=_sliding_layers(merged, layers, at),
+        positions=Stated(positions[1], source(positions[0])) if positions else None,
+        rope=_config_rope(merged, source),
+        sliding_window=Stated(window, source("sliding_window")) if window else None,
+        sliding_layers=_sliding_layers(merged, layers, source),
         layers=layers,
     )
 
 
-def _config_rope(config: Mapping[str, Any], at: str) -> Stated[RopeScaling] | None:
+def _config_rope(config: Mapping[str, Any], source: Callable[[str], str]) -> Stated[RopeScaling] | None:
     for field in ("rope_parameters", "rope_scaling"):
         value = config.get(field)
         if not isinstance(value, Mapping) or not value:
@@ -136,20 +158,21 @@ def _config_rope(config: Mapping[str, Any], at: str) -> Stated[RopeScaling] | No
                            legacy_type="rope_type" not in value and "type" in value)
         if rope.kind == "default" and rope.factor is None:
             return None  # transformers 5 writes `{"rope_type": "default", "rope_theta": …}`: no scaling
-        return Stated(rope, f"{at} {field}")
+        return Stated(rope, source(field))
     return None
 
 
-def _sliding_layers(config: Mapping[str, Any], layers: int | None, at: str) -> Stated[int] | None:
+def _sliding_layers(config: Mapping[str, Any], layers: int | None,
+                    source: Callable[[str], str]) -> Stated[int] | None:
     types = config.get("layer_types")
     if isinstance(types, list) and types and all(isinstance(t, str) for t in types):
-        return Stated(sum(t == "sliding_attention" for t in types), f"{at} layer_types")
+        return Stated(sum(t == "sliding_attention" for t in types), source("layer_types"))
     use = config.get("use_sliding_window")
     if use is False:
-        return Stated(0, f"{at} use_sliding_window false")
+        return Stated(0, f"{source('use_sliding_window')} false")
     window_layers = config.get("max_window_layers")
     if use is True and layers and isinstance(window_layers, int) and not isinstance(window_layers, bool):
-        return Stated(max(0, layers - window_layers), f"{at} use_sliding_window true, max_window_layers "
+        return Stated(max(0, layers - window_layers), f"{source('use_sliding_window')} true, max_window_layers "
                       f"{window_layers} of {layers} layers")
     return None
 
