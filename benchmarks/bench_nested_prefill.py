@@ -43,7 +43,8 @@ from tests.e2e.router.fleet import (ENV_VAR, Router, RouterEnv, by_chain, counte
                                     engine_counters, prefill, read_records, read_router_env)
 
 PROMPT_COUNTER = "llamacpp:prompt_tokens_total"
-CONFIGS = ("nested", "independent", "header", "no-header", "round-robin")  # the rows, in the order they run
+CONFIGS = ("nested", "nested-window", "independent", "independent-window", "header", "no-header",
+           "round-robin")  # the rows, in the order they run
 SLACK = 8  # tokens a cache hit may fall short of the shared stream
 
 
@@ -56,6 +57,7 @@ class Config:
     policy: str | None = None
     session_header: str | None = None  # None: ctxprobe's default (X-Session-ID)
     target: float | None = None
+    swa_cache: str = "full"  # the engines' sliding-window cache (--swa-cache)
 
 
 def grid_floor(lengths: str, depths: str, samples: int) -> int:
@@ -93,7 +95,7 @@ def run(config: Config, args: argparse.Namespace, router_env: RouterEnv | None, 
     started = time.monotonic()
     with ExitStack() as stack:
         engines = [stack.enter_context(EmbeddedEngine(n_ctx=n_ctx, model_alias=f"gemma-worker-{i}",
-                                                      log_path=out / f"engine-{i}.log"))
+                                                      swa_cache=config.swa_cache, log_path=out / f"engine-{i}.log"))
                    for i in range(config.engines)]
         urls = [e.base_url for e in engines]
         router = None
@@ -145,6 +147,7 @@ def main() -> int:
     ap.add_argument("--router-env", default=os.environ.get(ENV_VAR), help=f"the file .ci/router_env.sh writes "
                     f"(default: ${ENV_VAR})")
     ap.add_argument("--no-router", action="store_true", help="only the single-engine rows")
+    ap.add_argument("--keep", default=None, help="keep the run folders under this folder (default: a temporary one)")
     ap.add_argument("--only", default="", help=f"only these rows: {','.join(CONFIGS)} (default: all)")
     args = ap.parse_args()
     only = {name.strip() for name in args.only.split(",") if name.strip()}
@@ -169,9 +172,13 @@ def main() -> int:
         else:
             router_env = found
 
-    configs = [Config("independent", "one engine, independent", "independent", 1)]
+    configs = [Config("independent", "one engine, independent", "independent", 1),
+               Config("independent-window", "one engine, independent, SWA window", "independent", 1,
+                      swa_cache="window")]
     if nested:
-        configs.insert(0, Config("nested", "one engine, nested", "nested", 1, target=1.2))
+        configs[:0] = [Config("nested", "one engine, nested", "nested", 1, target=1.2),
+                       Config("nested-window", "one engine, nested, SWA window", "nested", 1, target=1.2,
+                              swa_cache="window")]
         if router_env is not None:
             configs += [
                 Config("header", "router consistent_hash + header", "nested", 2, "consistent_hash", target=1.3),
@@ -184,8 +191,9 @@ def main() -> int:
     print(f"{'configuration':<34} {'n':>4} {'sent':>8} {'cached':>8} {'computed':>8} {'engines':>13} "
           f"{'floor':>7} {'x floor':>6} {'missed':>6} {'wall s':>6}")
     with tempfile.TemporaryDirectory(prefix="bench-nested-") as tmp:
+        work = Path(args.keep) if args.keep else Path(tmp)
         for config in configs:
-            print(show(run(config, args, router_env, Path(tmp)), floor), flush=True)
+            print(show(run(config, args, router_env, work), floor), flush=True)
     return 0
 
 

@@ -76,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
         from ctxprobe.evals.compare.against import render_gate
 
         print(render_gate(result.manifest.paired_gate))
+    if result.manifest.reuse is not None:
+        from ctxprobe.evals.run.reuse import reuse_lines
+
+        engine = result.manifest.engine.engine if result.manifest.engine is not None else None
+        for line in reuse_lines(result.manifest.reuse, engine, options.session_header):
+            print(f"ctxprobe: {line}", file=sys.stderr)
     for path in result.written:
         print(f"ctxprobe: wrote {path}", file=sys.stderr)
     page = result.run_dir / "report.html"

@@ -53,6 +53,30 @@ class LogprobTotals(BaseModel):
     top_logprobs: int | None = Field(None, description="alternatives kept per position")
 
 
+class ReuseRecord(BaseModel):
+    """The engine's prefix reuse held against what the run's layout and send order allow (evals/run/reuse.py):
+    its cached prompt tokens as a share of the bound a one-slot prefix cache per lane reaches, and the prefill
+    it computed against the floor that bound leaves."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    prompt_tokens: int = Field(description="prompt tokens the engine reported over the answers counted")
+    cached_tokens: int = Field(description="of them, served from its prefix cache (as it reported them)")
+    bound_tokens: int = Field(description="the most a one-slot prefix cache per lane could serve in the run's "
+                              "layout and order (counted on the built prompts)")
+    share: float | None = Field(None, description="cached_tokens / bound_tokens (None where the layout and "
+                                "order let nothing be reused)")
+    computed_tokens: int = Field(description="prompt tokens the engine computed: prompt_tokens - cached_tokens")
+    floor_tokens: int = Field(description="prompt tokens it must compute at least: prompt_tokens - bound_tokens")
+    block: int | None = Field(None, description="the engine's reuse unit in tokens (it reuses whole blocks "
+                              "only), where it states one; the bound is rounded down to it")
+    engine_computed_tokens: int | None = Field(None, description="the prompt tokens the engine's own counters "
+                                               "say it computed over the run, where it has such a counter and "
+                                               "the answers were all it was sent")
+    below: bool = Field(False, description="the share fell below the documented share, or the computed prefill "
+                        "above the documented multiple of its floor: the run said why, in one line")
+
+
 class RunManifest(BaseModel):
     """One per run folder. `status` is `running` while samples are sent, then how the run ended."""
 
@@ -100,6 +124,8 @@ class RunManifest(BaseModel):
     order_detail: OrderDetail | None = Field(None, description="how the send order ran: sweeps, lanes, "
                                              "whether sweeps were fanned out, the most requests it could keep in "
                                              "flight")
+    reuse: ReuseRecord | None = Field(None, description="the engine's prefix reuse against the layout's bound "
+                                      "(None where replies carried no cached tokens)")
     logprobs: LogprobTotals | None = Field(None, description="the answer probabilities' coverage and cost "
                                            "(None where the run did not ask for them)")
     stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "

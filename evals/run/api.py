@@ -35,6 +35,7 @@ from ctxprobe.evals.run.ending import ending, write_failed_result
 from ctxprobe.evals.run.plan import RunPlan, resolve
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.result import ExitCode, RunResult
+from ctxprobe.evals.run.reuse import measure_reuse
 from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
@@ -155,6 +156,9 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
         manifest.cache_source = engine_metrics.METRICS_SOURCE if manifest.cache else None
     count_samples(manifest, latest)
     manifest.logprobs = logprob_totals(latest, served.logprobs.top_logprobs)
+    manifest.reuse = measure_reuse(list(latest.values()), manifest.order_detail, manifest.engine_metrics,
+                                   served.engine.engine, only_answers=fresh and not (manifest.logprobs
+                                                                                     and manifest.logprobs.extra_requests))
     strategy.close(manifest, latest)
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
     manifest.updated = time.time()

@@ -102,6 +102,13 @@ class EngineAdapter(ABC):
     cached_tokens_advice: ClassVar[str] = ""
     metrics_advice: ClassVar[str] = ""
     metrics: ClassVar[Mapping[str, str]] = {}  # ctxprobe's name -> the engine's Prometheus name
+    # Why the engine may reuse less of a shared prefix than a run's layout allows, each with the setting that
+    # restores it (docs/ENGINES.md, "Prefix reuse"): the run's reuse line names them where reuse falls short,
+    # after the causes of any engine (`REUSE_CAUSES_ANY`).
+    reuse_causes: ClassVar[tuple[str, ...]] = ()
+    # ctxprobe's metric name (in `metrics`) whose counter is the prompt tokens the engine computed (its cached
+    # ones left out), where it has one: the reply's cached tokens are held against it.
+    computed_metric: ClassVar[str | None] = None
     context_source: ClassVar[str | None] = None  # the call the context length comes from
     # too-long rejections (HTTP 400): a marker that says "this is one", then where N and M are said
     too_long_marker: ClassVar[re.Pattern[str] | None] = None
@@ -220,6 +227,16 @@ class EngineAdapter(ABC):
             return None
         return TooLong(limit=first_int(self.too_long_limit, text), prompt_tokens=first_int(self.too_long_prompt, text),
                        message=message, prompt_at_least=first_int(self.too_long_prompt_at_least, text))
+
+
+# Causes of lost reuse that belong to no one engine: the deployment and the run.
+REUSE_CAUSES_ANY = (
+    "prefix caching off",
+    "eviction under memory pressure (more lanes' contexts than the cache holds: fewer lanes with --concurrency, "
+    "or more cache memory)",
+    "a router in front of several workers that does not keep a chain on one (no session header: drop "
+    "--session-header none; round_robin: route by the header, e.g. vllm-router --policy consistent_hash)",
+)
 
 
 def with_model(payload: dict[str, Any], model: str | None) -> dict[str, Any]:

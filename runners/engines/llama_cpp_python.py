@@ -19,6 +19,7 @@ class LlamaCppPython(EngineAdapter):
     probe_rank = 30
     cached_tokens_advice = "llama-cpp-python never reports them"
     metrics_advice = "llama-cpp-python has no /metrics"
+    reuse_causes = ("only the last prompt kept in its one context (a prompt cache, --cache true, keeps more)",)
     adds_bos_always = True
     count_field = "count"
     # "This model's maximum context length is N tokens. However, you requested T tokens (P in the messages,

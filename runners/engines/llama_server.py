@@ -24,6 +24,15 @@ class LlamaServer(EngineAdapter):
     probe_rank = 10
     cached_tokens_advice = "llama-server always reports them (usage.prompt_tokens_details, timings.cache_n)"
     metrics_advice = "start llama-server with --metrics"
+    reuse_causes = (
+        "sliding-window layers keeping only their window (the default SWA cache), so a prefix is reused only up "
+        "to a checkpoint: start it with --swa-full (ctxprobe's --swa-cache full), or with more and closer "
+        "checkpoints (--ctx-checkpoints N, --checkpoint-min-step N; defaults 32 and 8192)",
+        "prompt caching off (--no-cache-prompt, or cache_prompt false in a request)",
+        "several slots, a request landing on one that does not hold its prefix (--parallel 1 per lane, "
+        "--slot-prompt-similarity; --cache-ram keeps idle slots' prompts)",
+    )
+    computed_metric = "prompt_tokens"  # llamacpp:prompt_tokens_total counts the tokens it computed
     context_source = "GET /props default_generation_settings.n_ctx (per slot)"
     reasoning_budget_field = "thinking_budget_tokens"
     metrics = {

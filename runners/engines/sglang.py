@@ -20,6 +20,10 @@ class SGLang(EngineAdapter):
     checks_model_name = True
     cached_tokens_advice = "start SGLang with --enable-cache-report"
     metrics_advice = "start SGLang with --enable-metrics"
+    reuse_causes = (
+        "the radix cache off (--disable-radix-cache)",
+        "eviction under memory pressure (--mem-fraction-static, fewer lanes)",
+    )
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
     reasoning_budget_field = "thinking_budget"

@@ -26,6 +26,14 @@ class VLLM(EngineAdapter):
     checks_model_name = True  # 404 "The model `x` does not exist. Valid aliases: ..."
     cached_tokens_advice = "start vLLM with --enable-prompt-tokens-details"
     metrics_advice = "vLLM always serves /metrics"
+    reuse_causes = (
+        "prefix caching off (--no-enable-prefix-caching)",
+        "a hybrid model (Mamba, linear-attention layers) resuming a hit only at a block boundary (hundreds of "
+        "tokens): start it with --enable-mamba-shared-prefix-checkpoint and a --prefix-match-unit, and keep "
+        "snapshots dense (VLLM_PREFIX_CACHE_RETENTION_INTERVAL)",
+        "whole blocks only (--block-size): a shared prefix is reused rounded down to a block",
+        "eviction under memory pressure (kv_cache_usage near 1 in /metrics: --gpu-memory-utilization, fewer lanes)",
+    )
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
     reasoning_budget_field = "thinking_token_budget"

@@ -115,7 +115,8 @@ def stream_tokens(recipe: Recipe, streams: Mapping[str, float] | None = None) ->
 
 
 def expected_cached_tokens(groups: Sequence[Sequence[Recipe]], lead_tokens: int = 0,
-                           streams: Mapping[str, float] | None = None) -> tuple[int, int]:
+                           streams: Mapping[str, float] | None = None,
+                           offsets: Mapping[str, int] | None = None, block: int | None = None) -> tuple[int, int]:
     """(prompt tokens, of which a one-slot prefix cache per lane could serve) for sending the groups as
     listed, each group's recipes one after another. A sample reuses the previous one's tokens up to the
     shallower of the two needles (approximated by depth x length); prompts of other groups share nothing
@@ -131,7 +132,11 @@ def expected_cached_tokens(groups: Sequence[Sequence[Recipe]], lead_tokens: int 
     Fanned out, no tail is sent before the head (d1) has been served, on the head's replica: the head's
     prompt is in that replica's cache, identical to the tail's up to the tail's own needle, and every tail
     reuses min(d1, d(i)) = d(i): the same tokens, summed over the same tails. The one slot holds the head
-    for the whole sweep instead of each sample in turn; nothing else of the model changes."""
+    for the whole sweep instead of each sample in turn; nothing else of the model changes.
+
+    Built prompts say more where they are at hand: `offsets` (by sample id) gives an independent prompt's
+    first needle's token offset, where it stops sharing; an engine that reuses whole blocks of `block` tokens
+    only (vLLM) serves each shared prefix rounded down to a block."""
     total = cached = 0
     for group in groups:
         previous: Recipe | None = None
@@ -139,8 +144,11 @@ def expected_cached_tokens(groups: Sequence[Sequence[Recipe]], lead_tokens: int 
             total += recipe.context_tokens
             if previous is not None and sharing_key(previous) == sharing_key(recipe):
                 if recipe.nested is not None:
-                    cached += min(stream_tokens(previous, streams), stream_tokens(recipe, streams))
+                    shared = min(stream_tokens(previous, streams), stream_tokens(recipe, streams))
+                elif offsets and previous.sample_id() in offsets and recipe.sample_id() in offsets:
+                    shared = min(offsets[previous.sample_id()], offsets[recipe.sample_id()])
                 else:
-                    cached += lead_tokens + int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens)
+                    shared = lead_tokens + int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens)
+                cached += shared - shared % block if block else shared
             previous = recipe
     return total, cached
