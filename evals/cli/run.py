@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
                                    "print accuracy by depth x context. Exit codes: 0 ok, 1 samples ended in "
                                    "errors (--against: a row FAILs), 2 bad input, 3 endpoint lost, 4 a run file could not "
-                                   "be written (disk full, read-only), 6 --against: rows undecided, 130 interrupted.")
+                                   "be written (disk full, read-only), 6 --against: rows undecided, 7 an engine fault (the "
+                                   "cache-path control: the prefix-cache path changes answers), 130 interrupted.")
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()

@@ -4,7 +4,8 @@ The command line and nightly jobs call this same function. Its exit codes (`RunR
 0 every sample scored (or errors allowed); 1 samples ended in errors; 2 bad input (raised as
 `UserError`); 3 the endpoint went away mid-run (resume later); 4 a run file could not be written (disk
 full, read-only; status `failed`, resume elsewhere; raised as `WriteFailed` when nothing could be written
-at all); 130 interrupted (Ctrl-C or SIGTERM).
+at all); 7 the cache-path control found an engine fault (`evals.compare.cache_path`); 130 interrupted
+(Ctrl-C or SIGTERM).
 
 This module runs every kind of run the same way: the plan `plan.resolve` made of the options, its folder and
 lock, the endpoint served (`send.serving`), the manifest from start to end (`bookkeeping`), and hands over
@@ -29,9 +30,12 @@ from ctxprobe.evals.records.lock import writer_lock
 from ctxprobe.evals.records.store import RunStore, claim_run_folder
 from ctxprobe.evals.records.write_errors import WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
+from ctxprobe.evals.records.cache_check import read_checks
 from ctxprobe.evals.run.bookkeeping import (cache_use, count_samples, drop_unsent, logprob_totals, remove_if_empty,
                                             run_manifest)
+from ctxprobe.evals.run.cache_check import CacheControl, plan_control
 from ctxprobe.evals.run.ending import ending, write_failed_result
+from ctxprobe.evals.run.prefill_cost import lanes_of, requests, tail_counter
 from ctxprobe.evals.run.plan import RunPlan, resolve
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.result import ExitCode, RunResult
@@ -39,12 +43,14 @@ from ctxprobe.evals.run.reuse import measure_reuse
 from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
+from ctxprobe.evals.run.send.cold_check import cold_path, send_checks
 from ctxprobe.evals.run.send.logprobs import say_unavailable, wanted
 from ctxprobe.evals.run.send.loop import EndpointLost, Progress
 from ctxprobe.evals.run.send.options import RunOptions, validated
 from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.runners.settings import ClientSettings, part
 from ctxprobe.tasks.build import builder_for
+from ctxprobe.tasks.sample import Recipe
 
 __all__ = ["ExitCode", "RunResult", "check_resumable", "run", "run_planned"]
 
@@ -91,6 +97,7 @@ class _Outcome:
     lost_detail: str | None = None
     write_failed: WriteFailed | None = None
     metrics_before: dict[str, float] | None = field(default=None)
+    control: CacheControl | None = None  # the cache-path control (None: planned no further than that)
 
 
 def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Callable[[Progress], None] | None,
@@ -111,10 +118,13 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         if todo and wanted(served.logprobs, served.engine.engine) is None:
             say_unavailable(served.engine.engine, served.logprobs.logprobs)
         progress = Progress(total=len(todo))
-        outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine))
+        control = _control(plan, recipes, served)
+        outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine),
+                           control=control)
         try:
             asyncio.run(strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget,
                                                      plan.prefill_rate)))
+            asyncio.run(send_checks(control.chosen, served, store, budget))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -135,6 +145,17 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
     _after(store, manifest, plan)
     undecided = plan.against.undecided if plan.against is not None else "exit"
     return ending(store, manifest, progress, plan.outputs, undecided, outcome.lost_detail)
+
+
+def _control(plan: RunPlan, recipes: list[Recipe], served: Served) -> CacheControl:
+    """The run's cache-path control; an engine without a per-request cold path is said in one line."""
+    how, unsupported = cold_path(served.engine.engine)
+    control = plan_control(plan.cache_check, recipes, seed=plan.suite.seed, engine=served.engine.engine, how=how,
+                           unsupported=unsupported, computed_prefill=lambda: sum(r.computed for r in requests(
+                               lanes_of(recipes, plan.order, served.config.concurrency), tail_counter(served.counter))))
+    if control.chosen and how is None:
+        print(f"ctxprobe: cache path not checked: {unsupported}", file=sys.stderr)
+    return control
 
 
 def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Strategy, progress: Progress,
@@ -160,6 +181,10 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
                                    served.engine.engine, only_answers=fresh and not (manifest.logprobs
                                                                                      and manifest.logprobs.extra_requests))
     strategy.close(manifest, latest)
+    if outcome.control is not None:
+        manifest.cache_check = outcome.control.record(read_checks(store.dir).values())
+        if outcome.control.chosen and outcome.control.how is not None:
+            print(f"ctxprobe: {manifest.cache_check.line()}", file=sys.stderr)
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
     manifest.updated = time.time()
     if fresh and not latest and not progress.sent and manifest.status != "finished":

@@ -28,7 +28,19 @@ def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progre
 
 def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
            lost_detail: str | None) -> RunResult:
-    """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows)."""
+    """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows).
+    A run that finished with its cache path found at fault exits `ENGINE_FAULT`, whatever its samples say:
+    their verdicts are suspect."""
+    result = _ending(store, manifest, progress, outputs, undecided, lost_detail)
+    control = manifest.cache_check
+    if control is not None and control.fault and manifest.status == "finished":
+        result.exit_code = ExitCode.ENGINE_FAULT
+        result.message = f"{control.line()}; {result.message}"
+    return result
+
+
+def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
+            lost_detail: str | None) -> RunResult:
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
     resume = f"ctxprobe run --resume {store.dir}"

@@ -82,6 +82,7 @@ class RunPlan:
     previous: RunManifest | None
     recorded: dict[str, Any]
     prefill_rate: float | None = None  # --prefill-rate (what --dry-run measured): the deadlines' rate until measured
+    cache_check: str | None = None  # --cache-check: auto, off, a share; None: the layout's default (evals.run.cache_check)
 
 
 def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
@@ -106,7 +107,8 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
                         no_report=opts.no_report),
         against=part(opts, AgainstOptions) if kind == "paired" else None,
         judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
-        store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate)
+        store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate,
+        cache_check=opts.cache_check)
 
 
 def resolve(opts: RunOptions) -> RunPlan:

@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     ENDPOINT_LOST = 3
     WRITE_FAILED = WRITE_FAILED_EXIT
     UNDECIDED = 6  # `--against`: no row FAILs, some stay undecided
+    ENGINE_FAULT = 7  # the cache-path control: the engine's prefix-cache path changes answers
     INTERRUPTED = 130
 
 

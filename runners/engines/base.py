@@ -147,6 +147,16 @@ class EngineAdapter(ABC):
             raise Unmeasurable(f"{self.name}: {call.path} gave no tokens")
         return tokens
 
+    # --- the cache path (docs/ENGINES.md, "Cache path") ------------------------------------------------
+    cold_path: ClassVar[str | None] = None  # how a request asks to be prefilled cold, as said in lines
+    # where there is no per-request cold path: what the engine offers instead, in one line
+    no_cold_path: ClassVar[str] = "no per-request cold prefill is known for this engine"
+
+    def cold_prefill(self) -> dict[str, Any] | None:
+        """What a request adds to its body to be prefilled without the prefix cache (fresh values on each
+        call where the engine needs them), or None where the engine has no per-request cold path."""
+        return None
+
     # --- recognition and facts ------------------------------------------------------------------------
     @abstractmethod
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:

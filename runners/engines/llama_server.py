@@ -50,6 +50,11 @@ class LlamaServer(EngineAdapter):
     too_long_limit = (re.compile(r"available context size \((\d+) tokens?\)", re.IGNORECASE),)
     too_long_prompt = (re.compile(r"request \((\d+) tokens?\) exceeds", re.IGNORECASE),)
 
+    cold_path = "cache_prompt: false"  # the slot's cached prompt is not reused: the whole prompt is prefilled
+
+    def cold_prefill(self) -> dict[str, Any] | None:
+        return {"cache_prompt": False}
+
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:
         body = calls.get("/props")
         return body if dig(body, "default_generation_settings") is not None else None

@@ -41,6 +41,9 @@ class SGLang(EngineAdapter):
                       re.compile(r"maximum context length of (\d+)", re.IGNORECASE))
     too_long_prompt = (re.compile(r"The input \((\d+) tokens?\)", re.IGNORECASE),)
 
+    no_cold_path = ("SGLang has no per-request cold prefill; it offers POST /flush_cache, which empties the whole "
+                    "radix cache (for every request in flight), so ctxprobe does not use it mid-run")
+
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:
         body = calls.get("/server_info")
         return body if dig(body, "version") is not None else None

@@ -11,6 +11,7 @@ prompt of exactly `max_model_len` tokens, which leaves no answer room ("max_toke
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,6 +63,13 @@ class VLLM(EngineAdapter):
         if found is None and self.no_answer_room.search(text):
             return TooLong(limit=None, prompt_tokens=None, message=f"the prompt leaves no room for an answer: {message}")
         return found
+
+    # a request's `cache_salt` is mixed into the hash of its first block: a salt no earlier request had finds
+    # nothing cached (vLLM >= 0.9, completions and chat); one fresh salt per cold request
+    cold_path = "cache_salt (a fresh salt per request)"
+
+    def cold_prefill(self) -> dict[str, Any] | None:
+        return {"cache_salt": secrets.token_hex(16)}
 
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:
         body = calls.get("/version")

@@ -152,6 +152,18 @@ class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, Ju
     allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
     quiet: bool = Field(False, description="no live progress line")
     no_report: bool = Field(False, description="do not write report.html into the run folder at the end")
+    cache_check: str | None = Field(
+        None, description="the cache-path control: send a seeded share of the requests served from the prefix "
+        "cache again with a cold prefill and compare the answers (an engine fault exits 7): auto (at least one "
+        "check per length, within 3 percent of the computed prefill where it can), off, or a share in (0, 1] of the "
+        "servable requests (default: auto for nested runs, off for independent ones)")
+
+    @field_validator("cache_check", mode="before")
+    @classmethod
+    def _cache_check(cls, value: object) -> str | None:
+        from ctxprobe.evals.run.cache_check import parse_cache_check
+
+        return parse_cache_check(None if value is None else str(value))
 
     @model_validator(mode="after")
     def _needs_a_baseline(self) -> _RunOptions:
