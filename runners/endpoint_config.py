@@ -20,6 +20,10 @@ from ctxprobe.tasks.sample import Mode
 
 PREFILL_SHARE = 0.25  # a deadline counts on a quarter of the measured prefill rate (a busy CPU, a neighbour)
 MIN_MEASURED_TOKENS = 256  # shorter prefills measure the request's overhead, not the rate
+# The prefill rates a user may give (--prefill-rate): a CPU's slowest to many GPUs' fastest. Below, a deadline
+# would never end (1e-300 tok/s waits out a frozen server for ever); above, every deadline is the base alone.
+PREFILL_RATE_MIN = 10.0
+PREFILL_RATE_MAX = 10_000_000.0
 
 
 class PrefillRate:
@@ -80,7 +84,7 @@ class EndpointConfig(ClientSettings):
         given = {k: v for k, v in part(settings, ClientSettings).model_dump().items() if v is not None or k not in server}
         return cls(**{**server, **given})
 
-    prefill_rate: float | None = Field(None, gt=0, description="prefill tokens/s known before the run (--prefill-rate, "
+    prefill_rate: float | None = Field(None, ge=PREFILL_RATE_MIN, le=PREFILL_RATE_MAX, allow_inf_nan=False, description="prefill tokens/s known before the run (--prefill-rate, "
                                        "as `--dry-run` measured it); the run's own measure replaces it")
 
     def request_timeout_s(self, planned_tokens: int, prefill_rate: float | None = None) -> float:

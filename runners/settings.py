@@ -28,6 +28,10 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_SESSION_HEADER = "X-Session-ID"
 # RFC 7230's token: the characters an HTTP header name may hold
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# The longest session header name taken. HTTP (RFC 9110's token) bounds no name, but servers and proxies bound
+# a header line (nginx 8K by default), and a router reads its key from short names (vllm-router: X-Session-ID,
+# X-Correlation-ID and four more, docs/ENGINES.md): a longer name is a slip, sent with every request of a run.
+MAX_HEADER_NAME = 128
 # headers the client sets itself: a session header by one of these names would replace them
 _CLIENT_HEADERS = frozenset({"authorization", "content-type", "content-length", "host", "connection",
                              "transfer-encoding", "accept", "user-agent"})
@@ -62,6 +66,10 @@ class ClientSettings(BaseModel):
             return name
         if name.lower() == "none":
             return None
+        if len(name) > MAX_HEADER_NAME:
+            raise UserError(f"invalid option --session-header: a {len(name):,}-character name, more than the "
+                            f"{MAX_HEADER_NAME} taken (a router reads short ones, e.g. the default X-Session-ID); "
+                            "--session-header none sends none")
         if not _HEADER_NAME.fullmatch(name):
             raise UserError(f"invalid option --session-header: {name!r} is not an HTTP header name (letters, digits "
                             "and !#$%&'*+-.^_`|~ only); --session-header none sends none")

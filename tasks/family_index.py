@@ -14,8 +14,11 @@ import importlib
 import importlib.util
 import pkgutil
 import sys
+import threading
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from ctxprobe.tasks.errors import UserError
 
@@ -24,6 +27,10 @@ BUILTIN_PACKAGE = "ctxprobe.tasks.families"
 # The version a family starts at when it does not declare one: the version every family built before
 # versions were per family, so their ids stayed as they were.
 BASE_VERSION = "2"
+
+# How long an included module may take to import. Declaring families takes milliseconds; a module that loops or
+# waits at import would hang the run before its first request, with no word said.
+INCLUDE_DEADLINE_S = 30.0
 
 _CLASSES: dict[str, type] = {}
 _INCLUDED: set[Path] = set()
@@ -83,7 +90,11 @@ def _import_file(path: Path) -> None:
     sys.modules[name] = module
     before = set(_CLASSES)
     try:
-        spec.loader.exec_module(module)
+        _exec_within(spec.loader, module, path)
+    except _Abandoned:
+        _forget(name, before)
+        raise UserError(f"--include {path}: still importing after {INCLUDE_DEADLINE_S:g} s (a loop or a wait at "
+                        "import time?); a family module only declares families") from None
     except (ImportError, SyntaxError) as exc:
         _forget(name, before)
         raise UserError(f"--include {path}: does not import: {_one_line(exc)}") from None
@@ -95,6 +106,41 @@ def _import_file(path: Path) -> None:
         _forget(name, before)
         raise UserError(f"--include {path}: the module raised {type(exc).__name__} while it was imported: "
                         f"{_one_line(exc)}") from None
+
+
+class _Abandoned(Exception):
+    """An included module still importing at its deadline."""
+
+
+def _exec_within(loader: Any, module: ModuleType, path: Path) -> None:
+    """Run the module's code on a daemon thread and wait for it at most `INCLUDE_DEADLINE_S`: past that it is
+    abandoned (`_Abandoned`; the thread never holds the process at exit), else whatever it raised is raised
+    here."""
+    raised: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            loader.exec_module(module)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
+            raised.append(exc)
+
+    thread = threading.Thread(target=load, name=f"--include {path.name}", daemon=True)
+    thread.start()
+    thread.join(INCLUDE_DEADLINE_S)
+    if thread.is_alive():
+        _interrupt(thread)
+        raise _Abandoned(str(path))
+    if raised:
+        raise raised[0]
+
+
+def _interrupt(thread: threading.Thread) -> None:
+    """Ask an abandoned import to stop: CPython raises `_Abandoned` in that thread at its next bytecode, so a
+    loop in Python ends there and then (a wait inside a C call, which takes no CPU, ends when the call does)."""
+    import ctypes
+
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Abandoned))
 
 
 def _forget(name: str, before: set[str]) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TypeVar
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.items import split_items
@@ -15,14 +18,20 @@ _SCALE = {"": 1, "k": 1024, "K": 1024, "m": 1_000_000, "M": 1024 * 1024}
 
 
 def parse_length(text: str | int) -> int:
-    """`32k`/`32K` -> 32768, `1m` -> 1000000, `1M` -> 1048576, `262144` -> 262144."""
+    """`32k`/`32K` -> 32768, `1m` -> 1000000, `1M` -> 1048576, `262144` -> 262144, `1.5k` -> 1536. A length
+    that is not a whole number of tokens (`1024.7`, `1.3k`) is refused: every prompt is built to its exact length."""
+    if isinstance(text, bool):
+        raise UserError(f"invalid length {text!r}: use a token count like 4096, 32k or 1m")
     if isinstance(text, int):
         value = text
     else:
         match = _LENGTH.match(str(text))
         if not match:
             raise UserError(f"invalid length {text!r}: use a token count like 4096, 32k or 1m")
-        value = int(float(match.group(1)) * _SCALE[match.group(2)])
+        exact = Decimal(match.group(1)) * _SCALE[match.group(2)]
+        if exact != exact.to_integral_value():
+            raise UserError(f"invalid length {text!r}: {exact} is not a whole number of tokens")
+        value = int(exact)
     if value <= 0:
         raise UserError(f"invalid length {text!r}: must be positive")
     return check_length(value, text)
@@ -33,7 +42,25 @@ def parse_lengths(text: str) -> list[int]:
     out = [parse_length(part) for part in split_items(text, "lengths")]
     if not out:
         raise UserError(f"no lengths in {text!r}: give at least one, e.g. 4k or 1k,2k,4k")
-    return out
+    return distinct(out, text, "length", "tokens")
+
+
+V = TypeVar("V", int, float)
+
+
+def distinct(values: Sequence[V], text: object, what: str, unit: str) -> list[V]:
+    """`values` (parsed from `text`), refused in one line when one is given twice, however it was written
+    (`1k,1024`): a grid cell given twice would be sent and recorded twice."""
+    seen: set[V] = set()
+    for value in values:
+        if value in seen:
+            raise UserError(f"{what}s {_shown(text)}: {what} {value:g} {unit} is given twice: give each {what} once")
+        seen.add(value)
+    return list(values)
+
+
+def _shown(text: object) -> str:
+    return repr(text) if isinstance(text, str) else "[" + ", ".join(map(str, text)) + "]"  # type: ignore[call-overload]
 
 
 def check_depth(depth: float) -> float:
@@ -54,7 +81,8 @@ def parse_depths(text: str) -> list[float]:
         if step <= 0:
             raise UserError(f"invalid depth range {text!r}: step must be positive")
         n = depth_count(start, stop, step, text)
-        return [check_depth(round(start + i * step, 6)) if i else check_depth(start) for i in range(n)]
+        return check_depth_list([check_depth(round(start + i * step, 6)) if i else check_depth(start)
+                                 for i in range(n)], text)
     try:
         out = [check_depth(float(p)) for p in split_items(text, "depths")]
     except ValueError:
@@ -63,12 +91,12 @@ def parse_depths(text: str) -> list[float]:
 
 
 def check_depth_list(depths: list[float], text: object) -> list[float]:
-    """At least one depth, at most `MAX_DEPTHS`."""
+    """At least one depth, at most `MAX_DEPTHS`, none twice."""
     if not depths:
         raise UserError(f"no depths in {text!r}: give at least one, e.g. 50 or 0,50,100 or 0:100:10")
     if len(depths) > MAX_DEPTHS:
         raise UserError(f"{len(depths):,} depths given, at most {MAX_DEPTHS} are allowed")
-    return depths
+    return distinct(depths, text, "depth", "percent")
 
 
 def format_length(tokens: int) -> str:

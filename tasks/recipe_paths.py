@@ -1,8 +1,9 @@
 """The local files a recipe makes ctxprobe read, and the check that keeps them inside the folders the user
 names. A recipe is data that may come from elsewhere (a run folder someone shared, a recipe JSON in an
 issue): its `file:PATH` or `dir:PATH` haystack, a local `hf:PATH` dataset, would otherwise make `ctxprobe prompt`
-print any file the user can read (`file:/etc/shadow`, `file:~/.ssh/id_rsa`) as a haystack. Paths are compared
-after links are followed, so a link inside an allowed folder that points out of it is refused too."""
+print any file the user can read (`file:/etc/shadow`, `file:~/.ssh/id_rsa`) as a haystack. Every file read is
+compared by its real path (links followed): the folder named, and each file read from it, so a link inside an
+allowed folder that points out of it is refused too."""
 
 from __future__ import annotations
 
@@ -50,13 +51,26 @@ def local_paths(recipe: Recipe) -> list[tuple[str, Path]]:
     return found
 
 
+def files_read(spec: str, path: Path) -> Iterator[Path]:
+    """`path`, then, where it is a folder, every file a haystack or dataset reads from it (the readers' own
+    lists), listed only once the folder itself has been let through."""
+    from ctxprobe.tasks.haystack.user_text import dir_files, local_parquet
+
+    yield path
+    if path.is_dir():
+        yield from ([p for _, p in dir_files(path)] if spec.startswith("dir:") else local_parquet(str(path)))
+
+
 def check_paths_allowed(recipe: Recipe, allowed: Sequence[str | Path], flag: str = "--allow-path") -> None:
-    """Refuse, in one line, a recipe that reads a local path outside every folder of `allowed`."""
+    """Refuse, in one line, a recipe that reads a local file outside every folder of `allowed`."""
     roots = [Path(a).expanduser().resolve() for a in allowed]
     for spec, path in local_paths(recipe):
-        real = path.resolve()
-        if not any(real == root or root in real.parents for root in roots):
+        for read in files_read(spec, path):
+            real = read.resolve()
+            if any(real == root or root in real.parents for root in roots):
+                continue
+            shown = repr(spec) if read == path else f"{spec!r} (its file {read} links to {real})"
             where = f"outside the folders given with {flag} ({', '.join(map(str, roots))})" if roots else \
                 f"and no folder is allowed ({flag} DIR names one)"
-            raise UserError(f"the recipe reads {spec!r}, {where}: a recipe from elsewhere may not make ctxprobe read "
+            raise UserError(f"the recipe reads {shown}, {where}: a recipe from elsewhere may not make ctxprobe read "
                             f"your files; add {flag} with the folder that holds it if you mean it to be read")

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, f
 
 from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 from ctxprobe.tasks.facts_axis import check_facts_fit, facts_layouts, facts_of, fitting_lengths
-from ctxprobe.tasks.lengths import check_depth, check_depth_list, parse_depths, parse_length, parse_lengths
+from ctxprobe.tasks.lengths import check_depth, check_depth_list, distinct, parse_depths, parse_length, parse_lengths
 from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, check_suite_size
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
@@ -53,7 +53,7 @@ def _lengths(value: Any) -> list[int]:
         return parse_lengths(value)
     if not isinstance(value, (list, tuple)) or not value:
         raise UserError(f"no lengths in {value!r}: give at least one, e.g. [4k] or [1k, 2k, 4k]")
-    return [parse_length(v) for v in value]
+    return distinct([parse_length(v) for v in value], value, "length", "tokens")
 
 
 def _depths(value: Any) -> list[float]:

@@ -143,8 +143,27 @@ def record_line(record: SampleRecord) -> str:
 
 
 def run_folder(results_dir: Path, label: str) -> Path:
-    """A new, not yet existing folder `results_dir/<time>-<label>`; `results_dir` must be usable."""
-    return _free_name(_base_name(results_dir, label))
+    """A new, not yet existing folder `results_dir/<time>-<label>`; `results_dir` must be usable: a folder can
+    be made in it (or in the nearest of its parents that exists), else one line and exit 2 now, not exit 4 when
+    the run starts."""
+    base = _base_name(results_dir, label)
+    _check_writable(results_dir)
+    return _free_name(base)
+
+
+def _check_writable(results_dir: Path) -> None:
+    """Make and remove a folder where the run's folder will go: the one test that holds for every refusal
+    (no permission, a read-only filesystem, /proc, a folder root may not write), where `os.access` says yes
+    to root."""
+    import tempfile
+
+    existing = next((p for p in (results_dir, *results_dir.absolute().parents) if _exists(p)), Path("."))
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".ctxprobe-probe-", dir=existing))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UserError(f"results folder {results_dir}: no folder can be made in {existing} ({reason}); "
+                        "give a writable --results-dir") from None
 
 
 def claim_run_folder(results_dir: Path, label: str) -> Path:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,7 +65,21 @@ class NeedleItem(BaseModel):
             bad = [a for a in self.accepted() if parse_number(a) is None]
             if bad:
                 raise ValueError(f"kind number: answer {bad[0]!r} is not a number")
+        for field, text in self._text_fields():
+            control = next((ch for ch in text if ch not in "\t\n" and unicodedata.category(ch) in ("Cc", "Cs")), None)
+            if control is not None:
+                raise ValueError(f"{field} holds the control character U+{ord(control):04X}: a needle file is text")
+        from ctxprobe.tasks.families.needles_rules import unstated
+
+        missing = unstated(self.kind, self.accepted(), self.texts())
+        if missing:
+            raise ValueError(f"the needle never states the answer {missing!r}, so no answer drawn from the context "
+                             "could be right: write the answer into the needle (kind number: as digits)")
         return self
+
+    def _text_fields(self) -> list[tuple[str, str]]:
+        return [("id", self.id or ""), *(("needle", t) for t in self.texts()), ("question", self.question),
+                *(("answer", a) for a in self.accepted()), ("answer_prefix", self.answer_prefix)]
 
     def texts(self) -> list[str]:
         return [self.needle] if self.needle is not None else list(self.needles or [])

@@ -181,6 +181,16 @@ def make_file(arg: str | None) -> Haystack:
     return _cached(f"file:{arg}", fingerprint_of("ctxprobe-haystack", "file", SPLITTER_VERSION, data), [text])
 
 
+def dir_files(root: Path) -> list[tuple[str, Path]]:
+    """The files a `dir:` haystack reads, as (name under `root`, path), in the order it reads them."""
+    return sorted(
+        (p.relative_to(root).as_posix(), p)
+        for p in root.rglob("*")
+        if p.suffix.lower() in DIR_SUFFIXES and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
 @haystack_kind("dir")
 def make_dir(arg: str | None) -> Haystack:
     if not arg:
@@ -188,12 +198,7 @@ def make_dir(arg: str | None) -> Haystack:
     root = Path(arg).expanduser()
     if not root.is_dir():
         raise UserError(f"haystack folder {root} does not exist or is not a folder")
-    files = sorted(
-        (p.relative_to(root).as_posix(), p)
-        for p in root.rglob("*")
-        if p.suffix.lower() in DIR_SUFFIXES and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    files = dir_files(root)
     parts: list[str | bytes] = ["ctxprobe-haystack", "dir", SPLITTER_VERSION]
     texts: list[str] = []
     for rel, path in files:
@@ -227,7 +232,7 @@ def _column_texts(dataset: Any, column: str, spec: str) -> Iterator[str]:
             yield value
 
 
-def _local_parquet(name: str) -> list[Path]:
+def local_parquet(name: str) -> list[Path]:
     """The parquet files of `hf:PATH` when PATH is a local .parquet file or a folder holding some (read
     with no hub access, e.g. a dataset written by `ctxprobe export --format hf`); [] for a hub name."""
     path = Path(name).expanduser()
@@ -247,7 +252,7 @@ def make_hf(arg: str | None) -> Haystack:
     spec = f"hf:{name}:{split}:{column}"
     import datasets  # type: ignore[import-untyped]  # imported here: slow to load, only this kind needs it
 
-    local = _local_parquet(name)
+    local = local_parquet(name)
     try:
         if local:
             dataset = datasets.load_dataset("parquet", data_files={split: [str(p) for p in local]}, split=split)

@@ -85,6 +85,13 @@ def _recipe(tmp: Path, haystack: str, params: dict[str, object] | None = None, f
                                                  "context_tokens": 1024}))
 
 
+def _linked_dir(tmp: Path) -> list[str]:
+    """`prompt` of a dir: haystack in the allowed folder, one of whose files is a link to a file outside it."""
+    hay = _folder(tmp, "hay", {"essay.txt": "Plain prose of the haystack. " * 400})
+    _link(Path(hay), "notes.txt", "/etc/passwd")
+    return ["prompt", _recipe(tmp, "dir:" + hay), "--allow-path", hay]
+
+
 def _against(tmp: Path, flag: str, target: str) -> list[str]:
     """A paired run against a finished baseline, `flag` given `target` (the counter the baseline's)."""
     base = write_run(tmp / "baseline", "a", all_right())
@@ -118,6 +125,33 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "depth step 1e-7": lambda t: ["--family", "niah", "--depths", "0:100:1e-7"],
     "depth stop nan": lambda t: ["--family", "niah", "--depths", "0:nan:1"],
     "depth start nan": lambda t: ["--family", "niah", "--depths", "nan:100:1"],
+    # a grid value given twice: one sample would be sent and recorded twice
+    "depths 50,50": lambda t: ["--family", "niah", "--depths", "50,50"],
+    "depths 50,50.0": lambda t: ["--family", "niah", "--depths", "50,50.0"],
+    "depth range rounding to one depth": lambda t: ["--family", "niah", "--depths", "0:0.00001:0.0000001"],
+    "lengths 1k,1k": lambda t: ["--family", "niah", "--lengths", "1k,1k", "--depths", "50"],
+    "lengths 1k,1024": lambda t: ["--family", "niah", "--lengths", "1k,1024", "--depths", "50"],
+    "suite lengths [1k, 1024]": lambda t: _suite(t, "name: s\nlengths: [1k, 1024]\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite depths [50, 50]": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50, 50]\ntasks: [{family: niah}]\n"),
+    "suite task lengths twice": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
+                                                   "tasks: [{family: niah, lengths: [2k, 2048]}]\n"),
+    # a length that is not a whole number of tokens
+    "suite lengths [1024.7]": lambda t: _suite(t, "name: s\nlengths: [1024.7]\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "length 1024.7": lambda t: ["--family", "niah", "--lengths", "1024.7"],
+    "length 1.3k": lambda t: ["--family", "niah", "--lengths", "1.3k"],
+    # prefill rates no server has: a deadline that never ends, or only the base
+    "prefill rate 1e-300": lambda t: ["--family", "niah", "--prefill-rate", "1e-300"],
+    "prefill rate 0.001": lambda t: ["--family", "niah", "--prefill-rate", "0.001"],
+    "prefill rate 0": lambda t: ["--family", "niah", "--prefill-rate", "0"],
+    "prefill rate negative": lambda t: ["--family", "niah", "--prefill-rate=-5000"],
+    "prefill rate 1e12": lambda t: ["--family", "niah", "--prefill-rate", "1e12"],
+    "prefill rate 0.001 in a dry run": lambda t: ["--family", "niah", "--prefill-rate", "0.001", "--dry-run"],
+    # a session header name no router reads
+    "session header 10,000 characters": lambda t: ["--family", "niah", "--session-header", "X" * 10_000],
+    "session header 129 characters": lambda t: ["--family", "niah", "--session-header", "X" * 129],
+    # a results folder where no folder can be made: exit 2 now, not 4 when the run starts
+    "results dir /proc/self": lambda t: ["--family", "niah", "--results-dir", "/proc/self"],
+    "results dir under /proc/self": lambda t: ["--family", "niah", "--results-dir", "/proc/self/ctxprobe-results"],
     "depth step nan": lambda t: ["--family", "niah", "--depths", "0:100:nan"],
     "depth stop inf": lambda t: ["--family", "niah", "--depths", "0:inf:1"],
     "depth only a comma": lambda t: ["--family", "niah", "--depths", ","],
@@ -251,8 +285,16 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "needles unknown field": lambda t: ["--needles", _needle(t, answr="x")],
     "needles duplicate id": lambda t: ["--needles", _file(t, "n.jsonl", NEEDLE + "\n" + NEEDLE + "\n")],
     "needles zero max tokens": lambda t: ["--needles", _needle(t, max_tokens=0)],
-    "needles too long for the length": lambda t: ["--needles", _needle(t, needle="A long fact. " * 400),
+    "needles too long for the length": lambda t: ["--needles", _needle(t, needle="A long fact. " * 400
+                                                                       + "The key is under the mat."),
                                                   "--lengths", "1k"],
+    "needles a NUL in the needle": lambda t: ["--needles", _needle(t, needle="The key is under the mat.\u0000")],
+    "needles a control character in the question": lambda t: ["--needles", _needle(t, question="Where\u001b[2J?")],
+    "needles an answer the needle never states": lambda t: ["--needles", _needle(t, answers=["in the drawer"])],
+    "needles a set member the needle never states": lambda t: ["--needles", _needle(
+        t, needle="The garden grows tulips and roses.", answers=["tulips", "lilies"], kind="set")],
+    "needles a number the needle never states": lambda t: ["--needles", _needle(
+        t, needle="The vault code is 4417.", answers=["4471"], kind="number")],
     "needles suite task without items": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
                                                             "tasks: [{family: needles}]\n"),
     "needles suite file missing": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
@@ -383,6 +425,7 @@ OTHER: dict[str, Case] = {  # whole command lines
     "prompt file:/etc/passwd": lambda t: ["prompt", _recipe(t, "file:/etc/passwd")],
     "prompt dir:/etc": lambda t: ["prompt", _recipe(t, "dir:/etc")],
     "prompt file outside the allowed folder": lambda t: ["prompt", _recipe(t, "file:/etc/passwd"), "--allow-path", str(t)],
+    "prompt dir: haystack holding a link out of the allowed folder": lambda t: _linked_dir(t),
     "prompt link out of the allowed folder": lambda t: ["prompt", _recipe(t, "file:" + _link(t, "hay.txt", "/etc/passwd")),
                                                         "--allow-path", str(t)],
     "prompt hf: dataset outside": lambda t: ["prompt", _recipe(t, "prose", params={"dataset": "hf:/etc/passwd"},
@@ -443,6 +486,30 @@ def test_bad_input_ends_in_one_line_exit_2_and_leaves_nothing(name: str, tmp_pat
     assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
 
 
+@pytest.mark.parametrize("body", ["while True:\n    pass\n", "import time\ntime.sleep(3600)\n",
+                                  "import threading\nthreading.Event().wait()\n"])
+def test_an_include_that_never_finishes_importing_ends_at_its_deadline(
+        body: str, tmp_path: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from ctxprobe.tasks import family_index
+
+    monkeypatch.setattr(family_index, "INCLUDE_DEADLINE_S", 1.0)
+    module = _file(tmp_path, "hangs.py", body)
+    sent = len(engine.completion_calls())
+    capsys.readouterr()
+    started = time.monotonic()
+    code = main(["run", "--include", module, "--family", "niah", "--endpoint", engine.url,
+                 "--results-dir", str(tmp_path / "r"), "--quiet"])
+    took = time.monotonic() - started
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert module in err[0] and "still importing after 1 s" in err[0], err
+    assert took < 1.0 + SECONDS / 3
+    assert len(engine.completion_calls()) == sent and not (tmp_path / "r").exists()
+
+
 REFUSED_GATES: dict[str, Case] = {  # the gate refuses to judge: one line, exit 5 (GateRefused), no folder
     "compare metric p_answer without probabilities": lambda t: [*_compare(t), "--metric", "p_answer"],
     "compare metric p_answer gate without probabilities": lambda t: [*_compare(t), "--metric", "p_answer",
@@ -475,6 +542,9 @@ def test_a_prompt_recipe_reads_a_file_inside_an_allowed_folder(tmp_path: Path,
     assert main(["prompt", recipe]) == 2
     assert "--allow-path" in capsys.readouterr().err
     assert main(["prompt", recipe, "--allow-path", str(hay)]) == 0
+    assert "quick brown fox" in capsys.readouterr().out
+    (hay / "more.txt").symlink_to(hay / "essay.txt")  # a link that stays inside the folder is read
+    assert main(["prompt", _recipe(tmp_path, f"dir:{hay}"), "--allow-path", str(hay)]) == 0
     assert "quick brown fox" in capsys.readouterr().out
 
 

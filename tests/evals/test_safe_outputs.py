@@ -1,7 +1,7 @@
 """Outputs that cannot destroy: every file ctxprobe writes for its user (report, JUnit, gate markdown, compare,
 history, export) is written only as a regular file. A device node, a FIFO, a socket or a symbolic link standing at
 the name is refused in one line (exit 2) and left exactly as it was; a read-only or full disk is one line with exit
-4. The device node and the disks are real ones the test makes (root, where this machine allows it)."""
+4 (a named output or results folder on a read-only disk: exit 2, refused before the command runs). The device node and the disks are real ones the test makes (root, where this machine allows it)."""
 
 from __future__ import annotations
 
@@ -144,6 +144,11 @@ def test_an_output_on_a_disk_that_refuses_is_one_line_and_code_4(
         assert main(args) == 2
         line = _one_error_line(capsys.readouterr().err)
         assert f"the folder {where} is not writable" in line, line
+    elif disk == "read-only" and command == "compare-folder":
+        # so is a results folder where no folder can be made: exit 2 before the command runs, not 4 at its end
+        assert main(args) == 2
+        line = _one_error_line(capsys.readouterr().err)
+        assert f"no folder can be made in {where} (Read-only file system)" in line, line
     else:
         assert main(args) == 4
         line = _one_error_line(capsys.readouterr().err)

@@ -75,6 +75,7 @@ def test_ids_come_from_the_items_content_not_the_path_nor_the_tokenizer(tmp_path
     lines = FACTS.read_text(encoding="utf-8").splitlines()
     edited = json.loads(lines[1])
     edited["needle"] = edited["needle"].replace("green", "blue")
+    edited["answers"] = ["blue"]  # a needle that states its answer
     changed = tmp_path / "changed.jsonl"
     changed.write_text("\n".join([lines[0], json.dumps(edited), *lines[2:]]) + "\n", encoding="utf-8")
     ids = {r.params["name"]: set() for r in gemma}
@@ -90,7 +91,8 @@ def test_an_item_without_an_id_is_named_by_its_content(tmp_path: Path) -> None:
     path = tmp_path / "n.jsonl"
     path.write_text(json.dumps(item) + "\n", encoding="utf-8")
     [first] = load_needles(str(path))
-    path.write_text(json.dumps({**item, "answer": "under the doormat"}) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({**item, "needle": "The key is under the doormat.", "answer": "under the doormat"}) + "\n",
+                    encoding="utf-8")
     [second] = load_needles(str(path))
     assert len(first["name"]) == 10 and first["name"] != second["name"]
 

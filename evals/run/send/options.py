@@ -12,6 +12,7 @@ from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, margin_option, metr
 from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.compare.sequential.cells import StopOptions
+from ctxprobe.runners.endpoint_config import PREFILL_RATE_MAX, PREFILL_RATE_MIN
 from ctxprobe.runners.launchers import DEFAULT_LAUNCHER, launchers
 from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.settings import ClientSettings, LogprobSettings
@@ -188,9 +189,10 @@ class DryRunOptions(GpuOptions):
 
     dry_run: bool = Field(False, description="print samples, prompt tokens, prefix-cache share, prefill time and "
                           "memory fit, and send nothing (at most one short probe to measure the prefill rate)")
-    prefill_rate: float | None = Field(None, gt=0, allow_inf_nan=False, description="prefill tokens per second (default: measured with "
-                                       "one short request); on a run, the rate each request's deadline assumes "
-                                       "until the run has measured its own")
+    prefill_rate: float | None = Field(None, ge=PREFILL_RATE_MIN, le=PREFILL_RATE_MAX, allow_inf_nan=False,
+                                       description=f"prefill tokens per second, {PREFILL_RATE_MIN:,.0f} to "
+                                       f"{PREFILL_RATE_MAX:,.0f} (default: measured with one short request); on a "
+                                       "run, the rate each request's deadline assumes until the run has measured its own")
     config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence (with "
                                "--gpus, --gpu-mem and --weights: the sequences that fit)")
 
