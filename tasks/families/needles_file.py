@@ -69,8 +69,6 @@ class NeedleItem(BaseModel):
             control = next((ch for ch in text if ch not in "\t\n" and unicodedata.category(ch) in ("Cc", "Cs")), None)
             if control is not None:
                 raise ValueError(f"{field} holds the control character U+{ord(control):04X}: a needle file is text")
-        from ctxprobe.tasks.families.needles_rules import unstated
-
         missing = unstated(self.kind, self.accepted(), self.texts())
         if missing:
             raise ValueError(f"the needle never states the answer {missing!r}, so no answer drawn from the context "
@@ -105,6 +103,26 @@ def parse_number(text: str) -> float | None:
     if not re.fullmatch(r"[+-]?(?:\d{1,3}(?:([,_ \u00a0\u202f])\d{3})(?:\1\d{3})*|\d+)(?:\.\d+)?", t):
         return None
     return float(re.sub(r"[,_ \u00a0\u202f]", "", t))
+
+
+_WORDS = re.compile(r"\w+")
+_WRITTEN_NUMBER = re.compile(r"[+\-\u2212]?\d[\d,_ \u00a0\u202f]*(?:\.\d+)?")
+
+
+def unstated(kind: str, answers: list[str], needles: list[str]) -> str | None:
+    """An answer the needles never state (None: stated), compared as words (case and punctuation aside) or, for
+    kind `number`, as a number the needles write in digits: for a `set` every member, else one accepted answer."""
+    text = " ".join(needles)
+    words = f" {' '.join(_WORDS.findall(unicodedata.normalize('NFKC', text).casefold()))} "
+    values = {parse_number(m.group(0).strip(" ,_\u00a0\u202f")) for m in _WRITTEN_NUMBER.finditer(text)}
+
+    def stated(answer: str) -> bool:
+        wanted = " ".join(_WORDS.findall(unicodedata.normalize("NFKC", answer).casefold()))
+        return bool(wanted) and f" {wanted} " in words or kind == "number" and parse_number(answer) in values - {None}
+
+    if kind == "set":
+        return next((a for a in answers if not stated(a)), None)
+    return None if any(stated(a) for a in answers) else answers[0]
 
 
 def load_needles(path_text: str) -> list[dict[str, Any]]:

@@ -101,21 +101,6 @@ def _number(region: AnswerRegion, answers: list[str], question: str) -> Score:
     return Score(extracted=[f"{g:g}" for g in given], correct=correct, partial=float(correct))
 
 
-def unstated(kind: str, answers: list[str], needles: list[str]) -> str | None:
-    """An answer the needles never state, by the kind's rule (None: stated): for a `set`, every member; otherwise
-    one accepted answer at least, as words (`number`: as a number the needles write, or as words)."""
-    text = normalise(" ".join(needles))
-    values = numbers_in(" ".join(needles)) if kind == "number" else []
-
-    def stated(answer: str) -> bool:
-        value = parse_number(answer) if kind == "number" else None
-        return _has(text, answer) or (value is not None and value in values)
-
-    if kind == "set":
-        return next((a for a in answers if not stated(a)), None)
-    return None if any(stated(a) for a in answers) else answers[0]
-
-
 def _has(text: str, answer: str) -> bool:
     wanted = normalise(answer)
     return bool(wanted) and f" {wanted} " in f" {text} "
