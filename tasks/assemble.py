@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from ctxprobe.tasks.count_cache import FIRST_LOOKAHEAD, LOOKAHEAD, Span, UnitCounts
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.haystack import Haystack
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import NeedleSpot
@@ -48,7 +48,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     frame = lead + head_n + tail_n + sum(needle_n)
     budget = target - frame - safety_margin(target) - opening_cost(draft, counts, needle_units, window)
     if budget < MIN_HAYSTACK_TOKENS:
-        raise UserError(
+        raise TooShort(
             f"length {target} is too small for this task: its question and needles alone take {frame} tokens "
             f"(at least {frame + MIN_HAYSTACK_TOKENS + safety_margin(target)} needed)"
         )

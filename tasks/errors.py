@@ -14,6 +14,11 @@ class UserError(Exception):
     """Bad input from the user (unknown name, invalid length, missing file, malformed suite...)."""
 
 
+class TooShort(UserError):
+    """A length too short for a task's prompt (its question and needles alone take more): `ctxprobe limit`'s
+    search takes the shortest length that is not as its lower end."""
+
+
 class ExitError(Exception):
     """A failure that is not bad input, with a documented exit code of its own (a file that cannot be written,
     a gate that refuses to judge): the CLI prints it as one line and exits with `exit_code`."""

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from ctxprobe.tasks.assemble import Assembled
 from ctxprobe.tasks.chat_turns import conversation_spots, messages_tokens
 from ctxprobe.tasks.common_params import QuestionPosition
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import Mode
@@ -70,7 +70,7 @@ def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, len
     cap = family.max_size(params, length)
     best = at(1)
     if best[1] > length - best[0].reserve_tokens:
-        raise UserError(f"length {length} is too small for this task: its smallest prompt takes {best[1]} tokens")
+        raise TooShort(f"length {length} is too small for this task: its smallest prompt takes {best[1]} tokens")
     low, high = 1, None
     size = 64
     while high is None:  # doubling: `low` fits, find a size that does not

@@ -11,7 +11,7 @@ from pathlib import Path
 from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.options import LimitOptions
 from ctxprobe.evals.limit.search import LimitConfig, SearchSettings, full_grid
-from ctxprobe.evals.limit.target import accepted_length, effective_length
+from ctxprobe.evals.limit.target import accepted_length, effective_length, shortest_length
 from ctxprobe.evals.records.limit import LIMIT_JSON, Advertised, LimitOutput, TargetLimits, TaskSpec
 from ctxprobe.evals.records.manifest import RunManifest, ctxprobe_version, public_url, saved_options
 from ctxprobe.evals.records.outputs import write_output
@@ -28,7 +28,9 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
 from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.registry import get_family, validate_params
+from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.token_counter import TokenCounter
 
 @dataclass(frozen=True)
 class LimitReport:
@@ -133,22 +135,61 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
             accepted = accepted_length(config, counter, start=min(min_length, ceiling), max_length=ceiling,
                                        configured=configured, answer_room=opts.answer_room)
             effective = None
-            top = max_length or accepted.accepted_tokens
             where = public_url(config.base_urls[0])
             _say(f"{where}: configured {_n(configured)}; accepted {_n(accepted.accepted_tokens)} "
                  f"({accepted.requests} requests)")
-            if not opts.skip_effective and top:
-                low = min(min_length, top)
-                search = LimitConfig(min_length=low, max_length=top, **search_args)  # type: ignore[arg-type]
-                _say(f"{where}: effective search from {low:,} to {top:,} tokens, {len(tasks)} tasks, batches of "
-                     f"{search.batch} up to {search.max_samples} samples per length (the full grid: "
-                     f"{len(full_grid(search))} lengths, {len(full_grid(search)) * search.max_samples} samples)")
+            if not opts.skip_effective and (max_length or accepted.accepted_tokens):
+                bounds = search_bounds(counter, tasks, opts, served.mode, min_length, max_length,
+                                       accepted.accepted_tokens, search_args)
+                search, taken = bounds.config, bounds.context_length
+                _say(f"{where}: effective search from {search.min_length:,} to {search.max_length:,} tokens "
+                     f"({bounds.why}), {len(tasks)} tasks, batches of {search.batch} up to {search.max_samples} "
+                     f"samples per length (the full grid: {len(full_grid(search))} lengths, "
+                     f"{len(full_grid(search)) * search.max_samples} samples)")
                 effective = effective_length(config, counter, store, tasks, search, opts.haystack,
-                                             on_progress=on_progress)
+                                             on_progress=on_progress, context_length=taken)
             results.append(TargetLimits(
                 endpoint=where, engine=engine, advertised=advertised,
                 configured=configured, configured_source=engine.context_source, accepted=accepted,
                 effective=effective, tasks=tasks))
+
+
+@dataclass(frozen=True)
+class SearchBounds:
+    """The effective search's lengths: `config` (its top is the accepted length, never above it, its lower end
+    the tasks' own shortest prompt), why the top is where it is, and the prompt and answer tokens the endpoint
+    was found to take (a sample that does not fit is not sent)."""
+
+    config: LimitConfig
+    why: str
+    context_length: int | None
+
+
+def search_bounds(counter: TokenCounter, tasks: list[TaskSpec], opts: LimitOptions, mode: Mode, min_length: int,
+                  max_length: int | None, accepted: int | None, search_args: dict[str, object]) -> SearchBounds:
+    """The lengths the effective search may measure. Its top: the accepted length (the longest prompt that left
+    `--answer-room`), less what a task's own answer budget needs beyond that room, and `--max-length` where it
+    is shorter; its lower end: `--min-length`, or the tasks' shortest prompt where that is longer, and the floor
+    the search steps down to when the shortest length fails."""
+    granularity = int(search_args.get("granularity", 256))  # type: ignore[call-overload]
+    top = min(n for n in (max_length, accepted) if n)
+    shortest, budget = shortest_length(counter, tasks, opts.haystack, mode, up_to=top,
+                                       samples=max(len(tasks), int(search_args["batch"])),  # type: ignore[call-overload]
+                                       granularity=granularity)
+    why = "--max-length" if max_length and (accepted is None or max_length < accepted) else "the accepted length"
+    context_length = None
+    if accepted is not None:
+        context_length = accepted + opts.answer_room + 1  # that prompt and that room were taken
+        if budget > opts.answer_room and accepted + opts.answer_room - budget < top:
+            top = accepted + opts.answer_room - budget
+            why = f"the accepted length, less the tasks' answer budget of {budget} beyond --answer-room"
+    if shortest > top:
+        raise UserError(f"the tasks' shortest prompt ({shortest:,} tokens) does not fit {why} ({top:,})")
+    low = min(max(min_length, shortest), top)
+    ceiling = "--max-length" if why == "--max-length" else "the accepted length"
+    config = LimitConfig(min_length=low, max_length=top, floor=shortest, ceiling=ceiling,
+                         **search_args)  # type: ignore[arg-type]
+    return SearchBounds(config, why, context_length)
 
 
 MIN_PROMPT_TOKENS = 1024  # the shortest probe prompt the answer room must leave room for (1k, as the tasks')

@@ -66,5 +66,6 @@ def _effective(r: TargetLimits) -> str:
     if e is None:
         return "not measured"
     if e.effective is None:
-        return f"< {e.lengths[0].length:,}"
+        scored = [row.length for row in e.lengths if row.verdict != "no_data"]
+        return f"< {min(scored):,}" if scored else "not measured (no scored samples)"
     return f">= {e.effective:,}" + (f" (< {e.bracket[1]:,})" if e.bracket else "")

@@ -7,9 +7,13 @@ a length and returns how many were correct and how many were scored.
   (pass) or wholly below it (fail). At the per-length cap it is decided by the point estimate and
   marked unsettled.
 - The search starts at the shortest length and climbs geometrically (x `growth`) until a length fails
-  or the maximum passes; where the shortest length already fails, it steps down (/ `growth`) until a
-  length passes or `floor` fails too (absolute criterion only); then it bisects in log space between the longest passing and the shortest
-  failing length until their ratio is at most `ratio` (or the length granularity allows no midpoint).
+  or the maximum passes (`ceiling` names what the maximum is: `ctxprobe limit` searches up to the accepted
+  length, never above it); where the shortest length already fails, it steps down (/ `growth`) until a
+  length passes or `floor` (the tasks' own shortest prompt) fails too (absolute criterion only); then it
+  bisects in log space between the longest passing and the shortest failing length until their ratio is at
+  most `ratio` (or the length granularity allows no midpoint).
+- A length with no scored sample (every sample errored) bounds nothing: it is neither a pass nor a fail, and
+  the search goes no further on that side of it (the verdict says where it stopped and why).
 - Relative criterion: the shortest length is the reference, sampled to the cap; a length passes when
   its accuracy clears `relative` x the reference accuracy.
 - The equivalent full grid is the fixed grid that resolves the same `ratio` everywhere without
@@ -55,7 +59,10 @@ class LimitConfig(SearchSettings):
     max_length: int = Field(gt=0, description="longest context length tried, in tokens")
     growth: float = Field(2.0, gt=1.0, description="step of the geometric climb from the shortest length")
     granularity: int = Field(256, ge=1, description="lengths between min and max are multiples of this")
-    floor: int = Field(256, ge=1, description="shortest length tried below min_length when min_length fails")
+    floor: int = Field(256, ge=1, description="shortest length tried below min_length when min_length fails: the "
+                       "tasks' own shortest prompt")
+    ceiling: str | None = Field(None, description="what max_length is, where the verdict names it (`ctxprobe "
+                                "limit`: the accepted length)")
 
     @model_validator(mode="after")
     def _ordered(self) -> LimitConfig:
@@ -126,27 +133,30 @@ def find_effective_length(measure: Measure, config: LimitConfig) -> LimitResult:
         first = reference.model_copy(update={"verdict": verdict})
     measured.append(first)
     passing = config.min_length if first.verdict == "pass" else None
-    failing = None if passing else config.min_length
+    failing = config.min_length if first.verdict == "fail" else None  # no scored sample: it bounds nothing
 
-    def step(length: int) -> None:
+    def step(length: int) -> bool:
+        """Judge `length`; False when it scored nothing (it bounds nothing: the search stops that way)."""
         nonlocal passing, failing
         result = judge_length(measure, length, threshold, config)
         measured.append(result)
         if result.verdict == "pass":
             passing = length
-        else:
+        elif result.verdict == "fail":
             failing = length
+        return result.verdict != "no_data"
 
-    below = max(config.floor, config.granularity)
+    below = min(config.floor, config.min_length)
     while passing is None and config.relative is None and failing is not None and failing > below:
-        step(max(below, snap_below(failing / config.growth, config)))
+        if not step(max(below, snap_below(failing / config.growth, config))):
+            break
     while passing is not None and failing is None and passing < config.max_length:
-        step(max(snap(passing * config.growth, config), min(passing + config.granularity, config.max_length)))
+        if not step(max(snap(passing * config.growth, config), min(passing + config.granularity, config.max_length))):
+            break
     while passing is not None and failing is not None and failing / passing > config.ratio:
         mid = snap_below(math.sqrt(passing * failing), config)
-        if not passing < mid < failing:
-            break  # the granularity leaves no length in between
-        step(mid)
+        if not passing < mid < failing or not step(mid):
+            break  # the granularity leaves no length in between, or one scored nothing
 
     grid = full_grid(config)
     return LimitResult(
@@ -186,15 +196,24 @@ def _verdict(measured: list[LengthResult], passing: int | None, failing: int | N
         bar = f"{threshold:.3g}"
     else:
         bar = f"{threshold:.3g} ({config.relative:.0%} of {measured[0].accuracy or 0:.2f} at {config.min_length:,})"
-    if passing is None:
+    scored = [r for r in measured if r.verdict != "no_data"]
+    if passing is None and not scored:
+        text = "not measured"
+    elif passing is None:
         first = measured[0]
         acc = "no scored samples" if first.accuracy is None else f"accuracy {first.accuracy:.2f}"
         text = f"fails at the shortest length {config.min_length:,}: {acc}, below {bar}"
-        if len(measured) > 1:
-            text += f"; and below it, down to {min(r.length for r in measured):,}"
+        shortest = min(r.length for r in scored)
+        if len(scored) > 1:
+            text += f"; and below it, down to {shortest:,}"
+        if config.relative is None and shortest <= config.floor:
+            text = f"effective: below {shortest:,} tokens, the shortest this task can be; " + text
     elif failing is None:
         said = _confidence(measured, passing, threshold, config)
-        text = f"effective ≥ {passing:,} ({said}): stays above {bar} up to the longest length tried"
+        if passing >= config.max_length and config.ceiling:
+            text = f"effective ≥ {passing:,}, capped by {config.ceiling} ({said}): stays above {bar} up to it"
+        else:
+            text = f"effective ≥ {passing:,} ({said}): stays above {bar} up to the longest length tried"
     else:
         said = _confidence(measured, passing, threshold, config)
         text = f"effective ≥ {passing:,} ({said}); drops below {bar} between {passing:,} and {failing:,}"

@@ -97,7 +97,14 @@ def test_fails_at_the_shortest_length_and_every_one_below_it():
     assert result.effective is None and result.bracket is None
     assert [r.length for r in result.lengths] == [4 * K, 2 * K, K, 512, 256]  # down to the floor
     assert result.first_failing == 256 and all(r.settled and r.verdict == "fail" for r in result.lengths)
-    assert result.verdict.startswith("fails at the shortest length 4,096") and "down to 256" in result.verdict
+    assert result.verdict.startswith("effective: below 256 tokens, the shortest this task can be; fails at the "
+                                     "shortest length 4,096") and "down to 256" in result.verdict
+
+
+def test_the_step_down_stops_at_the_tasks_shortest_prompt() -> None:
+    result = find_effective_length(ScriptedCurve(lambda _: 0.2), config(floor=700))
+    assert [r.length for r in result.lengths] == [4 * K, 2 * K, K, 700]  # 512 would be below the floor
+    assert result.verdict.startswith("effective: below 700 tokens, the shortest this task can be")
 
 
 @pytest.mark.parametrize("edge", [300, 1500, 3000])
@@ -170,16 +177,41 @@ def test_errored_samples_count_as_requests_not_trials():
     assert result.requests == 2 * result.n and result.verdict == "pass"
 
 
-def test_length_with_no_scored_sample_counts_as_failing():
-    class Rejecting(ScriptedCurve):  # prompts over 50,000 tokens are all rejected
-        def __call__(self, length, n_more):
-            return (0, 0) if length > 50_000 else super().__call__(length, n_more)
+class Rejecting(ScriptedCurve):
+    """Every sample over `above` tokens errors (no scored sample there)."""
 
-    result = find_effective_length(Rejecting(lambda _: 1.0), config())
+    def __init__(self, curve: Callable[[int], float], above: int, below: int = 0) -> None:
+        super().__init__(curve)
+        self.above, self.below = above, below
+
+    def __call__(self, length, n_more):
+        return (0, 0) if length > self.above or length < self.below else super().__call__(length, n_more)
+
+
+def test_a_length_with_no_scored_sample_bounds_nothing_on_the_climb():
+    result = find_effective_length(Rejecting(lambda _: 1.0, above=50_000), config())
     rejected = [r for r in result.lengths if r.verdict == "no_data"]
-    assert [r.length for r in rejected] == [64 * K, 55_040] and all(r.requests == 10 for r in rejected)
-    assert result.bracket == (46_336, 55_040)
-    assert result.verdict.endswith("no scored samples at 65,536, 55,040")
+    assert [r.length for r in rejected] == [64 * K] and rejected[0].requests == 10  # one batch, then it stops
+    assert result.effective == 32 * K and result.bracket is None and result.first_failing is None
+    assert "drops" not in result.verdict and result.verdict.endswith("no scored samples at 65,536")
+
+
+def test_a_length_with_no_scored_sample_bounds_nothing_in_the_bisection():
+    class Window(ScriptedCurve):  # samples between 80,000 and 120,000 tokens all error
+        def __call__(self, length, n_more):
+            return (0, 0) if 80_000 < length < 120_000 else super().__call__(length, n_more)
+
+    curve = Window(step_at(100_000))  # the bisection's first midpoint, 92,672, scores nothing
+    result = find_effective_length(curve, config())
+    assert [r.length for r in result.lengths if r.verdict == "no_data"] == [92_672]
+    assert result.bracket == (64 * K, 128 * K)  # the bracket the scored lengths give, no narrower
+    assert "between 65,536 and 131,072" in result.verdict
+
+
+def test_a_shortest_length_with_no_scored_sample_is_not_a_failure():
+    result = find_effective_length(Rejecting(lambda _: 1.0, above=10**9, below=10**9), config())
+    assert result.effective is None and result.first_failing is None and len(result.lengths) == 1
+    assert result.verdict == "not measured; no scored samples at 4,096"
 
 
 def test_bad_measure_and_config():
