@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 _UNSET = None
 _METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
              "token_counter": "SPEC", "concurrency": "N", "retries": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
-             "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "kl_margin": "NATS", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
+             "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "kl_margin": "NATS", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "probe_up_to": "LENGTH", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
              "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME",
              "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS",
              "include": "PATH", "contexts": "LENGTHS",

@@ -20,6 +20,7 @@ import contextlib
 import sys
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ from ctxprobe.evals.run.plan import RunPlan, resolve
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.reuse import measure_reuse
+from ctxprobe.evals.run.served_lengths import check_lengths, engine_line
 from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
@@ -105,8 +107,13 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
     suite, previous = plan.suite, plan.previous
     with sigterm_as_interrupt(), serving(plan.endpoint, suite, plan.logprobs) as served, \
             contextlib.ExitStack() as stack:
+        print(f"ctxprobe: {engine_line(served.engine, served.config.base_urls[0])}", file=sys.stderr, flush=True)
         builder = builder_for(served.counter)
         recipes = strategy.recipes(builder, served, stack)
+        lengths = check_lengths(Counter(r.context_tokens for r in recipes), served.engine,
+                                plan.budgets.answer_tokens or 1)
+        if not lengths.served:
+            print(f"ctxprobe: {lengths.line()}", file=sys.stderr)
         budget = preflight(plan.mode, plan.budgets, suite, served, recipes)
         done = check_resumable(store, recipes, budget) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]

@@ -17,12 +17,15 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ctxprobe.evals.run.prefill_cost import PrefillFit, Request, fit_prefill_time, lanes_of, requests, tail_counter
+from ctxprobe.evals.run.prefill_cost import (PrefillFit, Request, fit_prefill_time, lanes_of, requests, shape_fits,
+                                             tail_counter)
+from ctxprobe.evals.run.served_lengths import LengthCheck, check_lengths, engine_line
 from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.send.order import Order
 from ctxprobe.runners.endpoint_config import PREFILL_SHARE
 from ctxprobe.runners.response import in_flight
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, make_token_counter
@@ -36,6 +39,7 @@ class LengthCost(BaseModel):
     context_tokens: int
     samples: int
     prompt_tokens: int
+    served: bool = True  # False: longer than the engine serves, not costed (the run records it rejected_too_long)
     bytes_per_sequence: int | None = None
     sequences_that_fit: int | None = None
 
@@ -54,6 +58,8 @@ class PairedCost(BaseModel):
     other_computed_prefill: int | None = None
     fit_s: float | None = None
     other_fit_s: float | None = None
+    fit_range_s: tuple[float, float] | None = None
+    other_fit_range_s: tuple[float, float] | None = None
 
 
 class FitShown(BaseModel):
@@ -64,9 +70,10 @@ class FitShown(BaseModel):
     c: float
     lengths: list[int]
     seconds: list[float]
+    held: list[str] = []  # parts the unconstrained fit made negative, held at 0
 
     def fitted(self) -> PrefillFit:
-        return PrefillFit(self.a, self.b, self.c, tuple(self.lengths), tuple(self.seconds))
+        return PrefillFit(self.a, self.b, self.c, tuple(self.lengths), tuple(self.seconds), tuple(self.held))
 
 
 class Estimate(BaseModel):
@@ -95,6 +102,13 @@ class Estimate(BaseModel):
     fit: FitShown | None = None  # the server's prefill time measured at a few lengths and fitted
     fit_s: float | None = None  # the run's computed prefill through the fit, request by request (one stream)
     other_fit_s: float | None = None
+    fit_range_s: tuple[float, float] | None = None  # over the shapes that fit the probes (`shape_fits`)
+    other_fit_range_s: tuple[float, float] | None = None
+    extrapolation: float | None = None  # the longest prompt costed over the longest probe
+    engine: str | None = None  # the engine and model probed (`served_lengths.engine_line`)
+    served_context: int | None = None  # tokens a request may hold there
+    unserved: list[int] = []  # suite lengths the engine cannot serve: not costed
+    unserved_line: str | None = None
     warnings: list[str] = []
 
 
@@ -128,37 +142,55 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
 
         load_config(Path(opts.config))
     by_length = Counter(r.context_tokens for r in recipes)
-    probe = None if opts.prefill_rate else _probe(plan.endpoint, suite, max(by_length))
+    room = opts.answer_tokens or 1
+    probe_up_to = parse_length(opts.probe_up_to) if opts.probe_up_to else None
+    probe = None if opts.prefill_rate else _probe(plan.endpoint, suite, by_length, room, probe_up_to)
     # the run's own: the probe's served endpoint, else what is known before one answers
     concurrency = probe.concurrency if probe else in_flight(plan.endpoint.concurrency, known_slots(plan.endpoint))
     tail = tail_counter(probe.counter if probe else _offline_counter(opts.token_counter))
-    lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k) for n, k in sorted(by_length.items())]
+    unserved = set(probe.check.unserved) if probe else set()
+    lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k, served=n not in unserved)
+               for n, k in sorted(by_length.items())]
+    recipes = [r for r in recipes if r.context_tokens not in unserved]  # what can be served is what is costed
+    other = None if other is None else [r for r in other if r.context_tokens not in unserved]
     reqs = requests(lanes_of(recipes, plan.order, concurrency), tail)
     total = sum(r.tokens for r in reqs)
     computed = sum(r.computed for r in reqs)
     listed = sum(r.computed for r in requests(lanes_of(recipes, "as-listed", concurrency), tail))
     other_reqs = requests(lanes_of(other, plan.order, concurrency), tail) if other is not None else None
     est = Estimate(suite=suite.name, order=plan.order, concurrency=concurrency, samples=len(recipes),
-                   prompt_tokens=total, longest_prompt=max(by_length), lengths=lengths, cached_tokens=total - computed,
+                   prompt_tokens=total, longest_prompt=max((r.context_tokens for r in recipes), default=0),
+                   lengths=lengths, cached_tokens=total - computed,
                    cached_tokens_as_listed=total - listed, stop=rule.stop, layout=layout, computed_prefill=computed,
                    other_layout=other_layout if other_reqs is not None else None,
                    other_computed_prefill=sum(r.computed for r in other_reqs) if other_reqs is not None else None)
+    if probe is not None:
+        est.engine, est.served_context = probe.engine_line, probe.check.context
+        est.unserved = sorted(unserved)
+        est.unserved_line = probe.check.line() if unserved else None
     if rule.stop == "decided":
         est.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
         est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
     if suite.paired_gate_share:
         est.paired_gate_tokens = {m: round(share * total) for m, share in suite.paired_gate_share.items()}
-    rate, source = (probe.rate, probe.source) if probe else (opts.prefill_rate, "given")
-    if rate:
-        est.prefill_tokens_per_s, est.prefill_rate_source = rate, source
-        est.prefill_s = computed / rate
-        est.prefill_s_as_listed = listed / rate
-    if probe is not None:
+    if opts.prefill_rate:  # the flat rate given: the override, and the only figure then
+        est.prefill_tokens_per_s, est.prefill_rate_source = opts.prefill_rate, "given"
+        est.prefill_s = computed / opts.prefill_rate
+        est.prefill_s_as_listed = listed / opts.prefill_rate
+    if probe is not None and probe.fit is not None:
         fit = probe.fit
-        est.fit = FitShown(a=fit.a, b=fit.b, c=fit.c, lengths=list(fit.lengths), seconds=list(fit.seconds))
+        est.prefill_tokens_per_s, est.prefill_rate_source = probe.rate, probe.source
+        est.fit = FitShown(a=fit.a, b=fit.b, c=fit.c, lengths=list(fit.lengths), seconds=list(fit.seconds),
+                           held=list(fit.held))
+        shapes = [f for f in shape_fits(fit.lengths, fit.seconds).values() if f.fits_probes()] or [fit]
         est.fit_s = fit.total(reqs)
-        est.other_fit_s = fit.total(other_reqs) if other_reqs is not None else None
-        warning = deadline_warning(fit, est.longest_prompt, probe.deadline_s, probe.timeout_s, probe.per_1k)
+        est.fit_range_s = _span([f.total(reqs) for f in shapes] + [est.fit_s])
+        if other_reqs is not None:
+            est.other_fit_s = fit.total(other_reqs)
+            est.other_fit_range_s = _span([f.total(other_reqs) for f in shapes] + [est.other_fit_s])
+        est.extrapolation = est.longest_prompt / max(fit.lengths) if est.longest_prompt else None
+        warning = deadline_warning(fit, est.longest_prompt, probe.deadline_s, probe.timeout_s, probe.per_1k) \
+            if est.longest_prompt else None
         if warning:
             est.warnings.append(warning)
     for metric, share in (suite.paired_gate_share or {}).items():
@@ -166,10 +198,19 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
             metric=metric, share=share, prompt_tokens=round(share * total), computed_prefill=round(share * computed),
             other_computed_prefill=None if est.other_computed_prefill is None else round(share * est.other_computed_prefill),
             fit_s=None if est.fit_s is None else share * est.fit_s,
-            other_fit_s=None if est.other_fit_s is None else share * est.other_fit_s))
+            other_fit_s=None if est.other_fit_s is None else share * est.other_fit_s,
+            fit_range_s=_scaled(est.fit_range_s, share), other_fit_range_s=_scaled(est.other_fit_range_s, share)))
     if opts.config:
         _memory(est, opts)
     return est
+
+
+def _span(values: list[float]) -> tuple[float, float]:
+    return min(values), max(values)
+
+
+def _scaled(span: tuple[float, float] | None, share: float) -> tuple[float, float] | None:
+    return None if span is None else (share * span[0], share * span[1])
 
 
 def deadline_warning(fit: PrefillFit, longest: int, deadline_s: float, timeout_s: float, per_1k: float) -> str | None:
@@ -211,42 +252,54 @@ def _memory(est: Estimate, opts: RunOptions) -> None:
 
 @dataclass(frozen=True)
 class _Probe:
-    """Short requests to the served endpoint: its prefill rate (the longest probe's) and time fit, the
+    """The served endpoint, before any cost: which of the suite's lengths it serves (`check`), its prefill time
+    measured at a few lengths and fitted (None when it serves none of them), the longest probe's rate, the
     requests in flight the run would keep there, its token counter, and the deadline of the longest prompt."""
 
-    rate: float
+    engine_line: str
+    check: LengthCheck
+    fit: PrefillFit | None
+    rate: float | None
     source: str
     concurrency: int
-    fit: PrefillFit
     counter: TokenCounter
     deadline_s: float
     timeout_s: float
     per_1k: float
 
 
-def probe_lengths(reach: int) -> list[int]:
-    """1/8, 1/4 and 1/2 of `reach` (the longest prompt the server takes and the suite sends), the longest
-    at most `PROBE_MAX_TOKENS` (the three then in the same ratios below it) and each at least `PROBE_MIN_TOKENS`."""
-    top = max(min(reach // 2, PROBE_MAX_TOKENS), PROBE_MIN_TOKENS * 4)
+def probe_lengths(reach: int, up_to: int | None = None) -> list[int]:
+    """1/4, 1/2 and all of the longest probe: half of `reach` (the longest prompt the server takes and the suite
+    sends), at most `PROBE_MAX_TOKENS` unless `up_to` (`--probe-up-to`) allows longer, and at least
+    `PROBE_MIN_TOKENS` x 4; `up_to` never carries it past `reach`."""
+    longest = min(reach, up_to) if up_to else min(reach // 2, PROBE_MAX_TOKENS)
+    top = max(longest, PROBE_MIN_TOKENS * 4)
     return [top // 4, top // 2, top]
 
 
-def _probe(endpoint: EndpointOptions, suite: Suite, longest: int) -> _Probe:
-    """The endpoint's (or the engine ctxprobe starts) prefill time at three lengths, one request each (each
-    its own seed: no probe reuses another's prefix), after a tiny warm-up request that is not timed (the first
-    request to a server pays for its connection and first allocations: 0.16 s against 0.02 s on the fake
-    engine), fitted to t = a + b L + c L^2."""
+def _probe(endpoint: EndpointOptions, suite: Suite, by_length: Counter[int], room: int,
+           up_to: int | None) -> _Probe:
+    """Serve the endpoint as the run would (an engine ctxprobe starts is sized to the suite, so its context is
+    the run's), check the suite's lengths against what it serves, then time the prefill at three lengths below
+    the longest it serves, one request each (each its own seed: no probe reuses another's prefix), after a tiny
+    warm-up request that is not timed (the first request to a server pays for its connection and first
+    allocations: 0.16 s against 0.02 s on the fake engine), fitted to t = a + b L + c L^2 (`fit_prefill_time`)."""
     from ctxprobe.evals.run.send.serving import serving
     from ctxprobe.runners.endpoint import EndpointClient
     from ctxprobe.tasks.build import builder_for
 
-    wanted = probe_lengths(longest)
-    probe_suite = suite.model_copy(update={"lengths": [wanted[-1]], "layout": "independent",
-                                           "tasks": [t.model_copy(update={"lengths": None, "layout": None})
-                                                     for t in suite.tasks]})
-    with serving(endpoint, probe_suite) as served:
-        accepts = served.engine.context_length
-        lengths = wanted if not accepts or accepts > wanted[-1] else probe_lengths(accepts)
+    with serving(endpoint, suite) as served:
+        config = served.config
+        check = check_lengths(by_length, served.engine, room)
+        line = engine_line(served.engine, config.base_urls[0])
+        servable = [n for n in by_length if n not in check.unserved]
+        longest = max(servable, default=0)
+        deadline = config.request_timeout_s(longest)
+        if not servable:
+            return _Probe(line, check, None, None, "nothing to probe", config.concurrency, served.counter, deadline,
+                          config.timeout, config.timeout_per_1k)
+        reach = min(longest, check.context - room - 1) if check.context else longest
+        lengths = probe_lengths(reach, up_to)
         builder = builder_for(served.counter)
         samples = [builder.build(builder.recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0,
                                                 seed=k, mode=served.mode)) for k, n in enumerate([WARM_UP_TOKENS, *lengths])]
@@ -262,12 +315,11 @@ def _probe(endpoint: EndpointOptions, suite: Suite, longest: int) -> _Probe:
             return out
 
         measured = asyncio.run(send())[1:]  # the warm-up is not timed into the fit
-        config = served.config
     tokens, seconds = measured[-1]
     fit = fit_prefill_time([n for n, _ in measured], [t for _, t in measured])
     shown = ", ".join(f"{n:,} in {t:.2f} s" for n, t in measured)
-    return _Probe(tokens / seconds, f"measured: {shown}", config.concurrency, fit, served.counter,
-                  config.request_timeout_s(longest), config.timeout, config.timeout_per_1k)
+    return _Probe(line, check, fit, tokens / seconds, f"measured: {shown}", config.concurrency, served.counter,
+                  deadline, config.timeout, config.timeout_per_1k)
 
 
 def render_estimate(est: Estimate) -> str:
@@ -275,13 +327,17 @@ def render_estimate(est: Estimate) -> str:
     def gb(b: int | None) -> str:
         return "-" if b is None else f"{b / 1e9:,.2f} GB"
 
-    out = [f"suite {est.suite}: {est.samples:,} samples, {est.prompt_tokens:,} prompt tokens, longest prompt "
-           f"{est.longest_prompt:,} tokens; order {est.order}, concurrency {est.concurrency}",
-           f"{'length':>10} {'samples':>8} {'prompt tokens':>15} {'KV+state/seq':>13} {'fit':>6}"]
+    out = [est.engine] if est.engine else []
+    if est.unserved_line:
+        out.append(f"lengths: {est.unserved_line}; the costs below count only what it serves")
+    out += [f"suite {est.suite}: {est.samples:,} samples, {est.prompt_tokens:,} prompt tokens, longest prompt "
+            f"{est.longest_prompt:,} tokens; order {est.order}, concurrency {est.concurrency}"
+            + (" (the lengths it serves)" if est.unserved else ""),
+            f"{'length':>10} {'samples':>8} {'prompt tokens':>15} {'KV+state/seq':>13} {'fit':>6}"]
     for row in est.lengths:
         fit = "-" if row.sequences_that_fit is None else str(row.sequences_that_fit)
         out.append(f"{row.context_tokens:>10,} {row.samples:>8,} {row.prompt_tokens:>15,} "
-                   f"{gb(row.bytes_per_sequence):>13} {fit:>6}")
+                   f"{gb(row.bytes_per_sequence):>13} {fit:>6}" + ("" if row.served else "  not served: not costed"))
     share = est.cached_tokens / est.prompt_tokens if est.prompt_tokens else 0.0
     listed = est.cached_tokens_as_listed / est.prompt_tokens if est.prompt_tokens else 0.0
     out.append(f"prefix cache (one slot per lane): {est.cached_tokens:,} tokens ({share:.1%}) in {est.order} order; "
@@ -291,16 +347,14 @@ def render_estimate(est: Estimate) -> str:
                + ("" if est.other_computed_prefill is None else
                   f"; layout {est.other_layout}: {est.other_computed_prefill:,} "
                   f"({_share(est.other_computed_prefill, est.prompt_tokens)})"))
-    if est.prefill_s is not None and est.prefill_tokens_per_s:
-        out.append(f"prefill at {est.prefill_tokens_per_s:,.0f} tok/s ({est.prefill_rate_source}): "
+    if est.prefill_s is not None and est.prefill_rate_source == "given":
+        out.append(f"prefill at {est.prefill_tokens_per_s:,.0f} tok/s (--prefill-rate): "
                    f"{_hours(est.prefill_s)} in {est.order} order, {_hours(est.prefill_s_as_listed or 0.0)} as listed "
                    f"(one stream; divide by the replicas' parallel throughput)")
     if est.fit is not None and est.fit_s is not None:
-        f = est.fit
-        out.append(f"prefill time fitted to the probes: t = {f.a:.3g} + {f.b:.3g} L + {f.c:.3g} L^2 s; the suite's "
-                   f"computed prefill through it, request by request: {_hours(est.fit_s)} in layout {est.layout}"
-                   + ("" if est.other_fit_s is None else f", {_hours(est.other_fit_s)} in layout {est.other_layout}")
-                   + " (one stream; probes far shorter than the suite's prompts make this a floor)")
+        out += _fit_lines(est)
+    elif not est.samples:
+        out.append("nothing to cost: the engine serves none of the suite's lengths")
     if est.stop == "decided":
         out.append(f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
                    f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "
@@ -315,10 +369,48 @@ def render_estimate(est: Estimate) -> str:
             if row.other_computed_prefill is not None:
                 line += f", {row.other_computed_prefill:,} (layout {est.other_layout})"
             if row.fit_s is not None:
-                line += f"; {_hours(row.fit_s)}" + ("" if row.other_fit_s is None else f", {_hours(row.other_fit_s)}")
+                line += f"; {_cost(row.fit_s, row.fit_range_s)} (layout {est.layout})" + (
+                    "" if row.other_fit_s is None else f", {_cost(row.other_fit_s, row.other_fit_range_s)} "
+                    f"(layout {est.other_layout})")
             out.append(line)
     out += [f"warning: {w}" for w in est.warnings]
     return "\n".join(out)
+
+
+EXTRAPOLATED = 4.0  # past this many times the longest probe, the cost is labelled carried past its data
+
+
+def _fit_lines(est: Estimate) -> list[str]:
+    """The probes, the fit (labelled where a part was held at 0 or it is carried far past its data) and one
+    expected prefill time per layout with the range the probes support."""
+    f = est.fit
+    assert f is not None and est.fit_s is not None
+    probes = ", ".join(f"{n:,} in {t:.2f} s" for n, t in zip(f.lengths, f.seconds))
+    held = (f"; the unconstrained fit's {' and '.join(f.held)} part came out negative (noise), held at 0"
+            if f.held else "")
+    out = [f"prefill probes: {probes}; fitted t = {f.a:.3g} + {f.b:.3g} L + {f.c:.3g} L^2 s, every part >= 0{held}"]
+    line = f"expected prefill time (one stream): {_cost(est.fit_s, est.fit_range_s)} in layout {est.layout}"
+    if est.other_fit_s is not None:
+        line += f"; {_cost(est.other_fit_s, est.other_fit_range_s)} in layout {est.other_layout}"
+    out.append(line)
+    x = est.extrapolation or 0.0
+    longest = max(f.lengths)
+    if x > 1.05:
+        how = (f"carried {x:,.1f}x past its data: a floor where attention grows faster than the probes show"
+               if x > EXTRAPOLATED else f"{x:,.1f}x past it")
+        served = f" (the engine serves {est.served_context:,})" if est.served_context else ""
+        out.append(f"  the longest prompt costed is {est.longest_prompt:,} tokens, the longest probe {longest:,}: "
+                   f"{how}; --probe-up-to {est.longest_prompt} probes up to it{served}, a few prefills of that length")
+    else:
+        out.append(f"  the probes reach the longest prompt costed ({est.longest_prompt:,} tokens): no extrapolation")
+    return out
+
+
+def _cost(seconds: float, span: tuple[float, float] | None) -> str:
+    """A time and its range (the shapes the probes support), where the range is not one value."""
+    if span is None or _hours(span[0]) == _hours(span[1]):
+        return _hours(seconds)
+    return f"{_hours(seconds)} (range {_hours(span[0])} to {_hours(span[1])})"
 
 
 def _share(part: int, whole: int) -> str:

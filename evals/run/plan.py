@@ -35,7 +35,8 @@ from ctxprobe.tasks.token_counter import check_counter_spec
 # raised one sends the truncated samples again) and the judge, never what to run.
 RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
                                                                      "answer_tokens", "reasoning_tokens", "baseline_endpoint",
-                                                                     "judge_endpoint", "judge_model", "prefill_rate"}
+                                                                     "judge_endpoint", "judge_model", "prefill_rate",
+                                                                     "probe_up_to"}
 
 
 Kind = Literal["fixed", "sequential", "paired"]

@@ -24,6 +24,7 @@ run sends nested chains in is taken as the suite's own (chain by chain, as liste
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -109,15 +110,20 @@ def requests(lanes: Sequence[Sequence[Recipe]], tail: Callable[[Recipe], int],
     return out
 
 
+PARTS = ("fixed", "linear", "square")  # a, b, c
+
+
 @dataclass(frozen=True)
 class PrefillFit:
-    """Seconds to prefill an L-token prompt: a + b L + c L^2 (c >= 0), fitted to measured requests."""
+    """Seconds to prefill an L-token prompt: a + b L + c L^2, every part >= 0, fitted to measured requests;
+    `held` names the parts the unconstrained least squares made negative (held at 0 here)."""
 
     a: float
     b: float
     c: float
     lengths: tuple[int, ...] = ()
     seconds: tuple[float, ...] = ()
+    held: tuple[str, ...] = ()
 
     def time(self, tokens: int, reused: int = 0) -> float:
         """One request's seconds: the fixed part, and the growth from `reused` cached tokens to `tokens`."""
@@ -134,30 +140,65 @@ class PrefillFit:
             return int((seconds - self.a) / self.b) if self.b > 0 else 2**62
         return int((-self.b + math.sqrt(self.b * self.b + 4 * self.c * (seconds - self.a))) / (2 * self.c))
 
+    def fits_probes(self, tolerance: float = 0.15, floor_s: float = 0.02) -> bool:
+        """Whether every measured time is within `tolerance` of this curve (or `floor_s`, for tiny times)."""
+        return all(abs(self.time(n) - t) <= max(tolerance * t, floor_s) for n, t in zip(self.lengths, self.seconds))
+
+
+def _nonnegative_fit(lengths: Sequence[int], seconds: Sequence[float], parts: Sequence[str]) -> PrefillFit:
+    """Least squares of t over the named parts only (the others 0), every coefficient >= 0: the best of the
+    unconstrained fits over every subset of `parts` whose coefficients all come out >= 0 (an exact non-negative
+    least squares for three terms)."""
+    x = np.asarray(lengths, dtype=float)
+    y = np.asarray(seconds, dtype=float)
+    scale = float(x.max())  # well conditioned: lengths in units of the longest
+    u = x / scale
+    columns = {"fixed": np.ones_like(u), "linear": u, "square": u * u}
+    best: tuple[float, dict[str, float]] = (float(np.sum(y * y)), {})
+    for size in range(1, len(parts) + 1):
+        for subset in itertools.combinations(parts, size):
+            if len(set(lengths)) < len(subset):
+                continue  # more parts than lengths: not determined
+            coef = np.linalg.lstsq(np.stack([columns[p] for p in subset], axis=1), y, rcond=None)[0]
+            if (coef < 0).any():
+                continue
+            residual = float(np.sum((y - np.stack([columns[p] for p in subset], axis=1) @ coef) ** 2))
+            if residual < best[0] - 1e-15:
+                best = (residual, dict(zip(subset, (float(c) for c in coef))))
+    got = best[1]
+    return PrefillFit(got.get("fixed", 0.0), got.get("linear", 0.0) / scale, got.get("square", 0.0) / scale**2,
+                      tuple(lengths), tuple(seconds))
+
 
 def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> PrefillFit:
-    """Least squares of t = a + b L + c L^2 over measured (length, seconds), with c >= 0.
+    """Least squares of t = a + b L + c L^2 over measured (length, seconds), with a, b, c >= 0.
 
     Why a quadratic: a transformer's prefill costs a fixed part (the request, one decoded token), a part per
     token (projections, MLP: linear) and attention over the context already there (quadratic); each term is
-    a real cost, so the fit extrapolates with the right shape, and c >= 0 keeps a noisy probe from predicting
-    that long prompts get cheaper. A power law t = k L^p has no fixed part (which dominates short probes and
-    would push p below 1) and, fitted on short probes, carries their exponent to 1M tokens; the quadratic's
-    c stays small where the probes saw little attention cost, which under- rather than over-states the
-    longest prompts' time: the estimate is then a floor, said so where printed. Three lengths or more fit
-    all three terms; where c or b comes out negative (or only two lengths are given) c is 0 and a + b L is fitted;
-    a negative b (time falling with length: noise) leaves the mean as a."""
-    x = np.asarray(lengths, dtype=float)
-    y = np.asarray(seconds, dtype=float)
-    if x.size != y.size or len(set(lengths)) < 2:
+    a real cost, so the fit extrapolates with the right shape, and no part may be negative: a noisy probe must
+    not predict that long prompts get cheaper (or that a request takes negative time). A power law t = k L^p has
+    no fixed part (which dominates short probes and would push p below 1) and, fitted on short probes, carries
+    their exponent to 1M tokens; the quadratic's c stays small where the probes saw little attention cost,
+    which under- rather than over-states the longest prompts' time. The constraint is exact (the best fit over
+    the subsets of parts whose unconstrained coefficients are all non-negative); the parts the unconstrained
+    fit made negative are named in `held`. Two lengths fit a + b L at most; time falling with length leaves the
+    mean as a."""
+    if len(lengths) != len(seconds) or len(set(lengths)) < 2:
         raise ValueError("a prefill time fit needs measured times at two lengths at least")
-    scale = float(x.max())  # well conditioned: lengths in units of the longest
-    u = x / scale
+    parts = PARTS if len(set(lengths)) >= 3 else PARTS[:2]
+    fit = _nonnegative_fit(lengths, seconds, parts)
+    x = np.asarray(lengths, dtype=float) / max(lengths)
+    free = np.linalg.lstsq(np.stack([x**k for k in range(len(parts))], axis=1), np.asarray(seconds, dtype=float),
+                           rcond=None)[0]
+    held = tuple(p for p, c in zip(parts, free) if c < 0)
+    return PrefillFit(fit.a, fit.b, fit.c, fit.lengths, fit.seconds, held)
+
+
+def shape_fits(lengths: Sequence[int], seconds: Sequence[float]) -> dict[str, PrefillFit]:
+    """The non-negative fits of each shape the probes might follow: the full quadratic, no attention growth
+    (a + b L) and all growth as attention (a + c L^2); the estimate's range is over those that fit the probes."""
+    fits = {"fitted": fit_prefill_time(lengths, seconds),
+            "no growth past the probes": _nonnegative_fit(lengths, seconds, ("fixed", "linear"))}
     if len(set(lengths)) >= 3:
-        a, b, c = np.linalg.lstsq(np.stack([np.ones_like(u), u, u * u], axis=1), y, rcond=None)[0]
-        if c >= 0 and b >= 0:  # else the line: a negative square (or slope) is noise
-            return PrefillFit(float(a), float(b) / scale, float(c) / scale**2, tuple(lengths), tuple(seconds))
-    a, b = np.linalg.lstsq(np.stack([np.ones_like(u), u], axis=1), y, rcond=None)[0]
-    if b < 0:
-        return PrefillFit(float(y.mean()), 0.0, 0.0, tuple(lengths), tuple(seconds))
-    return PrefillFit(float(a), float(b) / scale, 0.0, tuple(lengths), tuple(seconds))
+        fits["all growth as attention"] = _nonnegative_fit(lengths, seconds, ("fixed", "square"))
+    return fits

@@ -17,9 +17,9 @@ def limit_json(results: Path) -> dict:
     return json.loads((only_run_dir(results) / "limit.json").read_text())["targets"][0]
 
 
-def test_limit_4096_with_effective_search_past_the_limit(tmp_path: Path) -> None:
-    # The effective search starts at the limit itself: 4K prompts leave less than the answer's
-    # max_tokens in a 4096 context, so the engine cuts answers short (or rejects the prompt).
+def test_limit_4096_with_effective_search_inside_the_accepted_length(tmp_path: Path) -> None:
+    # --min-length and --max-length above what the engine takes: the effective search's top is the accepted
+    # length itself, less what the answer budget needs beyond the answer room; nothing is sent past it.
     done = ctxprobe("limit", "--n-ctx", "4096", "--min-length", "4k", "--max-length", "6k",
                     "--task", "niah:variant=single", "--max-samples", "2", "--batch", "2", "--ratio", "2",
                     "--answer-room", str(ROOM), "--results-dir", str(tmp_path))
@@ -29,16 +29,12 @@ def test_limit_4096_with_effective_search_past_the_limit(tmp_path: Path) -> None
     accepted = t["accepted"]["accepted_tokens"]
     assert 0.98 * (4096 - ROOM) <= accepted <= 4096 - ROOM
     assert t["accepted"]["requests"] <= 3
-    # Past the limit the engine rejects the prompt or cuts the answer short: a typed error, never a
-    # wrong answer. Every scored sample had room for its whole answer.
     recs = [json.loads(x) for x in (only_run_dir(tmp_path) / "samples.jsonl").read_text().splitlines()]
-    errored = [r for r in recs if r["error"] is not None]
-    assert errored and all(r["error"] in ("rejected_too_long", "no_answer_room") for r in errored)
-    assert all(r["score"] is None for r in errored)
+    assert recs and all(r["sample"]["recipe"]["context_tokens"] <= accepted for r in recs)
+    assert all(r["error"] is None for r in recs)  # every sample had room for its whole answer
     for r in recs:
-        if r["score"] is not None:
-            resp = r["response"]
-            assert resp["finish_reason"] == "stop" or resp["completion_tokens"] == r["sample"]["max_tokens"]
+        resp = r["response"]
+        assert resp["finish_reason"] == "stop" or resp["completion_tokens"] == r["sample"]["max_tokens"]
     rows = {row["length"]: row for row in t["effective"]["lengths"]}
     for length, row in rows.items():  # the search counted only scored samples
         scored = [r for r in recs if r["sample"]["recipe"]["context_tokens"] == length and r["score"] is not None]

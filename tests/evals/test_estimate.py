@@ -49,7 +49,9 @@ def test_dry_run_sends_only_three_short_probes(tmp_path: Path, capsys: pytest.Ca
         calls = engine.completion_calls()
     assert code == 0 and len(calls) == 4  # a warm-up, then the prefill-time probes at 1/8, 1/4 and 1/2 of 4K
     out = capsys.readouterr().out
-    assert "10 samples" in out and "tok/s (measured: " in out and "prefill time fitted to the probes" in out
+    assert "10 samples" in out and "prefill probes: " in out and "expected prefill time (one stream): " in out
+    assert out.startswith("engine vllm 0.33.0 at ") and "model fake-model, context 8,192 tokens a request" in out
+    assert "tok/s" not in out  # the measured rate is not a second cost
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # no run folder
     with FakeEngine("vllm", context_length=8192) as engine:
         assert main(["run", "--endpoint", engine.url, "--family", "niah", "--dry-run", "--prefill-rate", "1000"]) == 0
@@ -201,3 +203,64 @@ def test_a_slow_server_is_warned_of_its_deadline_with_the_flag_that_covers_it(tm
     need = a + b * 4096 + c * 4096 ** 2  # from the printed (rounded) coefficients: within 1 % of the fit's own
     assert 0.5 < need and proposed * 4.096 >= 0.99 * need / 0.25 and 1.01 * need / 0.25 > (proposed - 0.01) * 4.096
     assert "warning:" not in quiet
+
+
+def test_the_fit_is_a_nonnegative_least_squares_checked_against_scipy() -> None:
+    """Every part >= 0 and the least squares among such fits: the same coefficients as scipy's NNLS (an
+    independent solver), on probes whose unconstrained fit has a negative fixed part or a negative square."""
+    from scipy.optimize import nnls
+
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        lengths = sorted(rng.choice(np.arange(500, 9000, 100), size=3, replace=False).tolist())
+        seconds = [float(-0.5 + 3e-4 * n - 1e-8 * n * n + rng.normal(0, 0.2)) for n in lengths]
+        fit = fit_prefill_time(lengths, seconds)
+        scale = max(lengths)
+        design = np.array([[1.0, n / scale, (n / scale) ** 2] for n in lengths])
+        coef, _ = nnls(design, np.array(seconds))
+        assert min(fit.a, fit.b, fit.c) >= 0
+        assert (fit.a, fit.b * scale, fit.c * scale**2) == pytest.approx(tuple(coef), abs=1e-9)
+    held = fit_prefill_time([1000, 2000, 4000], [-7.85 + 0.0199 * n for n in (1000, 2000, 4000)])
+    assert held.a == 0.0 and held.held == ("fixed",)  # the issue's negative fixed part: named, held at 0
+
+
+def test_against_a_server_of_65536_tokens_whose_prefill_grows_with_the_square(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The nightly against a server stating 65,536 tokens: one line names the five lengths it cannot serve and
+    what is left; the cost counts only 32K, one figure per layout with its range, the extrapolation said."""
+    with FakeEngine("vllm", context_length=65536, prefill_s_per_square=1e-8) as engine:
+        assert main(["run", "--endpoint", engine.url, "--suite", "nightly", "--dry-run"]) == 0
+        probes = [engine.prompt_tokens(c.body) for c in engine.completion_calls()]
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("engine vllm 0.33.0 at http://127.0.0.1:") and "model fake-model" in lines[0]
+    assert lines[1].startswith("lengths: the engine serves at most 65,536 tokens a request (GET /v1/models "
+                               "max_model_len): it cannot serve lengths 65,536, 131,072, 262,144, 524,288, 1,000,000 "
+                               "(3,080 samples")
+    assert "that leaves 616 of the suite's 3,696 samples; the costs below count only what it serves" in lines[1]
+    assert "suite nightly: 616 samples, 20,185,088 prompt tokens, longest prompt 32,768 tokens" in out
+    assert len(probes) == 4 and max(probes) <= 4096  # the warm-up and three probes, none past 4K by default
+    [cost] = [line for line in lines if line.startswith("expected prefill time")]
+    figures = re.findall(r"([\d,.]+ [hs]) (?:\(range [^)]*\) )?in layout (\w+)", cost)
+    assert [layout for _, layout in figures] == ["nested", "independent"]  # one figure per layout
+    assert "tok/s" not in out and "fitted to the probes" not in out  # no second answer
+    assert "carried 8.0x past its data" in out and "--probe-up-to 32768" in out
+
+
+def test_probe_up_to_reaches_the_longest_served_prompt_and_no_further() -> None:
+    with FakeEngine("vllm", context_length=65536, prefill_s_per_square=1e-9) as engine:
+        est = ctxprobe.estimate(endpoints=[engine.url], family="niah", lengths="8k,16k,128k", depths="50",
+                                probe_up_to="1m")
+        probes = [engine.prompt_tokens(c.body) for c in engine.completion_calls()]
+    assert est.unserved == [131072] and est.longest_prompt == 16384
+    assert 16384 * 0.97 <= max(probes) <= 16384 and est.extrapolation == pytest.approx(1.0, abs=0.05)
+    assert est.fit_range_s is not None and est.fit_s is not None
+
+
+def test_an_engine_that_serves_none_of_the_lengths_is_not_probed(capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", context_length=6000, prefill_s_per_square=1e-8) as engine:
+        assert main(["run", "--endpoint", engine.url, "--suite", "nightly", "--dry-run"]) == 0
+        assert engine.completion_calls() == []
+    out = capsys.readouterr().out
+    assert "that leaves nothing of the suite" in out and "nothing to cost" in out
+

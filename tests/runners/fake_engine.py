@@ -24,7 +24,8 @@ Faults around the completions, for the run's hardening: `tokenize_fail_every=7` 
 answers 503), `tokenize_fail_after=N` (every tokenize call after the Nth answers 503), `tokenize_delay_s`,
 `tokenize_noise=3` (counts off by a random -3..+3: a tokenizer that is not the model's), `usage_scale=3.0`
 (usage.prompt_tokens three times the prompt's), `prefill_s_per_token=1e-4` (each completion waits that many
-seconds per prompt token before answering: a prefill time linear in length), `accepts_up_to=N` (rejects prompts over N tokens whatever
+seconds per prompt token before answering: a prefill time linear in length; `prefill_s_per_square=1e-9`: that
+many seconds per squared prompt token, attention's growth), `accepts_up_to=N` (rejects prompts over N tokens whatever
 context it states), `freeze()` (stops answering anything, as a SIGSTOPped server: connections are accepted
 and left unanswered until `thaw()` or close), `slow_loris("/tokenize", ...)` (from then on, requests to those
 paths, or to every path when none is named, get their headers and then a byte a second, forever). `peak_in_flight["completions"|"tokenize"]` is the most
@@ -133,7 +134,8 @@ class FakeEngine:
                  follows_chat: bool = True,
                  tokenize_fail_every: int = 0, tokenize_fail_after: int | None = None, tokenize_delay_s: float = 0.0,
                  tokenize_noise: int = 0, usage_scale: float = 1.0, accepts_up_to: int | None = None,
-                 completion_delay_s: float = 0.0, prefill_s_per_token: float = 0.0) -> None:
+                 completion_delay_s: float = 0.0, prefill_s_per_token: float = 0.0,
+                 prefill_s_per_square: float = 0.0) -> None:
         self.flavor = flavor
         self.adapter = adapter(flavor)
         self.routes = routes or {}
@@ -155,6 +157,7 @@ class FakeEngine:
         self.accepts_up_to = accepts_up_to
         self.completion_delay_s = completion_delay_s
         self.prefill_s_per_token = prefill_s_per_token
+        self.prefill_s_per_square = prefill_s_per_square
         self.tokenize_calls = 0
         self.killed = False
         self.dripping: tuple[str, ...] = ()
@@ -440,8 +443,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 return self._json(reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}},
                                   reply.headers)
             prompt_tokens = engine.prompt_tokens(body)
-            if engine.prefill_s_per_token and not checking:
-                engine.wait(engine.prefill_s_per_token * prompt_tokens)
+            if (engine.prefill_s_per_token or engine.prefill_s_per_square) and not checking:
+                engine.wait(engine.prefill_s_per_token * prompt_tokens + engine.prefill_s_per_square * prompt_tokens**2)
             limit = engine.accepts_up_to or engine.context_length
             if prompt_tokens >= limit:
                 bad = engine.too_long(engine, limit, prompt_tokens) if engine.too_long else \

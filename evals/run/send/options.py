@@ -193,6 +193,9 @@ class DryRunOptions(GpuOptions):
                                        description=f"prefill tokens per second, {PREFILL_RATE_MIN:,.0f} to "
                                        f"{PREFILL_RATE_MAX:,.0f} (default: measured with one short request); on a "
                                        "run, the rate each request's deadline assumes until the run has measured its own")
+    probe_up_to: str | None = Field(None, description="--dry-run: time the prefill up to this length (e.g. 32k; "
+                                    "default 4k), at most the longest the engine serves and the suite sends: a "
+                                    "longer probe costs its prefill but extrapolates less")
     config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence (with "
                                "--gpus, --gpu-mem and --weights: the sequences that fit)")
 
