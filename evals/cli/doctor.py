@@ -16,7 +16,9 @@ class DoctorArgs(DoctorOptions, JsonOutput):
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
                        description="Check an endpoint with a few tiny requests: engine, version, context length, "
-                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions. "
+                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions; and a "
+                                   "deployment lint (--config, --max-length): one line per finding, each naming "
+                                   "its facts and where they were read (not a failure). "
                                    "Exit codes: 0 no check failed (a missing feature is not a failure), 1 a check "
                                    "failed (a --model the endpoint does not serve, a mode that does not answer), "
                                    "2 bad input or no answer at all.")
@@ -33,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     opts = validated(DoctorArgs, model_values(args, DoctorArgs.model_fields))
     check_endpoint_url(opts.endpoint)
     report = ctxprobe.doctor(opts.endpoint, api_key_env=opts.api_key_env, model=opts.model, timeout_s=opts.timeout,
-                             context_check=not opts.no_context_check)
+                             context_check=not opts.no_context_check, config=opts.config,
+                             max_length=opts.max_length)
     print(report.model_dump_json(indent=2) if opts.as_json else render_doctor(report))
     return 1 if failed_checks(report) else 0

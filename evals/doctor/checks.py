@@ -13,6 +13,8 @@ from pydantic import BaseModel
 from ctxprobe.evals.run.answer_style import AnswerStyle, answer_style, chat_fit
 from ctxprobe.evals.doctor.check import Check, Status
 from ctxprobe.evals.doctor.counts import context_accepted, counts_add_up
+from ctxprobe.evals.doctor.lint import endpoint_lint
+from ctxprobe.runners.deployment_lint import LintLine, render_lint
 from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import EngineAdapter, known_engines
@@ -35,22 +37,27 @@ class DoctorReport(BaseModel):
     checks: list[Check]
     recommended_mode: Literal["chat", "completions"] | None = None
     answer_styles: list[AnswerStyle] = []
+    lint: list[LintLine] = []  # the deployment lint's findings (runners/deployment_lint.py)
 
 
 
 
 def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str | None = None,
-           timeout_s: float = DEFAULT_TIMEOUT_S, context_check: bool = True) -> DoctorReport:
+           timeout_s: float = DEFAULT_TIMEOUT_S, context_check: bool = True, config: str | None = None,
+           max_length: int | None = None) -> DoctorReport:
     """Ask the endpoint what it exposes; every probe waits up to `timeout_s` (the run's `--timeout`).
-    Raises `UserError` when it does not answer at all. `context_check=False` leaves out the one prompt near
-    the stated context (a long prefill)."""
+    Raises `UserError` when it does not answer at all, or when `config` cannot be read. `context_check=False`
+    leaves out the one prompt near the stated context (a long prefill). The deployment lint holds what the
+    endpoint states against `config` (the model's config.json, folder or GGUF) and `max_length`."""
     settings = ClientSettings(model=model, api_key_env=api_key_env, timeout=timeout_s, retries=1)
     policy = RetryPolicy.of(settings)
+    lint = endpoint_lint(endpoint, config=config, max_length=max_length, model=model, api_key_env=api_key_env,
+                         policy=policy)  # first: a config that cannot be read is one line before any prefill
     try:
         info = probe_engine(endpoint, model=model, api_key_env=api_key_env, policy=policy)
     except UnknownModel as unknown:  # every other check would fail for the name: say only that
         info = probe_engine(endpoint, api_key_env=api_key_env, policy=policy)
-        return DoctorReport(endpoint=display_url(endpoint), engine=info, checks=[Check(
+        return DoctorReport(endpoint=display_url(endpoint), engine=info, lint=lint, checks=[Check(
             name="model", status="failed", found=str(unknown),
             advice=f"pass --model {unknown.served[0]}" if len(unknown.served) == 1
             else "pass --model with one of those names")])
@@ -85,7 +92,7 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
     modes += ["chat"] if chat.status == "ok" else []  # a model that does not follow chat has no chat style
     styles, style_checks = asyncio.run(_styles(config, modes, counter or make_token_counter("estimate")))
     return DoctorReport(endpoint=display_url(endpoint), engine=info, checks=checks + style_checks, recommended_mode=mode,
-                        answer_styles=styles)
+                        answer_styles=styles, lint=lint)
 
 
 def _tokenize(endpoint: str, engine: str, api_key_env: str,
@@ -202,6 +209,7 @@ def render_doctor(report: DoctorReport) -> str:
             lines.append(f"  {'':<{width}}  {'':<7}  -> {check.advice}")
     if report.recommended_mode:
         lines.append(f"  mode: --mode {report.recommended_mode} fits this endpoint")
+    lines += [f"  {line}" for line in render_lint(report.lint)]
     failed = [c.name for c in report.checks if c.status == "failed"]
     if failed:
         lines.append(f"  failed: {', '.join(failed)}")

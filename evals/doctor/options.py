@@ -18,5 +18,9 @@ class DoctorOptions(BaseModel):
     api_key_env: str = _CLIENT["api_key_env"]
     timeout: float = Field(_CLIENT["timeout"].default, gt=0, le=7 * 86400, allow_inf_nan=False,
                            description="how long each probe may wait for an answer, seconds (the run's --timeout)")
+    config: str | None = Field(None, description="the model's config.json, model folder or GGUF: lint the deployment "
+                               "against it (default: the model path the engine states, where it is on this machine)")
+    max_length: int | None = Field(None, ge=1, description="the longest prompt you mean to run, in tokens: lint the "
+                                   "slot context and the trained context against it")
     no_context_check: bool = Field(False, description="skip the one prompt near the stated context length (a long "
                                    "prefill on a long context)")

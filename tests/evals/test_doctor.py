@@ -108,3 +108,81 @@ def test_when_neither_mode_answers_the_advice_names_neither(capsys: pytest.Captu
         assert main(["doctor", "--no-context-check", "--timeout", "5", engine.url]) == 1
     out = capsys.readouterr().out
     assert "use --mode" not in out and "neither completions nor chat answered" in out
+
+
+# --- the deployment lint (runners/deployment_lint.py) on fakes that state each case ---------------------------
+
+QWEN = "tests/runners/fixtures/model_configs/qwen2_5_7b_instruct.json"
+SGLANG_INFO = "tests/runners/fixtures/sglang/server_info_from_source.json"
+
+
+def _config(tmp_path, **changes) -> str:  # type: ignore[no-untyped-def]
+    import json
+    from pathlib import Path
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**json.loads(Path(QWEN).read_text()), **changes}))
+    return str(path)
+
+
+def _lint(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    assert main(["doctor", "--no-context-check", *argv]) == 0  # a finding is not a failed check
+    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("lint:")]
+
+
+@pytest.mark.parametrize(("case", "served", "changes", "rule_text"), [
+    ("no rope scaling", 1_048_576, {"max_position_embeddings": 262144, "sliding_window": None},
+     "above the model's 262,144 positions"),
+    ("past factor x original", 262_144, {"sliding_window": None,
+     "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}},
+     "above the scaled range 131,072"),
+    ("no rope type", 32768, {"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768}},
+     "names no type"),
+    ("keys not read", 32768, {"rope_scaling": {"rope_type": "linear", "factor": 2.0, "scaling_factor": 2.0}},
+     "does not read: scaling_factor"),
+    ("factor without original", 32768, {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
+     "has a factor but no original length"),
+    ("window on full layers", 32768, {"sliding_window": 4096}, "while no layer is sliding-window attention"),
+])
+def test_doctor_names_each_model_config_case_with_its_sources(case: str, served: int, changes: dict, rule_text: str,
+                                                              tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _config(tmp_path, **changes)
+    with FakeEngine("vllm", context_length=served, answer="ready") as engine:
+        lines = _lint(["--config", config, engine.url], capsys)
+    assert len(lines) == 1, (case, lines)
+    assert rule_text in lines[0] and config in lines[0], case
+    if case.startswith(("no rope scaling", "past")):
+        assert f"{served:,} (GET /v1/models max_model_len)" in lines[0]
+
+
+def test_doctor_lints_llama_servers_slots_and_trained_context_against_max_length(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("llama-server", context_length=4096, slots=2, n_ctx_train=32768, answer="ready") as engine:
+        lines = _lint(["--max-length", "40000", engine.url], capsys)
+        assert _lint(["--max-length", "4000", engine.url], capsys) == []
+    slot, trained = lines
+    assert "context per slot 4,096 (GET /props default_generation_settings.n_ctx (per slot))" in slot
+    assert "divided among 2 slots (GET /props total_slots)" in slot
+    assert "longest length 40,000 is above the model's trained context 32,768 (GET /v1/models meta.n_ctx_train)" \
+        in trained
+
+
+def test_doctor_reads_sglangs_config_override_in_place_of_the_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.runners.replay_server import captured
+
+    info = captured(__import__("pathlib").Path(SGLANG_INFO).parent, "server_info_from_source")["body"]
+    config = _config(tmp_path, sliding_window=None)
+    with FakeEngine("sglang", context_length=262144, answer="ready",
+                    routes={("GET", "/server_info"): lambda engine, _: (200, info)}) as engine:
+        lines = _lint(["--config", config, engine.url], capsys)
+    [line] = lines
+    assert "scaled range 131,072 (GET /server_info json_model_override_args rope_scaling: factor 4 × original" in line
+
+
+def test_doctor_without_a_config_or_lengths_lints_nothing_and_a_bad_config_is_one_line(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEngine("vllm", context_length=1_048_576, answer="ready") as engine:
+        assert _lint([engine.url], capsys) == []  # its model path is not on this machine: nothing to hold it against
+        assert main(["doctor", "--config", str(tmp_path / "nope.json"), engine.url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nope.json" in err[0]
