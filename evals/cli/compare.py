@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         from ctxprobe.evals.compare.sequential.ci_outputs import write_ci_outputs
 
         cases = gate_cases(result)
-        for path in write_ci_outputs(cases, "ctxprobe gate", opts.junit, opts.summary_md):
+        faults = [f"{run.label}: {run.engine_fault}" for run in (result.baseline, *result.candidates) if run.engine_fault]
+        for path in write_ci_outputs(cases, "ctxprobe gate", opts.junit, opts.summary_md, faults):
             print(f"ctxprobe: wrote {path}", file=sys.stderr)
     print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)
     return result.exit_code

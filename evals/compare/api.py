@@ -37,7 +37,8 @@ def run_input(run: Run, label: str) -> RunInput:
     m = run.manifest
     return RunInput(path=str(run.dir), label=label, suite=m.suite.name, status=m.status, created=m.created,
                     tokenizer=m.tokenizer, token_counter=m.token_counter, model=m.model, engine=m.engine,
-                    samples=len(run.records))
+                    samples=len(run.records),
+                    engine_fault=m.cache_check.line() if m.cache_check is not None and m.cache_check.fault else None)
 
 
 def labels_for(runs: list[Run]) -> list[str]:
@@ -72,6 +73,9 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
         raise GateRefused(f"the {'--metric kl' if metric == 'kl' else '--fail-if-drop'} gate cannot judge: "
                           f"{'; '.join(problems)}")
     pairings, rows, found, warnings = [], [], [], list(problems)
+    warnings += [f"ENGINE FAULT in {label}: {run.manifest.cache_check.line()} (compare what it scored with care)"
+                 for label, run in zip(labels, (base, *cands))
+                 if run.manifest.cache_check is not None and run.manifest.cache_check.fault]
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     failed: list[CompareRow] = []
     kl_pairs = []

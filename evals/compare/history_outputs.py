@@ -72,6 +72,7 @@ def render_text(result: HistoryResult) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = [f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Clopper-Pearson] (n), errors apart", ""]
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out += [f"ENGINE FAULT in {r.label}: {r.engine_fault}" for r in result.runs if r.engine_fault]
     out += ["", f"night to night ({_test(result)}):", *step_lines(result)]
     out += [f"skipped {s}" for s in result.skipped]
     return "\n".join(out) + "\n"

@@ -33,6 +33,8 @@ class RunInput(BaseModel):
     model: str | None = None
     engine: EngineInfo | None = None
     samples: int
+    engine_fault: str | None = Field(None, description="the run's cache-path control found an engine fault: its "
+                                     "line (the run's scores are suspect)")
 
     @field_validator("engine", mode="before")
     @classmethod

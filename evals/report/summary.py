@@ -10,6 +10,7 @@ from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.safe_write import replace_file
 from ctxprobe.evals.records.write_errors import WriteFailed, writable
+from ctxprobe.evals.report.cache_path import SUSPECT, control_of, render_cache_path, with_cache_path
 from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import stopping_of
 from ctxprobe.evals.report.table import render_text, write_summary
@@ -48,11 +49,17 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     capacity = capacity_text(curve)
     ruler = render_ruler_beside(records)
     probabilities = render_answer_probabilities(records)
-    table = render_text(records, stopping=stopping) + probabilities + ruler + layouts + judged + capacity
+    table = with_cache_path(render_text(records, stopping=stopping) + probabilities + ruler + layouts + judged
+                            + capacity, manifest)
+    control = control_of(manifest)
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
     try:
         write_summary(records, run_dir, stopping=stopping)
+        if control is not None:
+            with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
+                head = f"\n**{SUSPECT}**\n" if control.fault else ""
+                md.write(f"{head}\n## Cache path\n\n```\n" + render_cache_path(control) + "```\n")
         if probabilities:
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
                 md.write("\n## Answer probabilities\n\n```\n" + probabilities + "```\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ctxprobe.evals.run.cache_check import asked, check_tokens, choose
 from ctxprobe.evals.run.prefill_cost import (PrefillFit, Request, fit_prefill_time, lanes_of, requests, shape_fits,
                                              tail_counter)
 from ctxprobe.evals.run.served_lengths import LengthCheck, check_lengths, engine_line
@@ -109,6 +110,10 @@ class Estimate(BaseModel):
     served_context: int | None = None  # tokens a request may hold there
     unserved: list[int] = []  # suite lengths the engine cannot serve: not costed
     unserved_line: str | None = None
+    cache_check: str = "off"  # the cache-path control asked for (--cache-check, or the layout's default)
+    cache_check_requests: int = 0  # its cold re-sends (evals/run/cache_check.py)
+    cache_check_tokens: int = 0  # the prefill they compute: each its whole prompt
+    cache_check_s: float | None = None  # that prefill's time (through the fit where there is one, else the rate)
     warnings: list[str] = []
 
 
@@ -168,6 +173,9 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
         est.engine, est.served_context = probe.engine_line, probe.check.context
         est.unserved = sorted(unserved)
         est.unserved_line = probe.check.line() if unserved else None
+    est.cache_check = asked(plan.cache_check, recipes)
+    checks = choose(recipes, est.cache_check, seed=suite.seed, computed_prefill=computed)
+    est.cache_check_requests, est.cache_check_tokens = len(checks), check_tokens(checks)
     if rule.stop == "decided":
         est.fixed_grid_prompt_tokens = fixed_grid_tokens(suite)
         est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
@@ -177,6 +185,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
         est.prefill_tokens_per_s, est.prefill_rate_source = opts.prefill_rate, "given"
         est.prefill_s = computed / opts.prefill_rate
         est.prefill_s_as_listed = listed / opts.prefill_rate
+        est.cache_check_s = est.cache_check_tokens / opts.prefill_rate
     if probe is not None and probe.fit is not None:
         fit = probe.fit
         est.prefill_tokens_per_s, est.prefill_rate_source = probe.rate, probe.source
@@ -184,6 +193,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
                            held=list(fit.held))
         shapes = [f for f in shape_fits(fit.lengths, fit.seconds).values() if f.fits_probes()] or [fit]
         est.fit_s = fit.total(reqs)
+        est.cache_check_s = fit.total([Request(r.context_tokens, 0) for r in checks])
         est.fit_range_s = _span([f.total(reqs) for f in shapes] + [est.fit_s])
         if other_reqs is not None:
             est.other_fit_s = fit.total(other_reqs)
@@ -355,6 +365,11 @@ def render_estimate(est: Estimate) -> str:
         out += _fit_lines(est)
     elif not est.samples:
         out.append("nothing to cost: the engine serves none of the suite's lengths")
+    if est.cache_check != "off":
+        time = "" if est.cache_check_s is None else f", {_hours(est.cache_check_s)}"
+        out.append(f"cache-path control (--cache-check {est.cache_check}): {est.cache_check_requests} cold re-sends, "
+                   f"{est.cache_check_tokens:,} tokens prefilled ({_share(est.cache_check_tokens, est.computed_prefill)} "
+                   f"of the computed prefill{time}; at least one per length)")
     if est.stop == "decided":
         out.append(f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
                    f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "

@@ -145,3 +145,20 @@ def test_records_are_versioned_and_read_back(tmp_path: Path) -> None:
                                            "cache_check": summary.model_dump(mode="json")})
     assert manifest.cache_check == summary and manifest.cache_check.version == CACHE_CHECK_VERSION
     assert RunManifest.model_validate({"suite": SUITE}).cache_check is None
+
+
+def test_the_dry_run_counts_the_controls_prefill() -> None:
+    import ctxprobe
+    from ctxprobe.evals.run.estimate import render_estimate
+
+    est = ctxprobe.estimate(family="niah", lengths="1k,2k", depths="0:100:25", samples=160, layout="nested",
+                            prefill_rate=1000.0, token_counter="estimate:4")
+    todo = recipes(["1k", "2k"], "0:100:25", 160)
+    chosen = choose(todo, "auto", seed=0, computed_prefill=est.computed_prefill)
+    assert est.cache_check == "auto" and est.cache_check_requests == len(chosen) >= MIN_CHECKS
+    assert est.cache_check_tokens == check_tokens(chosen) <= COST_SHARE * est.computed_prefill
+    assert est.cache_check_s == pytest.approx(est.cache_check_tokens / 1000.0)
+    assert "cache-path control (--cache-check auto): " in render_estimate(est)
+    off = ctxprobe.estimate(family="niah", lengths="1k,2k", depths="0:100:25", samples=2, prefill_rate=1000.0,
+                            token_counter="estimate:4")
+    assert off.cache_check == "off" and off.cache_check_requests == 0 and "cache-path" not in render_estimate(off)

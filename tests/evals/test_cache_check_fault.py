@@ -114,3 +114,32 @@ def test_a_resumed_run_sends_the_checks_it_had_not_sent(tmp_path: Path, monkeypa
     assert code == ExitCode.ENGINE_FAULT
     control = _manifest(tmp_path)["cache_check"]
     assert control["checked"] == 10 and control["unchecked"] == 0 and control["verdict"] == "fault"
+
+
+def test_the_fault_is_named_in_the_summary_report_compare_history_and_junit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results"
+    with CorruptingPrefixCache(corrupt=False) as healthy:
+        assert main(["run", "--endpoint", healthy.url, *NESTED, "--quiet", "--results-dir", str(results),
+                     "--label", "healthy", "--cache-check", "1"]) == 0
+    with CorruptingPrefixCache() as faulty:
+        assert main(["run", "--endpoint", faulty.url, *NESTED, "--quiet", "--results-dir", str(results),
+                     "--label", "faulty", "--cache-check", "1"]) == ExitCode.ENGINE_FAULT
+    out = capsys.readouterr().out
+    agrees, suspect = out.index("cache path agrees"), out.index("\nSUSPECT:")  # the second run's table is headed so
+    assert agrees < suspect and "ENGINE FAULT" in out[suspect:]
+    good, bad = sorted(results.iterdir(), key=lambda p: p.name.endswith("faulty"))
+    summary = (bad / "summary.md").read_text()
+    assert "SUSPECT" in summary and "## Cache path" in summary and "ENGINE FAULT" in summary
+    assert "SUSPECT" not in (good / "summary.md").read_text()
+    page = (bad / "report.html").read_text()
+    assert "Cache path" in page and "SUSPECT" in page
+    junit = tmp_path / "gate.xml"
+    main(["compare", str(good), str(bad), "--junit", str(junit), "--fail-if-drop", "0.05", "--results-dir",
+          str(tmp_path / "cmp"), "--no-report"])
+    err = capsys.readouterr().err
+    assert "ENGINE FAULT in faulty" in err
+    xml = junit.read_text()
+    assert 'type="engine_fault"' in xml and "prefix-cache path changes answers" in xml
+    assert main(["history", str(results)]) in (0, 1)
+    assert "ENGINE FAULT in" in capsys.readouterr().out

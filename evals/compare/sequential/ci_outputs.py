@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,9 +60,16 @@ def gate_outcome(cases: list[GateCase]) -> str:
     return overall_verdict([c.primary for c in cases], [c.verdict for c in cases])
 
 
-def junit_xml(cases: list[GateCase], title: str) -> str:
-    """JUnit XML: one testsuite per candidate, one testcase per gate row."""
+def junit_xml(cases: list[GateCase], title: str, engine_faults: Sequence[str] = ()) -> str:
+    """JUnit XML: one testsuite per candidate, one testcase per gate row; a run whose cache path changes
+    answers (`engine_faults`, one line a run) is a failed test case of its own, typed `engine_fault`."""
     root = ET.Element("testsuites", name=title)
+    if engine_faults:
+        suite = ET.SubElement(root, "testsuite", name=f"{title}: engine", tests=str(len(engine_faults)),
+                              failures=str(len(engine_faults)), errors="0", skipped="0", time="0")
+        for fault in engine_faults:
+            element = ET.SubElement(suite, "testcase", classname="ctxprobe.engine", name="cache path", time="0")
+            ET.SubElement(element, "failure", message=fault, type="engine_fault").text = fault
     for candidate in dict.fromkeys(c.candidate for c in cases):
         mine = [c for c in cases if c.candidate == candidate]
         suite = ET.SubElement(root, "testsuite", name=f"{title}: {candidate}", tests=str(len(mine)),
@@ -80,8 +88,8 @@ def junit_xml(cases: list[GateCase], title: str) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def summary_markdown(cases: list[GateCase], title: str) -> str:
-    """A short markdown table: the gate's outcome, then one line per row."""
+def summary_markdown(cases: list[GateCase], title: str, engine_faults: Sequence[str] = ()) -> str:
+    """A short markdown table: the gate's outcome, then one line per row; engine faults first."""
     kinds = sorted({c.interval for c in cases}) or [FIXED_INTERVAL]
     header = kinds[0] if len(kinds) == 1 else "interval"
     metric = cases[0].metric if cases else "correct"
@@ -92,15 +100,17 @@ def summary_markdown(cases: list[GateCase], title: str) -> str:
     for c in cases:
         lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
                      f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |" + (f" {c.other} |" if beside else ""))
-    return "\n".join([*lines, "", PASS_MEANING]) + "\n"
+    faults = [f"**ENGINE FAULT: {fault}**" for fault in engine_faults]
+    return "\n".join([*faults, *([""] if faults else []), *lines, "", PASS_MEANING]) + "\n"
 
 
-def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summary_md: str | None) -> list[Path]:
+def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summary_md: str | None,
+                     engine_faults: Sequence[str] = ()) -> list[Path]:
     """Write the files asked for; the markdown is also appended to `$GITHUB_STEP_SUMMARY` when set."""
     written: list[Path] = []
     if junit:
-        written.append(replace_file(junit, junit_xml(cases, title)))
-    text = summary_markdown(cases, title)
+        written.append(replace_file(junit, junit_xml(cases, title, engine_faults)))
+    text = summary_markdown(cases, title, engine_faults)
     if summary_md:
         written.append(replace_file(summary_md, text))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")

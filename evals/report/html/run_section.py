@@ -19,6 +19,7 @@ from ctxprobe.evals.records.load import Run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
+from ctxprobe.evals.report.cache_path import SUSPECT, control_of, render_cache_path
 from ctxprobe.evals.report.html.capacity_section import capacity_section
 from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
 from ctxprobe.evals.report.html.compare_section import verdict_rows
@@ -297,7 +298,10 @@ def run_section(run: Run) -> dict[str, Any]:
     """Everything the run template shows."""
     records = run.records
     stopping = stopping_of(run.manifest)
-    return {"kind": "run", "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
+    control = control_of(run.manifest)
+    return {"kind": "run",
+            "cache_path": render_cache_path(control).rstrip() if control else "",
+            "cache_path_fault": bool(control and control.fault), "suspect": SUSPECT, "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
             "path": str(run.dir), "header": header(run),
             "panels": heatmap_panels(records, stopping) if records else {},
             "accuracy": accuracy_rows(records, stopping) if records else [],

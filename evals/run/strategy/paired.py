@@ -100,7 +100,9 @@ class Paired(Strategy):
         if report is None:
             return []
         cases = gate_cases(report, self.plan.outputs.label or result.run_dir.name)
-        return write_ci_outputs(cases, "ctxprobe paired gate", self.gate.junit, self.gate.summary_md)
+        control = result.manifest.cache_check
+        faults = [control.line()] if control is not None and control.fault else []
+        return write_ci_outputs(cases, "ctxprobe paired gate", self.gate.junit, self.gate.summary_md, faults)
 
     def _open_lockstep(self, stack: contextlib.ExitStack, served: Served) -> Lockstep:
         """Serve `--baseline-endpoint` (prompts built with the candidate's counter: the same text and ids) and
