@@ -31,23 +31,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ctxprobe.runners.engine_facts import EngineFacts
 from ctxprobe.runners.engines.base import Stated
 from ctxprobe.runners.model_facts import ModelFacts
+from ctxprobe.runners.response import LintLine
 
 __all__ = ["Deployment", "LintLine", "RULES", "lint_deployment", "render_lint", "scaled_positions"]
-
-
-class LintLine(BaseModel):
-    """One finding: the rule, the line as printed, and where each fact it rests on was read."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str = Field(description="the rule's name (runners/deployment_lint.py)")
-    message: str = Field(description="the line as printed: each fact with where it was read")
-    sources: list[str] = Field(default_factory=list, description="where each fact was read")
 
 
 @dataclass(frozen=True)

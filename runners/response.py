@@ -179,6 +179,17 @@ class EngineInfo(BaseModel):
         return in_flight(None, self.slots)
 
 
+class LintLine(BaseModel):
+    """One finding of the deployment lint (runners/deployment_lint.py), as a run's manifest keeps it: the rule,
+    the line as printed, and where each fact it rests on was read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str = Field(description="the rule's name (runners/deployment_lint.py)")
+    message: str = Field(description="the line as printed: each fact with where it was read")
+    sources: list[str] = Field(default_factory=list, description="where each fact was read")
+
+
 def in_flight(given: int | None, slots: int | None) -> int:
     """Requests to keep in flight, decided here for every run, dry run and launched engine: the user's
     `--concurrency`; else the server's slots where they are known (stated by the server, or the slots ctxprobe

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxprobe.evals.records.cache_check import CacheCheck
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
-from ctxprobe.runners.response import EngineInfo, ReplicaEvent
+from ctxprobe.runners.response import EngineInfo, LintLine, ReplicaEvent
 from ctxprobe.tasks.suite import Suite
 
 
@@ -131,6 +131,9 @@ class RunManifest(BaseModel):
                                            "(None where the run did not ask for them)")
     stopped_cells: dict[str, int] | None = Field(None, description="cells by why they stopped (above, below, "
                                                  "precision, cap; open when the run ended first)")
+    deployment_lint: list[LintLine] | None = Field(None, description="the deployment lint's findings at the run's "
+                                                   "start, each naming its facts and where they were read "
+                                                   "(runners/deployment_lint.py); None where it was not run")
     cache_check: CacheCheck | None = Field(None, description="the cache-path control: cold re-sends of requests "
                                            "served from the prefix cache, what differed per length, and the verdict "
                                            "(evals/compare/cache_path.py)")

@@ -41,6 +41,7 @@ from ctxprobe.evals.run.plan import RunPlan, resolve
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.reuse import measure_reuse
+from ctxprobe.evals.run.lint import run_lint
 from ctxprobe.evals.run.served_lengths import check_lengths, engine_line
 from ctxprobe.evals.run.resume import check_resumable
 from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
@@ -50,6 +51,7 @@ from ctxprobe.evals.run.send.logprobs import say_unavailable, wanted
 from ctxprobe.evals.run.send.loop import EndpointLost, Progress
 from ctxprobe.evals.run.send.options import RunOptions, validated
 from ctxprobe.evals.run.send.serving import Served, serving
+from ctxprobe.runners.deployment_lint import render_lint
 from ctxprobe.runners.settings import ClientSettings, part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.sample import Recipe
@@ -114,11 +116,15 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
                                 plan.budgets.answer_tokens or 1)
         if not lengths.served:
             print(f"ctxprobe: {lengths.line()}", file=sys.stderr)
+        lint = run_lint(served, plan.model_config, [r.context_tokens for r in recipes], plan.budgets.answer_tokens or 1)
+        for line in render_lint(lint):
+            print(f"ctxprobe: {line}", file=sys.stderr)
         budget = preflight(plan.mode, plan.budgets, suite, served, recipes)
         done = check_resumable(store, recipes, budget) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = run_manifest(plan.recorded, plan.outputs.label, suite, served, builder.tokenizer, previous,
                                 len(recipes))
+        manifest.deployment_lint = lint
         strategy.start(manifest)
         store.write_manifest(manifest)
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)

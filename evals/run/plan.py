@@ -84,6 +84,7 @@ class RunPlan:
     recorded: dict[str, Any]
     prefill_rate: float | None = None  # --prefill-rate (what --dry-run measured): the deadlines' rate until measured
     cache_check: str | None = None  # --cache-check: auto, off, a share; None: the layout's default (evals.run.cache_check)
+    model_config: str | None = None  # --config: the model's config.json, folder or GGUF (the deployment lint's)
 
 
 def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
@@ -109,12 +110,16 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
         against=part(opts, AgainstOptions) if kind == "paired" else None,
         judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
         store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate,
-        cache_check=opts.cache_check)
+        cache_check=opts.cache_check, model_config=opts.config)
 
 
 def resolve(opts: RunOptions) -> RunPlan:
     """Check a run's input and resolve its plan; bad input raises `UserError` before any folder is made."""
     check_counter_spec(opts.token_counter)
+    if opts.config:  # the deployment lint's model config: a bad one is one line before anything starts
+        from ctxprobe.runners.model_facts import read_model_facts
+
+        read_model_facts(Path(opts.config))
     if not opts.endpoints:  # the engine ctxprobe starts: its launcher's input, before anything is made
         chosen = launcher_for(opts.engine)
         chosen.check(part(opts, chosen.settings))

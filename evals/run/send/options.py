@@ -197,7 +197,8 @@ class DryRunOptions(GpuOptions):
                                     "default 4k), at most the longest the engine serves and the suite sends: a "
                                     "longer probe costs its prefill but extrapolates less")
     config: str | None = Field(None, description="the model's config.json: KV/state memory per sequence (with "
-                               "--gpus, --gpu-mem and --weights: the sequences that fit)")
+                               "--gpus, --gpu-mem and --weights: the sequences that fit); a run lints the deployment "
+                               "against it (default: the model path the engine states, where it is on this machine)")
 
 
 class RunOptions(_RunOptions, DryRunOptions):
