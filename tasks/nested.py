@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,14 +38,25 @@ if TYPE_CHECKING:
     from ctxprobe.tasks.build import PromptBuilder
 
 MAX_ATTEMPTS = 32  # a cell is redrawn when its keys or values meet an earlier cell's, or the haystack holds one
+PROBES = 4  # a chain of one cell: the draws apart from it that must not all ask its needle
 PLACEMENT_ROUNDS = 16  # rounds of placing needles by their lengths' haystacks until nothing moves
 Cell = tuple[int, float]  # (length, depth)
 _WORD = re.compile(r"[0-9A-Za-z]+")  # the runs `whole_word` bounds a match by
 
 
-def check_nests(family: str, params: dict[str, Any]) -> None:
-    """Refuse, in one line, a task the nested layout cannot lay out."""
-    if is_sized(get_family(family)):
+def check_nests(family: str, params: dict[str, Any], cells: int | None = None) -> None:
+    """Refuse, in one line, a task the nested layout cannot lay out, or whose chain cannot hold `cells`
+    (length, depth) cells: a family that draws from a finite pool says how many cells a chain of its
+    parameters always holds (`nested_capacity(params)`), so the grid decides, never the seed's luck."""
+    found = get_family(family)
+    capacity = getattr(found, "nested_capacity", None)
+    most = capacity(validate_params(found, params)) if cells is not None and capacity is not None else None
+    if most is not None and cells is not None:
+        if cells > most:
+            raise UserError(f"layout nested: {family} ({_shown(params)}) draws each cell's needles apart from a "
+                            f"finite pool, so a chain holds at most {most} cells, and this grid has {cells} "
+                            "(lengths x depths): give fewer lengths or depths, or layout independent")
+    if is_sized(found):
         raise UserError(f"layout nested: family {family} sizes its whole document to each length, so no length's "
                         "prompt is the start of a longer one: give it layout independent")
     if params.get("question_position", "end") != "end":
@@ -59,8 +70,8 @@ def check_nests(family: str, params: dict[str, Any]) -> None:
 def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float], seeds: Sequence[int]) -> list[Recipe]:
     """The recipes of a task's chains, one chain per seed, each in the order it is sent: ascending length,
     the depths of one length back to back. `task` gives every field but the length, depth, seed and window."""
-    check_nests(task.family, task.params)
     grid = NestedGrid(lengths=tuple(sorted(set(lengths))), depths=tuple(sorted(set(depths))))
+    check_nests(task.family, task.params, len(grid.lengths) * len(grid.depths))
     fields = task.model_dump(exclude={"context_tokens", "depth", "seed", "window", "nested"})
     return [Recipe(**fields, context_tokens=length, depth=depth, seed=seed,
                    window=seed_window(seed, grid.lengths[-1]), nested=grid)
@@ -163,39 +174,63 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
 
 
 def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayout:
-    """Draw every cell's draft, in grid order, each redrawn until its keys and values are none of an earlier
-    cell's and the chain's haystack holds none of them, then lay the chain out."""
+    """Draw every cell's draft apart from the earlier cells' and from the chain's haystack, then lay the chain out."""
     grid = recipe.nested
     assert grid is not None
-    family = get_family(recipe.family)
-    params = validate_params(family, recipe.params)
-    check_nests(recipe.family, params.model_dump(mode="json"))
-    chain = needle_key(recipe.model_copy(update={"context_tokens": grid.lengths[-1], "depth": 0.0}))
     counts = builder.unit_counts(recipe.haystack)
     span = counts.span(recipe.window, grid.lengths[-1], LOOKAHEAD)  # more than any length's stream and fill
     haystack = "\x00".join(counts.haystack.units(span.start, span.start + len(span.counts)))
     words = set(_WORD.findall(haystack))
+    drafts = draw_cells(recipe, lambda own: not _in_haystack(own, haystack, words), f" in haystack {recipe.haystack!r}")
+    return _lay_out(drafts, counts, lead, recipe.window)
+
+
+def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: True,
+               where: str = "") -> dict[Cell, Draft]:
+    """Every cell's draft of a chain, in grid order, each redrawn until its keys and values are none of an
+    earlier cell's and `fits` (the chain's haystack holds none of them). With no haystack (`fits` left out)
+    this is what a run checks before anything is made: the refusals that depend on the drafts alone (a family
+    that asks the same needle whatever the draw, cells that cannot be drawn apart, other instructions per
+    question) come before the run folder, not midway through sending."""
+    grid = recipe.nested
+    assert grid is not None
+    family = get_family(recipe.family)
+    params = validate_params(family, recipe.params)
+    check_nests(recipe.family, params.model_dump(mode="json"), len(grid.lengths) * len(grid.depths))
+    chain = needle_key(recipe.model_copy(update={"context_tokens": grid.lengths[-1], "depth": 0.0}))
     taken: set[str] = set()
     drafts: dict[Cell, Draft] = {}
     for cell in [(length, depth) for length in grid.lengths for depth in grid.depths]:
         for attempt in range(MAX_ATTEMPTS):
-            seed = hashlib.sha256(f"{chain}#{cell[0]}#{cell[1]!r}#{attempt}".encode()).digest()
-            with drawn_apart(taken):
-                draft = family.draft(params, cell[1], recipe.mode, random.Random(seed))
+            draft = _draw(family, params, recipe, cell, taken, f"{chain}#{cell[0]}#{cell[1]!r}#{attempt}")
             own = {*draft.unique, *(n.answer for n in draft.needles)}
-            if own.isdisjoint(taken) and not _in_haystack(own, haystack, words):
+            first = next(iter(drafts.values()), None)
+            # a second cell whose first draw asks the first cell's needle; a chain of one cell: other draws
+            if attempt == 0 and all(_same_answers(draft, other) for other in (
+                    [first] if first is not None else
+                    [_draw(family, params, recipe, cell, own, f"{chain}#apart#{n}") for n in range(PROBES)])):
+                raise UserError(f"layout nested: family {recipe.family} asks the same needle however it is drawn, "
+                                "and a chain needs a needle of its own per (length, depth), even a chain of one "
+                                "cell: give it layout independent")
+            if own.isdisjoint(taken) and fits(own):
                 break
-            if drafts and attempt == 0 and _same_answers(draft, next(iter(drafts.values()))):
-                raise UserError(f"layout nested: family {recipe.family} asks the same needle in every cell, and a "
-                                "chain needs a needle of its own per (length, depth): give it layout independent")
         else:
-            raise UserError(f"could not draw distinct needles for every cell of a nested chain of {recipe.family} "
-                            f"in haystack {recipe.haystack!r} after {MAX_ATTEMPTS} tries (the family draws from too "
-                            "few keys or values for the grid, or the haystack holds them): give fewer depths or lengths")
+            raise UserError(f"could not draw distinct needles for every cell of a nested chain of {recipe.family}"
+                            f"{where} after {MAX_ATTEMPTS} tries (the family draws from too few keys or values for "
+                            "the grid, or the haystack holds them): give fewer depths or lengths")
         drafts[cell] = draft
         taken |= own
     _same_frame(recipe.family, drafts)
-    return _lay_out(drafts, counts, lead, recipe.window)
+    return drafts
+
+
+def _draw(family: Any, params: Any, recipe: Recipe, cell: Cell, taken: set[str], seed_text: str) -> Draft:
+    with drawn_apart(taken):
+        return family.draft(params, cell[1], recipe.mode, random.Random(hashlib.sha256(seed_text.encode()).digest()))
+
+
+def _shown(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in params.items() if k in ("kind", "hops", "chains", "variant")) or "defaults"
 
 
 def _same_answers(a: Draft, b: Draft) -> bool:

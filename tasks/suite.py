@@ -34,7 +34,7 @@ from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, 
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
-from ctxprobe.tasks.nested import check_nests, nested_recipes
+from ctxprobe.tasks.nested import draw_cells, nested_recipes
 from ctxprobe.tasks.sample import Layout, Mode, Recipe, TokenizerIdentity, seed_window
 
 
@@ -207,6 +207,17 @@ class Suite(BaseModel):
                 out += [(task, p) for p in facts_layouts(family, params, task.facts or self.facts)]
         return out
 
+    def _check_chain(self, task: SuiteTask, params: dict[str, Any]) -> None:
+        """A nested task's first chain drawn, without a haystack or a tokenizer: whatever refuses the task by its
+        drafts (its grid past what its family holds, the same needle in every cell) refuses it now, before a
+        run folder is made or a request sent, not when the chain comes up midway through the run."""
+        lengths = fitting_lengths(task.family, params, task.lengths or self.lengths)
+        mode = resolve_mode(None, task.mode, self.mode, default="completions")
+        [first, *_] = nested_recipes(Recipe(family=task.family, params=params, haystack=task.haystack or self.haystack,
+                                            context_tokens=max(lengths), mode=mode),
+                                     lengths, task.depths or self.depths, [self.seed])
+        draw_cells(first)
+
     def check(self) -> set[str]:
         """Fail fast, before any engine starts: every family, parameter and haystack must be known, and
         each task's shortest length must hold its question and needles (checked with the estimate counter).
@@ -223,7 +234,7 @@ class Suite(BaseModel):
         for task, params in self.task_layouts():
             lengths = check_facts_fit(task.family, params, task.lengths or self.lengths)
             if self.layout_of(task) == "nested":
-                check_nests(task.family, params)
+                self._check_chain(task, params)
             if id(task) in checked:
                 continue
             checked.add(id(task))

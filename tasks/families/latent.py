@@ -22,6 +22,7 @@ other name of the name list in its place (scored as `name`, at the end of this m
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -34,6 +35,7 @@ from ctxprobe.tasks.answers.tokens import find_tokens, norm_tokens
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
+from ctxprobe.tasks.families.vocab import chain_taken
 from ctxprobe.tasks.families.latent_table import Association, associations, character_names, lexical_overlap
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
@@ -108,15 +110,54 @@ def latent_sentences(row: Association, name: str, hops: int, direction: str, cue
     return needle, templates.questions[hops - 1].format(asked=asked)
 
 
+def _held(row: Association) -> set[str]:
+    """What a row's needle and question hold that another cell of a chain may not."""
+    return {t for t in (row.entity, row.first, row.second) if t}
+
+
+@functools.lru_cache(maxsize=None)
+def groups(p: LatentParams) -> tuple[int, ...]:
+    """Each eligible row's group: rows that share an entity, a first or a second hop, directly or through
+    others, are one group. A nested chain takes one row of a group at most, so each cell costs one group
+    whatever was drawn before it: a chain holds as many cells as there are groups (and names), for any seed."""
+    rows = eligible(p)
+    parent = list(range(len(rows)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        for text in _held(row):
+            parent[root(i)] = root(owner.setdefault(text, i))
+    return tuple(root(i) for i in range(len(rows)))
+
+
 @task_family("latent", version="1")
 class Latent:
     Params = LatentParams
 
+    def nested_capacity(self, params: BaseModel) -> int:
+        """The cells a nested chain always holds: one group of associations and one name each."""
+        return min(len(set(groups(LatentParams.model_validate(params)))), len(character_names()))
+
     def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
         p = LatentParams.model_validate(params)
-        rows = eligible(p)
+        rows, names = eligible(p), character_names()
+        taken = chain_taken()
+        if taken:  # a nested chain's later cell: rows of the groups and names no earlier cell took
+            group = groups(p)
+            used = {group[i] for i, row in enumerate(rows) if _held(row) & taken}
+            rows = tuple(row for i, row in enumerate(rows) if group[i] not in used)
+            names = tuple(name for name in names if name not in taken)
+            if not rows or not names:
+                raise UserError(f"layout nested: latent ({p.kind}, hops {p.hops}) has no association or name left "
+                                f"for another cell of the chain (it holds {self.nested_capacity(p)})")
         row = rows[rng.randrange(len(rows))]
-        name = character_names()[rng.randrange(len(character_names()))]
+        name = names[rng.randrange(len(names))]
         needle, question = latent_sentences(row, name, p.hops, p.direction, p.cue)
         overlap = lexical_overlap(question, needle)
         if p.cue == "latent" and overlap > MAX_LATENT_OVERLAP:

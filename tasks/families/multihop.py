@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.families import chinese, ruler_vartrack
 from ctxprobe.tasks.families.framing import Lang, LengthConvention, Template, english_only, frame, lang_field
-from ctxprobe.tasks.families.vocab import GIVEN_NAMES, make_key, make_value, make_var_name, spread_depths
+from ctxprobe.tasks.families.vocab import (GIVEN_NAMES, chain_taken, make_key, make_value, make_var_name,
+                                           spread_depths)
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 
@@ -49,7 +50,7 @@ class MultihopParams(BaseModel):
 
     @model_validator(mode="after")
     def _enough_names(self) -> MultihopParams:
-        if self.kind == "kinship" and (self.chains + 1) * (self.hops + 1) > len(GIVEN_NAMES):
+        if self.kind == "kinship" and kinship_names(self) > len(GIVEN_NAMES):
             raise ValueError(f"kinship needs (chains + 1) * (hops + 1) <= {len(GIVEN_NAMES)} distinct names")
         if self.template == "ruler" and self.kind != "vartrack":
             raise ValueError(f"template 'ruler' is RULER's variable tracking: kind {self.kind!r} has no RULER "
@@ -70,6 +71,12 @@ class Multihop:
         if p.kind == "keychain":
             return _keychain(p, depth, mode, rng)
         return _kinship(p, depth, mode, rng)
+
+    def nested_capacity(self, params: BaseModel) -> int | None:
+        """The cells a nested chain always holds: kinship's cells take names apart from a list of
+        `len(GIVEN_NAMES)`; the other kinds draw keys and values from pools far larger than a grid."""
+        p = MultihopParams.model_validate(params)
+        return len(GIVEN_NAMES) // kinship_names(p) if p.kind == "kinship" else None
 
 
 def _place(facts: list[tuple[str, str]], asked: bool, depth: float, p: MultihopParams,
@@ -160,8 +167,16 @@ def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
                  unique=tuple(sorted(keys | values)), lang=p.lang)
 
 
+def kinship_names(p: MultihopParams) -> int:
+    """The names one kinship draft takes: its chains' generations."""
+    return (p.chains + 1) * (p.hops + 1)
+
+
 def _kinship(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -> Draft:
-    pool = rng.sample(GIVEN_NAMES, (p.chains + 1) * (p.hops + 1))
+    # In a nested chain a cell draws from the names no earlier cell took, so a chain always holds
+    # `nested_capacity` cells; alone (nothing taken) the list is the whole name list, drawn as ever.
+    free = [name for name in GIVEN_NAMES if name not in chain_taken()]
+    pool = rng.sample(free, kinship_names(p))
     needles: list[NeedleDraft] = []
     youngest, ancestors = "", []
     for c in range(p.chains + 1):

@@ -26,6 +26,11 @@ def drawn_apart(taken: set[str]) -> Iterator[None]:
         _CHAIN_TAKEN.reset(token)
 
 
+def chain_taken() -> frozenset[str]:
+    """What the chain being drawn has taken already (empty outside a chain, and for its first cell)."""
+    return _CHAIN_TAKEN.get()
+
+
 def _fresh(value: str, taken: set[str]) -> bool:
     """Whether `value` is new: not taken by this draft, nor by the chain it is drawn in."""
     if value in taken or value in _CHAIN_TAKEN.get():

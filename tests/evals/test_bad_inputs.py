@@ -288,6 +288,13 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "needles too long for the length": lambda t: ["--needles", _needle(t, needle="A long fact. " * 400
                                                                        + "The key is under the mat."),
                                                   "--lengths", "1k"],
+    "needles nested on a one-cell grid": lambda t: ["--needles", _needle(t), "--lengths", "1k", "--depths", "50",
+                                                    "--layout", "nested"],
+    "nested suite with a task past its chain's capacity": lambda t: _suite(
+        t, "name: s\nlayout: nested\nlengths: [1k, 2k, 4k]\ndepths: [0, 50, 100]\n"
+           "tasks: [{family: niah}, {family: multihop, params: {kind: kinship}}]\n"),
+    "nested latent past its chain's capacity": lambda t: ["--family", "latent", "--params", "kind=element",
+                                                          "--lengths", "1k", "--depths", "0:100:2", "--layout", "nested"],
     "needles a NUL in the needle": lambda t: ["--needles", _needle(t, needle="The key is under the mat.\u0000")],
     "needles a control character in the question": lambda t: ["--needles", _needle(t, question="Where\u001b[2J?")],
     "needles an answer the needle never states": lambda t: ["--needles", _needle(t, answers=["in the drawer"])],

@@ -185,16 +185,22 @@ def test_refused_in_one_line(family: str, params: dict[str, object], said: str) 
     assert "\n" not in str(err.value)
 
 
-def test_a_needle_file_asks_the_same_needle_everywhere(tmp_path: pytest.TempPathFactory) -> None:
+@pytest.mark.parametrize("lengths, depths", [("1k,2k", "0,100"), ("1k", "50")])
+def test_a_needle_file_asks_the_same_needle_everywhere(lengths: str, depths: str,
+                                                       tmp_path: pytest.TempPathFactory) -> None:
+    """Refused by the family, whatever the grid: a chain of one cell too (it would nest one grid and not the
+    next), and by the suite's check, before any prompt is built."""
     from ctxprobe.evals.run.send.inline_suite import suite_from_args
 
     path = tmp_path / "n.jsonl"  # type: ignore[operator]
     path.write_text('{"needle": "The vault code is 4417.", "question": "What is the vault code?", '
                     '"answers": ["4417"], "kind": "exact"}\n')
-    s = suite_from_args(None, "needles", None, "1k,2k", "0,100", 1, None, None, data={"needles": str(path)},
+    s = suite_from_args(None, "needles", None, lengths, depths, 1, None, None, data={"needles": str(path)},
                         layout="nested")
+    with pytest.raises(UserError, match="asks the same needle however it is drawn"):
+        s.check()
     b = builder_for(token_counter("estimate:4"))
-    with pytest.raises(UserError, match="same needle in every cell"):
+    with pytest.raises(UserError, match="asks the same needle however it is drawn"):
         b.build(s.recipes(b.recipe_tokenizer)[0])
 
 
