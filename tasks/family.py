@@ -9,8 +9,8 @@ budget a chat model's sentence needs). The `*_field` helpers declare the paramet
 The expected answer's `kind` names its scorer: a general kind (`value`, `values`, `string`, `any`, `chain`:
 evals/scoring/score.py) or one of the family's own, registered in the family's own module with
 `@answer_kind("kind")`: a function `(region, sample) -> Score`, `region` the answer region of the output
-(`AnswerRegion`: its lines, `affirmed()` with negated clauses masked, `scoped(values)`, `offered_rivals()`, the
-whole `output`) and `Score(extracted, correct, partial)` the verdict. All three live in tasks/answers (the
+(`AnswerRegion`, the answer slot: its lines, its `unit`, `affirmed()` with what it does not assert blanked,
+`scoped(values)`, the whole `output`; `tasks/answers/reading.py: read` gives its candidates of a kind) and `Score(extracted, correct, partial)` the verdict. All three live in tasks/answers (the
 registry, the region and its token helpers, the verdict), so a family and its scorer are one module and import
 nothing from evals: the built-in `latent` (`name`), `graphwalk` (`nodes`) and `mrcr` (`mrcr`) do so, the needle
 file's `exact`, `number`, `set`, `contains` sit beside `needles` (needles_rules.py). A scorer looked up imports

@@ -1,42 +1,48 @@
 """Scoring one sample's output against its `Expected`: strict on the answer, plus partial credit.
 
-A sample is correct only when the answer names the expected value(s) and nothing else of their kind: no
-rival candidate (`tasks/answers/rivals.py`: another value of the expected shape, another needle's answer) outside
-the question's own words, and no expected value credited where the answer negates it (`tasks/answers/negation.py`:
-negated clauses are masked before anything is looked for). Where the answer is looked for: the answer region
-(`tasks/answers/region.py`), in completions mode its first informative sentence (and, for a list, the next ones
-while they name expected values), in chat mode its first paragraph.
+One path for every general kind: the answer slot (`tasks/answers/region.py`: chat, the whole reply; completions,
+the first informative sentence after the answer prefix, and for a list each next one naming a value) -> the
+candidates of the asked kind in one canonical form, with what the slot does not assert blanked first
+(`tasks/answers/reading.py`, `tasks/answers/polarity.py`) -> correct only when the candidates are exactly the
+expected values, each written plainly at least once (a value only spelled out or regrouped is a rival of
+itself). The question's and the answer prefix's own candidates are not offered ones. The score states the
+unit read (`Score.unit`).
 
-Partial credit is recall times precision: the share of the expected values named times the share of the
-values named that are expected (the square of the Fowlkes-Mallows index). Not F1: with nothing invented F1
-would raise an honest partial answer's credit (2 of 4 values: F1 0.67, recall 0.5), while recall x precision
-is then the recall, as before, and falls with every guess added (4 of 4 values and 6 made up: 0.4).
+Partial credit is recall times precision over the same candidates: the share of the expected values named
+times the share of the values named that are expected (the square of the Fowlkes-Mallows index). Not F1: with
+nothing invented F1 would raise an honest partial answer's credit (2 of 4 values: F1 0.67, recall 0.5), while
+recall x precision is then the recall, as before, and falls with every guess added (4 of 4 values and 6 made up:
+0.4).
 
 The general answer kinds, registered here:
 
-- `value`: the expected value, as whole tokens; `16462207` is not `6462207`. Partial: 1 / (1 + rivals).
-- `values`: each expected value as whole tokens; partial = recall x precision over the values.
-- `string`: verbatim (outer quotes, backticks, bold and one trailing period allowed), or standing whole in
-  the answer line; partial = edit similarity to the best-matching extracted span x precision.
+- `value`: the expected value is the one candidate. Partial: 1 / (1 + other candidates).
+- `values`: the candidates are the expected values; partial = recall x precision.
+- `string`: a string of a kind (hex token, UUID, `return` line) as `value`, partial the edit similarity of the
+  closest candidate as written over the candidates; free text (a contract clause) verbatim (outer quotes,
+  backticks, bold and one trailing period allowed) with no number beside it that the text does not hold.
 - `any`: `string` for each of the answers (QA's alternatives); the best counts.
-- `chain`: correct iff the final answer is given (the chain's own hops are not rivals); partial = j/len(chain)
-  for the furthest hop j named x the share of the names and values given that are on the chain.
+- `chain`: correct iff the final answer is a candidate and every other candidate is on the chain (a keychain's
+  other keys are candidates too); partial = j/len(chain) for the furthest hop j named x the share of the hops
+  and candidates given that are on the chain.
 
 A family's own kinds register beside the family (tasks/answers/kinds.py, the registry): `name` (latent.py: the
-character, and no other listed name), `nodes` (graphwalk.py: GraphWalks' rule, F1 partial, exact set), `mrcr`
-(mrcr.py: MRCR's rule, the hash first, then SequenceMatcher's ratio), and a needle file's `exact`, `number`,
-`set`, `contains` (needles_rules.py), all under tasks/families. `score_sample` looks the kind up.
+character, and no other listed name, read by the same path), `nodes` (graphwalk.py: GraphWalks' rule on the
+last line, F1 partial, exact set), `mrcr` (mrcr.py: MRCR's rule, the hash first, then SequenceMatcher's ratio),
+and a needle file's `exact`, `number`, `set`, `contains` (needles_rules.py, on the same slot and polarity), all
+under tasks/families. `score_sample` looks the kind up.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 # check_answer_kinds is read from here, where the general kinds are registered
-from ctxprobe.tasks.answers.fold import fold
 from ctxprobe.tasks.answers.kinds import answer_kind, check_answer_kinds, scorer_for  # noqa: F401
+from ctxprobe.tasks.answers.reading import CandidateKind, Reading, candidate_kind, comparable, read
 from ctxprobe.tasks.answers.region import AnswerRegion, answer_region, answer_sentence, candidates
-from ctxprobe.tasks.answers.tokens import find_tokens, is_cjk, norm, norm_tokens, shape
+from ctxprobe.tasks.answers.tokens import find_tokens, is_cjk, norm_tokens, shape
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
 
@@ -50,8 +56,17 @@ _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)
 
 
 def score_sample(sample: Sample, text: str) -> Score:
-    """Score a model's raw output (the continuation in completions mode, the message in chat mode)."""
-    return scorer_for(sample.expected.kind)(answer_region(sample, text), sample)
+    """Score a model's raw output (the continuation in completions mode, the message in chat mode); the score
+    states the unit read (`unit`) where the kind's scorer read the answer slot."""
+    region = answer_region(sample, text)
+    score = scorer_for(sample.expected.kind)(region, sample)
+    if score.unit is None:
+        unit = region.unit if region.chat or sample.expected.kind not in _SCOPED else region.scoped([]).unit
+        score = score.model_copy(update={"unit": unit})
+    return score
+
+
+_SCOPED = frozenset({"value", "values", "string", "any", "chain"})  # read in the documented unit's sentences
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -75,55 +90,96 @@ def similarity(a: str, b: str) -> float:
     return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
 
 
+def reading_of(region: AnswerRegion, values: list[str], kind: CandidateKind | None = None) -> Reading:
+    """The slot read for candidates of the kind `values` share (`tasks/answers/reading.py`), scoped in
+    completions mode to the documented unit (`AnswerRegion.scoped`)."""
+    kind = kind or candidate_kind(values)
+    unit = region.scoped(values).unit
+
+    def scope(said: str) -> str:  # the unit, of what the whole slot asserts
+        return replace(region, lines=tuple(said.split("\n"))).scoped(values).text
+
+    return read(region.text, unit, kind, region.frame, [kind.canonical(v) for v in values], scope)
+
+
+def _extracted(reading: Reading, region: AnswerRegion, kind: CandidateKind, expected: list[str]) -> list[str]:
+    """What the record shows as extracted: the candidates asserted (an expected one as the sample writes it), or
+    where there is none, the words the unit says beyond the question's (what was offered instead)."""
+    shown = reading.shown([kind.canonical(v) for v in expected], expected)
+    if shown:
+        return shown
+    said = replace(region, lines=tuple(reading.asserted_text.split("\n")))
+    return candidates(answer_sentence(said, shape(expected[0]), expected[0]), shape(expected[0]), expected[0],
+                      region.excluded)
+
+
 def _score_value(region: AnswerRegion, expected: str) -> Score:
-    region = region.affirmed().scoped([expected])
-    kind = shape(expected)
-    given = _has(region.text, expected)
-    rivals = region.offered_rivals()
-    if given:
-        extracted = [expected if kind == "text" else norm(expected), *rivals]
-    else:
-        extracted = candidates(answer_sentence(region, kind, expected), kind, expected, region.excluded) or rivals
-    return Score(extracted=extracted, correct=given and not rivals,
-                 partial=recall_times_precision(int(given), 1, len(rivals)))
+    return _score_values(region, [expected])
 
 
 def _score_values(region: AnswerRegion, expected: list[str]) -> Score:
-    region = region.affirmed().scoped(expected)
-    text = region.text
-    found = [v for v in expected if _has(text, v)]
-    rivals = region.offered_rivals()
-    extracted = [*found, *rivals] or candidates(text, shape(expected[0]), expected[0], region.excluded)
-    return Score(extracted=extracted, correct=len(found) == len(expected) and not rivals,
-                 partial=recall_times_precision(len(found), len(expected), len(rivals)))
+    kind = candidate_kind(expected)
+    reading = reading_of(region, expected, kind)
+    wanted = list(dict.fromkeys(kind.canonical(v) for v in expected))
+    found, others = reading.offers(wanted)
+    return Score(extracted=_extracted(reading, region, kind, expected),
+                 correct=len(found) == len(wanted) and not others,
+                 partial=recall_times_precision(len(found), len(wanted), len(others)))
 
 
 def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
-    # The whole answer region, not one sentence: an answer that walks the chain hop by hop names the end in
-    # its last sentence; a keychain answer that names a key instead of the value still earns its hop. The
-    # asked chain's hops are not rivals; anything else of the final answer's shape is.
-    region = region.affirmed().scoped(chain)
-    hay = norm_tokens(region.text)
-    reached = [j for j, hop in enumerate(chain, 1) if find_tokens(norm_tokens(hop), hay) >= 0]
-    rivals = region.offered_rivals()
-    if reached:
-        extracted = sorted((chain[j - 1] for j in reached), key=lambda h: find_tokens(norm_tokens(h), hay)) + rivals
-    else:
-        extracted = candidates(answer_sentence(region, "text", chain[-1]), "text", chain[-1], region.excluded)
-    final = bool(reached) and reached[-1] == len(chain)
+    # An answer that walks the chain hop by hop names the end last; a keychain answer that names a key instead
+    # of the value still earns its hop. The asked chain's hops are not rivals; any other candidate of the final
+    # answer's kind (and, for a keychain, any other key) is.
+    kind = candidate_kind(chain[-1:])
+    reading = reading_of(region, chain, kind)
+    final, others = reading.offers([kind.canonical(chain[-1])])
+    others = [c for c in others if c not in {kind.canonical(h) for h in chain}]
+    if len(chain) > 1 and (hop_kind := candidate_kind(chain[:-1])) != kind:  # keychain: the keys on the way
+        _, other_keys = reading_of(region, chain[:-1], hop_kind).offers([hop_kind.canonical(h) for h in chain])
+        others += other_keys
+    hay = norm_tokens(reading.asserted_text)
+    reached = [j for j, hop in enumerate(chain, 1)
+               if find_tokens(norm_tokens(hop), hay) >= 0 or kind.canonical(hop) in reading.plain]
     furthest = max(reached, default=0) / len(chain)
     named = len(reached)
-    precision = named / (named + len(rivals)) if named else 0.0
-    return Score(extracted=extracted, correct=final and not rivals, partial=furthest * precision)
+    precision = named / (named + len(others)) if named else 0.0
+    return Score(extracted=_extracted(reading, region, kind, chain), correct=bool(final) and not others,
+                 partial=furthest * precision)
 
 
 def _score_string(region: AnswerRegion, expected: str) -> Score:
-    region = region.affirmed().scoped([expected])
-    rivals = region.offered_rivals()
-    target = _drop_period(fold(expected).strip())  # the region is read in its comparison characters
-    spans = [s for line in region.lines for s in _spans(line, bare=not re.search(r"\s", target))]
-    if any(_drop_period(s) == target for s in spans) or any(_stands_whole(target, line) for line in region.lines):
-        return Score(extracted=[expected.strip(), *rivals], correct=not rivals, partial=1.0 / (1 + len(rivals)))
+    """A string of a kind (a hex token, a UUID, a `return` line) by its candidates, partial credit the edit
+    similarity of the closest one as written; free text (a contract clause, a QA answer) stated verbatim, with
+    no number beside it that the expected text does not hold."""
+    kind = candidate_kind([expected])
+    reading = reading_of(region, [expected], kind)
+    if kind.shape != "text":
+        score = _score_values(region, [expected])
+        if score.correct:
+            return score
+        if not reading.candidates:  # nothing of its kind: how close the words offered come
+            return _closest(replace(region, lines=tuple(reading.asserted_text.split("\n"))), expected, kind, set())
+        target = expected.strip()
+        sims = [similarity(w, target) for w in reading.written]
+        best = max(range(len(sims)), key=sims.__getitem__)
+        return Score(extracted=score.extracted, correct=False, partial=sims[best] / len(sims))
+    numbers = set(kind.candidates(comparable(expected)))
+    affirmed = replace(region, lines=tuple(reading.asserted_text.split("\n")))
+    target = _drop_period(comparable(expected).strip())
+    spans = [s for line in affirmed.lines for s in _spans(line, bare=not re.search(r"\s", target))]
+    if any(_drop_period(s) == target for s in spans) or any(_stands_whole(target, line) for line in affirmed.lines):
+        others = [c for c in reading.candidates if c not in numbers]
+        return Score(extracted=[expected.strip(), *others], correct=not others, partial=1.0 / (1 + len(others)))
+    return _closest(affirmed, expected, kind, numbers, reading.candidates)
+
+
+def _closest(affirmed: AnswerRegion, expected: str, kind: CandidateKind, numbers: set[str],
+             offered: tuple[str, ...] = ()) -> Score:
+    """A wrong free-text answer: the span closest to `expected` (edit similarity), over one plus the numbers
+    offered beside it."""
+    target = _drop_period(comparable(expected).strip())
+    spans = [s for line in affirmed.lines for s in _spans(line, bare=not re.search(r"\s", target))]
     best, best_sim = "", -1.0
     for span in spans:
         text = _drop_period(span)
@@ -133,8 +189,8 @@ def _score_string(region: AnswerRegion, expected: str) -> Score:
         sim = similarity(text, target)
         if sim > best_sim:
             best, best_sim = span, sim
-    offered = " ".join(norm_tokens(best))
-    others = [r for r in rivals if r not in offered]  # the best span is what was offered, not a rival of itself
+    attempted = set(kind.candidates(best)) | numbers  # a number inside the closest span is part of the attempt
+    others = [c for c in offered if c not in attempted]
     return Score(extracted=[best, *others] if best else others, correct=False,
                  partial=max(best_sim, 0.0) / (1 + len(others)))
 

@@ -1,57 +1,65 @@
-"""Pulling the answer out of a model's raw output.
+"""The answer slot: where in a model's raw output the answer is read.
 
-The answer region is where a scorer looks: reasoning blocks and code fences dropped, an echoed answer
-prefix cut off, then the first line (completions mode: a base model runs on after its answer) or the
-first paragraph (chat mode, or a list of values). Inside it, values are compared as whole tokens, so
-the needle `6462207` is not found in `16462207`. What the region offers (`AnswerRegion.affirmed`) is read in
-its comparison characters (`tasks/answers/fold.py`): a value in fullwidth digits or a rival in Cyrillic
-look-alike letters reads as the plain value or rival. The region as written is what a judge is shown, and
-the whole output (`AnswerRegion.output`) is kept as it came, for the kinds that score by a dataset's own rule."""
+Chat mode: the whole reply, every paragraph (a second paragraph, a fenced block, a reasoning block after the
+answer are all offered), after a repeated question and the first echo of the answer prefix. Completions mode:
+the documented unit, since a base model runs on after its answer (and a nested prompt holds further needles
+it may quote): the first line after the answer prefix (the first paragraph for a list), and of it the first
+sentence that says something the question did not, with each next sentence while it names an expected value
+(`AnswerRegion.scoped`). Reasoning before the answer (`<think>…</think>`) is not the answer; an unclosed
+`<think>` at the start means no answer yet. What the slot asserts, and its candidates, are read in
+`reading.py`; the slot as written is what a judge is shown and what the record states (`unit`), and the whole
+output (`AnswerRegion.output`) is kept as it came, for the kinds that score by a dataset's own rule."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
 
-from ctxprobe.tasks.answers.fold import fold
-from ctxprobe.tasks.answers.negation import mask_negated, withdraw_corrected
-from ctxprobe.tasks.answers.rivals import Rivals, rivals_of
+from ctxprobe.tasks.answers.polarity import asserted
+from ctxprobe.tasks.answers.reading import comparable
 from ctxprobe.tasks.answers.tokens import FILLER, Shape, find_tokens, is_candidate, norm, norm_tokens, tokens
 from ctxprobe.tasks.sample import Sample
 
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+_LEADING_THINK = re.compile(r"\s*<think>.*?</think>", re.S | re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # A sentence ends after . ! or ? and a space, but not after a list marker that starts the line ("1.
 # tidy-lobster"); or after 。！？, space or none.
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!^\d\.)(?<!^\d\d\.)\s+|(?<=[\u3002\uff01\uff1f])\s*")
 
 
+UNIT_REPLY = "reply"  # chat: the whole reply
+UNIT_SENTENCE = "first sentence"  # completions: the first informative sentence (and next ones naming a value)
+UNIT_LINE = "first line"  # completions: the first line after the answer prefix
+UNIT_PARAGRAPH = "first paragraph"  # completions, a list: the first block of lines
+
+
 @dataclass(frozen=True)
 class AnswerRegion:
-    """The part of the output that holds the answer, the words the question itself supplied, and the
-    rival candidates of the sample's expected answer (`tasks/answers/rivals.py`)."""
+    """The answer slot (see the module docstring): its lines, the unit they are, and the words the question
+    itself supplied."""
 
     lines: tuple[str, ...]
     excluded: frozenset[str]
-    rivals: Rivals = Rivals()
     chat: bool = False
     output: str = ""  # the whole output it was read from (a kind scored by its dataset's own rule reads that)
+    unit: str = UNIT_LINE
+    frame: str = ""  # the question and the answer prefix: their own candidates are not offered
 
     def affirmed(self) -> AnswerRegion:
-        """What the answer offers, in its comparison characters (`tasks/answers/fold.py`: what a scorer compares;
-        the region itself stays as written, for a judge to read): what a later correction withdrew dropped
-        ("X. Actually, scratch that: Y." offers Y), then its negated clauses masked (`tasks/answers/negation.py`)."""
-        lines = withdraw_corrected(tuple(fold(line) for line in self.lines))
-        return replace(self, lines=tuple(mask_negated(line) for line in lines))
+        """What the slot asserts, in its comparison characters (`reading.comparable`; the region itself stays as
+        written, for a judge to read), with what it does not assert blanked (`polarity.py`: negated, refused,
+        denied, joked, asked, withdrawn by a later correction)."""
+        return replace(self, lines=tuple(asserted(comparable(self.text)).text.split("\n")))
 
     def scoped(self, values: list[str]) -> AnswerRegion:
-        """Where an answer's values and rivals are looked for. Chat mode: the whole region (the first
-        paragraph: whatever it names is offered). Completions mode: a base model runs on after its answer
+        """The unit an answer's candidates are read in. Chat mode: the whole slot (the whole reply:
+        whatever it names is offered). Completions mode: a base model runs on after its answer
         ("1234567. The special magic number for amber-falcon is 7654321."), so the first sentence that says
         something the question did not and, where it names one of `values`, each next sentence while it
         names one too ("One of the numbers for K is: 1234567. So: 1234567.")."""
         if self.chat:
             return self
+        unit = replace(self, unit=UNIT_SENTENCE)
         sentences: list[str] = []
         for sentence in self.sentences():  # "1234567. or 7654321": a lower-case start continues the sentence
             if sentences and sentence[:1].islower():
@@ -61,7 +69,7 @@ class AnswerRegion:
         said = [i for i, s in enumerate(sentences)
                 if any(t not in self.excluded and t not in FILLER for t in norm_tokens(s))]
         if not said:
-            return replace(self, lines=())
+            return replace(unit, lines=())
         wanted = [norm_tokens(v) for v in values]
 
         def names(i: int) -> bool:
@@ -70,11 +78,7 @@ class AnswerRegion:
         last = said[0]
         while names(last) and last + 1 < len(sentences) and names(last + 1):
             last += 1
-        return replace(self, lines=tuple(sentences[said[0] : last + 1]))
-
-    def offered_rivals(self) -> list[str]:
-        """The rivals this region names (in normalized form), outside the question's words."""
-        return self.rivals.offered(self.text, self.excluded)
+        return replace(unit, lines=tuple(sentences[said[0] : last + 1]))
 
     @property
     def text(self) -> str:
@@ -85,13 +89,15 @@ class AnswerRegion:
 
 
 def strip_reasoning(text: str) -> str:
-    """Drop `<think>…</think>` blocks; with a lone closing tag keep what follows it; an unclosed
-    opening tag means the output is all reasoning and holds no answer."""
-    text = _THINK.sub("", text)
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    if re.search(r"<think>", text, re.I):
-        text = re.split(r"<think>", text, maxsplit=1, flags=re.I)[0]
+    """Drop the reasoning before the answer: `<think>…</think>` blocks at the start, or everything up to a lone
+    closing tag; an unclosed opening tag at the start means the output is all reasoning and holds no answer.
+    Reasoning written after an answer is part of the reply (what it names is offered too)."""
+    while (match := _LEADING_THINK.match(text)) is not None:
+        text = text[match.end() :]
+    if "</think>" in text and not re.search(r"<think>", text.split("</think>", 1)[0], re.I):
+        text = text.split("</think>", 1)[1]
+    if re.match(r"\s*<think>", text, re.I):
+        return ""
     return text
 
 
@@ -105,11 +111,15 @@ def _cut_echo(text: str, prefix: str, anywhere: bool) -> str:
     return text[match.end() :] if match else text
 
 
-def _paragraph(lines: list[str], first_line_only: bool) -> list[str]:
-    """The first block of non-empty lines (code fences skipped). A block whose last line ends with a
-    colon ("The answer is:") runs on into the next block."""
+def _paragraph(lines: list[str], first_line_only: bool, whole: bool = False) -> list[str]:
+    """The first block of non-empty lines (code fences skipped; `whole`: every non-empty line). A block whose
+    last line ends with a colon ("The answer is:") runs on into the next block."""
     out: list[str] = []
     for line in lines:
+        if whole:
+            if line.strip() and not _FENCE.match(line):
+                out.append(line.strip())
+            continue
         if _FENCE.match(line):
             continue
         if line.strip():
@@ -122,19 +132,19 @@ def _paragraph(lines: list[str], first_line_only: bool) -> list[str]:
 
 
 def answer_region(sample: Sample, text: str) -> AnswerRegion:
-    """Where the answer is. Completions mode: the first line after the prompt's answer prefix (an echo
-    of the prefix at the very start is cut); `values` answers may be a list, so the first paragraph.
-    Chat mode: the first paragraph, after a repeated question at the start and the first echo of the
-    answer prefix, if any."""
+    """The answer slot. Completions mode: the first line after the prompt's answer prefix (an echo of the
+    prefix at the very start is cut); `values` answers may be a list, so the first paragraph. Chat mode: the
+    whole reply, after a repeated question at the start and the first echo of the answer prefix, if any."""
     chat = sample.recipe.mode == "chat"
     body = strip_reasoning(text)
     if chat:  # a chat model may repeat the question before it answers
         body = _cut_echo(body, sample.question, anywhere=False).lstrip("?.!: \t\r\n")
     body = _cut_echo(body, sample.answer_prefix, anywhere=chat)
     first_line_only = not chat and sample.expected.kind not in ("values", "set")
-    lines = _paragraph(body.splitlines(), first_line_only)
+    lines = _paragraph(body.splitlines(), first_line_only, whole=chat)
     excluded = frozenset(norm_tokens(sample.question) + norm_tokens(sample.answer_prefix))
-    return AnswerRegion(tuple(lines), excluded, rivals_of(sample), chat, text)
+    unit = UNIT_REPLY if chat else UNIT_LINE if first_line_only else UNIT_PARAGRAPH
+    return AnswerRegion(tuple(lines), excluded, chat, text, unit, f"{sample.question}\n{sample.answer_prefix}")
 
 
 def candidates(text: str, kind: Shape, expected: str, excluded: frozenset[str]) -> list[str]:

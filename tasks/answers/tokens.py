@@ -1,6 +1,6 @@
 """The tokens an answer is compared in: whole words, numbers with thousands separators, uuids and joined
 names, each Chinese or Japanese character on its own; and what counts as a candidate of a value's shape.
-Shared by the answer region (`tasks/answers/region.py`) and the rival candidates (`tasks/answers/rivals.py`).
+Used by the answer slot (`tasks/answers/region.py`: its sentences, what the question already said).
 Every text is read in its comparison characters (`tasks/answers/fold.py`: NFKC, decimal digits, Cyrillic and
 Greek look-alikes, invisible characters dropped), so `７６５４３２１` and `Меgan` are the tokens `7654321` and `Megan`."""
 

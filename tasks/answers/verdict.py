@@ -13,9 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 # accuracies' intervals Clopper-Pearson; 3: answers and rivals compared in their comparison characters (NFKC,
 # Cyrillic and Greek look-alikes), a rival's digits in any grouping one number, denials after the value ("X is
 # wrong") and later corrections ("X. Actually, scratch that: Y.") withdraw it, a needle file's `number` and `set`
-# exact over every number / item offered and its `contains` refusing "A or B". A number, not a hash of the
-# source: moving a scorer keeps it.
-SCORER_VERSION = 3
+# exact over every number / item offered and its `contains` refusing "A or B"; 4: one answer slot per kind (chat:
+# the whole reply; completions: the documented unit, stated on the score), the candidates of the asked kind in
+# one canonical form (numbers under any separator, in words or scientific notation; hex and UUIDs under any
+# grouping; letter-spaced words; `return` lines as Python reads them), the slot's polarity (refusal, jest,
+# denial, question, withdrawal) from one table of cues. A number, not a hash of the source: moving a scorer
+# keeps it.
+SCORER_VERSION = 4
 
 
 class Score(BaseModel):
@@ -27,5 +31,8 @@ class Score(BaseModel):
     extracted: list[str]
     correct: bool
     partial: float
+    unit: str | None = Field(None, description="the answer slot read: `reply` (chat), `first sentence`, `first "
+                             "line`, `first paragraph` (completions), a dataset's own (`last line`, `response`); "
+                             "None where a record predates it")
     scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
                                 "record predates versions)")

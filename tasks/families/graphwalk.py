@@ -165,10 +165,11 @@ _FINAL = re.compile(r"Final Answer: ?\[(.*)\]")
 
 
 def final_answer(text: str) -> list[str] | None:
-    """The node list on the response's last line, or None when that line holds no `Final Answer: [...]`."""
+    """The node list on the response's last line, or None when that line holds no `Final Answer: [...]`, or
+    offers more after its closing bracket ("[a, b], c": a node outside the list is still offered)."""
     lines = text.rstrip().split("\n")
     match = _FINAL.search(lines[-1]) if "Final Answer:" in lines[-1] else None
-    if match is None:
+    if match is None or re.search(r"\w", lines[-1][match.end() :]):
         return None
     return [item.strip() for item in match.group(1).split(",") if item.strip()]
 
@@ -192,9 +193,14 @@ def score_nodes(sample: Sample, text: str) -> Score:
     nodes = final_answer(body)
     if nodes is None:  # a format error scores 0; what it listed is extracted (a long wrong list is wrong, not cut off)
         listed = body.rstrip().split("\n")[-1].partition("Final Answer:")[2].strip(" [")
-        return Score(extracted=[n.strip() for n in listed.split(",") if n.strip()], correct=False, partial=0.0)
+        return Score(extracted=[n.strip() for n in listed.split(",") if n.strip()], correct=False, partial=0.0,
+                     unit=UNIT)
     answered, truth = set(nodes), set(sample.expected.answers)
-    return Score(extracted=list(dict.fromkeys(nodes)), correct=answered == truth, partial=set_f1(answered, truth))
+    return Score(extracted=list(dict.fromkeys(nodes)), correct=answered == truth, partial=set_f1(answered, truth),
+                 unit=UNIT)
+
+
+UNIT = "last line"  # the answer slot GraphWalks reads (the record states it)
 
 
 @answer_kind("nodes")

@@ -30,8 +30,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.tasks.answers.kinds import answer_kind
+from ctxprobe.tasks.answers.reading import CandidateKind, read
 from ctxprobe.tasks.answers.region import AnswerRegion
-from ctxprobe.tasks.answers.tokens import find_tokens, norm_tokens
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
@@ -171,21 +171,22 @@ class Latent:
 
 @answer_kind("name")
 def score_name(region: AnswerRegion, sample: Sample) -> Score:
-    """The character's name, and no other name in its place: correct iff the answer region names the expected
+    """The character's name, and no other name in its place: correct iff the answer slot asserts the expected
     name and no other listed one; partial is the same as correct.
 
-    The rivals are every name of the family's name list: a region that names the character and another listed
-    name as well ("Yuki or Megan") offers a second answer and is wrong, as is one that names only another
-    character. A negated name ("not Yuki", "isn't Megan"; `tasks/answers/negation.py`) is neither credited nor a
-    rival. Names are whole tokens, case-folded (`Yukiko` is not `Yuki`). An answer that names no listed
-    character extracts its line as said; it is cut off (an error) only when the budget ended it before that
-    line did (evals/scoring/truncation.py)."""
+    The candidates (`tasks/answers/reading.py`) are the names of the family's name list, however written (case,
+    letter spacing, look-alike letters): a slot that names the character and another listed name as well ("Yuki
+    or Megan", or in chat a later paragraph naming Megan) offers a second answer and is wrong, as is one that
+    names only another character. A name the slot does not assert ("not Yuki", "Yuki (just kidding)";
+    `tasks/answers/polarity.py`) is neither credited nor a rival; the name only spelled out letter by letter is
+    a rival of itself. An answer that names no listed character extracts its line as said; it is cut off (an
+    error) only when the budget ended it before that line did (evals/scoring/truncation.py)."""
     expected = sample.expected.answers[0]
-    hay = norm_tokens(region.affirmed().text)  # what the answer offers: its negated clauses masked
-    listed = dict.fromkeys([*character_names(), expected])
-    named = sorted((n for n in listed if find_tokens(norm_tokens(n), hay) >= 0),
-                   key=lambda n: find_tokens(norm_tokens(n), hay))
-    correct = named == [expected]
+    wanted = expected.casefold()
+    kind = CandidateKind("closed", vocabulary=frozenset(n.casefold() for n in character_names()) | {wanted})
+    reading = read(region.text, region.unit, kind, region.frame, [wanted])
+    found, others = reading.offers([wanted])
+    correct = bool(found) and not others
     # No listed name: the answer line as said ("Dante Alighieri.", the question's own words, names nobody)
-    extracted = named or list(region.lines[:1])
+    extracted = reading.shown([wanted], [expected]) or list(region.lines[:1])
     return Score(extracted=extracted, correct=correct, partial=float(correct))

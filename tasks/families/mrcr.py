@@ -193,7 +193,7 @@ def score_mrcr(sample: Sample, text: str) -> Score:
     against the expected answer with its string removed. Correct is an exact reproduction (the string and the
     answer, nothing before or after, surrounding whitespace aside).
 
-    Reasoning blocks are dropped first. In completions mode the transcript goes on after the answer: the
+    Reasoning before the response is dropped first; reasoning after it is part of it (not an exact reproduction). In completions mode the transcript goes on after the answer: the
     response is read up to the transcript's next turn (`\\n\\nUser:`), and the space a base model writes after
     `Assistant:` is not part of it. `Expected.answers` holds the expected response (string and answer) and the
     string alone."""
@@ -202,7 +202,8 @@ def score_mrcr(sample: Sample, text: str) -> Score:
     if sample.recipe.mode == "completions":
         response = response.split(NEXT_TURN, 1)[0].lstrip(" ")
     ratio = mrcr_ratio(response, answer, prepend)
-    return Score(extracted=[response[: len(answer) + 40]], correct=response.strip() == answer.strip(), partial=ratio)
+    return Score(extracted=[response[: len(answer) + 40]], correct=response.strip() == answer.strip(), partial=ratio,
+                 unit="response" if sample.recipe.mode == "chat" else "response to the next turn")
 
 
 @answer_kind("mrcr")

@@ -4,9 +4,9 @@ any family's own kinds do. Every comparison is on normalised text (`normalise`):
 hyphens, slashes and underscores read as spaces, other punctuation and symbols dropped, the articles `a`, `an`,
 `the` dropped (SQuAD's rule), whitespace collapsed. So `**The Eiffel-Tower.**` is `eiffel tower`.
 
-Where the rules look is the answer region (`tasks/answers/region.py`): the first line after the answer prefix in
-completions mode, the first paragraph in chat mode (and for a `set`, which may be a list), with its negated
-clauses masked (`tasks/answers/negation.py`: "It is not Paris." gives no answer).
+Where the rules look is the answer slot (`tasks/answers/region.py`): the first line after the answer prefix in
+completions mode (the first paragraph for a `set`, which may be a list), the whole reply in chat mode, with its negated
+clauses masked (`tasks/answers/polarity.py`: "It is not Paris." gives no answer).
 
 - `exact`: the answer itself is one of the accepted answers: the region's line, its first sentence (a next one
   that starts with `or`, `maybe`, `perhaps` goes on with it), or what follows its last colon, normalised,
@@ -28,7 +28,8 @@ clauses masked (`tasks/answers/negation.py`: "It is not Paris." gives no answer)
   Or maybe a pine box.") is wrong, unless an accepted answer itself says `or`.
 
 Before any rule, the text is read in its comparison characters (`tasks/answers/fold.py`: fullwidth forms, Cyrillic
-and Greek look-alike letters), and what the answer withdrew or denied is dropped (`tasks/answers/negation.py`).
+and Greek look-alike letters), and what the answer does not assert (withdrew, denied, refused, joked about) is
+dropped (`tasks/answers/polarity.py`).
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ def _contains(region: AnswerRegion, answers: list[str]) -> Score:
     text = normalise(region.text)
     found = [a for a in answers if _has(text, a)]
     if found and not any(_ALTERNATIVE.search(a) for a in answers):  # "A or B": alternatives, not an answer
-        held = [s for s in _SENTENCES.split(region.text) if any(_has(normalise(s), a) for a in found)]
+        # lines joined: an alternative on the next line or paragraph ("A.\n\nOr maybe B.") goes on from it
+        held = [s for s in _SENTENCES.split(" ".join(region.lines)) if any(_has(normalise(s), a) for a in found)]
         if any(_ALTERNATIVE.search(normalise(s)) for s in held):
             return Score(extracted=found[:1], correct=False, partial=0.0)
     return Score(extracted=found[:1], correct=bool(found), partial=float(bool(found)))

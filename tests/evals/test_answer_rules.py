@@ -94,10 +94,13 @@ def test_contains_finds_an_alias_as_whole_words(output: str, correct: bool) -> N
     assert score_sample(sample("contains", ["cedar chest"]), output).correct is correct
 
 
-def test_chat_mode_reads_the_first_paragraph() -> None:
+def test_chat_mode_reads_the_whole_reply() -> None:
     item = sample("contains", ["cedar chest"], mode="chat")
     assert score_sample(item, "Sure! She keeps it in a cedar chest.\n\nAnything else?").correct
-    assert not score_sample(item, "I do not know.\n\nMaybe a cedar chest.").correct
+    # every paragraph is the answer: a hedge is no denial, an alternative in a later paragraph is offered
+    assert score_sample(item, "I do not know.\n\nMaybe a cedar chest.").correct
+    assert not score_sample(item, "A cedar chest.\n\nOr maybe a pine box.").correct
+    assert not score_sample(item, "A cedar chest.\n\nJust kidding.").correct
 
 
 @pytest.mark.parametrize(("output", "correct"), [

@@ -19,8 +19,9 @@ def sample(mode: str = "completions") -> Sample:
 def test_the_name_alone_or_in_a_sentence_is_correct(mode: str) -> None:
     s = sample(mode)
     name = s.expected.answers[0]
-    # completions mode reads the first line (a base model runs on); chat mode the first paragraph
-    run_on = "\nQuestion: Megan?" if mode == "completions" else "\n\nMegan, by contrast, stayed home."
+    # completions mode reads the first line (a base model runs on); chat mode the whole reply, so a later
+    # paragraph that names another character offers it (test below)
+    run_on = "\nQuestion: Megan?" if mode == "completions" else "\n\nThat is all."
     for text in (f" {name}", f" {name}.", f" **{name}**", f" {name.upper()}{run_on}", f"The character is {name}."):
         score = score_sample(s, text)
         assert score.correct and score.partial == 1.0 and score.extracted == [name], text
@@ -35,6 +36,15 @@ def test_another_name_beside_or_instead_of_it_is_wrong() -> None:
         score = score_sample(s, text)
         assert not score.correct and score.partial == 0.0, text
     assert score_sample(s, f" {name} or {other}").extracted == [name, other]
+
+
+def test_in_chat_a_later_paragraph_is_part_of_the_answer() -> None:
+    s = sample("chat")
+    name = s.expected.answers[0]
+    other = next(n for n in character_names() if n != name)
+    assert not score_sample(s, f"{name}.\n\n{other}, by contrast, stayed home.").correct
+    assert not score_sample(s, f"{name}.\n\nOr maybe {other}.").correct
+    assert score_sample(s, f"{name}.\n\nThat is the character who owns it.").correct
 
 
 @pytest.mark.parametrize("mode", ["completions", "chat"])

@@ -1,10 +1,10 @@
-"""What the answer does not offer is masked before a scorer looks for values: a negated clause (the cue to the end
-of its clause), a value denied after it is named (back to its sentence's start), and what a later correction
-withdrew (everything before it)."""
+"""What the slot does not assert is blanked before a scorer reads its candidates (`tasks/answers/polarity.py`): a
+negated or refused clause (the cue to the end of its clause), a value denied, joked about or guessed after it is
+named (back to its sentence's start), a question, and what a later correction withdrew (everything before it)."""
 
 import pytest
 
-from ctxprobe.tasks.answers.negation import mask_negated, withdraw_corrected
+from ctxprobe.tasks.answers.polarity import asserted
 
 
 @pytest.mark.parametrize("text,kept,gone", [
@@ -30,11 +30,26 @@ from ctxprobe.tasks.answers.negation import mask_negated, withdraw_corrected
     ("1234567是错的。", [], ["1234567"]),
     ("1234567 is correct.", ["1234567"], []),
     ("The answer is 1234567, which is not wrong to ask.", ["1234567"], []),  # "not wrong" is no denial of it
+    # refusal, jest, denial by a label or a parenthesis, a reply, a question, a guess
+    ("I cannot say that it is 1234567.", [], ["1234567"]),
+    ("1234567 (just kidding)", [], ["1234567"]),
+    ("1234567. Just kidding.", [], ["1234567"]),
+    ("1234567 (incorrect)", [], ["1234567"]),
+    ("1234567 is a lie.", [], ["1234567"]),
+    ("Wrong: 1234567", [], ["1234567"]),
+    ("1234567? Certainly not.", [], ["1234567"]),
+    ("Is it 1234567?", [], ["1234567"]),
+    ("1234567, just a guess.", [], ["1234567"]),
+    ("The answer is 1234567. Is there anything else?", ["1234567"], []),
+    ("I think it is 1234567.", ["1234567"], []),
+    ("Probably 1234567.", ["1234567"], []),
+    ("It is 7654321, not 860,719.12 or 1234567.", ["7654321"], ["1234567", "860"]),  # `860,719` is one number
 ])
 def test_masking(text, kept, gone):
-    masked = mask_negated(text)
-    assert all(v in masked for v in kept) and not any(v in masked for v in gone), masked
-    assert masked.count("\n") == text.count("\n")
+    said = asserted(text)
+    assert all(v in said.text for v in kept) and not any(v in said.text for v in gone), said
+    assert len(said.text) == len(text) and said.text.count("\n") == text.count("\n")
+    assert bool(said.withheld) or not gone
 
 
 @pytest.mark.parametrize("lines,kept,gone", [
@@ -49,5 +64,6 @@ def test_masking(text, kept, gone):
     (("1234567.",), ["1234567"], []),
 ])
 def test_a_later_correction_withdraws_what_came_before(lines, kept, gone):
-    text = "\n".join(withdraw_corrected(lines))
-    assert all(v in text for v in kept) and not any(v in text for v in gone), text
+    said = asserted("\n".join(lines))
+    assert all(v in said.text for v in kept) and not any(v in said.text for v in gone), said
+    assert "withdrawn" in said.withheld or not gone
