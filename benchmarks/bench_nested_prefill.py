@@ -13,7 +13,9 @@ builder's `stream_tokens`) and computed / floor. Targets: nested on one engine <
 router with consistent_hash and the header <= 1.3 x floor with every chain on one worker. Without the header
 (`--session-header none`) consistent_hash keys on each body, and round_robin alternates: the rows say what
 is lost, and `missed` counts the requests after a chain's first that did not find the chain's stream in
-the cache of the engine they reached.
+the cache of the engine they reached. Under each row, the run's reuse lines (evals/run/reuse.py): its cached
+tokens as a share of its layout's bound, and where short, the likely causes; the SWA-window rows and round_robin
+must say so.
 
 The router comes from the file $CTXPROBE_ROUTER_ENV names (.ci/router_env.sh writes it) or --router-env.
 Where the nested builder is missing (it raises NotImplementedError), the nested rows end with one line saying
@@ -35,6 +37,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.e2e.router.fleet
 
+from ctxprobe.evals.records.store import RunStore  # noqa: E402
+from ctxprobe.evals.run.reuse import measure_reuse, reuse_lines  # noqa: E402
 from ctxprobe.runners.launcher import EmbeddedEngine  # noqa: E402
 from ctxprobe.tasks.build import builder_for, token_counter  # noqa: E402
 from ctxprobe.tasks.suite import Suite  # noqa: E402
@@ -116,14 +120,27 @@ def run(config: Config, args: argparse.Namespace, router_env: RouterEnv | None, 
                              f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}")
         per_engine = [counters_delta(before[u], engine_counters(u))[PROMPT_COUNTER] for u in urls]
         routes = router.routes() if router is not None else []
-    records = read_records(next(p for p in (out / "results").iterdir() if p.is_dir()))
+    run_dir = next(p for p in (out / "results").iterdir() if p.is_dir())
+    records = read_records(run_dir)
     header_workers: dict[str, set[str]] = {}
     for key, worker in routes:
         if key.startswith("header:"):
             header_workers.setdefault(key.rsplit(":", 1)[1], set()).add(worker)
     return {"config": config, "figures": prefill(records), "per_engine": per_engine, "missed": missed(records),
             "split_chains": sum(len(w) > 1 for w in header_workers.values()) if header_workers else None,
-            "wall_s": time.monotonic() - started}
+            "wall_s": time.monotonic() - started, "reuse": reuse_of(run_dir, config)}
+
+
+def reuse_of(run_dir: Path, config: Config) -> list[str]:
+    """The run's reuse lines, as `ctxprobe run` prints them (its manifest's `reuse`; measured from the folder
+    where the manifest has none)."""
+    store = RunStore(run_dir)
+    manifest = store.load_manifest()
+    engine = manifest.engine.engine if manifest.engine is not None else None
+    record = manifest.reuse or measure_reuse(list(store.latest_records().values()), manifest.order_detail,
+                                             manifest.engine_metrics, engine)
+    header = "none" if config.session_header == "none" else "X-Session-ID"
+    return reuse_lines(record, engine, header) if record is not None else ["reuse: no reply said its cached tokens"]
 
 
 def show(row: dict[str, Any], floor: int | None) -> str:
@@ -193,7 +210,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-nested-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
         for config in configs:
-            print(show(run(config, args, router_env, work), floor), flush=True)
+            row = run(config, args, router_env, work)
+            print(show(row, floor), flush=True)
+            for line in row["reuse"]:
+                print(f"    {line}", flush=True)
     return 0
 
 

@@ -84,6 +84,10 @@ def probe_engine(
     if context_length is None and n_ctx is not None:
         context_length, source = n_ctx, "launcher n_ctx"
     stated = adapter.version(ident) if adapter else None
+    block = None
+    if adapter is not None and adapter.states_reuse_block:
+        status, body = calls.send("GET", "/metrics")
+        block = adapter.reuse_block(body) if status == 200 and isinstance(body, str) else None
     return EngineInfo(
         engine=adapter.name if adapter else "unknown",
         version=version if version is not None else stated,
@@ -92,4 +96,5 @@ def probe_engine(
         model=str(card["id"]) if card.get("id") is not None else model,
         base_url=calls.shown,
         slots=adapter.slots(ident) if adapter else None,
+        reuse_block=block,
     )

@@ -172,6 +172,8 @@ class EngineInfo(BaseModel):
                                           "started with (`--n-ctx`, or sized to the suite)")
     context_trained: int | None = Field(None, description="a launched engine: the model's trained context (the "
                                         "GGUF's <arch>.context_length); a request above it is capped to it")
+    reuse_block: int | None = Field(None, description="the tokens the engine reuses a cached prefix in whole "
+                                    "multiples of, where it states them (vLLM's block); None: any number")
 
     @property
     def default_concurrency(self) -> int:

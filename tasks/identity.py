@@ -111,7 +111,8 @@ def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     base = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
             json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window)
     if recipe.nested is not None:
-        return (*base, recipe.seed, recipe.nested.lengths, recipe.nested.depths)
+        grid = recipe.nested
+        return (*base, recipe.seed, grid.lengths, grid.depths, *(() if grid.block is None else (grid.block,)))
     key = (*base, recipe.context_tokens, recipe.seed)
     # the question, drawn per depth, stands before the haystack: the prompts part there
     return key if recipe.params.get("question_position", "end") == "end" else (*key, recipe.depth)

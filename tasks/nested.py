@@ -67,10 +67,12 @@ def check_nests(family: str, params: dict[str, Any], cells: int | None = None) -
                         "haystack is the start of a longer one: keep it coherent")
 
 
-def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float], seeds: Sequence[int]) -> list[Recipe]:
+def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float], seeds: Sequence[int],
+                   block: int | None = None) -> list[Recipe]:
     """The recipes of a task's chains, one chain per seed, each in the order it is sent: ascending length,
-    the depths of one length back to back. `task` gives every field but the length, depth, seed and window."""
-    grid = NestedGrid(lengths=tuple(sorted(set(lengths))), depths=tuple(sorted(set(depths))))
+    the depths of one length back to back. `task` gives every field but the length, depth, seed and window;
+    `block`, the engine's reuse unit where it reuses whole blocks only (`NestedGrid.block`)."""
+    grid = NestedGrid(lengths=tuple(sorted(set(lengths))), depths=tuple(sorted(set(depths))), block=block)
     check_nests(task.family, task.params, len(grid.lengths) * len(grid.depths))
     fields = task.model_dump(exclude={"context_tokens", "depth", "seed", "window", "nested"})
     return [Recipe(**fields, context_tokens=length, depth=depth, seed=seed,
@@ -182,7 +184,7 @@ def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayo
     haystack = "\x00".join(counts.haystack.units(span.start, span.start + len(span.counts)))
     words = set(_WORD.findall(haystack))
     drafts = draw_cells(recipe, lambda own: not _in_haystack(own, haystack, words), f" in haystack {recipe.haystack!r}")
-    return _lay_out(drafts, counts, lead, recipe.window)
+    return _lay_out(drafts, counts, lead, recipe.window, grid.block)
 
 
 def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: True,
@@ -255,7 +257,8 @@ def _same_frame(family: str, drafts: dict[Cell, Draft]) -> None:
                             "prompts share no prefix: give it layout independent")
 
 
-def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: int) -> ChainLayout:
+def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: int,
+             block: int | None = None) -> ChainLayout:
     haystack = counts.haystack
     first = next(iter(drafts.values()))
     cells = list(drafts)
@@ -281,12 +284,16 @@ def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: i
            for length in lengths}
     slots = [0] * len(flat)
     cuts: dict[int, int] = {}
+    # on a block boundary: the stream (from the prompt's first token) ends as near past one as the gap the fill
+    # would leave open allows
+    aligned = None if block is None else _Blocks(block, lead + head_n, {
+        length: tolerance(length - first.reserve_tokens) // 2 for length in lengths})
     for _ in range(PLACEMENT_ROUNDS):
         slots = [nearest_boundary(cum, depth / 100.0 * hay[c[0]]) for (c, _, _), depth in zip(flat, depth_of)]
-        cuts = _cuts(cum, slots, needle_n, budgets, opening)
+        cuts = _cuts(cum, slots, needle_n, budgets, opening, aligned)
         # a cell's own needles stand inside its length
         slots = [min(slot, cuts[c[0]]) for slot, (c, _, _) in zip(slots, flat)]
-        cuts = _cuts(cum, slots, needle_n, budgets, opening)
+        cuts = _cuts(cum, slots, needle_n, budgets, opening, aligned)
         moved = {length: int(cum[cuts[length]]) for length in lengths}
         if moved == hay:
             break
@@ -298,21 +305,47 @@ def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: i
     needles = tuple(_Needle(cell=flat[k][0], index=flat[k][1], text=flat[k][2], tokens=needle_n[k], slot=slots[k])
                     for k in order)
     delta = _first_piece_delta(first.context_opening, counts, span, needles)
-    fills = {length: _fill(span, cuts[length], budgets[length] - _stream(cum, needles, cuts[length], delta),
-                           tolerance(length - first.reserve_tokens)) for length in lengths}
+    gaps = {length: budgets[length] - _stream(cum, needles, cuts[length], delta) for length in lengths}
+    fills = {length: () if aligned is not None and gaps[length] <= aligned.gap[length]  # kept on its boundary
+             else _fill(span, cuts[length], gaps[length], tolerance(length - first.reserve_tokens)) for length in lengths}
     return ChainLayout(head=first.head, head_tokens=head_n, lead=lead, opening=first.context_opening,
                        opening_delta=delta, span=span, drafts=drafts, tails=tails, needles=needles, cuts=cuts,
                        fills=fills, stream_tokens={length: lead + head_n + _stream(cum, needles, cuts[length], delta)
                                                    for length in lengths})
 
 
-def _cuts(cum: np.ndarray, slots: list[int], needle_n: list[int], budgets: dict[int, int], opening: int) -> dict[int, int]:
+@dataclass(frozen=True)
+class _Blocks:
+    """An engine's reuse unit and what a cut may give up for it: `offset`, the prompt's tokens before the
+    stream's units (lead, instructions); `gap`, per length, the most tokens a cut may leave below its budget
+    (half the tolerance; such a length takes no fill, which would end its shared part off the boundary)."""
+
+    size: int
+    offset: int
+    gap: dict[int, int]
+
+
+def _cuts(cum: np.ndarray, slots: list[int], needle_n: list[int], budgets: dict[int, int], opening: int,
+          blocks: _Blocks | None = None) -> dict[int, int]:
     """Each length's cut: the most stream units whose tokens, with the needles standing among them (a needle at
-    the cut included), fit its budget."""
+    the cut included), fit its budget. With `blocks`, of the cuts within the allowed gap below the budget, the
+    one whose stream ends nearest past a block boundary (the longest of equals): an engine that reuses whole
+    blocks then reuses the whole stream but that remainder. Where no cut is within the gap, the last that fits."""
     at_slot = np.zeros(len(cum), dtype=np.int64)
     np.add.at(at_slot, np.asarray(slots, dtype=np.int64), np.asarray(needle_n, dtype=np.int64))
     total = cum + np.cumsum(at_slot) + opening
-    return {length: max(0, int(np.searchsorted(total, budget, side="right")) - 1) for length, budget in budgets.items()}
+    cuts = {length: max(0, int(np.searchsorted(total, budget, side="right")) - 1) for length, budget in budgets.items()}
+    if blocks is None:
+        return cuts
+    for length, cut in cuts.items():
+        best = cut
+        for k in range(cut, -1, -1):
+            if budgets[length] - int(total[k]) > blocks.gap[length]:
+                break
+            if (blocks.offset + int(total[k])) % blocks.size < (blocks.offset + int(total[best])) % blocks.size:
+                best = k
+        cuts[length] = best
+    return cuts
 
 
 def _stream(cum: np.ndarray, needles: tuple[_Needle, ...], cut: int, opening: int) -> int:

@@ -37,6 +37,18 @@ class NestedGrid(BaseModel):
 
     lengths: tuple[int, ...] = Field(min_length=1)
     depths: tuple[float, ...] = Field(min_length=1)
+    block: int | None = Field(None, ge=2, description="the engine's prefix-reuse unit in tokens (it reuses whole "
+                              "blocks only): each length's shared stream is cut on a block boundary where the "
+                              "exact-length tolerance allows; None: cut at the last unit that fits (left out of "
+                              "the record when None)")
+
+    @model_serializer(mode="wrap")
+    def _without_unset_block(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A grid without a block writes no such field: its record and ids stay as before."""
+        out: dict[str, Any] = handler(self)
+        if out.get("block", 0) is None:
+            del out["block"]
+        return out
 
     @model_validator(mode="after")
     def _sorted_once(self) -> NestedGrid:

@@ -145,11 +145,13 @@ class Suite(BaseModel):
         return _depths(v)
 
     def recipes(self, tokenizer: Callable[[Mode], TokenizerIdentity | str], mode: Mode | None = None,
-                default_mode: Mode = "completions") -> list[Recipe]:
+                default_mode: Mode = "completions", reuse_block: int | None = None) -> list[Recipe]:
         """Every recipe of the suite, grouped so that prompts sharing a prefix run one after another.
         `tokenizer(mode)` names the tokenizer identity of recipes in that mode (a bare name: no chat template
         size of its own); each task's mode is
-        `resolve_mode(mode, task.mode, self.mode, default=default_mode)`."""
+        `resolve_mode(mode, task.mode, self.mode, default=default_mode)`. `reuse_block`: the engine's reuse
+        unit where it reuses whole blocks only; nested chains cut each length's stream on one
+        (`NestedGrid.block`)."""
         out: list[Recipe] = []
         for task, params in self.task_layouts():
             task_mode = resolve_mode(mode, task.mode, self.mode, default=default_mode)
@@ -160,7 +162,8 @@ class Suite(BaseModel):
             if self.layout_of(task) == "nested":
                 out += nested_recipes(Recipe(family=task.family, params=params, haystack=task.haystack or self.haystack,
                                              context_tokens=max(lengths), mode=task_mode, **identity._asdict()),
-                                      lengths, depths, [self.seed + index for index in range(task.samples or self.samples)])
+                                      lengths, depths, [self.seed + index for index in range(task.samples or self.samples)],
+                                      reuse_block)
                 continue
             for length in lengths:
                 for index in range(task.samples or self.samples):

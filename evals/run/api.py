@@ -191,7 +191,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
     count_samples(manifest, latest)
     manifest.logprobs = logprob_totals(latest, served.logprobs.top_logprobs)
     manifest.reuse = measure_reuse(list(latest.values()), manifest.order_detail, manifest.engine_metrics,
-                                   served.engine.engine, only_answers=fresh and not (manifest.logprobs
+                                   served.engine.engine, served.engine.reuse_block, only_answers=fresh and not (manifest.logprobs
                                                                                      and manifest.logprobs.extra_requests))
     strategy.close(manifest, latest)
     if outcome.control is not None:

@@ -78,6 +78,15 @@ def dig(obj: Any, *path: str) -> Any:
     return obj
 
 
+def metric_labels(text: str, name: str) -> dict[str, str]:
+    """The labels of metric `name`'s first sample in a Prometheus text (an info metric's facts)."""
+    match = re.search(rf"^{re.escape(name)}\{{([^}}]*)\}}", text, re.MULTILINE)
+    return dict(_LABEL.findall(match.group(1))) if match else {}
+
+
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
 def positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -109,6 +118,13 @@ class EngineAdapter(ABC):
     # ctxprobe's metric name (in `metrics`) whose counter is the prompt tokens the engine computed (its cached
     # ones left out), where it has one: the reply's cached tokens are held against it.
     computed_metric: ClassVar[str | None] = None
+    # its /metrics states the unit it reuses a prefix in (`reuse_block`): the probe reads it there
+    states_reuse_block: ClassVar[bool] = False
+
+    def reuse_block(self, metrics_text: str) -> int | None:
+        """The tokens the engine reuses a cached prefix in whole multiples of, as its /metrics text states
+        them; None: any number of tokens (or not stated)."""
+        return None
     context_source: ClassVar[str | None] = None  # the call the context length comes from
     # too-long rejections (HTTP 400): a marker that says "this is one", then where N and M are said
     too_long_marker: ClassVar[re.Pattern[str] | None] = None

@@ -15,8 +15,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, positive_int, register,
-                                           with_model)
+from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, metric_labels,
+                                           positive_int, register, with_model)
 
 
 @register
@@ -70,6 +70,18 @@ class VLLM(EngineAdapter):
 
     def cold_prefill(self) -> dict[str, Any] | None:
         return {"cache_salt": secrets.token_hex(16)}
+
+    states_reuse_block = True
+
+    def reuse_block(self, metrics_text: str) -> int | None:
+        """`vllm:cache_config_info`'s `cache_hit_alignment_tokens` where set (a hybrid model's hits align to
+        it), else its `block_size`: the prefix cache holds whole blocks."""
+        labels = metric_labels(metrics_text, "vllm:cache_config_info")
+        for name in ("cache_hit_alignment_tokens", "block_size"):
+            value = labels.get(name, "")
+            if value.isdigit() and int(value) > 1:
+                return int(value)
+        return None
 
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:
         body = calls.get("/version")

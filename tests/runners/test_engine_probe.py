@@ -45,7 +45,7 @@ def test_the_owned_by_hint_is_confirmed_by_the_engines_own_call() -> None:
     with FakeEngine("vllm") as engine:
         probe_engine(engine.url)
         paths = [r.path for r in engine.requests]
-    assert paths == ["/v1/models", "/version"]
+    assert paths == ["/v1/models", "/version", "/metrics"]  # the last for the block it reuses prefixes in
 
 
 def test_info_is_a_frozen_serialisable_record() -> None:

@@ -108,4 +108,5 @@ class Strategy(ABC):
 
         plan = self.plan
         return capped_suite(plan.suite, plan.rule).recipes(builder.recipe_tokenizer, mode=plan.mode,
-                                                           default_mode=served.default_mode)
+                                                           default_mode=served.default_mode,
+                                                           reuse_block=served.engine.reuse_block)
