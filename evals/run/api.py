@@ -190,14 +190,16 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
         manifest.cache_source = engine_metrics.METRICS_SOURCE if manifest.cache else None
     count_samples(manifest, latest)
     manifest.logprobs = logprob_totals(latest, served.logprobs.top_logprobs)
-    manifest.reuse = measure_reuse(list(latest.values()), manifest.order_detail, manifest.engine_metrics,
-                                   served.engine.engine, served.engine.reuse_block, only_answers=fresh and not (manifest.logprobs
-                                                                                     and manifest.logprobs.extra_requests))
     strategy.close(manifest, latest)
     if outcome.control is not None:
         manifest.cache_check = outcome.control.record(read_checks(store.dir).values())
         if outcome.control.chosen and outcome.control.how is not None:
             print(f"ctxprobe: {manifest.cache_check.line()}", file=sys.stderr)
+    # the engine's own computed count is the answers' alone where nothing else reached it in this run
+    others = (manifest.logprobs and manifest.logprobs.extra_requests) or (manifest.cache_check and
+                                                                          manifest.cache_check.chosen)
+    manifest.reuse = measure_reuse(list(latest.values()), manifest.order_detail, manifest.engine_metrics,
+                                   served.engine.engine, served.engine.reuse_block, only_answers=fresh and not others)
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
     manifest.updated = time.time()
     if fresh and not latest and not progress.sent and manifest.status != "finished":
