@@ -111,6 +111,7 @@ def run(config: Config, args: argparse.Namespace, router_env: RouterEnv | None, 
         argv = [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", endpoint, "--family", "niah",
                 "--lengths", args.lengths, "--depths", args.depths, "--samples", str(args.samples),
                 "--layout", config.layout, "--mode", "completions", "--no-logprobs", "--no-report", "--quiet",
+                "--cache-check", "off", "--timeout", str(args.timeout), "--allow-errors",
                 "--results-dir", str(out / "results")]
         if config.session_header is not None:
             argv += ["--session-header", config.session_header]
@@ -164,6 +165,8 @@ def main() -> int:
     ap.add_argument("--router-env", default=os.environ.get(ENV_VAR), help=f"the file .ci/router_env.sh writes "
                     f"(default: ${ENV_VAR})")
     ap.add_argument("--no-router", action="store_true", help="only the single-engine rows")
+    ap.add_argument("--timeout", type=float, default=900.0, help="each request's deadline, seconds (a loaded "
+                    "machine prefills slowly; a request past it is an error the row leaves out)")
     ap.add_argument("--keep", default=None, help="keep the run folders under this folder (default: a temporary one)")
     ap.add_argument("--only", default="", help=f"only these rows: {','.join(CONFIGS)} (default: all)")
     args = ap.parse_args()

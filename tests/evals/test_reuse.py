@@ -6,6 +6,8 @@ with the one sent before it on its lane (what a one-slot cache can serve)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ctxprobe.evals.records.manifest import OrderDetail, ReuseRecord
@@ -140,12 +142,7 @@ GEMMA = "local:gemma3-270m"
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    return len(os.path.commonprefix([a, b]))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("layout", ["nested", "independent"])
