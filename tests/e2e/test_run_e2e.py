@@ -135,3 +135,23 @@ def test_ctrl_c_during_a_prefill_leaves_no_process_and_an_interrupted_run(tmp_pa
     assert not any(os.path.exists(f"/proc/{pid}") for pid in engine_pids)
     assert _unreachable(url)
     assert json.loads(only_run_dir(tmp_path).joinpath("manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_the_deployment_lint_is_silent_on_the_embedded_engines_own_model_and_speaks_on_a_wrong_config(
+        tmp_path: Path) -> None:
+    """The lint reads the GGUF the engine states it loaded (no --config): nothing to say. Given a config whose
+    positions are below what is served, the same run says so at its start and keeps it in its manifest."""
+    grid = ("--family", "niah", "--lengths", "1k", "--depths", "50", "--samples", "1")
+    done = ctxprobe("run", *grid, "--results-dir", str(tmp_path / "own"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "lint:" not in done.stderr
+    assert json.loads((only_run_dir(tmp_path / "own") / "manifest.json").read_text())["deployment_lint"] == []
+
+    config = tmp_path / "config.json"
+    config.write_text('{"max_position_embeddings": 512, "model_type": "gemma3_text"}')
+    done = ctxprobe("run", *grid, "--config", str(config), "--results-dir", str(tmp_path / "wrong"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("ctxprobe: lint: ")]
+    manifest = json.loads((only_run_dir(tmp_path / "wrong") / "manifest.json").read_text())
+    assert [line["rule"] for line in manifest["deployment_lint"]] == ["served_over_positions", "trained_below_suite"]
+    assert len(lines) == 2 and "GET /props default_generation_settings.n_ctx (per slot)" in lines[0]

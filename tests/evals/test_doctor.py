@@ -186,3 +186,13 @@ def test_doctor_without_a_config_or_lengths_lints_nothing_and_a_bad_config_is_on
         assert main(["doctor", "--config", str(tmp_path / "nope.json"), engine.url]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nope.json" in err[0]
+
+
+def test_without_config_the_model_folder_the_engine_states_is_read(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's `/v1/models` `root` is the folder it was started with (ctxprobe's `--engine vllm` too)."""
+    folder = tmp_path / "ling"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"max_position_embeddings": 262144, "rope_scaling": null}')
+    with FakeEngine("vllm", model=str(folder), context_length=1_048_576, answer="ready") as engine:
+        [line] = _lint([engine.url], capsys)
+    assert f"262,144 positions (config.json ({folder / 'config.json'}) max_position_embeddings)" in line
