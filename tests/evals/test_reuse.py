@@ -6,7 +6,9 @@ with the one sent before it on its lane (what a one-slot cache can serve)."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +175,22 @@ def test_bound_against_the_prompts_common_prefixes(layout: str) -> None:
             pairs += 1
     bound = reuse_bound(samples, "cache-aware", 1)
     assert pairs and common - 16 * pairs <= bound <= common
+
+
+def test_a_run_prints_its_reuse_and_why_it_fell_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that serves nothing from cache (a fake llama-server reporting 0 cached tokens): the depth sweep
+    allowed some, so the run says how little it got and what restores it; the manifest keeps the record."""
+    from ctxprobe.evals.cli.main import main
+    from tests.runners.fake_engine import FakeEngine
+
+    with FakeEngine("llama-server", context_length=4096, answer="The number is 1234567.") as engine:
+        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "2k", "--depths", "0,50,100",
+                     "--samples", "1", "--mode", "completions", "--no-logprobs", "--quiet", "--no-report",
+                     "--results-dir", str(tmp_path)])
+    assert code in (0, 1)  # the fake's answers may be wrong; the reuse lines are what is checked
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ctxprobe: reuse")]
+    manifest = json.loads((next(tmp_path.iterdir()) / "manifest.json").read_text())
+    record = ReuseRecord.model_validate(manifest["reuse"])
+    assert record.cached_tokens == 0 and record.bound_tokens > 0 and record.share == 0 and record.below
+    assert err[0].startswith("ctxprobe: reuse: 0 % of the layout's bound (0 cached of ")
+    assert "likely causes (llama-server)" in err[-1] and "--swa-full" in err[-1]
