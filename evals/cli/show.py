@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.records.load import load_run
 
-    run = load_run(args.run_dir)  # a folder that is no run ends here, before pandas and matplotlib load
+    run = load_run(args.run_dir, needles=False)  # a folder that is no run ends here, before pandas and matplotlib load
     from ctxprobe.evals.report.summary import write_report
 
     print(f"{run.dir}  [{run.manifest.status}]  {len(run.records)} samples")

@@ -52,8 +52,8 @@ class Scan:
     torn_tail: int | None  # the line number of an unfinished last line, if any
 
 
-def parse_line(raw: bytes) -> SampleRecord | str:
-    """The record one line holds, or why it holds none."""
+def parse_line(raw: bytes, model: type[SampleRecord] = SampleRecord) -> SampleRecord | str:
+    """The record one line holds (as `model`: a `RecordOutline` skips the needles), or why it holds none."""
     if not raw.strip():
         return "blank line"
     nuls = raw.count(b"\x00")
@@ -65,9 +65,9 @@ def parse_line(raw: bytes) -> SampleRecord | str:
         return f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
     try:
         if '"schema_version"' in text:
-            record = SampleRecord.model_validate_json(text)
+            record = model.model_validate_json(text)
         else:
-            record = SampleRecord.model_validate(versioned(json.loads(text)))  # before records carried a version
+            record = model.model_validate(versioned(json.loads(text)))  # before records carried a version
         why = impossible(record)
         return record if why is None else f"impossible value ({why})"
     except json.JSONDecodeError as exc:
@@ -118,15 +118,16 @@ def samples_file_exists(path: Path) -> bool:
     return True
 
 
-def read_records(path: Path, damaged: list[DamagedLine]) -> Iterator[tuple[int, SampleRecord]]:
-    """Each record of a samples file with its line number, as it is read; each damaged line is added to
-    `damaged` instead (nothing is raised for one line). An unfinished last line is neither."""
+def read_records(path: Path, damaged: list[DamagedLine], model: type[SampleRecord] = SampleRecord
+                 ) -> Iterator[tuple[int, SampleRecord]]:
+    """Each record of a samples file with its line number, as it is read (as `model`); each damaged line is
+    added to `damaged` instead (nothing is raised for one line). An unfinished last line is neither."""
     if not samples_file_exists(path):
         return
     for number, raw, ended in iter_lines(path):
         if not ended:
             return  # the last line, cut off mid-write: that sample never finished
-        parsed = parse_line(raw)
+        parsed = parse_line(raw, model)
         if isinstance(parsed, str):
             damaged.append(DamagedLine(number, parsed, raw[:40]))
         else:

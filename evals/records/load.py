@@ -31,9 +31,10 @@ class Run:
         return pd.DataFrame([record_row(r) for r in self.records])
 
 
-def load_run(path: str | Path) -> Run:
-    """Read a run folder (one line naming the problem when it is not one)."""
+def load_run(path: str | Path, *, needles: bool = True) -> Run:
+    """Read a run folder (one line naming the problem when it is not one). `needles=False` reads each record
+    as its outline (`evals/records/outline.py`): what tables, heatmaps and the report's page need."""
     store = RunStore(Path(path))
     manifest = store.load_manifest()
     store.check_records_present(manifest)
-    return Run(dir=store.dir, manifest=manifest, records=list(store.latest_records().values()))
+    return Run(dir=store.dir, manifest=manifest, records=list(store.latest_records(needles=needles).values()))

@@ -19,6 +19,7 @@ from pydantic_core import PydanticSerializationError
 
 from ctxprobe.evals.records.lines import DamagedLine, read_records, samples_file_exists, warn_damaged
 from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.outline import RecordOutline
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.evals.records.write_errors import WriteFailed
@@ -80,18 +81,19 @@ class RunStore:
             raise UserError(f"{self.dir} has no {SAMPLES}, though its manifest counts {counted:,} finished samples: "
                             "the records are missing (a copy that left them out?)")
 
-    def records(self) -> Iterator[SampleRecord]:
-        """Every complete record. A torn last line (a kill during a write) is skipped; so is a damaged line
+    def records(self, *, needles: bool = True) -> Iterator[SampleRecord]:
+        """Every complete record (without needles: as `RecordOutline`s, see `evals/records/outline.py`). A torn last line (a kill during a write) is skipped; so is a damaged line
         anywhere (blank, NULs, not UTF-8, not a record), named once in a `DamagedLineWarning` (see
         `evals/records/lines.py`): one bad line never makes the run unreadable."""
         damaged: list[DamagedLine] = []
-        for _, record in read_records(self.samples_path, damaged):
+        model = SampleRecord if needles else RecordOutline
+        for _, record in read_records(self.samples_path, damaged, model):
             yield record
         warn_damaged(self.samples_path, damaged)
 
-    def latest_records(self) -> dict[str, SampleRecord]:
-        """One record per sample id: the last one written."""
-        return {r.sample.sample_id: r for r in self.records()}
+    def latest_records(self, *, needles: bool = True) -> dict[str, SampleRecord]:
+        """One record per sample id: the last one written (without needles: its outline)."""
+        return {r.sample.sample_id: r for r in self.records(needles=needles)}
 
     def append(self, record: SampleRecord) -> None:
         """Append one record as a line, flushed and fsynced; `WriteFailed` when it cannot be written (the

@@ -84,8 +84,9 @@ def run_planned(plan: RunPlan, on_progress: Callable[[Progress], None] | None = 
 
 
 def _with_outputs(result: RunResult, strategy: Strategy) -> RunResult:
-    """The summary files and the terminal table of the samples kept, and the strategy's outputs."""
-    records = result.records()
+    """The summary files and the terminal table of the samples kept (read as outlines: no needle is shown),
+    and the strategy's outputs."""
+    records = list(RunStore(result.run_dir).latest_records(needles=False).values())
     if records:
         from ctxprobe.evals.report.summary import write_report
 

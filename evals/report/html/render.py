@@ -41,7 +41,7 @@ def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
         from ctxprobe.evals.report.html.run_section import run_section
         from ctxprobe.evals.records.load import load_run
 
-        return run_section(load_run(path))
+        return run_section(load_run(path, needles=False))
     return _history_of(path, history_of)
 
 

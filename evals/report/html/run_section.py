@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 
 from ctxprobe.evals.records.load import Run
+from ctxprobe.evals.records.outline import RecordOutline, full_records
 from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.store import SAMPLES
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.cache_path import SUSPECT, control_of, render_cache_path
@@ -250,9 +252,12 @@ def failures(run: Run, per_condition: int = FAILURES_PER_CONDITION) -> list[Fail
             key = (recipe.family, variant_label(recipe.params, recipe.family), recipe.haystack)
             wrong.setdefault(key, []).append(r)
     rebuilder = PromptRebuilder(run.manifest)
+    chosen = {key: _spread(recs, per_condition) for key, recs in sorted(wrong.items())}
+    outlined = [r.sample.sample_id for recs in chosen.values() for r in recs if isinstance(r, RecordOutline)]
+    whole = full_records(run.dir / SAMPLES, outlined)  # the needles of the few shown, where read without
     out = []
-    for (family, variant, haystack), recs in sorted(wrong.items()):
-        for r in _spread(recs, per_condition):
+    for (family, variant, haystack), recs in chosen.items():
+        for r in (whole.get(r.sample.sample_id, r) for r in recs):
             recipe, sample = r.sample.recipe, r.sample
             targets = [n for n in sample.needles if n.role != "distractor"] or sample.needles
             depths = ", ".join(f"{n.depth_pct:.1f}% ({n.role})" for n in targets) or f"{recipe.depth:g}% (planned)"

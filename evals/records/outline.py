@@ -1,0 +1,63 @@
+"""A record read without its needles: what tables, heatmaps, `show`, the report's page and resume need.
+
+A nested run's record holds every needle its prompt holds (80 at 1M tokens: nine tenths of its line), and only
+the report's failure examples read them. Reading 3,696 nightly records whole took seconds and a gigabyte;
+their outlines (the same line, its `sample.needles` skipped by the parser) take a sixth of the time and a
+tenth of the memory. An outline is a `SampleRecord` in every other field; asking it for needles is an
+`AttributeError`, never an empty list. `full_records` reads the few whole records a caller picked."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxprobe.evals.records.lines import iter_lines, parse_line
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.tasks.sample import Expected, Recipe
+
+__all__ = ["RecordOutline", "SampleOutline"]
+
+
+class SampleOutline(BaseModel):
+    """`tasks.sample.Sample` less its needles (and the prompt and messages, which are never stored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    sample_id: str
+    recipe: Recipe
+    prompt_sha256: str
+    planned_tokens: int
+    approximate: bool
+    question: str
+    answer_prefix: str
+    max_tokens: int
+    expected: Expected
+    measures: dict[str, float] = Field(default_factory=dict)
+
+
+class RecordOutline(SampleRecord):
+    """One line of samples.jsonl read as an outline (see the module's docstring)."""
+
+    sample: SampleOutline  # type: ignore[assignment]
+
+
+_ID = re.compile(rb'"sample_id":\s*"([^"]+)"')
+
+
+def full_records(path: Path, sample_ids: Iterable[str]) -> dict[str, SampleRecord]:
+    """The last whole record of each of `sample_ids` in the samples file at `path` (damaged lines skipped, as
+    every reader does); only the lines of those samples are parsed whole."""
+    wanted = set(sample_ids)
+    out: dict[str, SampleRecord] = {}
+    if not wanted or not path.is_file():
+        return out
+    for _, raw, ended in iter_lines(path):
+        found = _ID.search(raw, 0, 400)  # the sample's id is its first field, near the line's start
+        if ended and (found is None or found.group(1).decode("utf-8", "replace") in wanted):
+            parsed = parse_line(raw)
+            if isinstance(parsed, SampleRecord) and parsed.sample.sample_id in wanted:
+                out[parsed.sample.sample_id] = parsed
+    return out
