@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.compare import CompareResult, CompareRow
 from ctxprobe.evals.records.safe_write import save_figure
 from ctxprobe.tasks.lengths import format_length
@@ -33,7 +34,7 @@ def _panel(ax: Axes, cells: list[CompareRow], alpha: float) -> AxesImage:
     for cell in cells:
         i, j = depths.index(float(cell.depth or 0.0)), contexts.index(cell.context_tokens)
         marked = cell.p_value < alpha
-        text = f"{cell.diff:+.2f}{' *' if marked else ''}\n{cell.base_accuracy:.2f} -> {cell.cand_accuracy:.2f}\nn={cell.n}"
+        text = f"{signed(cell.diff, 2, 1.0)}{' *' if marked else ''}\n{cell.base_accuracy:.2f} -> {cell.cand_accuracy:.2f}\nn={cell.n}"
         colour = "white" if abs(cell.diff) > 0.6 else "black"
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour, linespacing=1.1)
         if marked:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.api import compare_runs, run_input
 from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.records.compare import CompareResult, CompareRow
@@ -106,5 +107,5 @@ def _flag(compared: CompareResult, row: CompareRow) -> str:
         kl = find_row(compared.kl, row.candidate, row.level, row.family, row.variant, row.haystack, row.context_tokens)
         return f"{row.where()} KL {kl_number(kl.kl if kl else float('nan'))} nats"
     if compared.metric == "p_answer" and row.p_answer is not None:
-        return f"{row.where()} p_answer {100 * row.p_answer.diff:+.1f} points (anytime-valid)"
-    return f"{row.where()} {100 * row.diff:+.0f} points (p_holm {row.p_holm:.3g})"
+        return f"{row.where()} p_answer {signed(row.p_answer.diff, 1)} points (anytime-valid)"
+    return f"{row.where()} {signed(row.diff)} points (p_holm {row.p_holm:.3g})"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.history import HISTORY_JSON, HistoryPoint, HistoryResult
 from ctxprobe.evals.records.outputs import write_output
 from ctxprobe.evals.records.safe_write import make_folder, replace_file, save_figure
@@ -50,7 +51,7 @@ def step_lines(result: HistoryResult) -> list[str]:
         head = f"{names[step.previous]} -> {names[step.current]}: {step.pairs} pairs"
         if step.note:
             head += f" ({step.note})"
-        drops = "; ".join(step.flagged or [f"{r.where()} {100 * r.diff:+.0f} points (p_holm {r.p_holm:.3g})"
+        drops = "; ".join(step.flagged or [f"{r.where()} {signed(r.diff)} points (p_holm {r.p_holm:.3g})"
                                            for r in step.drops])
         word, none = ("DIVERGES", "no divergence above the margin") if result.metric == "kl" else ("DROP", "no significant drop")
         lines.append(f"{head}: " + (f"{word} {drops}" if drops else none))

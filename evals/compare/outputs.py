@@ -14,7 +14,8 @@ from ctxprobe.evals.records.outputs import write_output
 from ctxprobe.evals.records.safe_write import make_folder, replace_file
 from ctxprobe.evals.records.store import run_folder
 from ctxprobe.evals.compare.sequential.gate import PASS_MEANING
-from ctxprobe.evals.compare.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells, signed
+from ctxprobe.evals.compare.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells
+from ctxprobe.evals.compare.signed import signed
 
 
 def _columns(result: CompareResult) -> list[str]:

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TypeVar
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.sequential.gate import GATE_METHOD, SequentialRow
 from ctxprobe.evals.records.record import SampleRecord
 
@@ -58,7 +59,7 @@ class PairMetric(ABC):
 
     def text(self, value: float) -> str:
         """A difference as the table prints it (points, by default)."""
-        return f"{100 * value:+.1f}"
+        return signed(value, 1)
 
 
 def pair_metric(cls: M) -> M:

@@ -3,6 +3,7 @@ the paired gate's original binary ones."""
 
 from __future__ import annotations
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.metrics.base import PairMetric, pair_metric
 from ctxprobe.evals.compare.sequential.gate import SequentialRow
 from ctxprobe.evals.records.record import SampleRecord
@@ -20,4 +21,4 @@ class Correct(PairMetric):
         return SequentialRow(primary=primary)
 
     def text(self, value: float) -> str:
-        return f"{100 * value:+.0f}"
+        return signed(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.compare import CompareRow
 from ctxprobe.tasks.lengths import format_length
 
@@ -15,10 +16,6 @@ NO_P_ANSWER = "no p_answer"  # a row none of whose pairs has answer probabilitie
 
 def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.0f}%"
-
-
-def signed(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:+.0f}"
 
 
 def row_cells(row: CompareRow) -> list[str]:

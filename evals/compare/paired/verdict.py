@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.records.compare import CompareResult, CompareRow, Example
 from ctxprobe.evals.records.record import SampleRecord
@@ -218,11 +219,22 @@ def undecided_text(result: CompareResult) -> str:
     cases = gate_cases(result)
     primary = [c for c in cases if c.primary] or cases
     open_ = [c for c in primary if c.verdict == "UNDECIDED"]
-    return ("; ".join(f"{c.candidate} {c.where} {_bounds(c.metric, c.diff_lo, c.diff_hi)}, n {c.n}" for c in open_)
-            + " (the interval reaches past the margin: more pairs are needed to PASS)") if open_ else ""
+    if not open_:
+        return ""
+    chains = {(r.candidate, r.where()): r.clusters for r in result.gate_rows()}
+
+    def size(c: GateCase) -> str:
+        k = chains.get((c.candidate, c.where))
+        return f"{c.n} pairs" if k is None else f"{c.n} pairs in {k} chain{'' if k == 1 else 's'}"
+
+    short = "chains" if any(chains.get((c.candidate, c.where)) is not None for c in open_) else "pairs"
+    return ("; ".join(f"{c.candidate} {c.where} {_bounds(c.metric, c.diff_lo, c.diff_hi)}, {size(c)}" for c in open_)
+            + f" (the interval reaches past the margin: more {short} are needed to PASS"
+            + (": a nested run's pairs in one chain share their prompt, so the chains are what the interval counts)"
+               if short == "chains" else ")"))
 
 
 def _bounds(metric: str, lo: float, hi: float) -> str:
     if metric == "kl":
         return f"[{lo:.4f}, {hi:.4f}] nats"
-    return f"[{100 * lo:+.0f}, {100 * hi:+.0f}] points"
+    return f"[{signed(lo)}, {signed(hi)}] points"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.safe_write import replace_file
 from ctxprobe.evals.compare.sequential.gate import PASS_MEANING, overall_verdict
 
@@ -51,7 +52,7 @@ def metric_text(metric: str, diff: float, lo: float, hi: float, n: int, interval
     probability points; kl's a mean in nats: `kl: mean 0.0435 nats, ...`)."""
     if metric == "kl":
         return f"kl: mean {diff:.4f} nats, {interval} [{lo:.4f}, {hi:.4f}], n {n} pairs"
-    return (f"{metric}: diff {100 * diff:+.1f} points, {interval} [{100 * lo:+.1f}, {100 * hi:+.1f}], "
+    return (f"{metric}: diff {signed(diff, 1)} points, {interval} [{signed(lo, 1)}, {signed(hi, 1)}], "
             f"n {n} pairs")
 
 
@@ -98,8 +99,8 @@ def summary_markdown(cases: list[GateCase], title: str, engine_faults: Sequence[
              f"| candidate | row | verdict | diff | {header} | n |" + (" beside it |" if beside else ""),
              "|---|---|---|---:|---:|---:|" + ("---|" if beside else "")]
     for c in cases:
-        lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {100 * c.diff:+.1f} | "
-                     f"[{100 * c.diff_lo:+.1f}, {100 * c.diff_hi:+.1f}] | {c.n} |" + (f" {c.other} |" if beside else ""))
+        lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {signed(c.diff, 1)} | "
+                     f"[{signed(c.diff_lo, 1)}, {signed(c.diff_hi, 1)}] | {c.n} |" + (f" {c.other} |" if beside else ""))
     faults = [f"**ENGINE FAULT: {fault}**" for fault in engine_faults]
     return "\n".join([*faults, *([""] if faults else []), *lines, "", PASS_MEANING]) + "\n"
 

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.compare import COMPARE_JSON, read_compare
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import SampleRecord
@@ -31,7 +32,7 @@ def _pct(x: Any) -> str:
 
 
 def _pts(x: Any) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):+.0f}"
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else signed(float(x))
 
 
 def _p(x: Any) -> str:
@@ -70,7 +71,7 @@ def _p_answer(pa: dict[str, Any] | None) -> dict[str, str] | None:
         return None
     of = f"{pa.get('n')}" + (f"/{int(pa['n']) + int(pa['missing'])}" if pa.get("missing") else "")
     return {"means": f"{float(pa['base']):.3f} → {float(pa['cand']):.3f}",
-            "diff": f"{100 * float(pa['diff']):+.1f} [{100 * float(pa['lo']):+.1f}, {100 * float(pa['hi']):+.1f}], {of}"}
+            "diff": f"{signed(float(pa['diff']), 1)} [{signed(float(pa['lo']), 1)}, {signed(float(pa['hi']), 1)}], {of}"}
 
 
 def diff_tables(rows: list[dict[str, Any]], candidate: str) -> list[dict[str, Any]]:

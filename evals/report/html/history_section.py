@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.history import HISTORY_JSON
 from ctxprobe.evals.records.history import read_history as read_history_file
 from ctxprobe.evals.report.html.charts import accuracy_colour, png_data_uri
@@ -57,7 +58,7 @@ def nights(data: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for s in data.get("steps", []):
         drops = [f"{r.get('family')} {r.get('variant')} [{r.get('haystack')}] "
-                 f"{format_length(int(r.get('context_tokens', 0)))}: {100 * float(r.get('diff', 0)):+.0f} points "
+                 f"{format_length(int(r.get('context_tokens', 0)))}: {signed(float(r.get('diff', 0)))} points "
                  f"(p_holm {float(r.get('p_holm') or 0):.3g})" for r in s.get("drops", [])]
         out.append({"previous": names.get(s.get("previous"), s.get("previous")),
                     "current": names.get(s.get("current"), s.get("current")), "pairs": s.get("pairs", 0),

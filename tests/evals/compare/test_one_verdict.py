@@ -83,5 +83,25 @@ def test_six_pairs_with_a_wide_interval_are_undecided_not_a_pass(tmp_path: Path,
     assert main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--results-dir", str(tmp_path / "out"),
                  "--no-report"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("gate --fail-if-drop"))
-    assert line.startswith("gate --fail-if-drop 0.05: UNDECIDED: q4 niah") and "n 6" in line, line
+    assert line.startswith("gate --fail-if-drop 0.05: UNDECIDED: q4 niah") and ", 6 pairs (" in line, line
     assert "pass" not in line.lower().split("undecided")[0]
+
+
+def test_an_undecided_gate_names_what_is_short_pairs_or_chains(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Independent pairs: 'more pairs are needed'; a nested run's rows pool chains, so '30 pairs in 2 chains'
+    and 'more chains are needed'."""
+    from ctxprobe.evals.compare.paired.verdict import undecided_text
+    from ctxprobe.evals.records.compare import read_compare
+
+    base, cand = _runs(tmp_path, "UNDECIDED")
+    main(["compare", str(base), str(cand), "--fail-if-drop", str(MARGIN), "--results-dir", str(tmp_path / "out")])
+    capsys.readouterr()
+    (folder,) = (tmp_path / "out").iterdir()
+    result = read_compare(folder)
+    text = undecided_text(result)
+    assert re.search(r", 6 pairs \(the interval reaches past the margin: more pairs are needed to PASS\)$", text)
+    nested = result.model_copy(update={"rows": [r.model_copy(update={"clusters": 2}) if r.level == "family" else r
+                                                for r in result.rows]})
+    text = undecided_text(nested)
+    assert ", 6 pairs in 2 chains (the interval reaches past the margin: more chains are needed to PASS" in text
