@@ -14,6 +14,14 @@ from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.tasks.lengths import format_length
 
 Cell = tuple[str, str, str, int, float]
+NAMED = 5  # samples named in the footnote on those without probabilities
+
+
+def _why(record: SampleRecord) -> str:
+    """A sample without answer probabilities: its id, and why where the record says."""
+    why = record.logprobs_detail or ("the engine gives none" if record.logprobs == LOGPROBS_UNAVAILABLE
+                                     else "not measured")
+    return f"{record.sample.sample_id} ({why})"
 
 
 def answer_probabilities(records: Iterable[SampleRecord]) -> dict[Cell, tuple[int, float, float]]:
@@ -42,9 +50,11 @@ def render_answer_probabilities(records: Iterable[SampleRecord]) -> str:
     for (family, variant, haystack, length, depth), (n, p, top1) in sorted(cells.items()):
         lines.append(f"  {family}  {variant}  [{haystack}]  {format_length(length)}  depth {depth:g}%: "
                      f"p_ans {p:.3f}  top1 {top1:.2f}  (n={n})")
-    measured = sum(n for n, _, _ in cells.values())
-    rest = sum(1 for r in records if r.response is not None) - measured
-    if rest > 0:
-        lines.append(f"  ({rest} answered samples without them: no single rendering of the answer, a merge at "
-                     "the prompt's end, a failed extra request or an engine without logprobs; see logprobs_detail)")
+    without = [r for r in records if r.response is not None
+               and not (isinstance(r.logprobs, AnswerLogprobs) and r.logprobs.tokens)]
+    if without:
+        lines.append(f"  ({len(without)} answered sample{'' if len(without) == 1 else 's'} without them: "
+                     + "; ".join(_why(r) for r in without[:NAMED]) + (f"; and {len(without) - NAMED} more"
+                                                                      if len(without) > NAMED else "")
+                     + "; each record's logprobs_detail says why)")
     return "\n".join(lines) + "\n"

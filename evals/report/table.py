@@ -58,7 +58,8 @@ def _blocks(cells: pd.DataFrame, summary: pd.DataFrame) -> Iterable[tuple[tuple[
 
 
 def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of one block: two rows per depth (accuracy, interval), then `all` and errors."""
+    """Header and rows of one block: two rows per depth (accuracy, interval), then `all`, the mean partial credit
+    where any was given, and errors; every row labelled."""
     contexts = sorted(block["context_tokens"].unique())
     header = ["depth"] + [format_length(int(c)) for c in contexts]
     by_cell = {(r["depth"], r["context_tokens"]): r for _, r in block.iterrows()}
@@ -67,7 +68,7 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
     def add(label: str, lookup: dict[Any, pd.Series]) -> None:
         texts = [cell_text(lookup[c]) if c in lookup else ("", "") for c in contexts]
         rows.append([label] + [t[0] for t in texts])
-        rows.append([""] + [t[1] for t in texts])
+        rows.append(["interval"] + [t[1] for t in texts])
 
     for depth in sorted(block["depth"].unique()):
         add(f"{depth:g}%", {c: by_cell[(depth, c)] for c in contexts if (depth, c) in by_cell})
@@ -75,7 +76,7 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
     scored = summary[summary["n"] > 0]
     partial = dict(zip(scored["context_tokens"], scored["partial_mean"]))
     if ((scored["partial_mean"] - scored["accuracy"]).abs() > 1e-9).any():  # partial credit was given
-        rows.append(["partial"] + [_pct(partial[c]) if c in partial else "" for c in contexts])
+        rows.append(["partial credit"] + [_pct(partial[c]) if c in partial else "" for c in contexts])
     totals = {r["context_tokens"]: int(r["errors"]) for _, r in summary.iterrows()}
     if any(totals.values()):
         rows.append(["errors"] + [str(totals.get(c, 0) or "") for c in contexts])

@@ -74,10 +74,12 @@ def test_render_text_grid():
     header, row0, ci_row = lines[start + 1 : start + 4]
     assert header.split() == ["depth", "4K", "32K", "1m"]
     assert row0.split() == ["0%", "100%", "(10)", "80%", "(10)", "-", "(0)"]
-    assert ci_row.split() == ["[69-100]", "[44-97]"]  # Clopper-Pearson: 0.025^(1/10) = 0.69; 8 of 10
+    assert ci_row.split() == ["interval", "[69-100]", "[44-97]"]  # Clopper-Pearson: 0.025^(1/10) = 0.69; 8 of 10
     assert any(line.startswith("errors (not in n): 32K: 2 timeout; 1m: 2 rejected_too_long") for line in lines)
     assert "recall  kind=hex  [prose]" in lines
-    assert any(line.split()[:2] == ["partial", "50%"] for line in lines)  # multivalue partial credit
+    assert any(line.split()[:3] == ["partial", "credit", "50%"] for line in lines)  # multivalue partial credit
+    grid_rows = [line for line in lines if line.startswith(" ") or line[:1].isdigit()]
+    assert grid_rows and all(line.split()[0][:1] not in "[-" for line in grid_rows if line.strip())  # every row labelled
 
 
 def test_record_without_score_or_error_is_a_bug():

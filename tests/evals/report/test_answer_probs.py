@@ -30,7 +30,8 @@ def test_means_per_cell_by_hand() -> None:
     assert p100 == 1.0 and t100 == 1.0
     text = render_answer_probabilities(records)
     assert f"p_ans {p0:.3f}  top1 {t0:.2f}  (n=2)" in text and "depth 100%: p_ans 1.000  top1 1.00  (n=1)" in text
-    assert "(2 answered samples without them" in text
+    named = [r.sample.sample_id for r in records[3:]]
+    assert f"(2 answered samples without them: {named[0]} (not measured); {named[1]} (the engine gives none)" in text
 
 
 def test_nothing_without_logprobs_and_a_line_when_unavailable() -> None:
