@@ -93,6 +93,9 @@ class SuiteTask(BaseModel):
         return None if v is None else _depths(v)
 
 
+INLINE_PREFIX = "inline-"  # the name of a suite given on the command line (`run --family F`): inline-F
+
+
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 

@@ -32,6 +32,7 @@ from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping, stopp
 from ctxprobe.evals.report.summary import capacity_threshold
 from ctxprobe.evals.report.table import context_summary, variant_label
 from ctxprobe.tasks.lengths import format_length
+from ctxprobe.tasks.suite import INLINE_PREFIX, Suite
 
 FAILURES_PER_CONDITION = 3
 
@@ -50,6 +51,27 @@ def duration(seconds: float) -> str:
     return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
 
 
+def suite_text(suite: Suite) -> str:
+    """A suite by its name, and one given on the command line (`--family`) by what it holds: its tasks, lengths
+    and depths."""
+    if not suite.name.startswith(INLINE_PREFIX):
+        return suite.name
+    tasks = ", ".join(" ".join([t.family, *(f"{k}={v}" for k, v in sorted(t.params.items()))]) for t in suite.tasks)
+    lengths = ", ".join(format_length(n) for n in suite.lengths)
+    depths = ", ".join(f"{d:g}" for d in suite.depths)
+    return f"{tasks} at {lengths} x depths {depths}% (given on the command line)"
+
+
+def layout_rows(suite: Suite) -> list[tuple[str, str]]:
+    """The prompts' layout, and what a chain is where the run has them."""
+    layouts = {suite.layout_of(t) for t in suite.tasks}
+    if "nested" not in layouts:
+        return [("layout", "independent: each sample a prompt of its own")]
+    which = "nested" if layouts == {"nested"} else "nested and independent (by task)"
+    return [("layout", which), ("chain", "one task and seed: a single haystack grown through the lengths, each "
+             "depth a question on it; a chain's samples share their context, so intervals count chains, not samples")]
+
+
 def header(run: Run) -> list[tuple[str, str]]:
     """(name, value) pairs from the manifest; quantisation facts only where the run knows them."""
     m, opts = run.manifest, run.manifest.options
@@ -66,7 +88,8 @@ def header(run: Run) -> list[tuple[str, str]]:
         rows.append(("KV cache type", str(opts["kv_cache_type"])))
     if m.endpoints:
         rows.append(("endpoints", ", ".join(m.endpoints)))
-    rows += [("suite", m.suite.name), ("mode", m.mode or "?"), ("tokenizer", m.tokenizer or "?"),
+    rows += [("suite", suite_text(m.suite)), *layout_rows(m.suite), ("mode", m.mode or "?"),
+             ("tokenizer", m.tokenizer or "?"),
              ("token counter", m.token_counter or "?"),
              ("ran", f"{when(m.created)} → {when(m.updated)} ({duration(m.updated - m.created)})"),
              ("status", m.status),

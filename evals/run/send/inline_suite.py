@@ -16,7 +16,7 @@ from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.family_index import family_class, include
 from ctxprobe.tasks.registry import known_families
 from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
-from ctxprobe.tasks.suite import Suite, load_suite, parse_suite
+from ctxprobe.tasks.suite import INLINE_PREFIX, Suite, load_suite, parse_suite
 
 
 def parse_params(text: str | None) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
     if alone and not suite:
         family = family or alone[0]
     if family:
-        base: dict[str, Any] = {"name": f"inline-{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
+        base: dict[str, Any] = {"name": f"{INLINE_PREFIX}{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
                                 "tasks": [{"family": family, "params": parse_params(params)}]}
         data = base
     else:
