@@ -7,13 +7,14 @@
 - the items of a list (`list_items`): where the words come from a vocabulary as large as English (RULER's
   `cwe` list: `appear`, `count` and `return` are in it), a word counts only where it stands as an item: alone
   between commas, semicolons, colons, `and`, `or`, line and sentence ends, or as the last word after `is`,
-  `are`, `include` ("The words that appear most often are mocha, odd and cloudy" lists three)."""
+  `are`, `include` ("The words that appear most often are mocha, odd and cloudy" lists three); an item of
+  words glued by `-` or `_` (`VAR_atm`) offers each of them."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["canonical_words", "list_items"]
+__all__ = ["canonical_words", "list_items", "unspaced"]
 
 _LETTER = "A-Za-z\u00c0-\u024f"
 _SPACED = re.compile(rf"(?<![{_LETTER}])[{_LETTER}](?:[ .\-_\u2010\u2011\u2013\u00b7]{{1,3}}[{_LETTER}](?![{_LETTER}])){{2,}}")
@@ -23,7 +24,8 @@ _LEAD = frozenset("is are was were include includes including be".split())
 _HEDGES = frozenset("a an the also maybe perhaps possibly probably too both word words".split())
 
 
-def _unspaced(text: str) -> str:
+def unspaced(text: str) -> str:
+    """`text` with letter spacing undone (`M e g a n` -> `Megan`)."""
     return _SPACED.sub(lambda m: "".join(c for c in m.group(0) if c.isalpha()), text)
 
 
@@ -46,7 +48,7 @@ def canonical_words(text: str) -> list[tuple[str, bool]]:
 def list_items(text: str) -> list[tuple[str, int]]:
     """The words of `text` that stand as list items (see the module docstring), with where they start (letter
     spacing undone: an item spelled out is the word it spells)."""
-    text = _unspaced(text)
+    text = unspaced(text)
     out = []
     start = 0
     for piece in [*_ITEM_SPLIT.split(text)]:
@@ -56,6 +58,8 @@ def list_items(text: str) -> list[tuple[str, int]]:
         words = [(w, i) for w, i in words if w.casefold() not in _HEDGES] or words[-1:]
         if len(words) == 1:
             out.append(words[0])
+        elif len(piece.split()) == 1:  # one token of words glued by `-` or `_` (`VAR_atm`): each is an item
+            out += words
         elif len(words) >= 2 and words[-2][0].casefold() in _LEAD:
             out.append(words[-1])
     return out

@@ -13,7 +13,8 @@ clauses masked (`tasks/answers/polarity.py`: "It is not Paris." gives no answer)
   equals an accepted answer normalised.
 - `number`: every number in the region that the question does not itself contain is one accepted answer, as a
   number, and there is at least one: `1,234`, `1234` and `1234.0` are one number; thousands separators (`,` `_`
-  and thin or no-break spaces) only in groups of three; number words are not read. Another number beside it
+  and thin or no-break spaces) only in groups of three; a number written otherwise (regrouped, hyphenated, in
+  words, as `1.483e3`, with an ordinal suffix: `tasks/answers/numbers.py`) is another number offered. Another number beside it
   ("4417, 4418.", "31 flights, 1482 steps", "1482 or 1 483") is an answer offered in its place: wrong.
 - `set`: every member (each accepted answer) occurs in the region as whole words, in any order, and no other
   item is offered. The items are read from each sentence that names a member, each list line and each sentence
@@ -36,11 +37,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 
 from ctxprobe.tasks.answers.fold import fold
 from ctxprobe.tasks.answers.kinds import Scorer, answer_kind
+from ctxprobe.tasks.answers.numbers import canonical_numbers
 from ctxprobe.tasks.answers.region import AnswerRegion
 from ctxprobe.tasks.answers.verdict import Score
+from ctxprobe.tasks.answers.words import unspaced
 from ctxprobe.tasks.families.needles_file import parse_number
 from ctxprobe.tasks.sample import Sample
 
@@ -54,7 +58,7 @@ _NUMBER = re.compile(r"(?<![\w.])[+\-\u2212]?(?:\d{1,3}(?:([,_\u00a0\u202f])\d{3
 def normalise(text: str) -> str:
     """The comparison form of an answer (see the module's docstring)."""
     out = []
-    for ch in unicodedata.normalize("NFKC", fold(text)).casefold():
+    for ch in unicodedata.normalize("NFKC", unspaced(fold(text))).casefold():
         category = unicodedata.category(ch)
         if ch in "-/_\u2010\u2011\u2012\u2013\u2014" or category.startswith("Z") or ch.isspace():
             out.append(" ")
@@ -63,8 +67,14 @@ def normalise(text: str) -> str:
     return " ".join(w for w in "".join(out).split() if w not in _ARTICLES)
 
 
+_REASONING_TAG = re.compile(r"</?think>", re.I)
+
+
 def score_rule(kind: str, region: AnswerRegion, answers: list[str], question: str) -> Score:
-    """Score the answer region by the item's kind."""
+    """Score the answer slot by the item's kind. A reasoning block's tags after the answer end a line: what it
+    holds is offered on its own."""
+    region = replace(region, lines=tuple(line for line in _REASONING_TAG.sub("\n", region.text).split("\n")
+                                         if line.strip()))
     if kind == "exact":
         return _exact(region, answers)
     if kind == "number":
@@ -83,8 +93,12 @@ def _exact(region: AnswerRegion, answers: list[str]) -> Score:
         if ": " in line:
             spans.append(line.rsplit(": ", 1)[1])
     found = [s.strip() for s in spans if normalise(s) in accepted]
-    extracted = found[:1] or [s.strip() for s in spans[1:2]]
-    return Score(extracted=extracted, correct=bool(found), partial=float(bool(found)))
+    # another short answer offered alone elsewhere in the slot (a later paragraph, a fenced block) is another answer
+    longest = max(len(a.split()) for a in accepted) + 1
+    others = [i for i in _items(region, answers) if i not in accepted and len(i.split()) <= longest]
+    extracted = (found[:1] or [s.strip() for s in spans[1:2]]) + list(dict.fromkeys(others))
+    correct = bool(found) and not others
+    return Score(extracted=extracted, correct=correct, partial=float(correct))
 
 
 def numbers_in(text: str) -> list[float]:
@@ -98,8 +112,12 @@ def _number(region: AnswerRegion, answers: list[str], question: str) -> Score:
     asked = set(numbers_in(question))
     given = list(dict.fromkeys(v for v in numbers_in(region.text) if v not in asked))
     accepted = [v for v in (parse_number(a) for a in answers) if v is not None]
-    correct = bool(given) and any(all(abs(g - a) <= 1e-9 * max(1.0, abs(a)) for g in given) for a in accepted)
-    return Score(extracted=[f"{g:g}" for g in given], correct=correct, partial=float(correct))
+    # a number written in a disguise (`1-483`, words, `1.483e3`, `1483rd`) is another number offered, never the answer
+    asked_digits = {n for n, _, _ in canonical_numbers(question)}
+    disguised = [w for n, w, plain in canonical_numbers(region.text) if not plain and n not in asked_digits]
+    correct = bool(given) and not disguised and any(
+        all(abs(g - a) <= 1e-9 * max(1.0, abs(a)) for g in given) for a in accepted)
+    return Score(extracted=[f"{g:g}" for g in given] + disguised, correct=correct, partial=float(correct))
 
 
 def _has(text: str, answer: str) -> bool:
