@@ -103,6 +103,7 @@ class _Outcome:
     write_failed: WriteFailed | None = None
     metrics_before: dict[str, float] | None = field(default=None)
     control: CacheControl | None = None  # the cache-path control (None: planned no further than that)
+    started: float = field(default_factory=time.time)  # when this run's sending began (a resumed run's own part)
 
 
 def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Callable[[Progress], None] | None,
@@ -196,11 +197,13 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
         manifest.cache_check = outcome.control.record(read_checks(store.dir).values())
         if outcome.control.chosen and outcome.control.how is not None:
             print(f"ctxprobe: {manifest.cache_check.line()}", file=sys.stderr)
-    # the engine's own computed count is the answers' alone where nothing else reached it in this run
+    # this run's answers (a resumed run's earlier ones were served by another process, perhaps another engine);
+    # the engine's own computed count is theirs alone where nothing else reached it
     others = (manifest.logprobs and manifest.logprobs.extra_requests) or (manifest.cache_check and
                                                                           manifest.cache_check.chosen)
-    manifest.reuse = measure_reuse(list(latest.values()), manifest.order_detail, manifest.engine_metrics,
-                                   served.engine.engine, served.engine.reuse_block, only_answers=fresh and not others)
+    manifest.reuse = measure_reuse([r for r in latest.values() if r.finished_at >= outcome.started],
+                                   manifest.order_detail, manifest.engine_metrics, served.engine.engine,
+                                   served.engine.reuse_block, only_answers=not others)
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
     manifest.updated = time.time()
     if fresh and not latest and not progress.sent and manifest.status != "finished":
