@@ -48,7 +48,7 @@ from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.run.send.cold_check import cold_path, send_checks
 from ctxprobe.evals.run.send.logprobs import say_unavailable, wanted
-from ctxprobe.evals.run.send.loop import EndpointLost, Progress
+from ctxprobe.evals.run.send.loop import EndpointLost, Progress, planned_tokens
 from ctxprobe.evals.run.send.options import RunOptions, validated
 from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.runners.deployment_lint import render_lint
@@ -132,7 +132,7 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         print(f"ctxprobe: {len(todo)} samples to run ({len(done)} already done) -> {store.dir}", file=sys.stderr)
         if todo and wanted(served.logprobs, served.engine.engine) is None:
             say_unavailable(served.engine.engine, served.logprobs.logprobs)
-        progress = Progress(total=len(todo))
+        progress = Progress(total=len(todo), total_tokens=planned_tokens(todo))
         control = _control(plan, recipes, served)
         outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine),
                            control=control)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from fake_engine import FakeEngine, Reply
 
 from ctxprobe.evals.run.send.loop import TICK_S, Progress
@@ -77,3 +78,16 @@ def test_the_progress_line_shows_a_prefill_in_flight() -> None:
     assert progress.line().endswith("prefill 12s")
     progress.longest = lambda: (1.0, 900.0)  # a request just sent: nothing to say
     assert "prefill" not in progress.line()
+
+
+def test_the_eta_counts_the_prompt_tokens_left_at_the_rate_measured() -> None:
+    """Two 1K samples done in 10 s, a 32K one left: the prompt tokens say 160 s, not the 5 s a count of samples
+    left would (the quick suite's first ETA said 359 s of a 674 s run)."""
+    from ctxprobe.evals.run.send.loop import planned_tokens
+    from ctxprobe.tasks.sample import Recipe
+
+    recipes = [Recipe(family="niah", context_tokens=n, depth=50.0) for n in (1024, 1024, 32768)]
+    progress = Progress(total=3, total_tokens=planned_tokens(recipes))
+    progress.done, progress.done_tokens = 2, 2048
+    assert progress.eta(10.0) == pytest.approx(32768 / (2048 / 10.0))
+    assert Progress(total=3, done=2).eta(10.0) == pytest.approx(5.0)  # lengths unknown: samples left

@@ -21,7 +21,7 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal, Protocol, Sequence
 
 from ctxprobe.evals.records.manifest import OrderDetail
 from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord
@@ -80,6 +80,8 @@ class Progress:
     errors: int = 0
     correct: int = 0
     prompt_tokens: int = 0
+    total_tokens: int = 0  # the planned prompt tokens of every sample to send (0: unknown, the ETA counts samples)
+    done_tokens: int = 0  # ... of those done
     started: float = field(default_factory=time.monotonic)
     replica_events: list[ReplicaEvent] = field(default_factory=list)
     order_detail: OrderDetail | None = None  # how the send order ran, for the manifest
@@ -101,6 +103,7 @@ class Progress:
 
     def add(self, record: SampleRecord) -> None:
         self.done += 1
+        self.done_tokens += record.sample.recipe.context_tokens
         if record.error is not None:
             self.errors += 1
         elif record.score is not None and record.score.correct:
@@ -117,14 +120,22 @@ class Progress:
 
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        rate = self.done / elapsed
-        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        eta = self.eta(elapsed)
         scored = self.done - self.errors
         acc = f"{self.correct / scored:.2f}" if scored else "-"
         eta_text = f"{eta:,.0f}s" if eta == eta else "?"
         line = (f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
                 f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
         return line + self.prefill_text()
+
+    def eta(self, elapsed: float) -> float:
+        """Seconds left at the rate measured so far: prompt tokens a second over the prompt tokens left, where
+        the samples' lengths are known (a long sample takes longer than a short one: a count of samples left
+        said 359 s of a 674 s run), else samples a second over the samples left; NaN before any is done."""
+        if self.total_tokens and self.done_tokens:
+            return (self.total_tokens - self.done_tokens) / (self.done_tokens / elapsed)
+        rate = self.done / elapsed
+        return (self.total - self.done) / rate if rate > 0 else float("nan")
 
     def prefill_text(self) -> str:
         """`  prefill 412s of ~900s` for the request out longest (once it has been out `TICK_S`): a long
@@ -154,6 +165,11 @@ def answer_error(response: Response, max_tokens: int,
                                          "generated tokens on the server?)")
         return ErrorKind.no_answer_room, f"{stopped} (prompt {prompt} tokens): no room left in the context"
     return None, None
+
+
+def planned_tokens(recipes: Sequence[Recipe]) -> int:
+    """The prompt tokens `recipes` plan to send: what the ETA counts down."""
+    return sum(r.context_tokens for r in recipes)
 
 
 def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
@@ -223,7 +239,7 @@ async def run_recipes(
     while no sample finishes and one is in flight (the progress line, with the prefill under way)."""
     budget = budget or AnswerBudget()
     misfit_cells: set[str] = set()
-    progress = progress if progress is not None else Progress(total=len(recipes))
+    progress = progress if progress is not None else Progress(total=len(recipes), total_tokens=planned_tokens(recipes))
     prior = attempts_before or {}
     groups = send_groups(recipes, order)
     lanes = max(1, concurrency)

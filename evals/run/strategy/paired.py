@@ -22,7 +22,7 @@ from ctxprobe.evals.run.lockstep import (baseline_endpoint, baseline_recorded, e
                                          missing_on_baseline, scored)
 from ctxprobe.evals.run.send.options import AgainstOptions
 from ctxprobe.evals.run.result import RunResult
-from ctxprobe.evals.run.send.loop import Progress
+from ctxprobe.evals.run.send.loop import Progress, planned_tokens
 from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.evals.run.strategy.base import Sender, Strategy
 from ctxprobe.tasks.build import PromptBuilder
@@ -84,6 +84,7 @@ class Paired(Strategy):
             sends = [sender.send(batch)]
             if base_sender is not None and (missing := missing_on_baseline(batch, paired.extension, base_sender.store)):
                 base_sender.progress.total += len(missing)
+                base_sender.progress.total_tokens += planned_tokens(missing)
                 sends.append(base_sender.send(missing))
             await asyncio.gather(*sends)
 
