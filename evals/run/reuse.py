@@ -88,9 +88,10 @@ def reuse_lines(record: ReuseRecord, engine: str | None, session_header: str | N
     lines = [head]
     own = record.engine_computed_tokens
     if own is not None and abs(own - record.computed_tokens) > DISAGREE_SHARE * record.prompt_tokens:
-        lines.append(f"reuse: the engine's own counter says it computed {own:,} prompt tokens, its replies "
-                     f"{record.computed_tokens:,} (sent less cached): they disagree, so its cached tokens are not "
-                     "what it reused")
+        lines.append(f"reuse: the engine's /metrics says it computed {own:,} prompt tokens, its replies "
+                     f"{record.computed_tokens:,} (sent less cached): they disagree (a request that timed out or "
+                     "failed is computed and not answered; behind a router /metrics is one worker's; else the "
+                     "replies' cached tokens are not what it reused)")
     if record.below:
         lines.append(f"reuse below {100 * WARN_SHARE:.0f} % of the bound or computed prefill above "
                      f"{WARN_EXCESS:g} x its floor: " + likely_causes(engine, session_header))
