@@ -81,9 +81,9 @@ def _chains(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], list[
     """Each group's scored samples per chain: (successes, samples) of every chain that has one."""
     scored = frame[frame["scored"]]
     out: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
-    for group, part in scored.groupby([*keys, "cluster"], sort=True):
-        got = part["correct"]
-        out.setdefault(tuple(group[:-1]), []).append((int(got.sum()), int(got.size)))
+    per_chain = scored.groupby([*keys, "cluster"], sort=True)["correct"].agg(["sum", "size"])  # one pass, not a loop
+    for group, got, size in zip(per_chain.index, per_chain["sum"], per_chain["size"]):
+        out.setdefault(tuple(group[:-1]), []).append((int(got), int(size)))
     return out
 
 
