@@ -2,16 +2,37 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pathlib import Path
 
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
+from ctxprobe.tasks.build import builder_for
+from ctxprobe.tasks.token_counter import make_token_counter
 from ctxprobe.tasks.suite import builtin_suites, load_suite
 
 
 def test_the_builtin_suites_are_the_documented_ones() -> None:
-    assert {"quick", "nightly", "nightly-independent", "ruler", "capacity", "hard", "hard-quick"} <= set(builtin_suites())
+    assert {"quick", "quick-independent", "nightly", "nightly-independent", "ruler", "capacity", "hard",
+            "hard-quick"} <= set(builtin_suites())
+
+
+@pytest.mark.parametrize(("nested", "independent"), [("quick", "quick-independent"), ("nightly", "nightly-independent")])
+def test_a_nested_suite_shows_every_cell_its_independent_twin_shows(nested: str, independent: str) -> None:
+    """Going nested changed the layout, not what the table shows: the same families with the same parameters,
+    lengths, depths and seeds (the quick suite's 16 cells: niah single 1K-4K x 0/50/100, multikey at 2K, recall
+    at 1K, multihop at 1K and depth 25)."""
+    builder = builder_for(make_token_counter("estimate"))
+
+    def cells(name: str) -> list[tuple[object, ...]]:
+        return sorted((r.family, json.dumps(r.params, sort_keys=True), r.context_tokens, r.depth, r.seed)
+                      for r in load_suite(name).recipes(builder.recipe_tokenizer))
+
+    assert (load_suite(nested).layout, load_suite(independent).layout) == ("nested", "independent")
+    assert cells(nested) == cells(independent)
+    assert len(cells("quick")) == 16 and {c[0] for c in cells("quick")} == {"niah", "recall", "multihop"}
 
 
 QA = Path(__file__).parent / "fixtures" / "qa"
