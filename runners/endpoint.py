@@ -15,7 +15,9 @@ another, tasks.identity.chain_key) carries the key in the session header (`--ses
 X-Session-ID), so a router in front of several workers keeps the chain on one; sent in the cache-aware order,
 it keeps to one replica itself (the next one when that one leaves the rotation).
 
-One client belongs to one asyncio event loop.
+One client belongs to one asyncio event loop. The SDK and its HTTP library load when the first client is
+made (runners/lazy_module.py): importing them takes longer than everything ctxprobe does before its first
+request, the probe, which needs neither.
 """
 
 from __future__ import annotations
@@ -27,10 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
-
-import httpx2
-import openai
+from typing import TYPE_CHECKING, Any
 
 from ctxprobe.runners.endpoint_config import EndpointConfig, PrefillRate
 from ctxprobe.runners.http_json import api_key, display_url, is_loopback
@@ -39,8 +38,16 @@ from ctxprobe.runners.response import ErrorKind, ReplicaEvent, Response, no_answ
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.retry import CallTimedOut, refused_key, retryable_status
 from ctxprobe.runners.shown_text import one_line
+from ctxprobe.runners.lazy_module import lazy_module
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
+
+if TYPE_CHECKING:
+    import httpx2
+    import openai
+else:
+    httpx2 = lazy_module("httpx2")
+    openai = lazy_module("openai")
 
 
 # What the SDK raises when a 200 answer is not of the shape it reads (an HTML page, a bare string, a list):

@@ -1,5 +1,5 @@
-"""`ctxprobe` command line: one parser, one subcommand module each under evals/cli/.
-User errors end in one line on stderr and exit code 2."""
+"""`ctxprobe` command line: one parser, one subcommand module each under evals/cli/ (only the one named is
+imported). User errors end in one line on stderr and exit code 2."""
 
 from __future__ import annotations
 
@@ -37,10 +37,14 @@ class OneLineParser(argparse.ArgumentParser):
         return parsed, extra
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `command` (as typed: `run`, `import-lm-eval`): only that subcommand is
+    registered, so only its module is imported (`ctxprobe run` loads nothing of `show`, `compare`, `tasks`...);
+    None, or a name that is no command, registers every one (the top-level help, an unknown command's error)."""
     parser = OneLineParser(prog="ctxprobe", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    for name in COMMANDS:
+    chosen = [name for name in COMMANDS if name.replace("_", "-") == command]
+    for name in chosen or COMMANDS:
         try:
             module = importlib.import_module(f"ctxprobe.evals.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -59,8 +63,9 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _one_line_warning
-    try:
-        parser = build_parser()  # a launcher plugin that does not load is bad input too (runners/launchers/)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:  # a launcher plugin that does not load is bad input too (runners/launchers/)
+        parser = build_parser(argv[0] if argv else None)
     except UserError as exc:
         print(f"ctxprobe: error: {exc}", file=sys.stderr)
         return 2
