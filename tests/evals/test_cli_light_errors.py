@@ -49,6 +49,7 @@ def test_run_sends_its_first_request_before_loading_the_sdk_or_other_commands(tm
             "    sys.stdout.flush(); os._exit(0)\n"
             "http.client.HTTPConnection.request = first\n"
             "from ctxprobe.evals.cli.main import main\n"
-            f"main(['run', '--endpoint', 'http://127.0.0.1:9', '--suite', 'quick', '--results-dir', {str(tmp_path)!r}])\n")
+            f"main(['run', '--endpoint', 'http://127.0.0.1:9', '--suite', 'quick',"
+            f" '--results-dir', {str(tmp_path)!r}])\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.stdout == "[]\n", done.stdout + done.stderr

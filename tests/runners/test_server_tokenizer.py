@@ -7,7 +7,8 @@ import time
 import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
 
-from ctxprobe.runners.tokenize import BATCH_CHARS, BATCH_PROBE, BATCH_TEXTS, ServerTokenizer, batches, server_token_counter
+from ctxprobe.runners.tokenize import (BATCH_CHARS, BATCH_PROBE, BATCH_TEXTS, ServerTokenizer, batches,
+                                       server_token_counter)
 from ctxprobe.tasks.errors import UserError
 from tests.in_flight import InFlight
 

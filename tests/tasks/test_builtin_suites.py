@@ -19,7 +19,8 @@ def test_the_builtin_suites_are_the_documented_ones() -> None:
             "hard-quick"} <= set(builtin_suites())
 
 
-@pytest.mark.parametrize(("nested", "independent"), [("quick", "quick-independent"), ("nightly", "nightly-independent")])
+@pytest.mark.parametrize(("nested", "independent"), [("quick", "quick-independent"),
+                                                     ("nightly", "nightly-independent")])
 def test_a_nested_suite_shows_every_cell_its_independent_twin_shows(nested: str, independent: str) -> None:
     """Going nested changed the layout, not what the table shows: the same families with the same parameters,
     lengths, depths and seeds (the quick suite's 16 cells: niah single 1K-4K x 0/50/100, multikey at 2K, recall
