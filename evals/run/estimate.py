@@ -374,7 +374,7 @@ def render_estimate(est: Estimate) -> str:
         out.append(f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
                    f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "
                    f"{est.fixed_grid_prompt_tokens or 0:,}")
-    if est.paired_gate_tokens:
+    if est.paired_gate_tokens and est.samples:
         shown = ", ".join(f"{tokens:,} gated on {metric}" for metric, tokens in est.paired_gate_tokens.items())
         out.append(f"a paired run against a baseline of this grid (run --against, --fail-if-drop 0.05) is expected to "
                    f"send, when nothing dropped: {shown} prompt tokens (benchmarks/bench_sequential.py's model)")

@@ -263,4 +263,5 @@ def test_an_engine_that_serves_none_of_the_lengths_is_not_probed(capsys: pytest.
         assert engine.completion_calls() == []
     out = capsys.readouterr().out
     assert "that leaves nothing of the suite" in out and "nothing to cost" in out
+    assert "paired run" not in out  # no zero costs printed for what is not served
 
