@@ -66,7 +66,7 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs:
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
         return RunResult(store.dir, manifest, progress, code, msg + off)
     if errored and not outputs.allow_errors:
-        latest = list(store.latest_records().values())
+        latest = list(store.latest_records(needles=False).values())
         cut = sum(1 for r in latest if r.error is ErrorKind.truncated)
         timed_out = [r for r in latest if r.error is ErrorKind.timeout]
         again = f"`{resume}` sends them again"
