@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.runners.engines.base import Stated, positive_int
-from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import UserError, read_user_text
 
-__all__ = ["ModelFacts", "RopeScaling", "model_facts_from_config", "model_facts_from_gguf", "read_model_facts",
+__all__ = ["ModelFacts", "RopeScaling", "load_config", "model_facts_from_config", "model_facts_from_gguf", "read_model_facts",
            "served_model_facts"]
 
 # Where engines read a model's positions, in the order vLLM tries them (vllm/config/model.py,
@@ -81,13 +81,21 @@ def read_model_facts(path: Path, overrides: Stated[dict[str, Any]] | None = None
         from ctxprobe.tasks.gguf_vocab import read_metadata
 
         return model_facts_from_gguf(read_metadata(path), str(path))
+    return model_facts_from_config(load_config(path), str(path), overrides)
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """The parsed config.json (a directory is taken to hold one); bad input is one `UserError`."""
+    if path.is_dir():
+        path = path / "config.json"
+    text = read_user_text(path, f"config file {path}")
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
-        raise UserError(f"{path} is not a JSON model config ({err})") from None
-    if not isinstance(config, dict):
-        raise UserError(f"{path} is not a JSON model config (not an object)")
-    return model_facts_from_config(config, str(path), overrides)
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} holds a JSON {type(data).__name__}, not an object")
+    return data
 
 
 def served_model_facts(config: str | Path | None, served_path: Stated[str] | None,

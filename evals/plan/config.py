@@ -3,32 +3,19 @@ every missing key."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from ctxprobe.tasks.errors import UserError, read_user_text
+from ctxprobe.runners.model_facts import load_config
+from ctxprobe.tasks.errors import UserError
+
+__all__ = ["ModelConfig", "load_config"]
 
 MAX_DIMENSION = 2**31  # layers, heads, sizes, context: a config past this is not a model's (and would not fit memory)
 
 # Activation dtypes as config.json spells them (`torch_dtype`, newer `dtype`), in bytes.
 _CONFIG_DTYPES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
-
-
-def load_config(path: Path) -> dict[str, Any]:
-    """The parsed config.json (a directory is taken to hold one)."""
-    if path.is_dir():
-        path = path / "config.json"
-    text = read_user_text(path, f"config file {path}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path} holds a JSON {type(data).__name__}, not an object")
-    return data
 
 
 class ModelConfig:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ctxprobe.runners.http_json import display_url
 from ctxprobe.runners.response import EngineInfo
 
 
@@ -62,7 +63,9 @@ def check_lengths(samples_by_length: Mapping[int, int], engine: EngineInfo, answ
 
 def engine_line(engine: EngineInfo, url: str) -> str:
     """The run's first line: the engine, its version, the model and the context a request may hold; for an
-    engine ctxprobe started, the model's trained context and the context it was started with beside it."""
+    engine ctxprobe started, the model's trained context and the context it was started with beside it. The URL
+    is shown without the credentials or query it may carry."""
+    url = display_url(url)
     context, source = served_context(engine)
     version = f" {engine.version}" if engine.version else ""
     model = engine.model or "an unnamed model"

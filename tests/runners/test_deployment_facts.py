@@ -148,8 +148,8 @@ def test_bad_config_paths_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not found"):
         read_model_facts(tmp_path / "missing.json")
     (tmp_path / "config.json").write_text("[1, 2]")
-    with pytest.raises(UserError, match="not a JSON model config"):
+    with pytest.raises(UserError, match="holds a JSON list, not an object"):
         read_model_facts(tmp_path)  # a folder: its config.json
     (tmp_path / "config.json").write_text("{not json")
-    with pytest.raises(UserError, match="not a JSON model config"):
+    with pytest.raises(UserError, match="is not valid JSON"):
         read_model_facts(tmp_path / "config.json")
