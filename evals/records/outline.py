@@ -12,36 +12,27 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, create_model
 
 from ctxprobe.evals.records.lines import iter_lines, parse_line
 from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.tasks.sample import Expected, Recipe
+from ctxprobe.tasks.sample import Sample
 
 __all__ = ["RecordOutline", "SampleOutline"]
 
 
-class SampleOutline(BaseModel):
-    """`tasks.sample.Sample` less its needles (and the prompt and messages, which are never stored)."""
+OUTLINE_LEAVES_OUT = ("needles", "prompt", "messages")  # the needles; the prompt and messages are never stored
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    sample_id: str
-    recipe: Recipe
-    prompt_sha256: str
-    planned_tokens: int
-    approximate: bool
-    question: str
-    answer_prefix: str
-    max_tokens: int
-    expected: Expected
-    measures: dict[str, float] = Field(default_factory=dict)
+# `tasks.sample.Sample` less OUTLINE_LEAVES_OUT, made from Sample's own fields (a field added there is here too).
+SampleOutline: type[BaseModel] = create_model(
+    "SampleOutline", __config__=ConfigDict(frozen=True, extra="ignore"), __module__=__name__,
+    **{name: (info.annotation, info) for name, info in Sample.model_fields.items() if name not in OUTLINE_LEAVES_OUT})
 
 
 class RecordOutline(SampleRecord):
     """One line of samples.jsonl read as an outline (see the module's docstring)."""
 
-    sample: SampleOutline  # type: ignore[assignment]
+    sample: SampleOutline  # type: ignore[valid-type]
 
 
 _ID = re.compile(rb'"sample_id":\s*"([^"]+)"')
