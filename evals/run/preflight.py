@@ -4,7 +4,7 @@ reasons, and so the budgets every sample gets.
 A base model served in chat mode (llama-server falls back to ChatML when the GGUF has no chat template,
 and Gemma continues it as text) scores 0 without a word; the doctor's chat check catches it with one
 short request. The run refuses with the fix (`--mode completions`), unless chat mode was asked for
-explicitly (`--mode chat`), when it warns and goes on. The same reply says whether the model reasons
+explicitly (`--mode chat`, or the suite's or a task's `mode: chat`), when it warns and goes on. The same reply says whether the model reasons
 (a reasoning field or `<think>`): a reasoning model gets a reasoning budget on top of its answer budget."""
 
 from __future__ import annotations
@@ -34,6 +34,17 @@ def check_chat(served: Served) -> ChatFit:
     return asyncio.run(ask())
 
 
+def chat_asked(mode: Mode | None, suite: Suite) -> str | None:
+    """Where chat mode was asked for (`--mode chat`, or a suite's or task's `mode: chat` that no flag
+    overrides), None where it is only the endpoint's default: a base model is then refused, not warned about."""
+    if mode is not None:
+        return "--mode chat" if mode == "chat" else None
+    if suite.mode == "chat":
+        return f"suite {suite.name}: mode chat"
+    tasks = [task.family for task in suite.tasks if task.mode == "chat"]
+    return f"suite {suite.name}: mode chat for {', '.join(dict.fromkeys(tasks))}" if tasks else None
+
+
 def preflight(mode: Mode | None, given: Budgets, suite: Suite, served: Served, recipes: list[Recipe]) -> AnswerBudget:
     """Check chat mode where samples use it (`mode`: the one asked for), and return the run's budgets (the
     answer budget's default is `AnswerBudget.answer`'s; the reasoning room's is decided here)."""
@@ -48,9 +59,10 @@ def preflight(mode: Mode | None, given: Budgets, suite: Suite, served: Served, r
         elif fit.status != "ok":
             fix = (f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
                    "template) continues the template as text")
-            if mode != "chat":
+            asked = chat_asked(mode, suite)
+            if asked is None:
                 raise UserError(f"{fix}: use --mode completions (or --mode chat to run chat mode anyway)")
-            print(f"ctxprobe: warning: {fix}; running chat mode as asked (--mode chat)", file=sys.stderr)
+            print(f"ctxprobe: warning: {fix}; running chat mode as asked ({asked})", file=sys.stderr)
     reasoning = given.reasoning_tokens if given.reasoning_tokens is not None else suite.reasoning_tokens
     if reasoning is None:
         reasoning = DEFAULT_REASONING_TOKENS if reasons else 0

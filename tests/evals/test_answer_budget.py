@@ -147,6 +147,24 @@ def test_a_base_model_in_chat_mode_is_refused_with_the_fix(tmp_path: Path, capsy
     assert not any(tmp_path.iterdir())  # bad input: no run folder left
 
 
+@pytest.mark.parametrize("where", ["suite", "task"])
+def test_a_suites_mode_chat_asks_for_chat_as_the_flag_does(where: str, tmp_path: Path, capsys: Any) -> None:
+    """A suite (or one of its tasks) that says `mode: chat` asked for chat: a base model is warned about and the
+    run goes on, with no `--mode chat` needed too; `--mode completions` still overrides it."""
+    suite = tmp_path / "chat.yaml"
+    mode = ("mode: chat\n", "") if where == "suite" else ("", ", mode: chat")
+    suite.write_text(f"name: s\n{mode[0]}lengths: [1k]\ndepths: [50]\ntasks: [{{family: niah{mode[1]}}}]\n")
+    with FakeEngine("vllm", context_length=8192, answer="user\nReply with", follows_chat=False) as engine:
+        code = main(["run", "--endpoint", engine.url, "--suite", str(suite), "--token-counter", "estimate",
+                     "--results-dir", str(tmp_path / "r"), "--quiet"])
+        assert [c.path for c in engine.completion_calls()] == ["/v1/chat/completions"]  # sent, as asked
+        err = capsys.readouterr().err
+        assert code == 0 and "warning: chat mode does not fit this model" in err and "suite s: mode chat" in err
+        assert main(["run", "--endpoint", engine.url, "--suite", str(suite), "--token-counter", "estimate",
+                     "--mode", "completions", "--results-dir", str(tmp_path / "r"), "--quiet"]) == 0
+        assert engine.chat_checks() and engine.completion_calls()[-1].path == "/v1/completions"
+
+
 def test_a_base_model_in_chat_mode_asked_for_explicitly_is_warned_about(tmp_path: Path, capsys: Any) -> None:
     with FakeEngine("vllm", context_length=8192, answer="user\nReply with", follows_chat=False) as engine:
         code = main(["run", "--endpoint", engine.url, *SUITE, "--mode", "chat", "--results-dir", str(tmp_path)])
