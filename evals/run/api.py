@@ -44,6 +44,7 @@ from ctxprobe.evals.run.reuse import measure_reuse
 from ctxprobe.evals.run.lint import run_lint
 from ctxprobe.evals.run.served_lengths import check_lengths, engine_line
 from ctxprobe.evals.run.resume import check_resumable
+from ctxprobe.evals.run.served_lengths import same_limit
 from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.run.send.cold_check import cold_path, send_checks
@@ -122,7 +123,7 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         for line in render_lint(lint):
             print(f"ctxprobe: {line}", file=sys.stderr)
         budget = preflight(plan.mode, plan.budgets, suite, served, recipes)
-        done = check_resumable(store, recipes, budget) if previous else {}
+        done = check_resumable(store, recipes, budget, same_limit(previous.engine, served.engine)) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
         manifest = run_manifest(plan.recorded, plan.outputs.label, suite, served, builder.tokenizer, previous,
                                 len(recipes))

@@ -12,6 +12,7 @@ from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.plan import Outputs
+from ctxprobe.evals.run.resume import CAPPED
 from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S
 
 Undecided = Literal["exit", "fail", "pass"]
@@ -67,17 +68,31 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs:
         return RunResult(store.dir, manifest, progress, code, msg + off)
     if errored and not outputs.allow_errors:
         latest = list(store.latest_records(needles=False).values())
+        capped = sum(1 for r in latest if r.error in CAPPED)
         cut = sum(1 for r in latest if r.error is ErrorKind.truncated)
         timed_out = [r for r in latest if r.error is ErrorKind.timeout]
-        again = f"`{resume}` sends them again"
-        if timed_out:
-            again = (f"{len(timed_out)} timed out: {resume} {_deadline_flag(manifest.options, timed_out)} sends them "
-                     "again with a longer deadline")
-        if cut:
-            again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
-        msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {again}"
+        advice = []
+        if errored > capped:
+            again = f"`{resume}` sends {'them' if not capped else 'the others'} again"
+            if timed_out:
+                again = (f"{len(timed_out)} timed out: {resume} {_deadline_flag(manifest.options, timed_out)} sends "
+                         "them again with a longer deadline")
+            if cut:
+                again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
+            advice.append(again)
+        if capped:
+            advice.append(_capped_advice(capped, manifest, resume))
+        msg = f"{errored} samples ended in errors (see samples.jsonl; --allow-errors accepts them); {'; '.join(advice)}"
         return RunResult(store.dir, manifest, progress, ExitCode.SAMPLE_ERRORS, msg + off)
     return RunResult(store.dir, manifest, progress, ExitCode.OK, f"{done} samples scored, {errored} errored" + off)
+
+
+def _capped_advice(capped: int, manifest: RunManifest, resume: str) -> str:
+    """The samples over the server's context: a resume against this server keeps them (it would reject them
+    again: `resume.check_resumable`); only a server that holds more serves them."""
+    where = " --endpoint URL" if manifest.options.get("endpoints") else ""
+    return (f"{capped} did not fit in the server's context: `{resume}` against this server keeps them as they "
+            f"are, never sends them again; a server with a longer context serves them ({resume}{where})")
 
 
 def _deadline_flag(options: dict[str, Any], timed_out: list[SampleRecord]) -> str:

@@ -12,10 +12,15 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
 
 
-def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget | None = None
-                    ) -> dict[str, SampleRecord]:
-    """The finished samples to keep: the scored ones, and the truncated ones unless `budget` now gives them
-    more room (a truncated answer sent again with the same budget is cut again). Every finished sample
+CAPPED = (ErrorKind.rejected_too_long, ErrorKind.no_answer_room)  # over the server's context: its cap, not a fault
+
+
+def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget | None = None,
+                    same_server: bool = False) -> dict[str, SampleRecord]:
+    """The finished samples to keep: the scored ones, the truncated ones unless `budget` now gives them
+    more room (a truncated answer sent again with the same budget is cut again), and where the server is the
+    one that capped them (`same_server`: `served_lengths.same_limit`) the samples over its context (too long,
+    or no room left for the answer unless `budget` now gives less): that server would reject them again. Every finished sample
     must still be in the plan: if it isn't, the plan changed (another tokenizer, generator or suite), and
     resuming is refused with one line naming the first difference. Nothing is ever dropped from samples.jsonl."""
     planned = {r.sample_id(): r for r in recipes}
@@ -32,7 +37,9 @@ def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget
             raise UserError(f"cannot resume {store.dir}: sample {sid} was planned differently: {diff}; "
                             "start a new run (finished samples are kept as they are)")
     return {sid: r for sid, r in latest.items() if r.error is None or (
-        r.error is ErrorKind.truncated and budget is not None and not budget.raised_for(r))}
+        r.error is ErrorKind.truncated and budget is not None and not budget.raised_for(r)) or (
+        same_server and r.error is ErrorKind.rejected_too_long) or (
+        same_server and r.error is ErrorKind.no_answer_room and budget is not None and not budget.lowered_for(r))}
 
 
 def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:

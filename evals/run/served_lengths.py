@@ -27,6 +27,19 @@ def served_context(engine: EngineInfo) -> tuple[int | None, str]:
     return context, source
 
 
+def same_limit(before: EngineInfo | None, now: EngineInfo | None) -> bool:
+    """Whether two probes are one server for what fits in a request: the same engine, version and model, the
+    same context a request may hold, and the same address (an engine ctxprobe started: the same context asked
+    for, its port is new each time). A sample that server rejected as too long would be rejected again:
+    `--resume` keeps the record instead of sending it again."""
+    if before is None or now is None or served_context(before)[0] != served_context(now)[0]:
+        return False
+    launched = before.context_requested is not None or before.context_trained is not None
+    key = ("engine", "version", "model", "context_requested", "context_trained") if launched else \
+        ("engine", "version", "model", "base_url")
+    return all(getattr(before, k) == getattr(now, k) for k in key)
+
+
 @dataclass(frozen=True)
 class LengthCheck:
     """The suite's lengths against the served context: those it cannot serve, and the samples left."""

@@ -48,6 +48,12 @@ class AnswerBudget:
         before = record.answer_tokens or record.sample.max_tokens
         return self.answer(record.sample) > before or self.reasoning_tokens > record.reasoning_tokens_budget
 
+    def lowered_for(self, record: SampleRecord) -> bool:
+        """Whether this budget gives a recorded sample less room than it was sent with (a prompt that left no
+        room for its answer may fit with less)."""
+        before = record.answer_tokens or record.sample.max_tokens
+        return self.answer(record.sample) < before or self.reasoning_tokens < record.reasoning_tokens_budget
+
     def misfit(self, sample: Sample, context_length: int | None) -> str | None:
         """Why the prompt and its budget cannot fit in the engine's stated context, or None."""
         if not context_length:
