@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from ctxprobe.evals.records.cache_check import CacheCheck, CacheCheckRecord, LengthChecks, cold_id
 
 ALPHA = 0.05
-# nats: above the cached-vs-cold KL healthy engines show per check (docs/ENGINES.md, "Cache path": Gemma 3 270M on
-# the embedded engine, f16 KV; SmolLM2 on vLLM's CPU build), by an order of magnitude
+# nats: above the KL of one answer position read through two cache paths in other batch shapes on a healthy
+# engine (up to 0.031, docs/ENGINES.md, "Cache path")
 KL_NOISE_FLOOR = 0.05
 
 

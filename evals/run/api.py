@@ -103,6 +103,7 @@ class _Outcome:
     lost_detail: str | None = None
     write_failed: WriteFailed | None = None
     metrics_before: dict[str, float] | None = field(default=None)
+    metrics_after: dict[str, float] | None = None  # read before the cache-path control's cold re-sends
     control: CacheControl | None = None  # the cache-path control (None: planned no further than that)
     started: float = field(default_factory=time.time)  # when this run's sending began (a resumed run's own part)
 
@@ -140,6 +141,8 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         try:
             asyncio.run(strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget,
                                                      plan.prefill_rate)))
+            if control.chosen and outcome.metrics_before is not None:  # the run's own counters, not the checks'
+                outcome.metrics_after = engine_metrics.scrape(served.config, served.engine.engine)
             asyncio.run(send_checks(control.chosen, served, store, budget))
             manifest.status = "finished"
         except EndpointLost as lost:
@@ -185,8 +188,8 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
     manifest.replica_events = progress.replica_events or None
     manifest.order_detail = progress.order_detail
     if outcome.metrics_before is not None and manifest.status != "endpoint_lost":  # a gone server: no wait
-        manifest.engine_metrics = engine_metrics.deltas(outcome.metrics_before,
-                                                        engine_metrics.scrape(served.config, served.engine.engine))
+        after = outcome.metrics_after or engine_metrics.scrape(served.config, served.engine.engine)
+        manifest.engine_metrics = engine_metrics.deltas(outcome.metrics_before, after)
     manifest.cache_source = engine_metrics.SAMPLES_SOURCE if manifest.cache else None
     if manifest.cache is None and latest:  # the replies did not say: the engine's own counters may
         manifest.cache = engine_metrics.cache_from_metrics(manifest.engine_metrics)

@@ -143,3 +143,13 @@ def test_the_fault_is_named_in_the_summary_report_compare_history_and_junit(
     assert 'type="engine_fault"' in xml and "prefix-cache path changes answers" in xml
     assert main(["history", str(results)]) in (0, 1)
     assert "ENGINE FAULT in" in capsys.readouterr().out
+
+
+def test_the_engines_counters_over_the_run_leave_the_cold_re_sends_out(tmp_path: Path) -> None:
+    """The manifest's /metrics deltas are the run's own requests' (the fake's counters grow 40 a completion
+    for its cache metrics): the checks come after them and are counted in cache_checks.jsonl instead."""
+    with CorruptingPrefixCache(corrupt=False) as fake:
+        assert _run(fake.url, tmp_path, "--cache-check", "1") == 0
+        sent = len(fake.engine.completion_calls())
+    metrics = _manifest(tmp_path)["engine_metrics"]
+    assert sent == 12 + 10 and metrics["prefix_cache_queries"] == 40 * 12
