@@ -183,7 +183,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
     metrics, the strategy's state (the gate's, the stopping rule's); a new run that sent nothing leaves no
     folder."""
     store.close()
-    latest = store.latest_records()
+    latest = store.latest_records(needles=False)  # outlines: counts, cache use and the strategy's state need no needle
     manifest.cache = cache_use(list(latest.values()))
     manifest.replica_events = progress.replica_events or None
     manifest.order_detail = progress.order_detail
