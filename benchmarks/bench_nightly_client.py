@@ -5,7 +5,7 @@ once; `ctxprobe run --suite nightly` (nested, 3,696 samples, 1,241,737,728 promp
 subprocess with `--token-counter estimate` (no tokenize calls: the server's counts are measured elsewhere).
 Four commands are timed, each in a process of its own:
 
-1. the run (sending, then its summary files, heatmaps and report.html): seconds and CPU a sample while
+1. the run (sending, then its cache-path check, summary files, heatmaps and report.html): seconds and CPU a sample while
    sending, peak RSS while sending (until the last record is written) and while reporting (after it);
 2. `ctxprobe show RUN` (the table, summary files and heatmaps rewritten);
 3. `ctxprobe report RUN` (report.html);
@@ -179,7 +179,7 @@ def main() -> None:
         print(f"nightly{' subset' if subset else ''}: {n} samples, {work}")
         print(f"run: {run.wall_s:.1f} s in all; sending {send_s:.1f} s ({send_s / n:.4f} s a sample, "
               f"{send_cpu / n:.4f} s of CPU a sample), peak RSS {run.split_peak_mb:.0f} MB while sending; "
-              f"after the last record (summary, heatmaps, report.html) {run.wall_s - send_s:.1f} s "
+              f"after the last record (cache-path check, summary, heatmaps, report.html) {run.wall_s - send_s:.1f} s "
               f"({run.cpu_s - send_cpu:.1f} s CPU), peak RSS {run.after_peak_mb:.0f} MB")
 
         show = watch(["show", str(folder)])
