@@ -44,7 +44,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def _check_failed_run(folder: Path, reason: str, err: str) -> int:
     """The ending of a run that could not write: one line, status failed with why, finished lines intact."""
-    lines = [line for line in err.strip().splitlines() if line.startswith("ctxprobe:") and "samples to run" not in line]
+    lines = [line for line in err.strip().splitlines()
+             if line.startswith("ctxprobe:") and "samples to run" not in line and not line.startswith("ctxprobe: engine ")]
     assert len(lines) == 1 and reason in lines[0] and "--resume" in lines[0], err
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["status"] == "failed" and reason in manifest["status_detail"]
