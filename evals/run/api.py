@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.outline import full_records
 from ctxprobe.evals.records.lock import writer_lock
 from ctxprobe.evals.records.store import RunStore, claim_run_folder
 from ctxprobe.evals.records.write_errors import WriteFailed, space_reserve
@@ -205,7 +206,12 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
     # the engine's own computed count is theirs alone where nothing else reached it
     others = (manifest.logprobs and manifest.logprobs.extra_requests) or (manifest.cache_check and
                                                                           manifest.cache_check.chosen)
-    manifest.reuse = measure_reuse([r for r in latest.values() if r.finished_at >= outcome.started],
+    this_run = [r for r in latest.values() if r.finished_at >= outcome.started]
+    # an independent prompt's bound runs to its first needle: those few records are read whole (a nested one's
+    # bound is its shared stream, which its outline keeps)
+    whole = full_records(store.samples_path, [r.sample.sample_id for r in this_run if r.sample.recipe.nested is None])
+    this_run = [whole.get(r.sample.sample_id, r) for r in this_run]
+    manifest.reuse = measure_reuse(this_run,
                                    manifest.order_detail, manifest.engine_metrics, served.engine.engine,
                                    served.engine.reuse_block, only_answers=not others)
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
