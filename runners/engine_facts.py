@@ -18,15 +18,17 @@ ctxprobe starts says it (`with_launched`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
 from typing import Any
 
-from ctxprobe.runners.engines.base import Stated
+from ctxprobe.runners.engines.base import EngineAdapter, Stated, registered
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.probe import identify
+from ctxprobe.runners.response import EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 
-__all__ = ["EngineFacts", "Stated", "read_engine_facts"]
+__all__ = ["EngineFacts", "Stated", "probed_facts", "read_engine_facts"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,20 @@ def read_engine_facts(base_url: str, *, model: str | None = None, api_key_env: s
     `UserError` when it does not answer as an OpenAI-compatible server."""
     calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
     card, _, adapter, ident = identify(calls, model)
+    return _facts(card, adapter, ident, model)
+
+
+def probed_facts(info: EngineInfo) -> EngineFacts | None:
+    """The facts of an endpoint `probe_engine` identified, from what it read (no call); None where it read
+    nothing (an `EngineInfo` made otherwise)."""
+    if info._stated is None:
+        return None
+    card, ident = info._stated
+    return _facts(card, registered().get(info.engine), ident, info.model)
+
+
+def _facts(card: Mapping[str, Any], adapter: EngineAdapter | None, ident: Mapping[str, Any],
+           model: str | None) -> EngineFacts:
     name = str(card["id"]) if card.get("id") is not None else model
     if adapter is None:
         return EngineFacts(engine="unknown", model=name)

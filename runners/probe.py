@@ -88,7 +88,7 @@ def probe_engine(
     if adapter is not None and adapter.states_reuse_block:
         status, body = calls.send("GET", "/metrics")
         block = adapter.reuse_block(body) if status == 200 and isinstance(body, str) else None
-    return EngineInfo(
+    info = EngineInfo(
         engine=adapter.name if adapter else "unknown",
         version=version if version is not None else stated,
         context_length=context_length,
@@ -98,3 +98,5 @@ def probe_engine(
         slots=adapter.slots(ident) if adapter else None,
         reuse_block=block,
     )
+    info._stated = (card, ident)
+    return info

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 import time
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class ErrorKind(str, Enum):
@@ -160,6 +160,9 @@ class EngineInfo(BaseModel):
     `slots` is how many requests it serves at once, where it says (llama-server's `total_slots`)."""
 
     model_config = ConfigDict(frozen=True)
+    # the model's card and the engine's identifying body the probe read (never written): what the run's
+    # deployment lint reads its facts from, so no call is made twice
+    _stated: tuple[Any, Any] | None = PrivateAttr(default=None)
 
     engine: str = Field(description="the engine adapter's name (runners/engines), or \"unknown\"")
     version: str | None = None

@@ -48,7 +48,7 @@ def test_a_less_sure_candidate_fails_on_p_answer_and_passes_on_accuracy(tmp_path
     text = render_gate(report)
     assert "--metric p_answer): FAIL" in text and "beside it: correct" in text
     cases = gate_cases(report, "q4_0")
-    assert cases[0].metric == "p_answer" and "beside it correct: diff +0.0" in cases[0].message()
+    assert cases[0].metric == "p_answer" and "beside it correct: diff 0.0" in cases[0].message()
 
     # the same candidate judged on accuracy: nothing dropped, with p_answer shown beside
     plan = paired_run(base, 0.05, 0.05, "estimate:4")
