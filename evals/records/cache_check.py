@@ -7,17 +7,14 @@ check wins when read back, and a damaged line is skipped like one of samples.jso
 
 from __future__ import annotations
 
-import json
 import time
-import warnings
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.records.lines import iter_lines
-from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion, versioned
-from ctxprobe.evals.records.write_errors import WriteFailed
+from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
+from ctxprobe.evals.records.sample_lines import append_line, read_latest
 
 CACHE_CHECKS_FILE = "cache_checks.jsonl"
 CACHE_CHECK_VERSION = 1  # the manifest's `cache_check` record
@@ -129,30 +126,9 @@ class CacheCheck(BaseModel):
 
 def read_checks(run_dir: Path) -> dict[str, CacheCheckRecord]:
     """The latest check of each sample ({} when the run made none)."""
-    path = Path(run_dir) / CACHE_CHECKS_FILE
-    out: dict[str, CacheCheckRecord] = {}
-    if not path.is_file():
-        return out
-    skipped = 0
-    for _, raw, ended in iter_lines(path):
-        if not ended:
-            break  # cut off mid-write
-        try:
-            check = CacheCheckRecord.model_validate(versioned(json.loads(raw.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError, ValidationError):
-            skipped += 1
-            continue
-        out[check.sample_id] = check
-    if skipped:
-        warnings.warn(f"{path}: {skipped} damaged line(s) skipped", stacklevel=2)
-    return out
+    return read_latest(Path(run_dir) / CACHE_CHECKS_FILE, CacheCheckRecord)
 
 
 def append_check(run_dir: Path, check: CacheCheckRecord) -> None:
     """Add one check to the run's file (a line written whole, then flushed)."""
-    path = Path(run_dir) / CACHE_CHECKS_FILE
-    try:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(check.model_dump_json() + "\n")
-    except OSError as error:
-        raise WriteFailed(path, error) from None
+    append_line(Path(run_dir) / CACHE_CHECKS_FILE, check)

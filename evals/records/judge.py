@@ -5,17 +5,14 @@ sample wins when read back, and a damaged line is skipped like one of samples.js
 
 from __future__ import annotations
 
-import json
 import time
-import warnings
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.records.lines import iter_lines
-from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion, versioned
-from ctxprobe.evals.records.write_errors import WriteFailed
+from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
+from ctxprobe.evals.records.sample_lines import append_line, read_latest
 
 JUDGE_FILE = "judge.jsonl"
 
@@ -41,30 +38,9 @@ class JudgeVerdict(BaseModel):
 
 def read_verdicts(run_dir: Path) -> dict[str, JudgeVerdict]:
     """The latest verdict of each judged sample ({} when the run had no judge)."""
-    path = Path(run_dir) / JUDGE_FILE
-    out: dict[str, JudgeVerdict] = {}
-    if not path.is_file():
-        return out
-    skipped = 0
-    for _, raw, ended in iter_lines(path):
-        if not ended:
-            break  # cut off mid-write
-        try:
-            verdict = JudgeVerdict.model_validate(versioned(json.loads(raw.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError, ValidationError):
-            skipped += 1
-            continue
-        out[verdict.sample_id] = verdict
-    if skipped:
-        warnings.warn(f"{path}: {skipped} damaged line(s) skipped", stacklevel=2)
-    return out
+    return read_latest(Path(run_dir) / JUDGE_FILE, JudgeVerdict)
 
 
 def append_verdict(run_dir: Path, verdict: JudgeVerdict) -> None:
     """Add one verdict to the run's judge file (a line is written whole, then flushed)."""
-    path = Path(run_dir) / JUDGE_FILE
-    try:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(verdict.model_dump_json() + "\n")
-    except OSError as error:
-        raise WriteFailed(path, error) from None
+    append_line(Path(run_dir) / JUDGE_FILE, verdict)
