@@ -10,7 +10,9 @@ off, when the engine stopped for length and the answer is not correct:
 - no value was given yet (nothing extracted: a sentence, or reasoning, still being written);
 - a list of values stopped before it held as many values as were asked.
 
-A complete wrong value stays wrong, even when more text after it was cut off. A `name` answer (the latent
+A complete wrong value stays wrong, even when more text after it was cut off; in completions mode nothing cut
+after the answer slot ended (its line, or its paragraph for a list: `region.slot_closed`) makes an answer
+cut off, since it is not read (" c21…78.\n\nThe access token for K is c" is judged, not cut). A `name` answer (the latent
 family's) is cut off only when the budget ended it inside its answer region (`_name_cut_off`)."""
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ctxprobe.evals.records.record import Response, Score
+from ctxprobe.tasks.answers.region import slot_closed
 from ctxprobe.tasks.sample import Sample
 
 _TRAILING_MARKUP = re.compile(r"[\s*_`\"'\u201c\u201d\u2018\u2019]+$")
@@ -27,7 +30,7 @@ def cut_off(sample: Sample, response: Response, score: Score) -> str | None:
     """Why the answer counts as cut off before it was complete, or None when it is judged as it stands."""
     if sample.expected.kind == "name":
         return _name_cut_off(sample, response, score)
-    if response.finish_reason != "length" or score.correct:
+    if response.finish_reason != "length" or score.correct or slot_closed(sample, response.text):
         return None
     expected = sample.expected.chain[-1:] if sample.expected.kind == "chain" and sample.expected.chain \
         else sample.expected.answers

@@ -147,6 +147,15 @@ def answer_region(sample: Sample, text: str) -> AnswerRegion:
     return AnswerRegion(tuple(lines), excluded, chat, text, unit, f"{sample.question}\n{sample.answer_prefix}")
 
 
+def slot_closed(sample: Sample, text: str) -> bool:
+    """Whether the answer slot ended before `text` did: more output could not change what is read. Chat mode's
+    slot is the whole reply, so never; completions mode's ends with its line (its paragraph for a list), and
+    what a base model wrote after it is not read."""
+    if sample.recipe.mode == "chat":
+        return False
+    return answer_region(sample, text).lines == answer_region(sample, text + "zz").lines
+
+
 def candidates(text: str, kind: Shape, expected: str, excluded: frozenset[str]) -> list[str]:
     """Tokens in `text` that could be the answer, in order of appearance, repeats dropped; numbers
     and uuids in normalized form (`1,234,567` -> `1234567`), words as written."""

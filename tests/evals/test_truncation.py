@@ -89,3 +89,24 @@ def test_a_correct_answer_cut_after_it_stays_correct(finish: str) -> None:
     text = f"The special magic number is {niah.expected.answers[0]}. This number appears in"
     record = record_of(niah, _reply(text, finish=finish), None, None, 1, max_tokens=20)
     assert record.error is None and record.score is not None and record.score.correct
+
+
+def test_in_completions_a_cut_after_the_answer_slot_ended_is_judged() -> None:
+    # Gemma on quick's recall hex: a wrong value on its line, then a run-on sentence cut inside its value
+    hexes = build_sample(Recipe(family="recall", params={"kind": "hex", "length": 32}, context_tokens=600, depth=50))
+    gold = hexes.expected.answers[0]
+    wrong = gold[:-1]  # one digit short: complete, and wrong
+    verdict = lambda text: cut_off(hexes, _reply(text), score_sample(hexes, text))  # noqa: E731
+    ran_on = f" {wrong}.\n\nThe access token for gentle-locket mentioned in the provided text is {gold[:1]}"
+    assert verdict(ran_on) is None  # the slot (its first line) ended: judged, and wrong
+    record = record_of(hexes, _reply(ran_on, tokens=48), None, None, 1, max_tokens=48)
+    assert record.error is None and record.score is not None and not record.score.correct
+    assert verdict(f" {gold[:9]}") is not None  # cut inside the slot's own line: cut off
+    assert verdict(f" {gold[:9]}\n") is None  # its line ended: what follows is not read
+    # a list's slot is its paragraph: a cut on its next line is still inside it
+    many = build_sample(Recipe(family="niah", params={"variant": "multivalue", "values": 3}, context_tokens=600,
+                               depth=50))
+    first, second = many.expected.answers[:2]
+    listed = lambda text: cut_off(many, _reply(text), score_sample(many, text))  # noqa: E731
+    assert listed(f" {first}\n{second}\n") is not None  # two of three, the paragraph still open
+    assert listed(f" {first}\n{second}\n\nThe numbers for the key are 12") is None  # the paragraph ended
