@@ -4,7 +4,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+# What a wrong answer named (`Score.attribution`): another needle of its prompt (`rival`), no needle of its prompt
+# (`other`), or a value where the prompt holds none, an absent needle's question (`hallucinated`).
+Attribution = Literal["rival", "other", "hallucinated"]
 
 # The scoring rule's version (every answer kind's scorer: evals/scoring/score.py, the families' own and the
 # modules they read), on every score: runs scored by different rules are not compared as builds (`compare`
@@ -34,5 +40,10 @@ class Score(BaseModel):
     unit: str | None = Field(None, description="the answer slot read: `reply` (chat), `first sentence`, `first "
                              "line`, `first paragraph` (completions), a dataset's own (`last line`, `response`); "
                              "None where a record predates it")
+    attribution: Attribution | None = Field(None, description="what a wrong answer named: `rival` (another needle "
+                                            "of its prompt), `other` (none of its prompt's needles), `hallucinated` "
+                                            "(a value where the prompt holds none: an absent needle); None where "
+                                            "correct, not attributed, or a record predates it")
+    rival_depth: float | None = Field(None, description="a `rival` answer: the depth (%) of the needle it named")
     scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
                                 "record predates versions)")
