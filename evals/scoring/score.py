@@ -38,10 +38,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ctxprobe.tasks.answers.attribution import attribute
 # check_answer_kinds is read from here, where the general kinds are registered
 from ctxprobe.tasks.answers.kinds import answer_kind, check_answer_kinds, scorer_for  # noqa: F401
-from ctxprobe.tasks.answers.reading import CandidateKind, Reading, candidate_kind, comparable, read
-from ctxprobe.tasks.answers.region import AnswerRegion, answer_region, answer_sentence, candidates
+from ctxprobe.tasks.answers.reading import CandidateKind, Reading, candidate_kind, comparable
+from ctxprobe.tasks.answers.region import AnswerRegion, answer_region, answer_sentence, candidates, reading_of
 from ctxprobe.tasks.answers.tokens import find_tokens, is_cjk, norm_tokens, shape
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
@@ -57,13 +58,14 @@ _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|\*\*(.+?)
 
 def score_sample(sample: Sample, text: str) -> Score:
     """Score a model's raw output (the continuation in completions mode, the message in chat mode); the score
-    states the unit read (`unit`) where the kind's scorer read the answer slot."""
+    states the unit read (`unit`) where the kind's scorer read the answer slot, and what a wrong answer named
+    (`attribution`: another needle of its prompt, or none, `tasks/answers/attribution.py`)."""
     region = answer_region(sample, text)
     score = scorer_for(sample.expected.kind)(region, sample)
     if score.unit is None:
         unit = region.unit if region.chat or sample.expected.kind not in _SCOPED else region.scoped([]).unit
         score = score.model_copy(update={"unit": unit})
-    return score
+    return attribute(sample, region, score)
 
 
 _SCOPED = frozenset({"value", "values", "string", "any", "chain"})  # read in the documented unit's sentences
@@ -88,18 +90,6 @@ def similarity(a: str, b: str) -> float:
     """1 - Levenshtein(a, b) / max(len(a), len(b)); 1.0 for two empty strings."""
     longest = max(len(a), len(b))
     return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
-
-
-def reading_of(region: AnswerRegion, values: list[str], kind: CandidateKind | None = None) -> Reading:
-    """The slot read for candidates of the kind `values` share (`tasks/answers/reading.py`), scoped in
-    completions mode to the documented unit (`AnswerRegion.scoped`)."""
-    kind = kind or candidate_kind(values)
-    unit = region.scoped(values).unit
-
-    def scope(said: str) -> str:  # the unit, of what the whole slot asserts
-        return replace(region, lines=tuple(said.split("\n"))).scoped(values).text
-
-    return read(region.text, unit, kind, region.frame, [kind.canonical(v) for v in values], scope)
 
 
 def _extracted(reading: Reading, region: AnswerRegion, kind: CandidateKind, expected: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ctxprobe.tasks.answers.polarity import asserted
-from ctxprobe.tasks.answers.reading import comparable
+from ctxprobe.tasks.answers.reading import CandidateKind, Reading, candidate_kind, comparable, read
 from ctxprobe.tasks.answers.tokens import FILLER, Shape, find_tokens, is_candidate, norm, norm_tokens, tokens
 from ctxprobe.tasks.sample import Sample
 
@@ -174,3 +174,15 @@ def answer_sentence(region: AnswerRegion, kind: Shape, expected: str) -> str:
         if candidates(sentence, kind, expected, region.excluded):
             return sentence
     return ""
+
+
+def reading_of(region: AnswerRegion, values: list[str], kind: CandidateKind | None = None) -> Reading:
+    """The slot read for candidates of the kind `values` share (`tasks/answers/reading.py`), scoped in
+    completions mode to the documented unit (`AnswerRegion.scoped`)."""
+    kind = kind or candidate_kind(values)
+    unit = region.scoped(values).unit
+
+    def scope(said: str) -> str:  # the unit, of what the whole slot asserts
+        return replace(region, lines=tuple(said.split("\n"))).scoped(values).text
+
+    return read(region.text, unit, kind, region.frame, [kind.canonical(v) for v in values], scope)
