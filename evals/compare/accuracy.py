@@ -20,16 +20,21 @@ from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.rows import record_row
 
-__all__ = ["CELL", "CONDITION", "ERROR_COLUMNS", "accuracy_table", "aggregate", "context_summary", "record_frame"]
+__all__ = ["ATTRIBUTION_COLUMNS", "CELL", "CONDITION", "ERROR_COLUMNS", "accuracy_table", "aggregate", "context_summary", "record_frame"]
 
 CONDITION = ["family", "variant", "haystack"]
 CELL = [*CONDITION, "context_tokens", "depth"]
 ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
+# What the scored answers named (`Score.attribution`), counted per group: another needle of the prompt, none of
+# them, a value where the prompt holds none. Wrong answers not attributed (free text; records before it) are in
+# none of them.
+ATTRIBUTION_COLUMNS = ["rival", "other", "hallucinated"]
 
 
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
-    """One row per record: its coordinates, whether it was scored, correct (0/1), partial, error kind, and its
-    cluster (`evals.compare.clusters.cluster_of`: its chain in a nested run, itself in an independent one)."""
+    """One row per record: its coordinates, whether it was scored, correct (0/1), partial, what a wrong answer
+    named (`ATTRIBUTION_COLUMNS`), error kind, and its cluster (`evals.compare.clusters.cluster_of`: its chain
+    in a nested run, itself in an independent one)."""
     rows = []
     for rec in records:
         if rec.score is None and rec.error is None:
@@ -41,28 +46,32 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
                    correct=float(full["correct"]) if scored and full["correct"] is not None else math.nan,
                    partial=full["partial"] if scored and full["partial"] is not None else math.nan)
         row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
+        row.update({col: scored and full["attribution"] == col for col in ATTRIBUTION_COLUMNS})
         row["cluster"] = cluster_of(rec)
         rows.append(row)
-    columns = [*CELL, "scored", "correct", "partial", *ERROR_COLUMNS, "cluster"]
+    columns = [*CELL, "scored", "correct", "partial", *ATTRIBUTION_COLUMNS, *ERROR_COLUMNS, "cluster"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFrame:
-    """n, correct, accuracy, Clopper-Pearson ci_lo/ci_hi, partial_mean and error counts per group of `keys`.
+    """n, correct, accuracy, Clopper-Pearson ci_lo/ci_hi, partial_mean, the wrong answers by what they named
+    (rival, other, hallucinated) and error counts per group of `keys`.
     Where a group holds several scored samples of one chain (a nested run pooled over cells), its interval is
     the chains' (`clustered_proportion`) and a `clusters` column counts them."""
     spec: dict[str, tuple[str, str]] = {
         "n": ("scored", "sum"), "correct": ("correct", "sum"), "partial_mean": ("partial", "mean"),
     }
-    spec.update({col: (col, "sum") for col in ERROR_COLUMNS})
+    spec.update({col: (col, "sum") for col in [*ATTRIBUTION_COLUMNS, *ERROR_COLUMNS]})
     out = frame.groupby(keys, sort=True).agg(**spec).reset_index()
     out["n"] = out["n"].astype(int)
     out["correct"] = out["correct"].astype(int)
+    out[ATTRIBUTION_COLUMNS] = out[ATTRIBUTION_COLUMNS].astype(int)
     out[ERROR_COLUMNS] = out[ERROR_COLUMNS].astype(int)
     out["errors"] = out[ERROR_COLUMNS].sum(axis=1)
     out["accuracy"] = (out["correct"] / out["n"]).where(out["n"] > 0)
     bounds = [clopper_pearson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
-    columns = [*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors", *ERROR_COLUMNS]
+    columns = [*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", *ATTRIBUTION_COLUMNS, "errors",
+               *ERROR_COLUMNS]
     nested = "cluster" in frame and not frame["cluster"].astype(str).str.startswith("sample:").all()
     if nested:
         chains = _chains(frame, keys)

@@ -19,7 +19,8 @@ def variant_label(params: dict[str, Any], family: str | None = None, without: tu
 
 def record_row(record: SampleRecord) -> dict[str, Any]:
     """The record's columns: coordinates and `param_<name>`, `variant` (the label), prompt facts, the
-    endpoint's figures, `correct`/`partial`/`extracted` where scored, `error` where not."""
+    endpoint's figures, `correct`/`partial`/`extracted` and what a wrong answer named (`attribution`,
+    `rival_depth`) where scored, `error` where not."""
     sample, recipe, response, score = record.sample, record.sample.recipe, record.response, record.score
     row: dict[str, Any] = {
         "sample_id": sample.sample_id, "family": recipe.family, "variant": variant_label(recipe.params, recipe.family),
@@ -36,6 +37,7 @@ def record_row(record: SampleRecord) -> dict[str, Any]:
         "endpoint": response.endpoint if response else None,
         "correct": score.correct if score else None, "partial": score.partial if score else None,
         "expected": " | ".join(sample.expected.answers), "extracted": " | ".join(score.extracted) if score else None,
+        "attribution": score.attribution if score else None, "rival_depth": score.rival_depth if score else None,
         "error": record.error.value if record.error else None, "attempts": record.attempts,
     })
     return row

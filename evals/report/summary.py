@@ -1,6 +1,6 @@
-"""What a finished (or interrupted) run writes beside its samples: summary tables and heatmaps (and, for
-tasks that hold a number of facts, the capacity tables and `capacity.png`), and the text table printed in
-the terminal."""
+"""What a finished (or interrupted) run writes beside its samples: summary tables and heatmaps (the answers by
+depth where they are attributed; for tasks that hold a number of facts, the capacity tables and `capacity.png`),
+and the text table printed in the terminal."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
     from ctxprobe.evals.report.capacity_chart import write_capacity_png
     from ctxprobe.evals.report.answer_probs import render_answer_probabilities
+    from ctxprobe.evals.report.attribution import attribution_markdown, render_attribution
     from ctxprobe.evals.report.ruler_beside import render_ruler_beside
 
     stopping = stopping_of(manifest)
@@ -49,8 +50,9 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     capacity = capacity_text(curve)
     ruler = render_ruler_beside(records)
     probabilities = render_answer_probabilities(records)
-    table = with_cache_path(render_text(records, stopping=stopping) + probabilities + ruler + layouts + judged
-                            + capacity, manifest)
+    attributed = render_attribution(records)
+    table = with_cache_path(render_text(records, stopping=stopping) + attributed + probabilities + ruler + layouts
+                            + judged + capacity, manifest)
     control = control_of(manifest)
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"
@@ -60,6 +62,9 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
                 head = f"\n**{SUSPECT}**\n" if control.fault else ""
                 md.write(f"{head}\n## Cache path\n\n```\n" + render_cache_path(control) + "```\n")
+        if attributed:
+            with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
+                md.write("\n" + attribution_markdown(records))
         if probabilities:
             with (run_dir / "summary.md").open("a", encoding="utf-8") as md:
                 md.write("\n## Answer probabilities\n\n```\n" + probabilities + "```\n")

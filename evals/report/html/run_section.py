@@ -1,5 +1,6 @@
 """What a run folder shows on the page: its header, per-family depth x length heatmaps, the accuracy table
-with Clopper-Pearson intervals, the recall capacity where tasks hold a number of facts, template sensitivity where the run has two prompt layouts (the compare page's verdict
+with Clopper-Pearson intervals, the answers by depth (correct, rival, other, hallucinated), the recall capacity
+where tasks hold a number of facts, template sensitivity where the run has two prompt layouts (the compare page's verdict
 rows), errors by kind and length (apart from accuracy), latency / TTFT / cached share by
 length, and failure examples with the prompt around the needle. Plain values for the templates: every
 string here is escaped by jinja2 when it is written into the page."""
@@ -184,6 +185,17 @@ def accuracy_rows(records: list[SampleRecord], stopping: Stopping | None = None)
     return rows
 
 
+def answer_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
+    """The answers by depth (`evals.report.attribution`): correct, rival, other, hallucinated, each with its share;
+    none where no answer is attributed."""
+    from ctxprobe.evals.report.attribution import ANSWER_COLUMNS, answers_by_depth, share_cells
+
+    table = answers_by_depth(records)
+    return [] if table is None else [
+        {"family": r["family"], "variant": r["variant"], "haystack": r["haystack"], "depth": f"{r['depth']:g}%",
+         "n": int(r["n"]), **dict(zip(ANSWER_COLUMNS, share_cells(r)))} for r in table.to_dict("records")]
+
+
 @dataclass(frozen=True)
 class ErrorTable:
     lengths: list[str]
@@ -333,6 +345,7 @@ def run_section(run: Run) -> dict[str, Any]:
             "path": str(run.dir), "header": header(run),
             "panels": heatmap_panels(records, stopping) if records else {},
             "accuracy": accuracy_rows(records, stopping) if records else [],
+            "answers": answer_rows(records) if records else [],
             "stop_legend": stopping.legend() if stopping else "", "errors": error_table(records),
             "capacity": capacity_section(records, capacity_threshold(run.manifest)) if records else None,
             "templates": template_tables(records), "template_methods": template_methods(),
