@@ -21,6 +21,7 @@ from ctxprobe.evals.compare.paired.verdict import (
     adjust_gate, compare_verdict, correct_evidence, examples, failing_rows, p_answer_evidence, sequential_gate,
 )
 from ctxprobe.evals.compare.sequential.betting import CS_METHOD
+from ctxprobe.evals.compare.signals import moved_signals
 from ctxprobe.tasks.errors import UserError
 
 PARTIAL_METHOD = f"paired percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}"
@@ -112,6 +113,10 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     kl = kl_comparison(kl_pairs, (kl_margin, alpha) if metric == "kl" else None)
     if metric == "kl":
         failed, passed = kl_verdict_rows(kl, gate_rows)
+    drops = failed if gated else failing_rows(rows, 0.0, alpha)  # ungated: each significant drop
+    pairings = [p.model_copy(update={"signals": moved_signals(base, cand, pairs,
+                                                              [r for r in drops if r.candidate == label])})
+                for p, cand, (label, pairs) in zip(pairings, cands, kl_pairs)]
     result = CompareResult(baseline=run_input(base, labels[0]),
                          candidates=[run_input(c, lab) for c, lab in zip(cands, labels[1:])], alpha=alpha,
                          fail_if_drop=fail_if_drop, interval_method=CS_METHOD if anytime else INTERVAL_METHOD,

@@ -1,6 +1,7 @@
 """`ctxprobe.history(results_dir)`: every finished run of one suite over time (by manifest `created`),
 accuracy per family x length with Clopper-Pearson intervals and errors, and each night compared with the one before
-by the paired test of `compare`, its significant drops flagged.
+by the paired test of `compare`, its significant drops flagged with the signals that moved with them
+(`evals.compare.signals`).
 
 It reads the run folders as they are, every time: a folder counts when its manifest.json says it is a
 finished run (compare and history folders have none), so there is no index to go stale or rebuild."""
@@ -98,6 +99,7 @@ def _step(previous: Run, current: Run, alpha: float, metric: Metric = "correct",
         return step.model_copy(update={"note": str(exc)})
     return step.model_copy(update={"pairs": compared.pairings[0].pairs, "rows": compared.family_rows(),
                                    "drops": compared.failed, "flagged": [_flag(compared, r) for r in compared.failed],
+                                   "signals": compared.pairings[0].signals,
                                    "note": "; ".join(compared.warnings) or None})
 
 

@@ -55,6 +55,7 @@ def step_lines(result: HistoryResult) -> list[str]:
                                            for r in step.drops])
         word, none = ("DIVERGES", "no divergence above the margin") if result.metric == "kl" else ("DROP", "no significant drop")
         lines.append(f"{head}: " + (f"{word} {drops}" if drops else none))
+        lines += [f"  with it: {signal}" for signal in step.signals]
     return lines
 
 

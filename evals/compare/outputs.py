@@ -77,6 +77,7 @@ def _footer(result: CompareResult) -> list[str]:
     significant = [r for r in result.rows if r.significant]
     lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {signed(r.diff)}" for r in significant)
                                          if significant else "none"))
+    lines += signal_lines(result)
     for ex in result.examples[:12]:
         lines.append(f"  e.g. {ex.candidate} {ex.where} ({ex.worse} worse) expected {ex.expected}: baseline "
                      f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%")
@@ -91,6 +92,13 @@ def _footer(result: CompareResult) -> list[str]:
                      + (f": {named}" if named else ""))
         lines.append(PASS_MEANING)
     return lines
+
+
+def signal_lines(result: CompareResult) -> list[str]:
+    """Beside the drops: `with it: ...`, one line per signal that moved (the candidate named where there are
+    several)."""
+    many = len(result.pairings) > 1
+    return [f"with it{f' ({p.candidate})' if many else ''}: {signal}" for p in result.pairings for signal in p.signals]
 
 
 def _failed_text(result: CompareResult, row: CompareRow) -> str:

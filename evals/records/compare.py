@@ -53,6 +53,9 @@ class CandidatePairing(BaseModel):
     errored_cand: dict[str, int]
     unpaired_base: int
     unpaired_cand: int
+    signals: list[str] = Field(default_factory=list, description="beside a drop: one line per signal that moved "
+                               "with it (served != planned, the cache path, deployment lint lines, the rival share; "
+                               "`evals/compare/signals.py`); empty without a drop, or in comparisons before them")
 
 
 class AnswerProbabilityRow(BaseModel):

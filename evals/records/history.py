@@ -45,6 +45,8 @@ class NightStep(BaseModel):
     drops: list[CompareRow] = Field(default_factory=list)
     flagged: list[str] = Field(default_factory=list, description="each flagged row as the tables say it, in the "
                                "history's metric (empty in histories written before it: `drops` then)")
+    signals: list[str] = Field(default_factory=list, description="beside a flagged drop: one line per signal "
+                               "that moved with it (`evals/compare/signals.py`)")
     note: str | None = None
 
 

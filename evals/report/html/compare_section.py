@@ -164,6 +164,7 @@ def compare_section(folder: Path) -> dict[str, Any]:
         inputs.insert(0, dict(data["baseline"], role="baseline"))
     pairings = {p.get("candidate"): p for p in data.get("pairings", [])}
     candidates = [{"label": c.get("label"), "pairing": pairing_text(pairings.get(c.get("label"), {})),
+                   "signals": pairings.get(c.get("label"), {}).get("signals", []),
                    "verdicts": verdict_rows(rows, c.get("label")), "diffs": diff_tables(rows, c.get("label"))}
                   for c in data.get("candidates", [])]
     images = [(p.name, png_data_uri(p)) for p in sorted(folder.glob("diff_heatmap_*.png"))]

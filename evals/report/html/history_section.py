@@ -53,7 +53,8 @@ def trend_table(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def nights(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each night against the night before: pairs, the significant drops (flagged), the note."""
+    """Each night against the night before: pairs, the significant drops (flagged), the signals that moved with
+    them, the note."""
     names = {r.get("path"): r.get("label", "?") for r in data.get("runs", [])}
     out = []
     for s in data.get("steps", []):
@@ -62,7 +63,7 @@ def nights(data: dict[str, Any]) -> list[dict[str, Any]]:
                  f"(p_holm {float(r.get('p_holm') or 0):.3g})" for r in s.get("drops", [])]
         out.append({"previous": names.get(s.get("previous"), s.get("previous")),
                     "current": names.get(s.get("current"), s.get("current")), "pairs": s.get("pairs", 0),
-                    "drops": drops, "note": s.get("note")})
+                    "drops": drops, "signals": s.get("signals", []), "note": s.get("note")})
     return out
 
 

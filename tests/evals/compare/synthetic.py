@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
@@ -45,14 +47,17 @@ def answer_logprobs(p: float) -> AnswerLogprobs:
 
 def write_run(path: Path, label: str, outcomes: dict[Key, bool | ErrorKind], *, created: float = 1.0,
               suite: str = "quick", tokenizer: str = "estimate:4", partial: dict[Key, float] | None = None,
-              status: str = "finished", p_answer: dict[Key, float | str] | None = None) -> Path:
+              status: str = "finished", p_answer: dict[Key, float | str] | None = None,
+              edit: Callable[[Key, SampleRecord], SampleRecord] | None = None,
+              manifest_fields: dict[str, Any] | None = None) -> Path:
     """A run folder at `path` with one record per key of `outcomes` (`p_answer`: each key's answer
-    probability, or 'unavailable')."""
+    probability, or 'unavailable'; `edit`: each record as written, from its key and the record made;
+    `manifest_fields`: the manifest's other fields)."""
     store = RunStore(path)
     lengths = sorted({k[0] for k in outcomes}) or [1024]
     manifest = RunManifest(label=label, created=created, status=status, tokenizer=tokenizer,  # type: ignore[arg-type]
                            suite=Suite(name=suite, lengths=lengths, depths=list(DEPTHS),
-                                       tasks=[SuiteTask(family="niah")]))
+                                       tasks=[SuiteTask(family="niah")]), **(manifest_fields or {}))
     store.write_manifest(manifest)
     with unsynced():  # a fixture: no fsync per record (tests/unsynced.py)
         for key, outcome in outcomes.items():
@@ -60,7 +65,7 @@ def write_run(path: Path, label: str, outcomes: dict[Key, bool | ErrorKind], *, 
             p = (p_answer or {}).get(key)
             if p is not None:
                 rec = rec.model_copy(update={"logprobs": p if isinstance(p, str) else answer_logprobs(p)})
-            store.append(rec)
+            store.append(edit(key, rec) if edit else rec)
     store.close()
     return path
 
