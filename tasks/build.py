@@ -11,8 +11,10 @@ from functools import lru_cache
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ctxprobe.tasks.absent import absent_draft, asks_absent
 from ctxprobe.tasks.assemble import Assembled, assemble, whole_word
 from ctxprobe.tasks.count_cache import UnitCounts
+from ctxprobe.tasks.families.vocab import drawn_apart
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, make_haystack
 from ctxprobe.tasks.lengths import check_depth
@@ -90,10 +92,12 @@ class PromptBuilder:
                 self._counts[haystack_spec] = UnitCounts(haystack(haystack_spec), self.counter)
             return self._counts[haystack_spec]
 
-    def chain_layout(self, recipe: Recipe, lead: int, lay_out: Callable[[PromptBuilder, Recipe, int], T]) -> T:
-        """A nested chain's layout (`tasks/nested.py`), laid out once for all the chain's cells: a lane sends a
-        chain's requests one after another, so the last few chains laid out are kept."""
-        key = (sharing_key(recipe), lead)
+    def chain_layout(self, recipe: Recipe, lead: int, lay_out: Callable[[PromptBuilder, Recipe, int], T],
+                     part: str = "layout") -> T:
+        """A nested chain's layout (`tasks/nested.py`), or another `part` of what its cells share (its absent
+        questions: `tasks/nested_absent.py`), laid out once for all the chain's cells: a lane sends a chain's
+        requests one after another, so the last few chains laid out are kept."""
+        key = (sharing_key(recipe), lead, part)
         with self._learn:
             found = self._chains.get(key)
         if found is None:
@@ -107,6 +111,10 @@ class PromptBuilder:
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
         lead = self._lead_of(recipe)
+        if recipe.nested is not None and asks_absent(recipe.params):  # another key's question: tasks/nested_absent.py
+            from ctxprobe.tasks.nested_absent import build_nested_absent
+
+            return build_nested_absent(self, recipe, lead)
         if recipe.nested is not None:  # a chain's stream: tasks/nested.py
             from ctxprobe.tasks.nested import build_nested
 
@@ -123,8 +131,10 @@ class PromptBuilder:
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
             rng = random.Random(hashlib.sha256(f"{key}#{attempt}".encode()).digest())
-            draft = place_question(family.draft(params, recipe.depth, recipe.mode, rng),
-                                   params.question_position)  # type: ignore[attr-defined]
+            draft = family.draft(params, recipe.depth, recipe.mode, rng)
+            if asks_absent(params):
+                draft = absent_draft(draft, absent_question_draw(family, params, recipe, draft, f"{key}#{attempt}"))
+            draft = place_question(draft, params.question_position)  # type: ignore[attr-defined]
             target = recipe.context_tokens - draft.reserve_tokens
             built = assemble(draft, counts, target, lead, recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
@@ -181,6 +191,14 @@ def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
 def _shown(identity: TokenizerIdentity) -> str:
     chat = identity.chat_template_tokens
     return identity.tokenizer if chat is None else f"{identity.tokenizer} (chat template: {chat} tokens)"
+
+
+def absent_question_draw(family: Any, params: Any, recipe: Recipe, present: Draft, seed_text: str) -> Draft:
+    """The draw whose question an absent recipe asks (`tasks/absent.py`): the family's own, from a seed of its
+    own, with every key and value drawn apart from the present draft's."""
+    rng = random.Random(hashlib.sha256(f"{seed_text}#absent".encode()).digest())
+    with drawn_apart({*present.unique, *(n.answer for n in present.needles)}):
+        return family.draft(params, recipe.depth, recipe.mode, rng)  # type: ignore[no-any-return]
 
 
 def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> bool:

@@ -2,7 +2,7 @@
 (where the question stands: after the document, before it, or both). A family's own `Params` model is
 extended once, when the family registers, so a family written later gets them without a line of its own.
 
-Parameters that appeared after records existed (`question_position`, and a family's `lang`) are left out of
+Parameters that appeared after records existed (`question_position`, a family's `lang`, `absent`) are left out of
 a recipe's parameters at their default: a recipe built at the default has the parameters, sample id and
 prompt it had before they existed."""
 
@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_mod
 QuestionPosition = Literal["end", "start", "both"]
 
 # Parameter -> the default at which a recipe leaves it out.
-OMITTED_AT_DEFAULT: dict[str, str | None] = {"question_position": "end", "lang": "en", "distractors_kind": "other",
-                                             "haystack_order": "coherent", "dataset_sha256": None}
+OMITTED_AT_DEFAULT: dict[str, str | bool | None] = {"question_position": "end", "lang": "en", "distractors_kind": "other",
+                                             "haystack_order": "coherent", "dataset_sha256": None,
+                                             "absent": False}
 
 
 class _OmitDefaults(BaseModel):

@@ -8,9 +8,11 @@ fields, and none is ever parsed back.
   by two tokenizers: how `compare` pairs runs across tokenizers and how a refused resume names what
   changed.
 - `needle_key`: `task_key`'s fields without the layout parameters (`LAYOUT_PARAMS`: template, length
-  convention). The generator's seed: the needles and values are drawn from it, so one cell under two
-  layouts has identical needles, and template sensitivity pairs on it.
-- `sharing_key`: everything but the depth. Prompts with the same key are identical up to their first
+  convention) and the question parameters (`QUESTION_PARAMS`: `absent`). The generator's seed: the needles
+  and values are drawn from it, so one cell under two layouts has identical needles, and template
+  sensitivity pairs on it; an absent question's prompt holds the present one's needles.
+- `sharing_key`: everything but the depth and the question parameters (an absent question's context is the
+  present one's). Prompts with the same key are identical up to their first
   needle (a depth sweep): the send order groups them so a prefix cache can reuse the shared text. A
   question placed before the document (`question_position` start or both) differs at every depth, so
   there its prompts share only the instruction, and the key keeps the depth.
@@ -50,9 +52,13 @@ if TYPE_CHECKING:  # the recipe's methods call these functions (a type only: tas
 # without them, so one cell under two layouts has identical needles (template sensitivity).
 LAYOUT_PARAMS = frozenset({"template", "length_convention", "question_position", "cue", "haystack_order"})
 
+# Parameters that change only the question: the needles are drawn without them and the context is the same,
+# so prompts that differ in them share everything before the question (`tasks/absent.py`).
+QUESTION_PARAMS = frozenset({"absent"})
+
 DATASET_DIGEST = "dataset_sha256"  # the parameter that identifies a dataset by content (`dataset` is its path)
 
-__all__ = ["DATASET_DIGEST", "CellKey", "FamilyKey", "cell_key", "chain_key", "condition_key", "condition_of", "family_key",
+__all__ = ["DATASET_DIGEST", "QUESTION_PARAMS", "CellKey", "FamilyKey", "cell_key", "chain_key", "condition_key", "condition_of", "family_key",
            "identity_params", "needle_key", "sample_id", "sharing_key", "task_fields", "task_key", "template_pair_key"]
 
 CellKey = tuple[object, ...]
@@ -101,7 +107,7 @@ def task_key(recipe: Recipe) -> str:
 def needle_key(recipe: Recipe) -> str:
     """The generator's seed: the task fields without the tokenizer and without layout parameters."""
     fields = task_fields(recipe)
-    fields["params"] = {k: v for k, v in fields["params"].items() if k not in LAYOUT_PARAMS}
+    fields["params"] = {k: v for k, v in fields["params"].items() if k not in LAYOUT_PARAMS | QUESTION_PARAMS}
     return _digest(fields)
 
 
@@ -109,7 +115,8 @@ def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     """Recipes with the same key build prompts that are identical up to their first needle (independent
     layout), or up to the shorter one's question (nested layout: the whole chain, every length)."""
     base = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
-            json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack, recipe.window)
+            json.dumps({k: v for k, v in identity_params(recipe.params).items() if k not in QUESTION_PARAMS},
+                       sort_keys=True), recipe.haystack, recipe.window)
     if recipe.nested is not None:
         grid = recipe.nested
         return (*base, recipe.seed, grid.lengths, grid.depths, *(() if grid.block is None else (grid.block,)))
@@ -147,6 +154,8 @@ def family_key(recipe: Recipe) -> FamilyKey:
 
 
 def template_pair_key(recipe: Recipe) -> tuple[str, str]:
-    """The needles' key and every layout parameter but the template and the question position."""
-    layout = {k: v for k, v in recipe.params.items() if k in LAYOUT_PARAMS - {"template", "question_position"}}
+    """The needles' key and every layout parameter but the template and the question position (and the
+    question parameters: an absent question is another question, not another layout of the same one)."""
+    layout = {k: v for k, v in recipe.params.items()
+              if k in (LAYOUT_PARAMS - {"template", "question_position"}) | QUESTION_PARAMS}
     return needle_key(recipe), repr(sorted(layout.items()))

@@ -112,9 +112,11 @@ class ChainLayout:
     stream_tokens: dict[int, int]  # the stream's tokens through each length's cut (needles and opening included)
 
 
-def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
+def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int,
+                 question: Callable[[ChainLayout], tuple[Draft, int]] | None = None) -> Sample:
     """The sample of one cell of a nested chain: the chain's head, its stream's first units with every needle
-    that stands among them, the length's fill, and the cell's question."""
+    that stands among them, the length's fill, and the cell's question (or the draft and tail tokens `question`
+    gives for the layout: an absent question, tasks/nested_absent.py)."""
     assert recipe.nested is not None
     layout = builder.chain_layout(recipe, lead, chain_layout)
     length, cell = recipe.context_tokens, (recipe.context_tokens, float(recipe.depth))
@@ -125,7 +127,7 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
     cut, start = layout.cuts[length], layout.span.start
     units = haystack.units(start, start + cut) if cut else []
     fill = [haystack.units(u, u + 1)[0] for u in layout.fills[length]]
-    draft = layout.drafts[cell]
+    draft, tail_tokens = (layout.drafts[cell], layout.tails[cell]) if question is None else question(layout)
     inside = [n for n in layout.needles if n.slot <= cut]
     hay_tokens = layout.stream_tokens[length] - layout.lead - layout.head_tokens + _tokens(layout.span, layout.fills[length])
     parts: list[str] = [layout.head]
@@ -164,7 +166,7 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
     parts.extend(fill)
     parts.append(draft.tail)
     prompt = "".join(parts)
-    planned = layout.stream_tokens[length] + _tokens(layout.span, layout.fills[length]) + layout.tails[cell]
+    planned = layout.stream_tokens[length] + _tokens(layout.span, layout.fills[length]) + tail_tokens
     return Sample(
         sample_id=recipe.sample_id(), recipe=recipe, prompt=prompt, prompt_sha256=sha256_text(prompt),
         planned_tokens=planned, approximate=builder.counter.approximate, question=draft.question,
@@ -179,12 +181,19 @@ def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayo
     """Draw every cell's draft apart from the earlier cells' and from the chain's haystack, then lay the chain out."""
     grid = recipe.nested
     assert grid is not None
+    drafts = draw_cells(recipe, haystack_fits(builder, recipe), f" in haystack {recipe.haystack!r}")
+    return _lay_out(drafts, builder.unit_counts(recipe.haystack), lead, recipe.window, grid.block)
+
+
+def haystack_fits(builder: PromptBuilder, recipe: Recipe) -> Callable[[set[str]], bool]:
+    """Whether a draw's keys and values are none of the chain's haystack's words (all it may ever hold)."""
+    grid = recipe.nested
+    assert grid is not None
     counts = builder.unit_counts(recipe.haystack)
     span = counts.span(recipe.window, grid.lengths[-1], LOOKAHEAD)  # more than any length's stream and fill
     haystack = "\x00".join(counts.haystack.units(span.start, span.start + len(span.counts)))
     words = set(_WORD.findall(haystack))
-    drafts = draw_cells(recipe, lambda own: not _in_haystack(own, haystack, words), f" in haystack {recipe.haystack!r}")
-    return _lay_out(drafts, counts, lead, recipe.window, grid.block)
+    return lambda own: not _in_haystack(own, haystack, words)
 
 
 def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: True,
@@ -199,18 +208,18 @@ def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: Tr
     family = get_family(recipe.family)
     params = validate_params(family, recipe.params)
     check_nests(recipe.family, params.model_dump(mode="json"), len(grid.lengths) * len(grid.depths))
-    chain = needle_key(recipe.model_copy(update={"context_tokens": grid.lengths[-1], "depth": 0.0}))
+    chain = chain_seed(recipe)
     taken: set[str] = set()
     drafts: dict[Cell, Draft] = {}
     for cell in [(length, depth) for length in grid.lengths for depth in grid.depths]:
         for attempt in range(MAX_ATTEMPTS):
-            draft = _draw(family, params, recipe, cell, taken, f"{chain}#{cell[0]}#{cell[1]!r}#{attempt}")
+            draft = draw(family, params, recipe, cell, taken, f"{chain}#{cell[0]}#{cell[1]!r}#{attempt}")
             own = {*draft.unique, *(n.answer for n in draft.needles)}
             first = next(iter(drafts.values()), None)
             # a second cell whose first draw asks the first cell's needle; a chain of one cell: other draws
             if attempt == 0 and all(_same_answers(draft, other) for other in (
                     [first] if first is not None else
-                    [_draw(family, params, recipe, cell, own, f"{chain}#apart#{n}") for n in range(PROBES)])):
+                    [draw(family, params, recipe, cell, own, f"{chain}#apart#{n}") for n in range(PROBES)])):
                 raise UserError(f"layout nested: family {recipe.family} asks the same needle however it is drawn, "
                                 "and a chain needs a needle of its own per (length, depth), even a chain of one "
                                 "cell: give it layout independent")
@@ -226,7 +235,13 @@ def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: Tr
     return drafts
 
 
-def _draw(family: Any, params: Any, recipe: Recipe, cell: Cell, taken: set[str], seed_text: str) -> Draft:
+def chain_seed(recipe: Recipe) -> str:
+    """The text a chain's draws are seeded from: its needle key at its longest length."""
+    assert recipe.nested is not None
+    return needle_key(recipe.model_copy(update={"context_tokens": recipe.nested.lengths[-1], "depth": 0.0}))
+
+
+def draw(family: Any, params: Any, recipe: Recipe, cell: Cell, taken: set[str], seed_text: str) -> Draft:
     with drawn_apart(taken):
         return family.draft(params, cell[1], recipe.mode, random.Random(hashlib.sha256(seed_text.encode()).digest()))
 

@@ -6,7 +6,11 @@ from each record's typed recipe fields. The report's tables and heatmaps and com
 A group that pools cells of a nested run (a length over its depths) holds several samples of one chain,
 which are not independent: its interval takes the chain as the unit (`evals.compare.clusters`), and the
 table gains a `clusters` column (the chains a row pools). A run of the independent layout has every
-sample its own cluster: its tables are what they were, column for column."""
+sample its own cluster: its tables are what they were, column for column.
+
+An absent question (`tasks/absent.py`) is its own condition (its variant says `absent=True`), never pooled
+into recall. `absent_beside` sets its accuracy beside the recall of the present question it is asked beside
+(same family, haystack and parameters but `absent`), length by length; a run without one has no such columns."""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.rows import record_row
 
-__all__ = ["ATTRIBUTION_COLUMNS", "CELL", "CONDITION", "ERROR_COLUMNS", "accuracy_table", "aggregate", "context_summary", "record_frame"]
+__all__ = ["ABSENT_COLUMNS", "ATTRIBUTION_COLUMNS", "CELL", "CONDITION", "ERROR_COLUMNS", "absent_beside",
+           "absent_shown_beside", "accuracy_table", "aggregate", "context_summary", "record_frame"]
 
 CONDITION = ["family", "variant", "haystack"]
 CELL = [*CONDITION, "context_tokens", "depth"]
@@ -29,6 +34,7 @@ ERROR_COLUMNS = [f"err_{kind.value}" for kind in ErrorKind]
 # them, a value where the prompt holds none. Wrong answers not attributed (free text; records before it) are in
 # none of them.
 ATTRIBUTION_COLUMNS = ["rival", "other", "hallucinated"]
+ABSENT_COLUMNS = ["absent_n", "absent_correct", "absent_accuracy", "absent_ci_lo", "absent_ci_hi"]
 
 
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
@@ -48,8 +54,10 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
         row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
         row.update({col: scored and full["attribution"] == col for col in ATTRIBUTION_COLUMNS})
         row["cluster"] = cluster_of(rec)
+        row["question"], row["present_variant"] = full["question"], full["present_variant"]
         rows.append(row)
-    columns = [*CELL, "scored", "correct", "partial", *ATTRIBUTION_COLUMNS, *ERROR_COLUMNS, "cluster"]
+    columns = [*CELL, "scored", "correct", "partial", *ATTRIBUTION_COLUMNS, *ERROR_COLUMNS, "cluster", "question",
+               "present_variant"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -102,5 +110,32 @@ def accuracy_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFr
 
 
 def context_summary(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame:
-    """One row per (family, variant, haystack, context_tokens), pooled across depths."""
-    return aggregate(record_frame(records), [*CONDITION, "context_tokens"], z)
+    """One row per (family, variant, haystack, context_tokens), pooled across depths; where the run asked absent
+    questions, their accuracy beside the recall rows they were asked beside (`absent_beside`)."""
+    frame = record_frame(records)
+    return absent_beside(aggregate(frame, [*CONDITION, "context_tokens"], z), frame, z)
+
+
+def absent_beside(summary: pd.DataFrame, frame: pd.DataFrame, z: float = Z95) -> pd.DataFrame:
+    """`summary` (rows by condition and length) with `ABSENT_COLUMNS` on each present question's row: the absent
+    questions asked beside it at that length (n, correct, accuracy, interval), NaN where none was. `summary`
+    as it is where the run asked none."""
+    absent = frame[frame["question"] == "absent"]
+    if absent.empty:
+        return summary
+    beside = aggregate(absent.assign(variant=absent["present_variant"]), [*CONDITION, "context_tokens"], z)
+    beside = beside[[*CONDITION, "context_tokens", "n", "correct", "accuracy", "ci_lo", "ci_hi"]]
+    beside.columns = [*CONDITION, "context_tokens", *ABSENT_COLUMNS]
+    present = summary["variant"].isin(frame.loc[frame["question"] != "absent", "variant"])
+    merged = summary.merge(beside, on=[*CONDITION, "context_tokens"], how="left")
+    merged.loc[~present.to_numpy(), ABSENT_COLUMNS] = math.nan
+    return merged
+
+
+def absent_shown_beside(frame: pd.DataFrame) -> set[tuple[str, str, str]]:
+    """The absent questions' conditions (family, variant, haystack) that a present condition of the run has
+    beside it: a table shows them in that condition's rows (`absent_beside`), not as conditions of their own."""
+    asked = frame["question"] == "absent"
+    present = {tuple(c) for c in frame.loc[~asked, CONDITION].drop_duplicates().itertuples(index=False)}
+    absent = frame.loc[asked, ["family", "variant", "present_variant", "haystack"]].drop_duplicates()
+    return {(f, v, h) for f, v, pv, h in absent.itertuples(index=False) if (f, pv, h) in present}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.tasks.absent import ABSENT
 from ctxprobe.tasks.variant import variant_params
 
 
@@ -18,12 +19,17 @@ def variant_label(params: dict[str, Any], family: str | None = None, without: tu
 
 
 def record_row(record: SampleRecord) -> dict[str, Any]:
-    """The record's columns: coordinates and `param_<name>`, `variant` (the label), prompt facts, the
-    endpoint's figures, `correct`/`partial`/`extracted` and what a wrong answer named (`attribution`,
-    `rival_depth`) where scored, `error` where not."""
+    """The record's columns: coordinates and `param_<name>`, `variant` (the label), `question` (`present`, or
+    `absent`: a key the prompt holds nowhere, `tasks/absent.py`) and `present_variant` (the label of the present
+    question it is asked beside), prompt facts, the endpoint's figures, `correct`/`partial`/`extracted` and what
+    a wrong answer named (`attribution`, `rival_depth`) where scored, `error` where not."""
     sample, recipe, response, score = record.sample, record.sample.recipe, record.response, record.score
+    absent = sample.expected.kind == ABSENT
     row: dict[str, Any] = {
         "sample_id": sample.sample_id, "family": recipe.family, "variant": variant_label(recipe.params, recipe.family),
+        "question": "absent" if absent else "present",
+        "present_variant": variant_label({k: v for k, v in recipe.params.items() if k != ABSENT}, recipe.family)
+        if absent else variant_label(recipe.params, recipe.family),
         "haystack": recipe.haystack, "context_tokens": recipe.context_tokens, "depth": recipe.depth,
         "seed": recipe.seed, "mode": recipe.mode, "tokenizer": recipe.tokenizer,
         "generator_version": recipe.generator_version,

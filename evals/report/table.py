@@ -17,12 +17,14 @@ from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.records.safe_write import make_folder, replace_file
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.evals.report.count_note import count_note
-from ctxprobe.evals.compare.accuracy import (CELL, CONDITION, ERROR_COLUMNS, accuracy_table, aggregate,
-                                             context_summary, record_frame)
+from ctxprobe.evals.compare.accuracy import (ABSENT_COLUMNS, CELL, CONDITION, ERROR_COLUMNS, absent_beside,
+                                             absent_shown_beside, accuracy_table, aggregate, context_summary,
+                                             record_frame)
 from ctxprobe.evals.compare.stats import Z95
 from ctxprobe.tasks.lengths import format_length
 
-__all__ = ["CELL", "CONDITION", "ERROR_COLUMNS", "accuracy_table", "aggregate", "context_summary", "record_frame",
+__all__ = ["CELL", "CONDITION", "ERROR_COLUMNS", "absent_shown_beside", "accuracy_table", "aggregate", "context_summary",
+           "record_frame",
            "render_markdown", "render_text", "variant_label", "write_summary"]
 
 
@@ -50,16 +52,22 @@ def natural_key(text: str) -> tuple[Any, ...]:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
-def _blocks(cells: pd.DataFrame, summary: pd.DataFrame) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
+def _blocks(cells: pd.DataFrame, summary: pd.DataFrame,
+            beside: set[tuple[str, str, str]] = frozenset()) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
+    """Each condition's cells and its rows by length; the absent conditions shown `beside` present ones are not
+    blocks of their own."""
     groups = sorted(cells.groupby(CONDITION, sort=True), key=lambda g: tuple(natural_key(str(c)) for c in g[0]))
     for cond, block in groups:
+        if tuple(str(c) for c in cond) in beside:
+            continue
         mask = (summary[CONDITION] == pd.Series(cond, index=CONDITION)).all(axis=1)
         yield tuple(str(c) for c in cond), block, summary[mask]
 
 
 def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of one block: two rows per depth (accuracy, interval), then `all`, the mean partial credit
-    where any was given, and errors; every row labelled."""
+    """Header and rows of one block: two rows per depth (accuracy, interval), then `all`, `absent` where absent
+    questions were asked beside it (pooled over depths: a key the prompt holds nowhere, never in `all`), the mean
+    partial credit where any was given, and errors; every row labelled."""
     contexts = sorted(block["context_tokens"].unique())
     header = ["depth"] + [format_length(int(c)) for c in contexts]
     by_cell = {(r["depth"], r["context_tokens"]): r for _, r in block.iterrows()}
@@ -73,6 +81,10 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
     for depth in sorted(block["depth"].unique()):
         add(f"{depth:g}%", {c: by_cell[(depth, c)] for c in contexts if (depth, c) in by_cell})
     add("all", {r["context_tokens"]: r for _, r in summary.iterrows()})
+    if "absent_n" in summary and summary["absent_n"].notna().any():  # asked beside it: a key held nowhere
+        add("absent", {r["context_tokens"]: pd.Series({**{k.removeprefix("absent_"): r[k] for k in ABSENT_COLUMNS},
+                                                       "n": int(r["absent_n"])}, dtype=object)
+                       for _, r in summary.iterrows() if pd.notna(r["absent_n"])})
     scored = summary[summary["n"] > 0]
     partial = dict(zip(scored["context_tokens"], scored["partial_mean"]))
     if ((scored["partial_mean"] - scored["accuracy"]).abs() > 1e-9).any():  # partial credit was given
@@ -91,9 +103,9 @@ def render_text(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopp
     records = list(records)
     frame = record_frame(records)
     cells = apply_stopping(aggregate(frame, CELL, z), stopping)
-    summary = apply_stopping(aggregate(frame, [*CONDITION, "context_tokens"], z), stopping)
+    summary = apply_stopping(absent_beside(aggregate(frame, [*CONDITION, "context_tokens"], z), frame, z), stopping)
     out: list[str] = [stopping.legend(), ""] if stopping else []
-    for (family, variant, haystack), block, summ in _blocks(cells, summary):
+    for (family, variant, haystack), block, summ in _blocks(cells, summary, absent_shown_beside(frame)):
         header, rows = _grid(block, summ)
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         out.append(f"{family}  {variant}  [{haystack}]")
@@ -115,9 +127,9 @@ def render_markdown(records: Iterable[SampleRecord], z: float = Z95, stopping: S
     """The same tables as markdown, one cell `acc (n) [lo-hi]`."""
     frame = record_frame(records)
     cells = apply_stopping(aggregate(frame, CELL, z), stopping)
-    summary = apply_stopping(aggregate(frame, [*CONDITION, "context_tokens"], z), stopping)
+    summary = apply_stopping(absent_beside(aggregate(frame, [*CONDITION, "context_tokens"], z), frame, z), stopping)
     out = ["# Accuracy by depth and context length", "", *([stopping.legend(), ""] if stopping else [])]
-    for (family, variant, haystack), block, summ in _blocks(cells, summary):
+    for (family, variant, haystack), block, summ in _blocks(cells, summary, absent_shown_beside(frame)):
         header, rows = _grid(block, summ)
         merged = [[a[0]] + [f"{x} {y}".strip() for x, y in zip(a[1:], b[1:])] for a, b in zip(rows[::2], rows[1::2])]
         merged += [r for r in rows if r[0] == "errors"]

@@ -15,7 +15,10 @@ corrects itself. So before the candidates are counted, what the slot does not as
   sentence starts, `更正`) withdraws everything before it: "X. Actually, scratch that: Y." asserts Y alone.
 
 Doubt is not denial: "I'm not sure, but it is X" and "not 100% certain" keep what follows, and "I think it is
-X" or "probably X" asserts X. A blanked stretch keeps its length, so positions in the slot still hold."""
+X" or "probably X" asserts X. A blanked stretch keeps its length, so positions in the slot still hold.
+
+Beside it, `abstention` reads whether a slot says the text holds no answer (`ABSTENTIONS`, built from the same
+negation and refusal cues): the reply an absent needle's question is credited for (`absence.py`)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Asserted", "Polarity", "asserted"]
+__all__ = ["ABSTENTIONS", "Asserted", "Polarity", "abstention", "asserted"]
 
 Polarity = Literal["asserted", "negated", "refused", "denied", "jest", "hedged", "asked", "withdrawn", "silent"]
 
@@ -33,6 +36,10 @@ _GOOD = r"(?:right|correct|true|valid|it|the\s+(?:right\s+|correct\s+)?(?:answer
 _JEST = r"(?:just\s+)?(?:kidding|joking)|jk|j/k|lol|april\s+fools?|not\s+really|haha"
 _REPLY = r"(?:(?:certainly|definitely|absolutely|of\s+course|surely)\s+not|no\s+way|nope|not\s+at\s+all|no)"
 _GUESS = r"(?:just\s+)?(?:a\s+)?(?:wild\s+|random\s+)?guess(?:ing)?|I['\u2019]m\s+guessing|I\s+am\s+guessing"
+
+_NEGATION = (r"\b(?:not|never|neither|nor|except|instead\s+of|rather\s+than|other\s+than)\b"
+             r"|\w+n['\u2019]t\b|\u4e0d\u662f|\u5e76\u975e|\u800c\u975e|\u4e0d")
+_REFUSAL = r"\b(?:cannot|can\s+not|unable\s+to|refuse\s+to|decline\s+to|won['\u2019]t)\b"
 
 # (category, direction, pattern): the one table every scorer's polarity comes from, applied in this order (a
 # denial that says `not`, "X is not the answer", before the negation that would otherwise take `not` alone)
@@ -47,10 +54,23 @@ CUES: tuple[tuple[Polarity, str, str], ...] = (
     ("jest", "backward", rf"\(?\b(?:{_JEST})\b\)?"),
     ("hedged", "backward", rf"\(?\b(?:{_GUESS})\b\)?"),
     ("denied", "backward", rf"(?:^|(?<=[.;!?\n]))\s*{_REPLY}\s*(?=[.!]|$)"),
-    ("negated", "forward", r"\b(?:not|never|neither|nor|except|instead\s+of|rather\s+than|other\s+than)\b"
-                           r"|\w+n['\u2019]t\b|\u4e0d\u662f|\u5e76\u975e|\u800c\u975e|\u4e0d"),
-    ("refused", "forward", r"\b(?:cannot|can\s+not|unable\s+to|refuse\s+to|decline\s+to|won['\u2019]t)\b"),
+    ("negated", "forward", _NEGATION),
+    ("refused", "forward", _REFUSAL),
 )
+# What says the text holds no answer: an absent needle's honest reply (`tasks/answers/absence.py`). A negation
+# or refusal of the table above, or "no", followed within a few words by holding, finding or knowing ("does
+# not mention", "isn't provided", "cannot find", "Not found.", "I don't know", "no number is given", within
+# its clause); or a word that names nothing ("there is no", "none", "nothing", "unknown", "N/A"). Doubt ("not sure") says
+# nothing about the text, so it is none of them.
+_HOLDING = (r"(?:mention|contain|includ|hold|say|said|state|specif|provid|give|given|list|find|found|locat|present"
+            r"|appear|exist|know|available|see|seen|identif|determin|refer|record|in\s+(?:the|this|your)\s+"
+            r"(?:text|context|document|passage|prompt))\w*")
+ABSTENTIONS: tuple[str, ...] = (
+    rf"(?:{_NEGATION}|{_REFUSAL}|\bno\b|\bfail(?:s|ed)?\s+to\b)(?:[\s'\u2019-]+\w+){{0,8}}?[\s'\u2019-]+{_HOLDING}",
+    r"\bthere\s*(?:is|are|was|were|['\u2019]s)\s+(?:no|not)\b|\bthere\s+(?:is|are|was|were)n['\u2019]t\b"
+    r"|\bno\s+such\b|\bnone\b|\bnothing\b|\bunknown\b|\bn/a\b",
+)
+_ABSTAINS = re.compile("|".join(f"(?:{p})" for p in ABSTENTIONS), re.I)
 _COMPILED = tuple((category, direction, re.compile(pattern, re.I)) for category, direction, pattern in CUES)
 # "not sure", "not certain", "not 100% sure", "not entirely certain": doubt, not denial
 _DOUBT = re.compile(r"\s*(?:(?:100\s*%|entirely|completely|quite|totally|fully|very)\s+)?"
@@ -126,3 +146,9 @@ def asserted(slot: str) -> Asserted:
             text = _blank(text, question.start(), question.end())
             withheld.append("asked")
     return Asserted(text, tuple(withheld))
+
+
+def abstention(slot: str) -> str:
+    """Where `slot` says the text holds no answer, the words that say it (`ABSTENTIONS`); "" where it does not."""
+    found = _ABSTAINS.search(slot)
+    return found.group(0).strip() if found else ""

@@ -6,6 +6,8 @@
 - `multiquery`: `queries` keys, each with a value; all are asked at once.
 Value kinds: `number` (7 digits), `word`, `uuid`; keys are adjective-noun words or uuids. The target
 needle goes at the recipe's depth; the others are spread or placed at random (`placement`).
+`absent: true` asks, in the same words, for a key the prompt holds nowhere (`tasks/absent.py`): every
+variant fits, since each asks for keys that map to values of one kind.
 
 `template: ruler` writes RULER's strings as lm-eval's `ruler` tasks do (its instruction, needle, question,
 answer prefix and separators), for numbers comparable with published RULER tables; with the `noise:ruler`
@@ -21,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.tasks.absent import absent_field
 from ctxprobe.tasks.families import chinese
 from ctxprobe.tasks.families.niah_similar import similar_distractors
 from ctxprobe.tasks.families.framing import (Lang, LengthConvention, Template, english_only, frame, join_names,
@@ -55,11 +58,14 @@ class NiahParams(BaseModel):
         "`distractors` near copies of the target (a near key, a near key with a near value, the target key's twin)")
     haystack_order: Literal["coherent", "shuffled"] = Field(
         "coherent", description="the haystack's sentences in their own order, or in a seeded random one")
+    absent: bool = absent_field()
 
     @model_validator(mode="after")
     def _ruler_is_english(self) -> NiahParams:
         if self.template == "ruler":
             english_only(self.lang, "template 'ruler' (RULER's strings)")
+        if self.absent:
+            english_only(self.lang, "absent (its abstentions are read in English)")
         if self.distractors_kind == "similar":
             english_only(self.lang, "distractors_kind 'similar'")
             if self.variant not in ("single", "multikey"):

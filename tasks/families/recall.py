@@ -6,7 +6,9 @@
   of the named function (the answer is that line, stripped of its indentation).
 - `clause`: a contract clause labelled like `Clause 12-B`; asked to quote it. The answer is the clause
   text after the label ("The Supplier shall pay ..."), without the label, which the question names.
-`distractors` adds needles of the same kind with other keys (names, labels) and other strings."""
+`distractors` adds needles of the same kind with other keys (names, labels) and other strings.
+`absent: true` (hex and uuid) asks, in the same words, for a key the prompt holds nowhere (`tasks/absent.py`);
+a code or clause answer is no value of a kind a reply could be caught inventing, so those kinds refuse it."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.tasks.absent import absent_field
 from ctxprobe.tasks.families import chinese
 from ctxprobe.tasks.families.framing import Lang, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
@@ -47,11 +50,16 @@ class RecallParams(BaseModel):
     distractors: int = Field(0, ge=0, le=64, description="needles of the same kind with other keys and strings")
     placement: Literal["random", "spread"] = Field("random", description="where the distractors go")
     lang: Lang = lang_field()
+    absent: bool = absent_field()
 
     @model_validator(mode="after")
     def _clauses_are_english(self) -> RecallParams:
         if self.kind == "clause":
             english_only(self.lang, "kind 'clause' (an English contract)")
+        if self.absent:
+            english_only(self.lang, "absent (its abstentions are read in English)")
+            if self.kind not in ("hex", "uuid"):
+                raise ValueError("absent goes with kind hex or uuid (a value a reply could invent)")
         return self
 
 

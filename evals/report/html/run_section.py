@@ -31,7 +31,7 @@ from ctxprobe.evals.report.html.shown_text import clipped
 from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping, stopping_of
 from ctxprobe.evals.report.summary import capacity_threshold
-from ctxprobe.evals.report.table import context_summary, variant_label
+from ctxprobe.evals.report.table import absent_shown_beside, context_summary, record_frame, variant_label
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.suite import INLINE_PREFIX, Suite
 
@@ -171,9 +171,13 @@ def heatmap_panels(records: list[SampleRecord], stopping: Stopping | None = None
 
 def accuracy_rows(records: list[SampleRecord], stopping: Stopping | None = None) -> list[dict[str, Any]]:
     """The family x variant x haystack x length table, depths pooled, with Clopper-Pearson intervals (a run that
-    stopped adaptively: confidence sequences)."""
+    stopped adaptively: confidence sequences), and beside a present question's accuracy, that of the absent
+    questions asked beside it (`absent`: a key the prompt holds nowhere; the exact interval)."""
     rows = []
+    beside = absent_shown_beside(record_frame(records))
     for r in apply_stopping(context_summary(records), stopping).to_dict("records"):
+        if (r["family"], r["variant"], r["haystack"]) in beside:
+            continue  # in the absent column of the present question's rows
         n = int(r["n"])
         acc, lo, hi, partial = (float(r[k]) for k in ("accuracy", "ci_lo", "ci_hi", "partial_mean"))
         rows.append({"family": r["family"], "variant": r["variant"], "haystack": r["haystack"],
@@ -181,6 +185,7 @@ def accuracy_rows(records: list[SampleRecord], stopping: Stopping | None = None)
                      "n": f"{n}{TAGS.get(str(r.get('stop', '')), '')}", "correct": int(r["correct"]),
                      "accuracy": f"{acc:.1%}" if n else "–", "interval": f"[{lo:.1%}, {hi:.1%}]" if n else "–",
                      "partial": f"{partial:.2f}" if n else "–", "errors": int(r["errors"]),
+                     "absent": _absent_cell(r),
                      "background": accuracy_colour(acc if n else math.nan)[0]})
     return rows
 
@@ -194,6 +199,15 @@ def answer_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
     return [] if table is None else [
         {"family": r["family"], "variant": r["variant"], "haystack": r["haystack"], "depth": f"{r['depth']:g}%",
          "n": int(r["n"]), **dict(zip(ANSWER_COLUMNS, share_cells(r)))} for r in table.to_dict("records")]
+
+
+def _absent_cell(row: dict[str, Any]) -> str:
+    """The absent questions asked beside a row: accuracy, n and interval; "" where none was."""
+    n = row.get("absent_n")
+    if n is None or not n == n or not int(n):
+        return ""
+    return (f"{float(row['absent_accuracy']):.1%} ({int(n)}) "
+            f"[{float(row['absent_ci_lo']):.1%}, {float(row['absent_ci_hi']):.1%}]")
 
 
 @dataclass(frozen=True)
