@@ -4,10 +4,10 @@ Four fixed runs of the same prompts, each with answer log-probabilities (`--logp
 KV cache, candidates with q4_0 and q8_0 KV caches, and a second f16 engine instance. For q4_0 against f16 and
 for q8_0 and for the second f16 against the first, `run --against`'s gate is replayed in the order a paired
 run sends (`evals.run.against`: each round it asks for, answered from the candidate's run), on correctness (the
-binary gate), on `p_answer` and on `kl` (KL at the answer positions against a 0.01-nat margin). Printed for
-each: the verdict, the candidate samples and prompt tokens spent until it decided (all of them when it did
-not), the pooled row's difference (points; nats for kl) and interval, and each continuous gate's tokens as a
-share of the binary gate's. Then `ctxprobe compare f16 q8_0 q4_0`: its KL-at-depth
+binary gate), on `p_answer` and on `kl` (KL at the answer positions against the default margin,
+`kl_gate.KL_MARGIN`). Printed for each: the verdict, the candidate samples and prompt tokens spent until it
+decided (all of them when it did not), the pooled row's difference (points; nats for kl) and interval, and each
+continuous gate's tokens as a share of the binary gate's. Then `ctxprobe compare f16 q8_0 q4_0`: its KL-at-depth
 table, with the heatmap PNG written beside the runs.
 
     python benchmarks/bench_logprob_gate.py [--runs DIR] [--lengths 1k,2k] [--depths 0:100:25] [--samples 4]

@@ -11,7 +11,7 @@ from ctxprobe.evals.records.compare import CandidatePairing, CompareResult, Comp
 from ctxprobe.evals.records.load import Run, load_run
 from ctxprobe.evals.records.kl import KLComparison
 from ctxprobe.evals.compare.paired.kl import kl_comparison
-from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, check_margin
+from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, check_margin, floor_warning
 from ctxprobe.evals.compare.paired.kl_text import find_row
 from ctxprobe.evals.compare.paired.pairing import pair_runs
 from ctxprobe.evals.compare.paired.rows import compare_rows
@@ -77,6 +77,10 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
     warnings += [f"ENGINE FAULT in {label}: {run.manifest.cache_check.line()} (compare what it scored with care)"
                  for label, run in zip(labels, (base, *cands))
                  if run.manifest.cache_check is not None and run.manifest.cache_check.fault]
+    if metric == "kl":
+        warnings += [w for label, run in zip(labels, (base, *cands))
+                     if (w := floor_warning(label, run.manifest.cache_check and run.manifest.cache_check.kl_max,
+                                            kl_margin))]
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     failed: list[CompareRow] = []
     kl_pairs = []

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN
 from ctxprobe_cli import ctxprobe
 
 pytestmark = pytest.mark.engine
@@ -74,11 +75,11 @@ def test_the_kl_gate_on_the_real_engine_sees_q4_0_and_compare_agrees(tmp_path: P
     done = ctxprobe("run", "--against", str(f16_run), "--metric", "kl", "--kv-cache-type", "q4_0",
                     "--label", "kvq4", "--quiet", "--no-report", "--results-dir", str(tmp_path / "runs"))
     assert done.returncode in (1, 6), done.stderr[-2000:]  # FAIL, or undecided on 4 pairs
-    assert "(--kl-margin 0.01 --metric kl)" in done.stdout and "kl is the mean KL in nats" in done.stdout
+    assert f"(--kl-margin {KL_MARGIN:g} --metric kl)" in done.stdout and "kl is the mean KL in nats" in done.stdout
     (cand,) = (tmp_path / "runs").iterdir()
     gate = json.loads((cand / "manifest.json").read_text())["paired_gate"]
     pooled = next(r for r in gate["rows"] if r["primary"])
-    assert gate["metric"] == "kl" and gate["kl_margin"] == 0.01 and pooled["n"] > 0
+    assert gate["metric"] == "kl" and gate["kl_margin"] == KL_MARGIN and pooled["n"] > 0
     assert 1e-3 < pooled["diff"] < 1.0 and 0.0 <= pooled["diff_lo"] <= pooled["diff"] <= pooled["diff_hi"]
     assert [b["metric"] for b in pooled["beside"]] == ["correct", "p_answer"]
     assert (done.returncode == 1) == (gate["verdict"] == "FAIL")

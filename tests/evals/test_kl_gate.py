@@ -103,7 +103,7 @@ def test_run_against_on_kl_fails_a_divergent_build_early_and_passes_an_equal_one
     assert len(done) <= 20  # of the baseline's 160
     assert [b["metric"] for b in pooled["beside"]] == ["correct", "p_answer"]
     text = render_gate(report)
-    assert "(--kl-margin 0.01 --metric kl): FAIL" in text and "kl is the mean KL in nats" in text
+    assert f"(--kl-margin {KL_MARGIN:g} --metric kl): FAIL" in text and "kl is the mean KL in nats" in text
     assert gate_cases(report, "q4_0")[0].message().startswith("FAIL on kl: mean ")
 
     plan = paired_run(base, 0.05, ALPHA, "estimate:4", metric="kl")
@@ -145,3 +145,24 @@ def test_a_paired_gate_written_before_kl_still_renders(tmp_path):
     text = render_gate(old)
     assert "(--fail-if-drop 0.05): PASS" in text and "p_answer -0.1 [-5.0, +4.8] 100" in text
     assert "p_answer: diff -0.1 points" in gate_cases(old, "f16b")[0].message()
+
+
+def test_the_default_margin_is_floor_times_the_cache_path_noise_floor(monkeypatch):
+    assert KL_MARGIN == pytest.approx(kl_gate.FLOOR_TIMES * kl_gate.CACHE_PATH_FLOOR)
+    assert kl_gate.margin_option("x").default == KL_MARGIN  # what compare, history and run --against default to
+    assert kl_gate.margin_for_floor(0.004) == pytest.approx(2 * kl_gate.margin_for_floor(0.002))
+    monkeypatch.setattr(kl_gate, "FLOOR_TIMES", 3.0)
+    assert kl_gate.margin_for_floor(0.002) == pytest.approx(0.006)  # the multiple, not a fixed number
+    for bad in (0.0, -0.001, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="noise floor"):
+            kl_gate.margin_for_floor(bad)
+
+
+def test_a_runs_own_floor_above_the_margins_warns():
+    floor = kl_gate.CACHE_PATH_FLOOR
+    assert kl_gate.floor_warning("f16", None, KL_MARGIN) is None  # no control, no log-probabilities: nothing
+    assert kl_gate.floor_warning("f16", floor, KL_MARGIN) is None  # the floor the default was set from
+    line = kl_gate.floor_warning("f16", 2 * floor, KL_MARGIN)
+    assert line is not None and line.startswith("NOISE FLOOR: f16's") and f"{2 * floor:.3g}" in line
+    assert f"{kl_gate.margin_for_floor(2 * floor):.3g} nats" in line
+    assert kl_gate.floor_warning("f16", 2 * floor, kl_gate.margin_for_floor(2 * floor)) is None  # a wide margin

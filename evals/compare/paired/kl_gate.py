@@ -33,7 +33,23 @@ from pydantic import Field
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, Verdict, final_verdicts
 
-KL_MARGIN = 0.01  # nats: on the embedded engine at 1K-2K a second f16 instance measured 0.003, q8_0's KV 0.003, q4_0's 0.037
+# The default margin follows from the noise floor the cache-path control measures (`--cache-check`,
+# `evals.compare.cache_path`): the largest KL(cached || cold) of one check on a healthy engine, the same prompt
+# read through two cache paths. That is how far two builds that compute the same thing drift apart; the margin
+# is `FLOOR_TIMES` floors, so that an equal build's mean KL sits a fifth of the margin or less, where the gate
+# can PASS it, and a KV-cache quantisation's (q4_0: 0.037 nats at 1K-2K, 12 floors) stays above it.
+CACHE_PATH_FLOOR = 0.003  # nats: Gemma 3 270M, embedded engine, 1K-4K (docs/ENGINES.md, "Cache path"); vLLM 0.00092
+FLOOR_TIMES = 5.0
+
+
+def margin_for_floor(floor: float) -> float:
+    """The default KL margin in nats for a cache-path noise floor in nats: `FLOOR_TIMES` floors."""
+    if not 0.0 < floor < 1e3:
+        raise ValueError(f"a noise floor must be a positive number of nats, got {floor}")
+    return round(FLOOR_TIMES * floor, 6)
+
+
+KL_MARGIN = margin_for_floor(CACHE_PATH_FLOOR)
 CAP_TIMES = 10.0  # a pair's KL counts up to this many margins
 ROW_MARGIN = 1.0 / CAP_TIMES  # the margin in the rows' scaled units
 KL_GATE_METHOD = (f"KL at the answer positions, each pair's counted up to {CAP_TIMES:g} margins; anytime-valid "
@@ -64,6 +80,17 @@ def check_margin(margin: float) -> float:
     if not 0.0 < margin < 1e3:
         raise ValueError(f"--kl-margin must be a positive number of nats, got {margin}")
     return margin
+
+
+def floor_warning(label: str, floor: float | None, margin: float) -> str | None:
+    """A warning where a run's own cache-path control measured a noise floor (`floor`: its largest KL per
+    check, None when it measured none) whose margin (`margin_for_floor`) is above `margin`: an equal build of
+    that engine may drift past the margin, and then never PASS."""
+    if floor is None or floor <= 0.0 or margin_for_floor(floor) <= margin:
+        return None
+    return (f"NOISE FLOOR: {label}'s cache-path control measured KL up to {floor:.3g} nats per check; "
+            f"--kl-margin {margin:g} is below {FLOOR_TIMES:g} such floors ({margin_for_floor(floor):.3g} nats), "
+            "so an equal build of this engine may not PASS")
 
 
 def scaled(kl: float, margin: float) -> float:

@@ -59,7 +59,7 @@ def test_the_command_line_exits_1_and_names_the_rows(tmp_path, capsys):
     code = main(["compare", str(base), str(moved), "--metric", "kl", "--results-dir", str(tmp_path / "out"),
                  "--no-report", "--junit", str(junit)])
     out = capsys.readouterr().out
-    assert code == 1 and "gate --metric kl --kl-margin 0.01: FAIL: q4_0 niah" in out
+    assert code == 1 and f"gate --metric kl --kl-margin {KL_MARGIN:g}: FAIL: q4_0 niah" in out
     assert "bounds (capped)" in out and "FAIL" in out.split("KL at depth")[1]
     xml = junit.read_text()
     assert xml.count("<failure") == 3 and "kl: mean" in xml  # the pooled row and both lengths
@@ -99,3 +99,21 @@ def test_a_cell_of_one_sample_has_no_interval_and_reads_back(tmp_path):
     cell = next(r for r in back.kl.candidates[0].rows if r.level == "cell")  # type: ignore[union-attr]
     assert cell.n == 1 and np.isnan(cell.kl_lo) and cell.kl > 0
     assert (Path(result.out_dir) / "report.html").stat().st_size > 0  # type: ignore[arg-type]
+
+
+def test_compare_warns_where_a_runs_own_cache_path_floor_is_above_the_margins(tmp_path):
+    from ctxprobe.evals.compare.paired.kl_gate import margin_for_floor
+    from ctxprobe.evals.records.cache_check import CacheCheck
+
+    base, same = _runs(tmp_path, 0.01, "f16b")
+    manifest = base / "manifest.json"
+    written = json.loads(manifest.read_text())
+    noisy = 4 * KL_MARGIN  # a floor whose margin is 4 x FLOOR_TIMES the default's
+    written["cache_check"] = CacheCheck(verdict="agrees", checked=3, kl_max=noisy).model_dump(mode="json")
+    manifest.write_text(json.dumps(written))
+    warned = [w for w in ctxprobe.compare(base, same, metric="kl", write=False).warnings if "NOISE FLOOR" in w]
+    assert len(warned) == 1 and warned[0].startswith("NOISE FLOOR: f16's")
+    assert f"{margin_for_floor(noisy):.3g} nats" in warned[0]
+    assert not [w for w in ctxprobe.compare(base, same, metric="kl", kl_margin=margin_for_floor(noisy),
+                                            write=False).warnings if "NOISE FLOOR" in w]
+    assert not [w for w in ctxprobe.compare(base, same, write=False).warnings if "NOISE FLOOR" in w]  # not gating kl
