@@ -266,9 +266,10 @@ def builtin_suites() -> list[str]:
 
 
 def load_suite(name_or_path: str) -> Suite:
-    """A built-in suite by name (`quick`, `nightly`, ...) or a YAML file path."""
+    """A built-in suite by name (`quick`, `nightly`, ...) or a YAML file path. A built-in's bare name is the
+    built-in even where the working folder holds something of that name (`./nightly` names the path)."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    if path.suffix in (".yaml", ".yml") or (path.exists() and name_or_path not in builtin_suites()):
         if not path.exists():
             raise UserError(f"suite file not found: {name_or_path}")
         text = read_user_text(path, f"suite {name_or_path}", max_bytes=MAX_SUITE_BYTES)

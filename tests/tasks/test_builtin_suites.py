@@ -11,6 +11,7 @@ from pathlib import Path
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.token_counter import make_token_counter
+from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import builtin_suites, load_suite
 
 
@@ -68,3 +69,12 @@ def test_the_hard_suites_hold_the_hard_families_and_their_controls() -> None:
         cues = [(t.params.get("hops", 1), t.params.get("cue", "latent")) for t in suite.tasks if t.family == "latent"]
         assert all((hops, "literal") in cues for hops, cue in cues if cue == "latent")
     assert quick.size() <= 60  # a few minutes on the embedded engine
+
+
+def test_a_builtin_name_is_the_builtin_even_beside_a_folder_or_file_of_that_name(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nightly").mkdir()  # a results folder named after the suite
+    (tmp_path / "quick").write_text("not: a suite\n")
+    assert load_suite("nightly").name == "nightly" and load_suite("quick").name == "quick"
+    with pytest.raises(UserError, match="not a regular file"):
+        load_suite("./nightly")  # a path names the path
