@@ -54,6 +54,15 @@ class Scan:
 
 def parse_line(raw: bytes, model: type[SampleRecord] = SampleRecord) -> SampleRecord | str:
     """The record one line holds (as `model`: a `RecordOutline` skips the needles), or why it holds none."""
+    skimmed = model.skim(raw)
+    if skimmed is not raw:  # the part the model reads; where that is no record, the whole line says why
+        parsed = _parse(skimmed, model)
+        if not isinstance(parsed, str):
+            return parsed
+    return _parse(raw, model)
+
+
+def _parse(raw: bytes, model: type[SampleRecord]) -> SampleRecord | str:
     if not raw.strip():
         return "blank line"
     nuls = raw.count(b"\x00")

@@ -4,6 +4,8 @@ outcome and the endpoint's figures. `Run.frame()`, the accuracy tables and expor
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Any
 
 from ctxprobe.evals.records.record import SampleRecord
@@ -15,6 +17,14 @@ def variant_label(params: dict[str, Any], family: str | None = None, without: tu
     """A display label for a family's parameters: `variant=multikey, value_kind=uuid, distractors=3`
     (`tasks.variant.variant_params`: defaults left out when the family is named), less the parameters
     named in `without` (a grid axis shown apart); `-` when there are none. Built for display, never parsed."""
+    return _label(json.dumps(params, sort_keys=True, default=str), family, without)
+
+
+@lru_cache(maxsize=4096)
+def _label(params_json: str, family: str | None, without: tuple[str, ...]) -> str:
+    """The label of parameters given as JSON: a run's thousands of records share a few dozen, and validating
+    them against their family's model took most of a table's time."""
+    params = json.loads(params_json)
     return ", ".join(f"{k}={v}" for k, v in variant_params(params, family).items() if k not in without) or "-"
 
 

@@ -6,6 +6,7 @@ counted. Drawn on a bare `Figure` (Agg canvas), so no pyplot state or display is
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregat
 from ctxprobe.evals.compare.stats import Z95
 from ctxprobe.tasks.lengths import format_length
 
+DRAWING = "2"  # raised whenever the drawing changes, so that PNGs drawn the old way are drawn again
+STAMP_KEY = "ctxprobe-drawn-from"
 CMAP = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d9d9d9")
 
 
@@ -104,25 +107,62 @@ def _draw_panel(ax: Axes, grid: HeatmapGrid, fontsize: float) -> AxesImage:
     return image
 
 
-def plot_family(grids: list[HeatmapGrid], title: str, path: Path) -> Path:
-    """Draw one family's panels, stacked, into a PNG at `path`."""
+# The figure's layout in inches, fixed rather than solved (a solver measures every label once more before drawing)
+LEFT_IN, RIGHT_IN, TOP_IN, BAR_IN = 1.0, 1.3, 0.4, 0.18  # y labels; colour bar and its label; suptitle; bar width
+ROW_IN, TITLE_IN, TITLE_LINE_IN, XLABEL_IN = 0.62, 0.4, 0.16, 0.6  # a depth row; a panel's title, a line more; x labels
+
+
+def plot_family(grids: list[HeatmapGrid], title: str, path: Path, stamp: str | None = None) -> Path:
+    """Draw one family's panels, stacked, into a PNG at `path` (with `stamp` in its header: see `write_heatmaps`)."""
     cols = max(len(g.contexts) for g in grids)
-    heights = [0.62 * len(g.depths) + 1.4 for g in grids]
-    fig = Figure(figsize=(max(6.0, 1.45 * cols + 2.6), sum(heights) + 0.6), layout="constrained")
-    axes = fig.subplots(len(grids), 1, squeeze=False, height_ratios=heights)[:, 0]
+    titles = [TITLE_IN + TITLE_LINE_IN * bool(g.error_kinds) for g in grids]
+    heights = [ROW_IN * len(g.depths) + XLABEL_IN + t for g, t in zip(grids, titles)]
+    width, height = max(6.0, 1.45 * cols + 2.6), sum(heights) + TOP_IN
+    fig = Figure(figsize=(width, height))
     fontsize = 7.0 if max(len(g.depths) for g in grids) <= 8 and cols <= 6 else 6.0
-    images = [_draw_panel(ax, grid, fontsize) for ax, grid in zip(axes, grids)]
-    fig.colorbar(images[0], ax=list(axes), label="accuracy", shrink=0.8)
-    fig.suptitle(f"{title} - {grids[0].family}" if title else grids[0].family)
-    return save_figure(fig, path, dpi=110)
+    top, images = height - TOP_IN, []
+    for grid, panel, title_in in zip(grids, heights, titles):
+        box = [LEFT_IN / width, (top - panel + XLABEL_IN) / height, (width - LEFT_IN - RIGHT_IN) / width,
+               (panel - XLABEL_IN - title_in) / height]
+        images.append(_draw_panel(fig.add_axes(box), grid, fontsize))
+        top -= panel
+    bar = fig.add_axes([(width - RIGHT_IN + 0.25) / width, 0.1, BAR_IN / width, 0.8 * (height - TOP_IN) / height])
+    fig.colorbar(images[0], cax=bar, label="accuracy")
+    fig.suptitle(f"{title} - {grids[0].family}" if title else grids[0].family, y=1 - 0.12 / height, va="top")
+    return save_figure(fig, path, dpi=110, metadata={STAMP_KEY: stamp} if stamp else None)
 
 
 def write_heatmaps(records: Iterable[SampleRecord], out_dir: Path, title: str, z: float = Z95) -> list[Path]:
-    """One `heatmap_<family>.png` per family in `out_dir`; returns the paths written."""
+    """One `heatmap_<family>.png` per family in `out_dir`; returns their paths. A PNG that already shows the same
+    panels (its `drawn_from` stamp) is kept as it is: `show` of a finished run draws nothing again."""
     out_dir = Path(out_dir)
     make_folder(out_dir)
     paths = []
     for family, grids in heatmap_grids(records, z).items():
         safe = re.sub(r"[^\w.-]+", "_", family)
-        paths.append(plot_family(grids, title, out_dir / f"heatmap_{safe}.png"))
+        path = out_dir / f"heatmap_{safe}.png"
+        stamp = drawn_from(grids, title)
+        paths.append(path if _stamp_of(path) == stamp else plot_family(grids, title, path, stamp))
     return paths
+
+
+def drawn_from(grids: list[HeatmapGrid], title: str) -> str:
+    """A digest of everything a family's PNG shows, and of how it is drawn (`DRAWING`)."""
+    digest = hashlib.sha256(f"{DRAWING}\0{title}".encode())
+    for g in grids:
+        shown = (g.family, g.variant, g.haystack, g.depths, g.contexts, g.error_kinds,
+                 *(a.tolist() for a in (g.accuracy, g.n, g.lo, g.hi, g.errors)))
+        digest.update(repr(shown).encode())
+    return digest.hexdigest()
+
+
+def _stamp_of(path: Path) -> str | None:
+    """The `drawn_from` stamp of a heatmap PNG written here (its header only is read), None for any other file."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            stamp = image.info.get(STAMP_KEY)
+    except (OSError, UnidentifiedImageError):
+        return None
+    return stamp if isinstance(stamp, str) else None

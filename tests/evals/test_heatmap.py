@@ -58,3 +58,22 @@ def test_one_panel_per_variant(tmp_path):
     assert grids[0].accuracy.tolist() == [[0.0], [0.0]]
     (path, *_) = write_heatmaps(recs, tmp_path, title="")
     assert imread(path).shape[0] > imread(write_heatmaps(records(), tmp_path / "one", title="")[0]).shape[0]
+
+
+def test_a_heatmap_showing_the_same_is_not_drawn_again(tmp_path, monkeypatch):
+    from ctxprobe.evals.report import heatmap
+
+    first = write_heatmaps(records(), tmp_path, title="m")
+    before = {p: p.read_bytes() for p in first}
+    drawn = []
+    real = heatmap.plot_family
+    monkeypatch.setattr(heatmap, "plot_family", lambda *a, **k: drawn.append(a[0][0].family) or real(*a, **k))
+    assert write_heatmaps(records(), tmp_path, title="m") == first and drawn == []
+    assert {p: p.read_bytes() for p in first} == before
+    write_heatmaps(records(), tmp_path, title="another title")  # what a PNG shows changed: drawn again
+    changed = records()[:-1] + [make_record(False, family="recall", params={"kind": "hex"})]
+    write_heatmaps(changed, tmp_path, title="another title")
+    assert drawn == ["niah", "recall", "recall"]
+    (tmp_path / "heatmap_niah.png").write_bytes(b"not a png")
+    write_heatmaps(changed, tmp_path, title="another title")
+    assert drawn[-1] == "niah" and imread(tmp_path / "heatmap_niah.png").ndim == 3

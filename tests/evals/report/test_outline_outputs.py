@@ -90,3 +90,31 @@ def test_report_page_is_the_one_whole_records_give(nested_run: Path, tmp_path: P
     page = report([nested_run], tmp_path / "report.html").read_text(encoding="utf-8")
     assert whole["failures"] and whole["failures"][0].prompt.windows  # the failure examples show their needles
     assert page == expected
+
+
+def _with_needles(record: Any, texts: list[str], **params: Any) -> Any:
+    from ctxprobe.tasks.sample import NeedleSpot
+
+    sample = record.sample.model_copy(update={
+        "needles": [NeedleSpot(role="target", text=t, answer=t, char_offset=i, token_offset=i, depth_pct=50.0)
+                    for i, t in enumerate(texts)],
+        "recipe": record.sample.recipe.model_copy(update={"params": {**record.sample.recipe.params, **params}})})
+    return record.model_copy(update={"sample": sample})
+
+
+@pytest.mark.parametrize("texts, params", [
+    (['a "quoted" ],"measures": {} text', "], ]", "\\\"]"], {}),  # what ends the list, inside a needle's text
+    (["one", "two"], {"needles": ["x", "y"], "file": "n.json"}),  # a list named `needles` before the sample's own
+])
+def test_an_outline_is_the_whole_record_less_its_needles(tmp_path: Path, texts: list[str], params: dict[str, Any]) -> None:
+    from ctxprobe.evals.records.lines import parse_line
+    from ctxprobe.evals.records.store import record_line
+    from tests.evals.factories import make_record
+
+    record = _with_needles(make_record(True), texts, **params)
+    raw = record_line(record).rstrip("\n").encode()
+    assert len(RecordOutline.skim(raw)) < len(raw)  # the list was cut, rightly or (the second case) not
+    outline = parse_line(raw, RecordOutline)
+    assert isinstance(outline, RecordOutline)
+    assert outline.model_dump() == record.model_dump(exclude={"sample": {"needles"}})
+    assert parse_line(raw).sample.needles == record.sample.needles  # type: ignore[union-attr]
