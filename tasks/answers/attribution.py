@@ -13,7 +13,7 @@ answer) or a family's own rule has no candidates to compare and stays unattribut
 
 from __future__ import annotations
 
-from ctxprobe.tasks.answers.reading import candidate_kind
+from ctxprobe.tasks.answers.reading import CandidateKind, candidate_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, reading_of
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
@@ -22,12 +22,12 @@ from ctxprobe.tasks.sample import Sample
 ATTRIBUTED_KINDS = frozenset({"value", "values", "string", "any", "chain"})
 
 
-def rival_values(sample: Sample) -> dict[str, float]:
+def rival_values(sample: Sample, kind: CandidateKind | None = None) -> dict[str, float]:
     """Each value of another needle of the sample's prompt (role `distractor`: a distractor, or another cell's
-    needle in the nested layout), canonical in the kind of the expected answers, with its depth (%) in this
-    prompt; the first in the prompt where two share a value. The asked needle's own values (its target and
-    hops) are never rivals."""
-    kind = candidate_kind(sample.expected.answers)
+    needle in the nested layout), canonical in `kind` (default: the kind of the expected answers), with its
+    depth (%) in this prompt; the first in the prompt where two share a value. The asked needle's own values
+    (its target and hops) are never rivals."""
+    kind = kind or candidate_kind(sample.expected.answers)
     own = {kind.canonical(v) for v in [*sample.expected.answers, *sample.expected.chain]}
     rivals: dict[str, float] = {}
     for needle in sorted(sample.needles, key=lambda n: n.token_offset):

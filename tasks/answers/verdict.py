@@ -44,6 +44,7 @@ class Score(BaseModel):
                                             "of its prompt), `other` (none of its prompt's needles), `hallucinated` "
                                             "(a value where the prompt holds none: an absent needle); None where "
                                             "correct, not attributed, or a record predates it")
-    rival_depth: float | None = Field(None, description="a `rival` answer: the depth (%) of the needle it named")
+    rival_depth: float | None = Field(None, description="a `rival` answer, or a `hallucinated` one that quoted "
+                                      "another needle of its prompt: the depth (%) of the needle it named")
     scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
                                 "record predates versions)")

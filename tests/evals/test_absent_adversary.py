@@ -39,3 +39,12 @@ def test_completions_reads_its_first_sentence_and_not_the_run_on():
     run_on = f" not given. The special magic number for another key is {sample.needles[0].answer}."
     score = score_sample(sample, run_on)
     assert score.correct and score.extracted == ["not given"]
+
+
+def test_a_hallucination_that_quotes_a_needle_keeps_its_depth_and_an_invented_one_none():
+    for case in CASES:
+        if case.label in ("a refusal that quotes another needle's value", "I don't know, maybe a value"):
+            score = score_sample(case.sample, case.text)
+            quoted = case.sample.needles[0]  # the needle the refusal quotes (`other`)
+            expected = quoted.depth_pct if case.label.startswith("a refusal") else None
+            assert score.rival_depth == expected, case.kind
