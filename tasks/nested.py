@@ -68,16 +68,22 @@ def check_nests(family: str, params: dict[str, Any], cells: int | None = None) -
 
 
 def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float], seeds: Sequence[int],
-                   block: int | None = None) -> list[Recipe]:
+                   block: int | None = None, chains: tuple[Sequence[int], Sequence[float]] | None = None) -> list[Recipe]:
     """The recipes of a task's chains, one chain per seed, each in the order it is sent: ascending length,
     the depths of one length back to back. `task` gives every field but the length, depth, seed and window;
-    `block`, the engine's reuse unit where it reuses whole blocks only (`NestedGrid.block`)."""
-    grid = NestedGrid(lengths=tuple(sorted(set(lengths))), depths=tuple(sorted(set(depths))), block=block)
+    `block`, the engine's reuse unit where it reuses whole blocks only (`NestedGrid.block`); `chains`, the
+    lengths and depths of the chains' grid where they are not the task's own (absent questions asked in the
+    chains of their present twin: `Suite.chain_grid`): the task's lengths and depths then pick the cells asked."""
+    grid_lengths, grid_depths = chains or (lengths, depths)
+    grid = NestedGrid(lengths=tuple(sorted(set(grid_lengths))), depths=tuple(sorted(set(grid_depths))), block=block)
     check_nests(task.family, task.params, len(grid.lengths) * len(grid.depths))
+    if not set(lengths) <= set(grid.lengths) or not set(depths) <= set(grid.depths):
+        raise UserError(f"layout nested: {task.family} ({_shown(task.params)}) asks lengths or depths that the chains "
+                        "it is asked in do not hold: give it lengths and depths among theirs")
     fields = task.model_dump(exclude={"context_tokens", "depth", "seed", "window", "nested"})
     return [Recipe(**fields, context_tokens=length, depth=depth, seed=seed,
                    window=seed_window(seed, grid.lengths[-1]), nested=grid)
-            for seed in seeds for length in grid.lengths for depth in depths]
+            for seed in seeds for length in grid.lengths if length in lengths for depth in depths]
 
 
 

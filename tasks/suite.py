@@ -31,6 +31,7 @@ from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 from ctxprobe.tasks.facts_axis import check_facts_fit, facts_layouts, facts_of, fitting_lengths
 from ctxprobe.tasks.lengths import check_depth, check_depth_list, distinct, parse_depths, parse_length, parse_lengths
 from ctxprobe.tasks.limits import MAX_SUITE_BYTES, MAX_SUITE_TASKS, check_seed, check_suite_size
+from ctxprobe.tasks.absent import ABSENT, asks_absent
 from ctxprobe.tasks.common_params import QuestionPosition
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
@@ -163,10 +164,11 @@ class Suite(BaseModel):
             lengths = fitting_lengths(task.family, params, task.lengths or self.lengths)
             depths = task.depths or self.depths
             if self.layout_of(task) == "nested":
+                chains = self.chain_grid(task, params)
                 out += nested_recipes(Recipe(family=task.family, params=params, haystack=task.haystack or self.haystack,
-                                             context_tokens=max(lengths), mode=task_mode, **identity._asdict()),
+                                             context_tokens=max(chains[0]), mode=task_mode, **identity._asdict()),
                                       lengths, depths, [self.seed + index for index in range(task.samples or self.samples)],
-                                      reuse_block)
+                                      reuse_block, chains)
                 continue
             for length in lengths:
                 for index in range(task.samples or self.samples):
@@ -178,6 +180,23 @@ class Suite(BaseModel):
                             mode=task_mode, **identity._asdict(),
                         ))
         return out
+
+    def chain_grid(self, task: SuiteTask, params: dict[str, Any]) -> tuple[list[int], list[float]]:
+        """The lengths and depths of the chains a nested task is asked in: its own; for a task of absent questions
+        (`tasks/absent.py`) with a present twin in the suite (the same family, haystack, mode and parameters but
+        `absent`, nested too), the twin's: its questions ride the twin's chains, whose contexts are computed
+        already, and its own lengths and depths pick the cells it asks (the nightly's one per chain and length)."""
+        def grid(of: SuiteTask, of_params: dict[str, Any]) -> tuple[list[int], list[float]]:
+            return fitting_lengths(of.family, of_params, of.lengths or self.lengths), of.depths or self.depths
+
+        if asks_absent(params):
+            present = {k: v for k, v in params.items() if k != ABSENT}
+            for other, other_params in self.task_layouts():
+                if (other.family, other_params, other.haystack or self.haystack, other.mode,
+                        self.layout_of(other)) == (task.family, present, task.haystack or self.haystack, task.mode,
+                                                   "nested"):
+                    return grid(other, other_params)
+        return grid(task, params)
 
     def layout_of(self, task: SuiteTask) -> Layout:
         """A task's layout: its own, else the suite's."""
@@ -219,9 +238,10 @@ class Suite(BaseModel):
         run folder is made or a request sent, not when the chain comes up midway through the run."""
         lengths = fitting_lengths(task.family, params, task.lengths or self.lengths)
         mode = resolve_mode(None, task.mode, self.mode, default="completions")
+        chains = self.chain_grid(task, params)
         [first, *_] = nested_recipes(Recipe(family=task.family, params=params, haystack=task.haystack or self.haystack,
-                                            context_tokens=max(lengths), mode=mode),
-                                     lengths, task.depths or self.depths, [self.seed])
+                                            context_tokens=max(chains[0]), mode=mode),
+                                     lengths, task.depths or self.depths, [self.seed], chains=chains)
         draw_cells(first)
 
     def check(self) -> set[str]:

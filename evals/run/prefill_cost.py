@@ -55,16 +55,13 @@ class Request:
 
 
 def lanes_of(recipes: Sequence[Recipe], order: Order, lanes: int) -> list[list[Recipe]]:
-    """What each lane sends, one after another. Cache-aware: whole sharing groups (independent: depth sweeps,
-    deepest first, `send_groups`; nested: chains, in the suite's order); as listed: dealt to the lanes in turn."""
+    """What each lane sends, one after another. Cache-aware: whole sharing groups (`send_groups`: independent, depth
+    sweeps deepest first; nested, chains in ascending length, a length's absent questions after its present
+    ones); as listed: dealt to the lanes in turn."""
     if order == "as-listed":
         return [list(recipes[k::lanes]) for k in range(lanes)]
-    independent = [r for r in recipes if r.nested is None]
-    chains: dict[tuple[object, ...], list[Recipe]] = {}
-    for recipe in recipes:
-        if recipe.nested is not None:
-            chains.setdefault(sharing_key(recipe), []).append(recipe)
-    return send_groups(independent, order) + list(chains.values())
+    return (send_groups([r for r in recipes if r.nested is None], order)
+            + send_groups([r for r in recipes if r.nested is not None], order))
 
 
 def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:

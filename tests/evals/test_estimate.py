@@ -25,15 +25,17 @@ KL_SHARE = 0.21  # tasks/suites/nightly.yaml's, from benchmarks/bench_sequential
 def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
     est = ctxprobe.estimate(suite="nightly-independent", prefill_rate=50_000.0, concurrency=64, config=LING, gpus=8,
                             gpu_mem="141GB", weights="573.8GB", util="0.85")
-    assert est.samples == 7 * 6 * 11 * 8
-    assert est.prompt_tokens == sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    assert est.samples == (7 * 11 + 1) * 6 * 8  # 7 tasks x 11 depths, and one absent question per length and seed
+    assert est.prompt_tokens == sum(n * (7 * 11 + 1) * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
     # the paired gate's expected spend when nothing dropped, from the suite's measured shares
     shares = {"correct": 0.48, "p_answer": 0.30, "kl": KL_SHARE}
     assert est.paired_gate_tokens == {m: round(share * est.prompt_tokens) for m, share in shares.items()}
     assert [(row.metric, row.computed_prefill) for row in est.paired] == [
         (m, round(share * est.computed_prefill)) for m, share in shares.items()]
     assert est.longest_prompt == 1_000_000
-    assert est.cached_tokens / est.prompt_tokens == pytest.approx(45 / 110, abs=1e-3)  # 11-depth one-slot bound
+    # the 11-depth one-slot bound (45 of 110 depth-lengths of each sweep); the absent question at depth 50 follows the
+    # present one there and reuses half its prompt
+    assert est.cached_tokens / est.prompt_tokens == pytest.approx((7 * 45 / 10 + 0.5) / 78, abs=1e-3)
     assert est.cached_tokens_as_listed < est.cached_tokens  # 64 lanes scatter a listed depth sweep
     assert est.prefill_s == pytest.approx((est.prompt_tokens - est.cached_tokens) / 50_000.0)
     fit = {row.context_tokens: row.sequences_that_fit for row in est.lengths}
@@ -71,7 +73,7 @@ def test_the_capacity_suite_is_priced_cell_by_cell_after_its_facts_cap() -> None
 def test_dry_run_of_the_nightly_prints_the_paired_gates_expected_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--suite", "nightly", "--dry-run", "--prefill-rate", "50000"]) == 0
     out = capsys.readouterr().out
-    total = sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    total = sum(n * (7 * 11 + 1) * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))  # + absent needles
     assert f"{round(0.48 * total):,} gated on correct, {round(0.30 * total):,} gated on p_answer" in out
 
 
@@ -133,15 +135,22 @@ def test_nested_and_independent_computed_prefill_by_hand() -> None:
 
 def test_the_nightly_nested_computes_under_six_percent_of_what_it_sends() -> None:
     est = ctxprobe.estimate(suite="nightly", layout="nested", prefill_rate=50_000.0)
-    assert est.prompt_tokens == 1_241_737_728 == sum(n * 7 * 11 * 8 for n in (32768, 65536, 131072, 262144, 524288,
-                                                                              1_000_000))
-    tails = [_tail_tokens(t.family, t.params, "chat") for t in load_suite("nightly").tasks]
-    # per chain (7 tasks x 8 seeds): the 1M stream, six fills, 66 questions
+    tasks = load_suite("nightly").tasks
+    present = [t for t in tasks if not t.params.get("absent")]
+    absent = [t for t in tasks if t.params.get("absent")]
+    assert (len(present), len(absent)) == (7, 1)
+    assert est.prompt_tokens == 1_257_864_192 == sum(n * (7 * 11 + 1) * 8 for n in (32768, 65536, 131072, 262144,
+                                                                                     524288, 1_000_000))
+    tails = [_tail_tokens(t.family, t.params, "chat") for t in present]
+    # per chain (7 tasks x 8 seeds): the 1M stream, six fills, 66 questions; the absent needles ride niah single's
+    # chains, one question per length: each costs its question alone
     floor = sum(8 * (1_000_000 - FILL_TOKENS - tail + 6 * FILL_TOKENS + 66 * tail) for tail in tails)
+    floor += sum(8 * 6 * _tail_tokens(t.family, t.params, "chat") for t in absent)
     assert est.computed_prefill == floor
     assert est.computed_prefill / est.prompt_tokens <= 0.06
-    # independent: the 11-depth one-slot bound, each request's reuse rounded down to a token
-    assert est.other_computed_prefill == pytest.approx(est.prompt_tokens * 65 / 110, abs=est.samples)
+    # independent: the 11-depth one-slot bound (65 of 110 depth-lengths computed per sweep; an absent question at
+    # depth 50 half its prompt), each request's reuse rounded down to a token
+    assert est.other_computed_prefill == pytest.approx(est.prompt_tokens * (7 * 65 / 10 + 0.5) / 78, abs=est.samples)
 
 
 @pytest.mark.parametrize("c_sign", [1.0, -1.0])
@@ -236,9 +245,9 @@ def test_against_a_server_of_65536_tokens_whose_prefill_grows_with_the_square(
     assert lines[0].startswith("engine vllm 0.33.0 at http://127.0.0.1:") and "model fake-model" in lines[0]
     assert lines[1].startswith("lengths: the engine serves at most 65,536 tokens a request (GET /v1/models "
                                "max_model_len): it cannot serve lengths 65,536, 131,072, 262,144, 524,288, 1,000,000 "
-                               "(3,080 samples")
-    assert "that leaves 616 of the suite's 3,696 samples; the costs below count only what it serves" in lines[1]
-    assert "suite nightly: 616 samples, 20,185,088 prompt tokens, longest prompt 32,768 tokens" in out
+                               "(3,120 samples")
+    assert "that leaves 624 of the suite's 3,744 samples; the costs below count only what it serves" in lines[1]
+    assert "suite nightly: 624 samples, 20,447,232 prompt tokens, longest prompt 32,768 tokens" in out
     assert len(probes) == 4 and max(probes) <= 4096  # the warm-up and three probes, none past 4K by default
     [cost] = [line for line in lines if line.startswith("expected prefill time")]
     figures = re.findall(r"([\d,.]+ [hs]) (?:\(range [^)]*\) )?in layout (\w+)", cost)

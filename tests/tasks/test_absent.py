@@ -13,6 +13,7 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.nested import nested_recipes
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample
+from ctxprobe.tasks.suite import parse_suite
 from ctxprobe.tasks.token_counter import make_token_counter
 
 KEY = re.compile(r"\b[a-z]+-[a-z]+\b|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -112,3 +113,26 @@ def test_a_family_kind_with_no_value_to_invent_refuses_absent(family, params, sa
 def test_families_without_values_of_a_kind_have_no_absent_parameter():
     for family in ("multihop", "latent", "aggregate", "qa", "graphwalk"):
         assert "absent" not in get_family(family).Params.model_fields, family
+
+
+def test_an_absent_task_of_a_suite_rides_its_present_twins_chains_at_the_depths_it_asks():
+    suite = parse_suite({"name": "t", "lengths": "1k,2k,4k", "depths": "0:100:25", "samples": 2, "layout": "nested",
+                         "tasks": [{"family": "niah", "params": {"variant": "single"}},
+                                   {"family": "niah", "params": {"variant": "single", "absent": True}, "depths": [50]}]},
+                        "bad suite")
+    recipes = suite.recipes(lambda mode: "estimate:4")
+    absent = [r for r in recipes if r.params.get("absent")]
+    assert suite.size() == len(recipes) == 30 + 6 and len(absent) == 6  # one per chain and length
+    chains = {identity.chain_key(r) for r in recipes if not r.params.get("absent")}
+    assert {identity.chain_key(r) for r in absent} == chains
+    for recipe in absent:
+        sample = build_sample(recipe)
+        assert all(k not in context(sample) for k in asked(sample))
+
+
+def test_an_absent_task_asking_a_depth_its_twins_chains_do_not_hold_is_refused():
+    suite = parse_suite({"name": "t", "lengths": "1k,2k", "depths": "0,100", "layout": "nested",
+                         "tasks": [{"family": "niah", "params": {}},
+                                   {"family": "niah", "params": {"absent": True}, "depths": [50]}]}, "bad suite")
+    with pytest.raises(UserError, match="do not hold"):
+        suite.recipes(lambda mode: "estimate:4")

@@ -28,8 +28,8 @@ PINNED_IDS = {  # family -> version -> (sample_id, task_key) of recipe(family, 2
 PINNED_SUITES = {
     "quick": (16, "3072bcdc054b2414", "320dd3ffbf8ca259"),  # nested since the first run had to be short
     "quick-independent": (16, "c26250c258d7d426", "32ca4c0f334d03c0"),  # the quick suite's ids before it
-    "nightly": (3696, "b3b45558002f75cd", "3d0dba40b8e8f9ff"),  # nested since the layout study
-    "nightly-independent": (3696, "17d79a66c328d1ca", "52a717e7a83e2363"),  # the nightly's ids before it
+    "nightly": (3744, "e13354bf3e71ad51", "bcf892035fa9ce48"),  # nested since the layout study; absent needles added
+    "nightly-independent": (3744, "4a0557bc9fd7e48b", "11864dfa316e1e5e"),  # the nightly's ids before it; absent
     "ruler": (3120, "c34a6be8f63d7e28", "7d736146d44fadf5"),
     "capacity": (1280, "89546df5bcad87a3", "69731ef9844cf357"),
 }
@@ -62,6 +62,16 @@ def test_builtin_suites_keep_every_id(suite: str) -> None:
             _joined([r.task_key() for r in recipes])) == PINNED_SUITES[suite]
 
 
+@pytest.mark.parametrize(("suite", "pinned"), [("nightly", ("b3b45558002f75cd", "3d0dba40b8e8f9ff")),
+                                               ("nightly-independent", ("17d79a66c328d1ca", "52a717e7a83e2363"))])
+def test_the_nightlys_absent_needles_left_every_earlier_id_as_it_was(suite: str, pinned: tuple[str, str]) -> None:
+    """The absent task came after the nightly's ids were pinned: without it, the nightly is what it was."""
+    recipes = load_suite(suite).recipes(_builder().recipe_tokenizer)
+    present = [r for r in recipes if not r.params.get("absent")]
+    assert (len(present), _joined([r.sample_id() for r in present]),
+            _joined([r.task_key() for r in present])) == (3696, *pinned)
+
+
 @pytest.mark.parametrize(("suite", "pinned"), [
     ("nightly-independent", (1848, "82a508337a7c6e34", "9e6f8da9f442afdb")),
     ("nightly", (1848, "79968d6fc41233b1", "af99ffb7db09d33e")),
@@ -70,7 +80,8 @@ def test_the_nightly_at_8_seeds_keeps_the_ids_of_its_4_seeds(suite: str, pinned:
     """The nightly went from 4 seeds per cell to 8: its first 4 seeds are the samples it held before, id for
     id, so runs of the 4-seed nightly pair with it (in either layout: a nested chain is one seed)."""
     nightly = load_suite(suite)
-    before = nightly.model_copy(update={"samples": 4}).recipes(_builder().recipe_tokenizer)
+    before = [r for r in nightly.model_copy(update={"samples": 4}).recipes(_builder().recipe_tokenizer)
+              if not r.params.get("absent")]  # the absent needles came after
     assert (len(before), _joined([r.sample_id() for r in before]),
             _joined([r.task_key() for r in before])) == pinned
     assert {r.sample_id() for r in before} <= {r.sample_id() for r in nightly.recipes(_builder().recipe_tokenizer)}
