@@ -20,6 +20,7 @@ from ctxprobe.evals.records.load import Run
 from ctxprobe.evals.records.outline import RecordOutline, full_records
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import SAMPLES
+from ctxprobe.evals.compare.clusters import cluster_of
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.cache_path import SUSPECT, control_of, render_cache_path
@@ -322,16 +323,20 @@ def failures(run: Run, per_condition: int = FAILURES_PER_CONDITION) -> list[Fail
 
 
 def _spread(recs: list[SampleRecord], k: int) -> list[SampleRecord]:
-    """k records spread over the lengths, the longest length first; within a length in sample-id order
-    (a hash: a deterministic mix of depths and seeds)."""
+    """k records spread over the lengths, the longest length first; within a length in sample-id order (a hash: a
+    deterministic mix of depths and seeds), taken from the first one's chain where the chain failed there too: a
+    nested sample's prompt is rebuilt from its whole chain's layout, which the page then lays out once, not k times."""
     by_length: dict[int, list[SampleRecord]] = {}
     for r in sorted(recs, key=lambda r: r.sample.sample_id):
         by_length.setdefault(r.sample.recipe.context_tokens, []).append(r)
     chosen: list[SampleRecord] = []
     while len(chosen) < k and any(by_length.values()):
         for length in sorted(by_length, reverse=True):
-            if by_length[length] and len(chosen) < k:
-                chosen.append(by_length[length].pop(0))
+            pool = by_length[length]
+            if pool and len(chosen) < k:
+                pick = next((r for r in pool if chosen and cluster_of(r) == cluster_of(chosen[0])), pool[0])
+                pool.remove(pick)
+                chosen.append(pick)
     return chosen
 
 
