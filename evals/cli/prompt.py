@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.sample_id:
             raise UserError("give a sample id with a run folder: ctxprobe prompt RUN_DIR SAMPLE_ID")
         store = RunStore(path)
-        record = store.latest_records().get(args.sample_id)
+        record = store.latest_records(needles=False).get(args.sample_id)  # its recipe and sha256: no needle
         if record is None:
             raise UserError(f"no sample {args.sample_id!r} in {path}")
         recipe, recorded = record.sample.recipe, record.sample.prompt_sha256

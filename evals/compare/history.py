@@ -45,7 +45,7 @@ def finished_runs(results_dir: Path, label: str | None, suite: str | None) -> tu
         if manifest.status == "finished":
             found.append((folder, manifest))
         else:
-            done = sum(1 for r in RunStore(folder).latest_records().values() if r.error is None)
+            done = sum(1 for r in RunStore(folder).latest_records(needles=False).values() if r.error is None)
             skipped.append(f"{folder.name}: not finished (status {manifest.status}, {done} of "
                            f"{manifest.samples_planned or '?'} samples done)")
     return sorted(found, key=lambda fm: fm[1].created), skipped

@@ -64,7 +64,7 @@ def extension_store(run_dir: Path) -> RunStore:
 
 def missing_on_baseline(batch: Iterable[Recipe], extension: set[str], store: RunStore) -> list[Recipe]:
     """The recipes of a round whose baseline side the baseline endpoint still has to answer."""
-    finished = {sid for sid, r in store.latest_records().items() if r.error is None}
+    finished = {sid for sid, r in store.latest_records(needles=False).items() if r.error is None}
     return [r for r in batch if r.sample_id() in extension and r.sample_id() not in finished]
 
 

@@ -61,7 +61,7 @@ async def send_checks(chosen: Sequence[Recipe], served: Served, store: RunStore,
     how, _ = cold_path(engine)
     if how is None:
         return 0
-    latest = store.latest_records()
+    latest = store.latest_records(needles=False)  # outlines: a check reads the served answer, never its needles
     done = read_checks(store.dir)
     todo = [r for r in chosen if r.sample_id() not in done and _scored(latest.get(r.sample_id()))]
     want = wanted(served.logprobs, engine)
