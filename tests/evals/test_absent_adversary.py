@@ -48,3 +48,18 @@ def test_a_hallucination_that_quotes_a_needle_keeps_its_depth_and_an_invented_on
             quoted = case.sample.needles[0]  # the needle the refusal quotes (`other`)
             expected = quoted.depth_pct if case.label.startswith("a refusal") else None
             assert score.rival_depth == expected, case.kind
+
+
+@pytest.mark.parametrize(("text", "truncated"), [
+    ("Based on the text, the special magic number for", True),  # cut before any value or abstention
+    ("The special magic number is 12345", True),  # cut inside a value: too short to be of its kind yet
+    ("The text does not mention a special magic number for", False),  # it abstained: judged, and correct
+    ("The special magic number is 1234567, and", False)])  # a whole value: judged, and hallucinated
+def test_a_chat_reply_cut_off_by_its_budget_is_truncated_only_before_a_value_or_an_abstention(text, truncated):
+    from ctxprobe.evals.records.record import Response
+    from ctxprobe.evals.scoring.truncation import cut_off
+
+    sample = next(k for k in KINDS if k.mode == "chat" and "number" in k.label).sample()
+    score = score_sample(sample, text)
+    response = Response(endpoint="chat", text=text, latency_s=0.1, finish_reason="length")
+    assert (cut_off(sample, response, score) is not None) is truncated, score
