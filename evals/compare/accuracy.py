@@ -39,8 +39,9 @@ ABSENT_COLUMNS = ["absent_n", "absent_correct", "absent_accuracy", "absent_ci_lo
 
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
     """One row per record: its coordinates, whether it was scored, correct (0/1), partial, what a wrong answer
-    named (`ATTRIBUTION_COLUMNS`), error kind, and its cluster (`evals.compare.clusters.cluster_of`: its chain
-    in a nested run, itself in an independent one)."""
+    named (`ATTRIBUTION_COLUMNS`, and a rival's depth), error kind, its cluster
+    (`evals.compare.clusters.cluster_of`: its chain in a nested run, itself in an independent one), and its
+    question (present or absent) with the variant of the present question it stands beside."""
     rows = []
     for rec in records:
         if rec.score is None and rec.error is None:
@@ -53,11 +54,12 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
                    partial=full["partial"] if scored and full["partial"] is not None else math.nan)
         row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
         row.update({col: scored and full["attribution"] == col for col in ATTRIBUTION_COLUMNS})
+        row["rival_depth"] = full["rival_depth"] if scored and full["rival_depth"] is not None else math.nan
         row["cluster"] = cluster_of(rec)
         row["question"], row["present_variant"] = full["question"], full["present_variant"]
         rows.append(row)
-    columns = [*CELL, "scored", "correct", "partial", *ATTRIBUTION_COLUMNS, *ERROR_COLUMNS, "cluster", "question",
-               "present_variant"]
+    columns = [*CELL, "scored", "correct", "partial", *ATTRIBUTION_COLUMNS, "rival_depth", *ERROR_COLUMNS, "cluster",
+               "question", "present_variant"]
     return pd.DataFrame(rows, columns=columns)
 
 

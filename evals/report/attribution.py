@@ -1,7 +1,8 @@
 """The answers by depth beside the accuracy table: per family x variant x haystack and depth (lengths pooled),
 how many scored answers were correct, a rival (another needle's value of the prompt), other (no needle of the
 prompt) or hallucinated (a value where the prompt holds none: an absent needle), each with its share of the
-scored answers. A wrong answer lost at a depth and one confused with a neighbour call for different fixes.
+scored answers, and where the rivals' needles stand (their median depth in the prompt). A wrong answer lost at
+a depth and one confused with a neighbour call for different fixes.
 
 Counted from each score's `attribution` (decided at scoring time, `tasks/answers/attribution.py`): the records
 are read as outlines, never their needles again. A run with no attributed answer (written before attribution,
@@ -19,8 +20,10 @@ from ctxprobe.evals.compare.accuracy import ATTRIBUTION_COLUMNS, CONDITION, aggr
 from ctxprobe.evals.records.record import SampleRecord
 
 ANSWER_COLUMNS = ["correct", *ATTRIBUTION_COLUMNS]
+RIVAL_AT = "rival at"
 HEADING = ("answers by depth (lengths pooled; share of the scored answers): correct, rival (another needle's value "
-           "of the prompt), other (no needle of the prompt), hallucinated (a value where the prompt holds none)")
+           "of the prompt), other (no needle of the prompt), hallucinated (a value where the prompt holds none); "
+           "rival at: the median depth of the needles the rivals named")
 
 
 def answers_by_depth(records: Iterable[SampleRecord]) -> pd.DataFrame | None:
@@ -29,17 +32,22 @@ def answers_by_depth(records: Iterable[SampleRecord]) -> pd.DataFrame | None:
     frame = record_frame(records)
     if frame.empty or not frame[ATTRIBUTION_COLUMNS].to_numpy().any():
         return None
-    table = aggregate(frame, [*CONDITION, "depth"])
-    return table[table["n"] > 0][[*CONDITION, "depth", "n", *ANSWER_COLUMNS]].reset_index(drop=True)
+    keys = [*CONDITION, "depth"]
+    table = aggregate(frame, keys)
+    table = table.merge(frame.groupby(keys, sort=True)["rival_depth"].median().reset_index(), on=keys, how="left")
+    return table[table["n"] > 0][[*keys, "n", *ANSWER_COLUMNS, "rival_depth"]].reset_index(drop=True)
 
 
 def share_cells(row: Any) -> list[str]:
-    """`12 (40%)` for each of `ANSWER_COLUMNS` of a row with n scored answers."""
-    return [f"{int(row[col])} ({100 * int(row[col]) / int(row['n']):.0f}%)" for col in ANSWER_COLUMNS]
+    """`12 (40%)` for each of `ANSWER_COLUMNS` of a row with n scored answers, then the rivals' median depth
+    (`-` without a rival)."""
+    depth = row["rival_depth"]
+    return [*(f"{int(row[col])} ({100 * int(row[col]) / int(row['n']):.0f}%)" for col in ANSWER_COLUMNS),
+            "-" if pd.isna(depth) else f"{depth:.0f}%"]
 
 
 def _blocks(table: pd.DataFrame) -> list[tuple[str, list[list[str]]]]:
-    header = ["depth", "n", *ANSWER_COLUMNS]
+    header = ["depth", "n", *ANSWER_COLUMNS, RIVAL_AT]
     return [(f"{family}  {variant}  [{haystack}]",
              [header, *([f"{row['depth']:g}%", str(int(row["n"])), *share_cells(row)] for _, row in block.iterrows())])
             for (family, variant, haystack), block in table.groupby(CONDITION, sort=True)]

@@ -199,7 +199,8 @@ def answer_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
     table = answers_by_depth(records)
     return [] if table is None else [
         {"family": r["family"], "variant": r["variant"], "haystack": r["haystack"], "depth": f"{r['depth']:g}%",
-         "n": int(r["n"]), **dict(zip(ANSWER_COLUMNS, share_cells(r)))} for r in table.to_dict("records")]
+         "n": int(r["n"]), **dict(zip([*ANSWER_COLUMNS, "rival_at"], share_cells(r)))}
+        for r in table.to_dict("records")]
 
 
 def _absent_cell(row: dict[str, Any]) -> str:

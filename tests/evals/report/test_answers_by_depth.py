@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import statistics
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.html.run_section import run_section
 from tests.runners.fake_engine import FakeEngine
 
@@ -61,14 +63,26 @@ def attributed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Fake
     return run_dir, fake
 
 
-def _expected(run_dir: Path, fake: Fake) -> Counter[tuple[float, str]]:
-    """(depth, decision) counted from the fake's decisions, keyed by each record's asked key."""
+def _quoted_depth(record: SampleRecord, fake: Fake) -> float | None:
+    """The depth of the needle the fake quoted for this record's question (None: it quoted none)."""
+    value = fake.decided[_ASKED.search(record.sample.question).group(1)][1]  # type: ignore[union-attr]
+    return next((n.depth_pct for n in record.sample.needles if n.answer == value and n.role == "distractor"), None)
+
+
+def _expected(run_dir: Path, fake: Fake) -> tuple[Counter[tuple[float, str]], dict[float, str]]:
+    """(depth, decision) counted from the fake's decisions, keyed by each record's asked key; and per depth the
+    median depth of the needles it quoted (`-` where none), as the table writes it."""
     counts: Counter[tuple[float, str]] = Counter()
+    quoted: dict[float, list[float]] = {}
     for record in load_run(run_dir).records:
         key = _ASKED.search(record.sample.question)
         assert key is not None
         counts[(record.sample.recipe.depth, fake.decided[key.group(1)][0])] += 1
-    return counts
+        at = _quoted_depth(record, fake)
+        quoted.setdefault(record.sample.recipe.depth, [])
+        if at is not None:
+            quoted[record.sample.recipe.depth].append(at)
+    return counts, {d: f"{statistics.median(v):.0f}%" if v else "-" for d, v in quoted.items()}
 
 
 def test_rivals_carry_the_quoted_needles_depth(attributed_run: tuple[Path, Fake]) -> None:
@@ -76,10 +90,11 @@ def test_rivals_carry_the_quoted_needles_depth(attributed_run: tuple[Path, Fake]
     kinds = Counter()
     for record in load_run(run_dir).records:
         assert record.score is not None
-        decision, value = fake.decided[_ASKED.search(record.sample.question).group(1)]  # type: ignore[union-attr]
+        decision = fake.decided[_ASKED.search(record.sample.question).group(1)][0]  # type: ignore[union-attr]
         kinds[decision] += 1
-        quoted = [n.depth_pct for n in record.sample.needles if n.answer == value and n.role == "distractor"]
-        expected = {"correct": (None, None), "other": ("other", None)}.get(decision) or ("rival", quoted[0])
+        expected = {"correct": (None, None), "other": ("other", None)}.get(decision) or ("rival",
+                                                                                      _quoted_depth(record, fake))
+        assert (decision == "rival") == (_quoted_depth(record, fake) is not None)
         assert (record.score.attribution, record.score.rival_depth) == expected
     assert set(kinds) == {"correct", "rival", "other"}  # the run shows every case
 
@@ -87,7 +102,7 @@ def test_rivals_carry_the_quoted_needles_depth(attributed_run: tuple[Path, Fake]
 def test_summary_csv_and_show_count_them_per_depth(attributed_run: tuple[Path, Fake],
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     run_dir, fake = attributed_run
-    expected = _expected(run_dir, fake)
+    expected, rival_at = _expected(run_dir, fake)
     assert main(["show", str(run_dir)]) == 0
     shown = capsys.readouterr().out
     block = shown[shown.index("answers by depth"):].splitlines()[1:]
@@ -101,19 +116,21 @@ def test_summary_csv_and_show_count_them_per_depth(attributed_run: tuple[Path, F
         line = next(x for x in block if x.split()[:1] == [f"{depth:g}%"])
         assert line.split()[1:] == [str(n), *(part for k in ("correct", "rival", "other", "hallucinated")
                                               for part in (str(expected[(depth, k)]),
-                                                           f"({100 * expected[(depth, k)] / n:.0f}%)"))]
+                                                           f"({100 * expected[(depth, k)] / n:.0f}%)")),
+                                   rival_at[depth]]
     assert "## Answers by depth" in (run_dir / "summary.md").read_text(encoding="utf-8")
 
 
 def test_the_page_shows_them(attributed_run: tuple[Path, Fake]) -> None:
     run_dir, fake = attributed_run
-    expected = _expected(run_dir, fake)
+    expected, rival_at = _expected(run_dir, fake)
     rows = run_section(load_run(run_dir, needles=False))["answers"]
     assert [r["depth"] for r in rows] == ["0%", "50%", "100%"]
     for row in rows:
         depth = float(row["depth"].rstrip("%"))
         assert [int(row[k].split()[0]) for k in ("correct", "rival", "other", "hallucinated")] == [
             expected[(depth, k)] for k in ("correct", "rival", "other", "hallucinated")]
+        assert row["rival_at"] == rival_at[depth]
 
 
 def test_a_run_without_attribution_shows_no_such_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
