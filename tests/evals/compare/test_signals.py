@@ -10,6 +10,7 @@ import pytest
 
 import ctxprobe
 from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.compare.signals import cache_line, lint_lines
 from ctxprobe.evals.records.cache_check import CacheCheck
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.html.history_section import history_section
@@ -98,3 +99,20 @@ def test_compare_and_history_print_them_beside_the_drop(tmp_path: Path, capsys: 
     assert "cache path differed in 3 of 8 checks (baseline 0 of 8; agrees -&gt; fault)" in page.read_text()
     flagged = history_section(history.model_dump(mode="json"), None)["flagged"]
     assert flagged[0]["signals"] == history.steps[0].signals
+
+
+def test_the_cache_path_moves_on_its_verdict_or_its_differing_checks() -> None:
+    agrees, fault = CacheCheck(verdict="agrees", checked=8), CacheCheck(verdict="fault", checked=8, differed=3)
+    assert cache_line(agrees, CacheCheck(verdict="agrees", checked=10)) == ""  # more checks, none differed
+    assert cache_line(None, None) == "" and cache_line(fault, fault) == ""
+    assert cache_line(None, fault) == "cache path differed in 3 of 8 checks (baseline not checked; not recorded -> fault)"
+    assert cache_line(fault, CacheCheck(verdict="off")) == "cache path not checked (baseline 3 of 8; fault -> off)"
+    differs = CacheCheck(verdict="differs", checked=8, differed=1)
+    assert cache_line(differs, differs.model_copy(update={"differed": 2})) == \
+        "cache path differed in 2 of 8 checks (baseline 1 of 8; differs -> differs)"
+
+
+def test_a_lint_line_gone_or_run_on_one_side_only() -> None:
+    assert lint_lines([ROPE], []) == [f"deployment lint, gone: {ROPE.message}"]
+    assert lint_lines(None, [ROPE]) == [f"deployment lint (run on the candidate only): {ROPE.message}"]
+    assert lint_lines(None, []) == [] and lint_lines([ROPE], [ROPE]) == []
