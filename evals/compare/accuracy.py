@@ -54,7 +54,7 @@ def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
                    partial=full["partial"] if scored and full["partial"] is not None else math.nan)
         row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
         row.update({col: scored and full["attribution"] == col for col in ATTRIBUTION_COLUMNS})
-        row["rival_depth"] = full["rival_depth"] if scored and full["rival_depth"] is not None else math.nan
+        row["rival_depth"] = full["rival_depth"] if scored and full["attribution"] == "rival" else math.nan
         row["cluster"] = cluster_of(rec)
         row["question"], row["present_variant"] = full["question"], full["present_variant"]
         rows.append(row)

@@ -144,3 +144,10 @@ def test_a_run_without_attribution_shows_no_such_table(tmp_path: Path, capsys: p
                   if not r.score.correct else r for r in records]  # type: ignore[union-attr]
     table = answers_by_depth(attributed)
     assert table is not None and table[["depth", "n", "correct", "other"]].values.tolist() == [[0.0, 2, 1, 1], [50.0, 1, 0, 1]]
+    quoted = [r.model_copy(update={"score": r.score.model_copy(update={  # type: ignore[union-attr]
+        "attribution": kind, "rival_depth": at})}) for r, (kind, at) in zip(records[1:], (("rival", 30.0),
+                                                                                          ("hallucinated", 40.0)))]
+    table = answers_by_depth([records[0], *quoted])
+    assert table is not None  # a hallucinated value that quoted a needle is no rival: `rival at` is the rivals' only
+    assert table[["depth", "rival", "hallucinated"]].values.tolist() == [[0.0, 1, 0], [50.0, 0, 1]]
+    assert table["rival_depth"].tolist()[0] == 30.0 and pd.isna(table["rival_depth"].tolist()[1])
