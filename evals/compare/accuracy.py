@@ -15,6 +15,9 @@ into recall. `absent_beside` sets its accuracy beside the recall of the present 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Iterable
 
 import pandas as pd
@@ -25,7 +28,7 @@ from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.rows import record_row
 
 __all__ = ["ABSENT_COLUMNS", "ATTRIBUTION_COLUMNS", "CELL", "CONDITION", "ERROR_COLUMNS", "absent_beside",
-           "absent_shown_beside", "accuracy_table", "aggregate", "context_summary", "record_frame"]
+           "absent_shown_beside", "accuracy_table", "aggregate", "context_summary", "framed", "record_frame"]
 
 CONDITION = ["family", "variant", "haystack"]
 CELL = [*CONDITION, "context_tokens", "depth"]
@@ -37,11 +40,36 @@ ATTRIBUTION_COLUMNS = ["rival", "other", "hallucinated"]
 ABSENT_COLUMNS = ["absent_n", "absent_correct", "absent_accuracy", "absent_ci_lo", "absent_ci_hi"]
 
 
+# The records `framed` holds, and their frame once made.
+_FRAMED: ContextVar[list[Any] | None] = ContextVar("framed", default=None)
+
+
+@contextmanager
+def framed(records: list[SampleRecord]) -> Iterator[None]:
+    """Within it, `record_frame` of these very records (the same objects, in order) is made once and copied: a run's
+    tables, heatmaps, summary files and page each frame the same thousands of records."""
+    token = _FRAMED.set([records, None])
+    try:
+        yield
+    finally:
+        _FRAMED.reset(token)
+
+
 def record_frame(records: Iterable[SampleRecord]) -> pd.DataFrame:
     """One row per record: its coordinates, whether it was scored, correct (0/1), partial, what a wrong answer
     named (`ATTRIBUTION_COLUMNS`, and a rival's depth), error kind, its cluster
     (`evals.compare.clusters.cluster_of`: its chain in a nested run, itself in an independent one), and its
     question (present or absent) with the variant of the present question it stands beside."""
+    records = list(records)
+    held = _FRAMED.get()
+    if held is None or len(held[0]) != len(records) or any(a is not b for a, b in zip(held[0], records)):
+        return _frame(records)
+    if held[1] is None:
+        held[1] = _frame(records)
+    return held[1].copy()
+
+
+def _frame(records: list[SampleRecord]) -> pd.DataFrame:
     rows = []
     for rec in records:
         if rec.score is None and rec.error is None:

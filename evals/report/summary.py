@@ -34,6 +34,13 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
     capacity section and PNG where tasks hold facts); return the terminal table."""
     if not records:
         return "no finished samples yet\n"
+    from ctxprobe.evals.compare.accuracy import framed
+
+    with framed(records):  # the tables, summary files and heatmaps frame these records once
+        return _write_report(records, run_dir, manifest)
+
+
+def _write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManifest) -> str:
     from ctxprobe.evals.report.heatmap import write_heatmaps
 
     from ctxprobe.evals.compare.paired.templates import render_template_sensitivity

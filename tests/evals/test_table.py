@@ -109,3 +109,20 @@ def test_blocks_read_numbers_in_labels_as_numbers():
     recs = [make_record(True, family="capacity", params={"facts": n}, context_tokens=2048) for n in (1, 16, 4, 64)]
     heads = [line for line in render_text(recs).splitlines() if line.startswith("capacity  ")]
     assert [h.split()[1].split("facts=")[1].rstrip(",") for h in heads] == ["1", "4", "16", "64"]
+
+
+def test_framed_records_are_framed_once(monkeypatch):
+    from ctxprobe.evals.compare import accuracy
+
+    records = [make_record(i % 2 == 0, depth=d) for i, d in enumerate((0.0, 50.0, 100.0, 50.0))]
+    made = []
+    real = accuracy._frame
+    monkeypatch.setattr(accuracy, "_frame", lambda recs: made.append(len(recs)) or real(recs))
+    with accuracy.framed(records):
+        first = accuracy.record_frame(records)
+        first.loc[0, "correct"] = 99.0  # a caller's change to its copy is its own
+        again = accuracy.record_frame(iter(records))
+        other = accuracy.record_frame(records[:2])  # other records: framed anew
+    after = accuracy.record_frame(records)
+    assert made == [4, 2, 4]
+    assert again.equals(after) and again.loc[0, "correct"] == 1.0 and len(other) == 2

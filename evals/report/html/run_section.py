@@ -20,6 +20,7 @@ from ctxprobe.evals.records.load import Run
 from ctxprobe.evals.records.outline import RecordOutline, full_records
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import SAMPLES
+from ctxprobe.evals.compare.accuracy import framed
 from ctxprobe.evals.compare.clusters import cluster_of
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
@@ -356,6 +357,11 @@ def template_methods(alpha: float = 0.05) -> str:
 
 def run_section(run: Run) -> dict[str, Any]:
     """Everything the run template shows."""
+    with framed(run.records):  # its heatmaps and tables frame these records once
+        return _run_section(run)
+
+
+def _run_section(run: Run) -> dict[str, Any]:
     records = run.records
     stopping = stopping_of(run.manifest)
     control = control_of(run.manifest)
