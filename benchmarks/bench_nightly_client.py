@@ -15,8 +15,11 @@ Four commands are timed, each in a process of its own:
     python benchmarks/bench_nightly_client.py                       # the whole nightly (~10 min on 2 cores)
     python benchmarks/bench_nightly_client.py --lengths 32k,64k --samples 2    # a subset, for iterating
 
-Targets: report, heatmaps and `show` of the whole nightly within 15 s and 500 MB each; resume seconds in
-proportion to the samples left.
+Targets (each figure is printed against its own): `show` (the table, summary files and heatmaps), `report` and
+the run's closing step (the cache-path check, summary files, heatmaps and report.html) of the whole nightly within
+15 s and 500 MB each; a resume's sending in proportion to the samples left (its CPU seconds a sample within a tenth
+of the whole run's: its wall seconds move with the load), its closing step the same fixed cost as the run's (it writes the whole run's summary and report).
+Timings move with the machine's load: the load average is printed beside them.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ sys.path.insert(0, str(ROOT / "tests" / "runners"))
 from fake_engine import FakeEngine  # noqa: E402
 
 TICK_S = 0.05
+TARGET_S, TARGET_MB = 15.0, 500.0  # show, report and the run's closing step, each
+PROPORTION = 0.1  # a resume's CPU seconds a sample sent, at most this far from the whole run's
 CLOCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -113,6 +118,16 @@ def watch(args: list[str], split: Any = None) -> Watched:
     return out
 
 
+def against(seconds: float, mb: float) -> str:
+    """`(target 15 s, 500 MB: met)`, or what missed it."""
+    missed = [f"{what} over" for what, over in (("time", seconds > TARGET_S), ("memory", mb > TARGET_MB)) if over]
+    return f"(target {TARGET_S:g} s, {TARGET_MB:g} MB: {', '.join(missed) or 'met'})"
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def lines_in(path: Path) -> int:
     if not path.exists():
         return 0
@@ -176,18 +191,22 @@ def main() -> None:
         n = lines_in(folder / "samples.jsonl")
         send_s = run.split_wall_s or run.wall_s
         send_cpu = run.split_cpu_s or run.cpu_s
+        close_s = run.wall_s - send_s
         print(f"nightly{' subset' if subset else ''}: {n} samples, {work}")
         print(f"run: {run.wall_s:.1f} s in all; sending {send_s:.1f} s ({send_s / n:.4f} s a sample, "
               f"{send_cpu / n:.4f} s of CPU a sample), peak RSS {run.split_peak_mb:.0f} MB while sending; "
-              f"after the last record (cache-path check, summary, heatmaps, report.html) {run.wall_s - send_s:.1f} s "
-              f"({run.cpu_s - send_cpu:.1f} s CPU), peak RSS {run.after_peak_mb:.0f} MB")
+              f"closing step (cache-path check, summary, heatmaps, report.html) {close_s:.1f} s "
+              f"({run.cpu_s - send_cpu:.1f} s CPU), peak RSS {run.after_peak_mb:.0f} MB "
+              f"{against(close_s, run.after_peak_mb)}; {load()}")
 
         show = watch(["show", str(folder)])
         assert show.code == 0, show.stderr[-2000:]
-        print(f"show: {show.wall_s:.1f} s ({show.cpu_s:.1f} s CPU), peak RSS {show.peak_mb:.0f} MB")
+        print(f"show: {show.wall_s:.1f} s ({show.cpu_s:.1f} s CPU), peak RSS {show.peak_mb:.0f} MB "
+              f"{against(show.wall_s, show.peak_mb)}; {load()}")
         report = watch(["report", str(folder), "-o", str(work / "report.html")])
         assert report.code == 0, report.stderr[-2000:]
-        print(f"report: {report.wall_s:.1f} s ({report.cpu_s:.1f} s CPU), peak RSS {report.peak_mb:.0f} MB")
+        print(f"report: {report.wall_s:.1f} s ({report.cpu_s:.1f} s CPU), peak RSS {report.peak_mb:.0f} MB "
+              f"{against(report.wall_s, report.peak_mb)}; {load()}")
 
         half = work / "half"
         shutil.rmtree(half, ignore_errors=True)
@@ -201,12 +220,22 @@ def main() -> None:
         manifest = json.loads((half / "manifest.json").read_text())
         manifest["status"] = "interrupted"
         (half / "manifest.json").write_text(json.dumps(manifest))
-        resumed = watch(["run", "--resume", str(half), "--quiet"])
+        resumed_lines = LineCounter(lambda: half / "samples.jsonl")
+        resumed = watch(["run", "--resume", str(half), "--quiet"], split=lambda: resumed_lines() >= n)
         sent = lines_in(half / "samples.jsonl") - kept
+        resume_send_s = resumed.split_wall_s or resumed.wall_s
+        resume_send_cpu = resumed.split_cpu_s or resumed.cpu_s
+        cpu_each, whole_cpu_each = resume_send_cpu / max(sent, 1), send_cpu / n
+        proportional = abs(cpu_each / whole_cpu_each - 1) <= PROPORTION
         print(f"resume of a half-done run ({kept} kept, {n - kept} left): {resumed.wall_s:.1f} s "
               f"({resumed.wall_s / run.wall_s:.2f} of the whole run's {run.wall_s:.1f} s; "
               f"{resumed.cpu_s:.1f} s CPU), {sent} samples sent, exit {resumed.code}, "
-              f"peak RSS {resumed.peak_mb:.0f} MB")
+              f"peak RSS {resumed.peak_mb:.0f} MB; {load()}")
+        print(f"  its sending: {resume_send_s:.1f} s ({resume_send_s / max(sent, 1):.4f} s a sample, the whole run's "
+              f"{send_s / n:.4f}), {cpu_each:.4f} s of CPU a sample against the whole run's {whole_cpu_each:.4f} "
+              f"(target: within {PROPORTION:.0%}, CPU being what the load leaves alone: "
+              f"{'met' if proportional else 'missed'}); its closing step {resumed.wall_s - resume_send_s:.1f} s "
+              f"({resumed.cpu_s - resume_send_cpu:.1f} s CPU; the run's: {close_s:.1f} s)")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 
