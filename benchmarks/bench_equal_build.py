@@ -3,7 +3,8 @@
 
 Three builds of the same prompts (niah, 1K-4K x depths 0:100:25, nested, `--logprobs`): the baseline with the
 full SWA cache, an equal build with the window-sized SWA cache (the same arithmetic; only what the cache keeps
-differs) and a degraded build with a q4_0 KV cache. Each is run in chunks of seeds, one run per chunk
+differs) and a degraded build with a q4_0 KV cache; the baseline keeps the default cache-path control, whose
+checks measure the noise floor the KL margin is set from. Each is run in chunks of seeds, one run per chunk
 (`<build>-s<first seed>` under `--runs`, resumed or made where missing), so that a run cut short still leaves
 every build with the same chains. For each number of chains k (the first k seeds), both candidates are held
 against the baseline by `compare`'s own gates: `--metric kl` at the default margin and `--fail-if-drop`
@@ -12,7 +13,9 @@ against the baseline by `compare`'s own gates: `--metric kl` at the default marg
 Then the chains each gate needs, projected from the chains measured: k chains drawn with replacement from the
 measured ones (each chain's pairs kept together: a chain is the gate's unit), judged by the same gate functions
 (`kl_gate.judge_rows`; for accuracy the chains' betting interval, `betting_cs`, whose lower bound must clear
--margin), at each k the share of draws that PASS and that FAIL.
+-margin), at each k the share of draws that PASS and that FAIL; accuracy also centred on a true difference of 0
+(an equal build's), with the chains' measured spread. The published count: the fewest k at which the equal
+build PASSes both gates (accuracy centred) and q4_0 FAILs the KL gate in at least `SURE` of the draws.
 
     python benchmarks/bench_equal_build.py --runs DIR [--seeds 16] [--chunk 2] [--threads 1] [--no-run]
 """
