@@ -3,7 +3,7 @@
 For each model (Gemma 3 270M in completions mode, SmolLM2-135M-Instruct in chat mode) one nested run asks niah
 single's present questions and, in the same chains (their contexts computed already), an absent question per
 cell (`absent: true`: another key of the chain, past the length, in the same words). It prints, per length:
-recall accuracy with its 95 % interval and the share of wrong present answers that were another needle's value
+recall accuracy with its 95 % interval (the chain as the unit, as the run's tables pool a length's depths) and the share of wrong present answers that were another needle's value
 (rival); absent accuracy with its interval, the share of absent questions answered with a value (hallucinated),
 the share of those that quoted a needle the prompt holds, and the share that said neither (no value, no
 abstention); and the run's computed prefill against its present questions' (what the absent ones added).
@@ -47,7 +47,8 @@ def run(out: Path, model: str, suite_file: Path) -> Path:
         extra = [*MODELS[model], *(["--model-file", str(smollm2_gguf())] if model == "smollm2" else [])]
         start = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--suite", str(suite_file),
-                               "--results-dir", str(folder), "--allow-errors", "--quiet", *extra],
+                               "--results-dir", str(folder), "--allow-errors", "--quiet", "--cache-check", "off",
+                               *extra],  # the control's cold re-sends are not what this measures
                               capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"bench_absent: the {model} run ended with exit {proc.returncode}:\n{proc.stderr[-2000:]}")
@@ -59,15 +60,24 @@ def share(part: int, whole: int) -> str:
     return f"{part / whole:.0%}" if whole else "-"
 
 
-def interval(right: int, n: int) -> str:
-    from ctxprobe.evals.compare.stats import clopper_pearson
+def interval(scores: list[dict[str, object]]) -> str:
+    """Accuracy, its 95 % interval with the chain as the unit (as the run's own tables pool a length's depths:
+    evals/compare/clusters.py) and n."""
+    from ctxprobe.evals.compare.clusters import clustered_proportion
 
-    lo, hi = clopper_pearson(right, n)
-    return f"{share(right, n)} [{lo:.0%}-{hi:.0%}] (n={n})"
+    chains: dict[str, list[bool]] = {}
+    for score in scores:
+        chains.setdefault(str(score["chain"]), []).append(bool(score["correct"]))
+    lo, hi = clustered_proportion([sum(c) for c in chains.values()], [len(c) for c in chains.values()])
+    right = sum(sum(c) for c in chains.values())
+    return f"{share(right, len(scores))} [{lo:.0%}-{hi:.0%}] (n={len(scores)}, {len(chains)} chains)"
 
 
 def figures(run_dir: Path) -> list[str]:
     """The per-length table of one run, as markdown rows."""
+    from ctxprobe.tasks.identity import chain_key
+    from ctxprobe.tasks.sample import Recipe
+
     by_length: dict[int, dict[str, list[dict[str, object]]]] = {}
     computed = {"present": 0, "absent": 0}
     for line in (run_dir / "samples.jsonl").read_text().splitlines():
@@ -76,8 +86,9 @@ def figures(run_dir: Path) -> list[str]:
         response = record.get("response") or {}
         computed[kind] += int(response.get("prompt_tokens") or 0) - int(response.get("cached_tokens") or 0)
         if record.get("score") is not None:
-            length = record["sample"]["recipe"]["context_tokens"]
-            by_length.setdefault(length, {"present": [], "absent": []})[kind].append(record["score"])
+            recipe = Recipe.model_validate(record["sample"]["recipe"])
+            by_length.setdefault(recipe.context_tokens, {"present": [], "absent": []})[kind].append(
+                {**record["score"], "chain": chain_key(recipe)})
     rows = []
     for length, scores in sorted(by_length.items()):
         present, absent = scores["present"], scores["absent"]
@@ -85,9 +96,9 @@ def figures(run_dir: Path) -> list[str]:
         invented = [s for s in absent if s.get("attribution") == "hallucinated"]
         quoted = [s for s in invented if s.get("rival_depth") is not None]
         neither = [s for s in absent if not s["correct"] and s.get("attribution") is None]
-        rows.append(f"| {length:,} | {interval(sum(s['correct'] for s in present), len(present))} | "
+        rows.append(f"| {length:,} | {interval(present)} | "
                     f"{share(sum(s.get('attribution') == 'rival' for s in wrong), len(wrong))} | "
-                    f"{interval(sum(s['correct'] for s in absent), len(absent))} | {share(len(invented), len(absent))} "
+                    f"{interval(absent)} | {share(len(invented), len(absent))} "
                     f"| {share(len(quoted), len(invented))} | {share(len(neither), len(absent))} |")
     rows.append(f"\ncomputed prefill: present questions {computed['present']:,} tokens, absent questions "
                 f"{computed['absent']:,} ({share(computed['absent'], computed['present'] + computed['absent'])} of the "
