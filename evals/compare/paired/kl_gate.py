@@ -36,7 +36,7 @@ from ctxprobe.evals.compare.sequential.gate import SequentialRow, Verdict, final
 # The default margin follows from the noise floor the cache-path control measures (`--cache-check`,
 # `evals.compare.cache_path`): the largest KL(cached || cold) of one check on a healthy engine, the same prompt
 # read through two cache paths, the least that two builds computing the same thing drift apart. The margin is
-# `FLOOR_TIMES` floors: an equal build (the window-vs-full SWA cache: 0.0042 nats a pair at 1K-4K, 1.3 floors)
+# `FLOOR_TIMES` floors: an equal build (the window-vs-full SWA cache: 0.0041 nats a pair at 1K-4K, 1.3 floors)
 # sits under a third of it, and a KV-cache quantisation (q4_0: 0.037 nats at 1K-2K, 12 floors) above it.
 # `CACHE_PATH_FLOOR` in nats: the largest of 9 checks on Gemma 3 270M (embedded engine, 1K-4K, full and window
 # SWA cache: 0.00312), rounded up (docs/ENGINES.md, "Cache path"); vLLM's (SmolLM2, 3 checks) was 0.00092.
