@@ -38,7 +38,8 @@ def render_limits(results: list[TargetLimits]) -> str:
             out.append(f"    search stopped by an error: {a.stopped_by_error}")
         if r.effective is not None:
             e = r.effective
-            out.append(f"  effective: {e.verdict}")
+            said = e.verdict.removeprefix("effective: ").removeprefix("effective ")  # the label is this line's
+            out.append(f"  effective: {said}")
             out.append(f"    {e.requests} samples used; the equivalent full grid ({e.full_grid_lengths} lengths) "
                        f"would use {e.full_grid_requests}")
             for row in e.lengths:

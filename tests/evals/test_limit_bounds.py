@@ -57,7 +57,7 @@ def test_the_search_never_sends_above_the_accepted_length(tmp_path: Path, capsys
     assert all(r["verdict"] == "pass" for r in target["effective"]["lengths"])
     assert target["effective"]["effective"] == top
     assert f"effective ≥ {top:,}, capped by the accepted length (" in target["effective"]["verdict"]
-    assert f"effective ≥ {top:,}, capped by the accepted length" in capsys.readouterr().out
+    assert f"effective: ≥ {top:,}, capped by the accepted length" in capsys.readouterr().out  # labelled once
 
 
 def test_a_model_wrong_everywhere_ends_with_a_result_below_the_tasks_shortest_prompt(
