@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ctxprobe.tasks.answers.attribution import attribute
+from ctxprobe.tasks.answers.attribution import ATTRIBUTED_KINDS, attribute
 # check_answer_kinds is read from here, where the general kinds are registered
 from ctxprobe.tasks.answers.kinds import answer_kind, check_answer_kinds, scorer_for  # noqa: F401
 from ctxprobe.tasks.answers.reading import CandidateKind, Reading, candidate_kind, comparable
@@ -68,7 +68,7 @@ def score_sample(sample: Sample, text: str) -> Score:
     return attribute(sample, region, score)
 
 
-_SCOPED = frozenset({"value", "values", "string", "any", "chain"})  # read in the documented unit's sentences
+_SCOPED = ATTRIBUTED_KINDS  # read in the documented unit's sentences (the kinds attributed)
 
 
 def levenshtein(a: str, b: str) -> int:

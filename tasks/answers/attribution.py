@@ -18,7 +18,8 @@ from ctxprobe.tasks.answers.region import AnswerRegion, reading_of
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
 
-# The answer kinds read by candidates of one kind (evals/scoring/score.py): their wrong answers are attributed.
+# The general answer kinds (evals/scoring/score.py), read by candidates of one kind in the documented unit's
+# sentences: their wrong answers are attributed. One set, which the scorer reads too.
 ATTRIBUTED_KINDS = frozenset({"value", "values", "string", "any", "chain"})
 
 
