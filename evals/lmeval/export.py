@@ -2,7 +2,12 @@
 it is. One task per family x parameters x length (`ctxprobe_niah_single_32768`), one group per suite,
 one JSONL data file per task holding the exact prompts, and a `utils.py` that finds the data beside
 itself and scores with ctxprobe's scorer. Generation matches `ctxprobe run`: temperature 0, no stop
-sequence, the sample's `max_tokens`."""
+sequence, the sample's `max_tokens`.
+
+An absent needle's sample (`tasks/absent.py`) has no value to expect: its doc's target is an abstention
+the scorer credits (`ABSTAINED`), `absent` is true and `scoring` says what counts, so a reader of lm-eval's
+logs sees why a value scored 0; the score is ctxprobe's own verdict (`process_results`), never a match
+against the target."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import yaml
 
 from ctxprobe.evals.lmeval.source import ExportSource
 from ctxprobe.evals.records.safe_write import writing
+from ctxprobe.tasks.answers.absence import ABSENT, ABSTAINED
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.variant import ALWAYS_SHOWN, variant_params
@@ -71,11 +77,18 @@ def task_name(sample: Sample) -> str:
     return "ctxprobe_" + re.sub(r"[^a-z0-9]+", "_", "_".join(parts).lower()).strip("_")
 
 
+ABSENT_SCORING = ("absent needle: correct when the reply says the text does not hold the asked key and gives "
+                  "no value of its kind; a value is wrong (hallucinated); the target is one reply that counts")
+PRESENT_SCORING = "ctxprobe's scorer on the answer read from the reply; the target lists the expected answers"
+
+
 def doc_row(sample: Sample) -> dict[str, object]:
     recipe = sample.recipe
+    absent = sample.expected.kind == ABSENT
     return {
         "sample_id": sample.sample_id, "prompt": sample.prompt, "prompt_sha256": sample.prompt_sha256,
-        "target": " | ".join(sample.expected.answers), "answers": sample.expected.answers,
+        "target": ABSTAINED if absent else " | ".join(sample.expected.answers), "answers": sample.expected.answers,
+        "absent": absent, "scoring": ABSENT_SCORING if absent else PRESENT_SCORING,
         "family": recipe.family, "context_tokens": recipe.context_tokens, "depth": recipe.depth,
         "planned_tokens": sample.planned_tokens, "mode": recipe.mode, "max_tokens": sample.max_tokens,
         "sample_json": sample.model_dump_json(),

@@ -30,6 +30,8 @@ from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
 
 ABSENT = "absent"  # the answer kind of an absent question (and the parameter that asks one)
+# A reply this verdict credits: the reference answer where one must be shown (an lm-eval export's target)
+ABSTAINED = "The text does not mention it."
 
 
 @answer_kind(ABSENT)

@@ -15,6 +15,7 @@ from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.source import export_samples
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.scoring.score import score_sample
+from ctxprobe.tasks.answers.absence import ABSENT, ABSTAINED
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample, sha256_text
 
@@ -153,3 +154,23 @@ def test_import_reads_a_chat_model_log(evaluated: tuple[ScriptedLM, dict[str, An
     chat_log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(UserError, match="is not the exported prompt"):
         import_lm_eval([chat_log], results_dir=tmp_path / "results")
+
+
+def test_an_absent_needle_exports_the_abstention_as_target_and_scores_by_its_verdict(tmp_path: Path) -> None:
+    """An absent question has no value to expect: lm-eval's logged target is a reply that counts, the doc says
+    it is absent, and lm-eval's score is ctxprobe's verdict (an abstention 1, the needle's value 0)."""
+    source = export_samples("nightly", token_counter="estimate", lengths="1k", depths="50", samples=1)
+    export = write_lm_eval_tasks(source, tmp_path / "tasks")
+    absent = [s for s in source.samples if s.expected.kind == ABSENT]
+    assert len(absent) == 1 and absent[0].expected.answers == []
+    manager = TaskManager(include_path=str(export.dir), include_defaults=False)
+    held = absent[0].needles[0].answer  # a value the prompt holds, but not for the asked key
+    for reply, exact in ((f" {ABSTAINED}", 1.0), (" I could not find it in the text.", 1.0), (f" {held}", 0.0)):
+        model = ScriptedLM({s.prompt: reply if s in absent else " 0" for s in source.samples})
+        results = lm_eval.simple_evaluate(model=model, tasks=[export.group], task_manager=manager, log_samples=True)
+        rows = [row for task in export.tasks for row in results["samples"][task] if row["doc"]["absent"]]
+        assert len(rows) == 1 and rows[0]["doc"]["sample_id"] == absent[0].sample_id
+        assert rows[0]["target"] == ABSTAINED and "absent needle" in rows[0]["doc"]["scoring"]
+        assert rows[0]["exact"] == exact == float(score_sample(absent[0], reply).correct)
+    present = [row for task in export.tasks for row in results["samples"][task] if not row["doc"]["absent"]]
+    assert len(present) == len(source.samples) - 1 and all(row["target"] for row in present)
