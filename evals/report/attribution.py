@@ -7,7 +7,11 @@ a depth and one confused with a neighbour call for different fixes.
 Counted from each score's `attribution` (decided at scoring time, `tasks/answers/attribution.py`): the records
 are read as outlines, never their needles again. A run with no attributed answer (written before attribution,
 or of answer kinds without candidates) shows nothing here; a wrong answer not attributed is in none of the
-three, so the four shares add up to less than 100 % only then."""
+three, so the four shares add up to less than 100 % only then.
+
+An absent question's rows (`tasks/absent.py`) hold correct and hallucinated only: its verdict never names a
+rival or other (a value it answers is invented for the asked key, whichever needle it quotes), so its rival,
+other and rival at cells read `-`, not a 0 % that would say its answers were never confused."""
 
 from __future__ import annotations
 
@@ -23,27 +27,32 @@ ANSWER_COLUMNS = ["correct", *ATTRIBUTION_COLUMNS]
 RIVAL_AT = "rival at"
 HEADING = ("answers by depth (lengths pooled; share of the scored answers): correct, rival (another needle's value "
            "of the prompt), other (no needle of the prompt), hallucinated (a value where the prompt holds none); "
-           "rival at: the median depth of the needles the rivals named")
+           "rival at: the median depth of the needles the rivals named; on an absent question's rows rival, other and "
+           "rival at are - (its verdict names neither)")
+NOT_NAMED = ["rival", "other"]  # what an absent question's verdict never names (`tasks/answers/absence.py`)
 
 
 def answers_by_depth(records: Iterable[SampleRecord]) -> pd.DataFrame | None:
-    """One row per family x variant x haystack x depth: n (scored) and the counts of `ANSWER_COLUMNS`; None
-    where no scored answer is attributed."""
+    """One row per family x variant x haystack x depth: n (scored), the counts of `ANSWER_COLUMNS`, the rivals'
+    median depth and whether its questions are absent ones; None where no scored answer is attributed."""
     frame = record_frame(records)
     if frame.empty or not frame[ATTRIBUTION_COLUMNS].to_numpy().any():
         return None
     keys = [*CONDITION, "depth"]
     table = aggregate(frame, keys)
-    table = table.merge(frame.groupby(keys, sort=True)["rival_depth"].median().reset_index(), on=keys, how="left")
-    return table[table["n"] > 0][[*keys, "n", *ANSWER_COLUMNS, "rival_depth"]].reset_index(drop=True)
+    grouped = frame.assign(absent=frame["question"] == "absent").groupby(keys, sort=True)
+    table = table.merge(grouped.agg(rival_depth=("rival_depth", "median"), absent=("absent", "all")).reset_index(),
+                        on=keys, how="left")
+    return table[table["n"] > 0][[*keys, "n", *ANSWER_COLUMNS, "rival_depth", "absent"]].reset_index(drop=True)
 
 
 def share_cells(row: Any) -> list[str]:
     """`12 (40%)` for each of `ANSWER_COLUMNS` of a row with n scored answers, then the rivals' median depth
-    (`-` without a rival)."""
-    depth = row["rival_depth"]
-    return [*(f"{int(row[col])} ({100 * int(row[col]) / int(row['n']):.0f}%)" for col in ANSWER_COLUMNS),
-            "-" if pd.isna(depth) else f"{depth:.0f}%"]
+    (`-` without a rival); an absent question's row has `-` for what its verdict never names."""
+    depth, absent = row["rival_depth"], bool(row["absent"])
+    return [*("-" if absent and col in NOT_NAMED else f"{int(row[col])} ({100 * int(row[col]) / int(row['n']):.0f}%)"
+              for col in ANSWER_COLUMNS),
+            "-" if absent or pd.isna(depth) else f"{depth:.0f}%"]
 
 
 def _blocks(table: pd.DataFrame) -> list[tuple[str, list[list[str]]]]:

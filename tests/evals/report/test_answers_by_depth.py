@@ -151,3 +151,32 @@ def test_a_run_without_attribution_shows_no_such_table(tmp_path: Path, capsys: p
     assert table is not None  # a hallucinated value that quoted a needle is no rival: `rival at` is the rivals' only
     assert table[["depth", "rival", "hallucinated"]].values.tolist() == [[0.0, 1, 0], [50.0, 0, 1]]
     assert table["rival_depth"].tolist()[0] == 30.0 and pd.isna(table["rival_depth"].tolist()[1])
+
+
+def test_an_absent_questions_rows_show_no_rival_other_or_rival_at(tmp_path: Path) -> None:
+    """An absent question's wrong answers are hallucinated (here each quoting a needle at 40 %) or unattributed:
+    its rows read `-` where its verdict names nothing, in `show`, summary.md and the page alike, beside a present
+    question's rows that keep their counts and rival depth."""
+    from ctxprobe.evals.report.attribution import attribution_markdown, render_attribution
+    from ctxprobe.evals.report.html.run_section import answer_rows
+    from tests.evals.factories import make_record
+
+    def named(record: SampleRecord, kind: str | None, at: float | None) -> SampleRecord:
+        return record.model_copy(update={"score": record.score.model_copy(  # type: ignore[union-attr]
+            update={"attribution": kind, "rival_depth": at})})
+
+    absent = {"variant": "single", "absent": True}
+    records = [named(make_record(False, depth=50.0, seed=0), "rival", 30.0), make_record(True, depth=50.0, seed=1),
+               *(named(make_record(False, kind="absent", depth=50.0, seed=s, params=absent), "hallucinated", 40.0)
+                 for s in range(3)), make_record(False, kind="absent", depth=50.0, seed=3, params=absent)]
+    shown = render_attribution(records).splitlines()
+    lines = {title: shown[shown.index(title) + 2].split() for title in shown if title.startswith("niah")}
+    assert lines["niah  variant=single  [prose]"] == ["50%", "2", "1", "(50%)", "1", "(50%)", "0", "(0%)", "0", "(0%)",
+                                                      "30%"]
+    assert lines["niah  variant=single, absent=True  [prose]"] == ["50%", "4", "0", "(0%)", "-", "-", "3", "(75%)", "-"]
+    markdown = attribution_markdown(records)
+    assert "| 50% | 4 | 0 (0%) | - | - | 3 (75%) | - |" in markdown and "| 50% | 2 | 1 (50%) | 1 (50%) |" in markdown
+    page = {row["variant"]: row for row in answer_rows(records)}
+    assert [page["variant=single, absent=True"][k] for k in ("rival", "other", "hallucinated", "rival_at")] == [
+        "-", "-", "3 (75%)", "-"]
+    assert [page["variant=single"][k] for k in ("rival", "rival_at")] == ["1 (50%)", "30%"]
