@@ -7,6 +7,7 @@
     mode: completions
     lengths: [1k, 2k, 4k]
     depths: [0, 50, 100]  # or "0:100:10"
+    cache_check: off      # the cache-path control: auto, off or a share (`run --cache-check` overrides it)
     tasks:
       - family: niah
         params: {variant: single}
@@ -27,6 +28,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
+from ctxprobe.tasks.cache_check_value import cache_check_value
 from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 from ctxprobe.tasks.facts_axis import check_facts_fit, facts_layouts, facts_of, fitting_lengths
 from ctxprobe.tasks.lengths import check_depth, check_depth_list, distinct, parse_depths, parse_length, parse_lengths
@@ -132,6 +134,9 @@ class Suite(BaseModel):
     facts: list[StrictInt] | None = Field(None, min_length=1, description="facts held at once, for every task whose family "
                                     "has a `facts` parameter (capacity): a grid axis like lengths; a (facts, length) "
                                     "cell whose facts do not fit the length is left out")
+    cache_check: str | None = Field(None, description="the cache-path control as the suite asks for it: auto, off or a "
+                                    "share in (0, 1] of the servable requests, as `run --cache-check` takes it (the "
+                                    "flag wins); unset: auto for nested runs, off for independent ones")
 
     @field_validator("lengths", mode="before")
     @classmethod
@@ -147,6 +152,11 @@ class Suite(BaseModel):
     @classmethod
     def _parse_depths(cls, v: Any) -> list[float]:
         return _depths(v)
+
+    @field_validator("cache_check", mode="before")
+    @classmethod
+    def _cache_check(cls, v: Any) -> str | None:
+        return cache_check_value(v)
 
     def recipes(self, tokenizer: Callable[[Mode], TokenizerIdentity | str], mode: Mode | None = None,
                 default_mode: Mode = "completions", reuse_block: int | None = None) -> list[Recipe]:
@@ -316,4 +326,4 @@ def parse_suite(data: dict[str, Any], problem: str) -> Suite:
         return Suite.model_validate(data)
     except ValidationError as exc:
         where, msg, _ = first_problem(exc)
-        raise UserError(f"{problem}: {where}: {msg}") from None
+        raise UserError(f"{problem}: {where}: {msg.removeprefix('Value error, ')}") from None

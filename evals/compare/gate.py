@@ -51,8 +51,9 @@ def _versions(versions: set[int]) -> str:
 
 
 def _suite_fields(run: Run) -> dict[str, Any]:
-    """What a suite asks (its description aside)."""
-    return run.manifest.suite.model_dump(mode="json", exclude={"description"})
+    """What a suite asks of the model: its description and its cache-path control aside (neither changes a
+    sample; a run of the suite from before it stated `cache_check` gates against one from after)."""
+    return run.manifest.suite.model_dump(mode="json", exclude={"description", "cache_check"})
 
 
 def suite_difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:

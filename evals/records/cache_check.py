@@ -82,6 +82,8 @@ class CacheCheck(BaseModel):
     engine: str = ""
     how: str = Field("", description="the cold path used, or where there is none, what the engine offers")
     asked: str = Field("auto", description="--cache-check as given: auto, off or a share of the servable requests")
+    stated: str = Field("", description="where that was stated, in words (the flag, or the suite's cache_check); "
+                        "empty: the layout's default")
     chosen: int = 0
     checked: int = Field(0, description="checks with a cold answer compared to the cached one")
     differed: int = Field(0, description="checks whose cold answer's text or score differs (each counted)")
@@ -106,7 +108,9 @@ class CacheCheck(BaseModel):
     def line(self) -> str:
         """One line for a person: what was checked and what it says."""
         if self.verdict == "off":
-            return "cache path: not checked (--cache-check off)"
+            if self.stated and not self.stated.startswith("--"):  # the suite's: the flag turns it on
+                return f"cache path: not checked ({self.stated}; --cache-check auto checks it)"
+            return f"cache path: not checked ({self.stated or '--cache-check off'})"
         if self.verdict == "unsupported":
             return f"cache path: not checked: {self.how}"
         counts = (f"{self.differed} of {self.checked} cold re-sends differed ({self.cold_right_cached_wrong} right "

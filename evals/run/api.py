@@ -171,7 +171,8 @@ def _control(plan: RunPlan, recipes: list[Recipe], served: Served) -> CacheContr
     """The run's cache-path control; an engine without a per-request cold path is said in one line."""
     how, unsupported = cold_path(served.engine.engine)
     control = plan_control(plan.cache_check, recipes, seed=plan.suite.seed, engine=served.engine.engine, how=how,
-                           unsupported=unsupported, computed_prefill=lambda: sum(r.computed for r in requests(
+                           unsupported=unsupported, stated=plan.cache_check_stated,
+                           computed_prefill=lambda: sum(r.computed for r in requests(
                                lanes_of(recipes, plan.order, served.config.concurrency), tail_counter(served.counter))))
     if control.chosen and how is None:
         print(f"ctxprobe: cache path not checked: {unsupported}", file=sys.stderr)
@@ -200,7 +201,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
     strategy.close(manifest, latest)
     if outcome.control is not None:
         manifest.cache_check = outcome.control.record(read_checks(store.dir).values())
-        if outcome.control.chosen and outcome.control.how is not None:
+        if outcome.control.said:
             print(f"ctxprobe: {manifest.cache_check.line()}", file=sys.stderr)
     # this run's answers (a resumed run's earlier ones were served by another process, perhaps another engine);
     # the engine's own computed count is theirs alone where nothing else reached it

@@ -21,30 +21,21 @@ from dataclasses import dataclass
 from ctxprobe.evals.compare.cache_path import decide
 from ctxprobe.evals.records.cache_check import CacheCheck, CacheCheckRecord
 from ctxprobe.evals.run.prefill_cost import lanes_of
+from ctxprobe.tasks.cache_check_value import ALLOWED, AUTO, OFF, cache_check_value
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
 
 COST_SHARE = 0.03  # the control's prefill, at most, as a share of the run's computed prefill (past the floor)
 PER_LENGTH = 2
 MIN_CHECKS = 8
-AUTO, OFF = "auto", "off"
 
 
 def parse_cache_check(value: str | None) -> str | None:
-    """`auto`, `off`, or a share in (0, 1] written back as a number; bad input is one line (exit 2)."""
-    if value is None:
-        return None
-    text = str(value).strip().lower()
-    if text in (AUTO, OFF):
-        return text
+    """`--cache-check`: `auto`, `off`, or a share in (0, 1] written back as a number; bad input is one line (exit 2)."""
     try:
-        share = float(text)
+        return cache_check_value(value)
     except ValueError:
-        share = float("nan")
-    if not 0 < share <= 1:
-        raise UserError(f"--cache-check {value}: give auto, off or a share of the servable requests in (0, 1], "
-                        "e.g. 0.05")
-    return f"{share:g}"
+        raise UserError(f"--cache-check {value}: give {ALLOWED}") from None
 
 
 def asked(value: str | None, recipes: Sequence[Recipe]) -> str:
@@ -103,32 +94,40 @@ def check_tokens(chosen: Sequence[Recipe]) -> int:
 
 @dataclass(frozen=True)
 class CacheControl:
-    """A run's control, planned once the endpoint is served: what was asked, the recipes chosen, and the
-    engine's cold path (`how`), or the line saying it has none (`unsupported`)."""
+    """A run's control, planned once the endpoint is served: what was asked and where that was stated
+    (`stated`: "" for the layout's default), the recipes chosen, and the engine's cold path (`how`), or the line
+    saying it has none (`unsupported`)."""
 
     asked: str
     chosen: tuple[Recipe, ...]
     engine: str
     how: str | None
     unsupported: str = ""
+    stated: str = ""
+
+    @property
+    def said(self) -> bool:
+        """Whether the run says the control's line at its end: checks were made, or it was turned off in so
+        many words (by the flag or the suite)."""
+        return bool(self.chosen and self.how is not None) or (self.asked == OFF and bool(self.stated))
 
     def record(self, checks: Iterable[CacheCheckRecord]) -> CacheCheck:
         """The manifest's record of the control, from the checks made so far."""
         if self.asked == OFF:
-            return CacheCheck(verdict="off", engine=self.engine, asked=self.asked)
+            return CacheCheck(verdict="off", engine=self.engine, asked=self.asked, stated=self.stated)
         if self.how is None:
             return CacheCheck(verdict="unsupported", engine=self.engine, how=self.unsupported, asked=self.asked,
-                              chosen=len(self.chosen), unchecked=len(self.chosen))
+                              stated=self.stated, chosen=len(self.chosen), unchecked=len(self.chosen))
         return decide(checks, chosen=[r.sample_id() for r in self.chosen], engine=self.engine, how=self.how,
-                      asked=self.asked)
+                      asked=self.asked).model_copy(update={"stated": self.stated})
 
 
 def plan_control(value: str | None, recipes: Sequence[Recipe], *, seed: int, engine: str, how: str | None,
-                 unsupported: str, computed_prefill: Callable[[], int]) -> CacheControl:
+                 unsupported: str, computed_prefill: Callable[[], int], stated: str = "") -> CacheControl:
     """The control of a run of `recipes` (`computed_prefill` is asked only where the choice depends on it)."""
     ask = asked(value, recipes)
     if ask == OFF:
-        return CacheControl(ask, (), engine, how, unsupported)
+        return CacheControl(ask, (), engine, how, unsupported, stated)
     computed = computed_prefill() if ask == AUTO else 0
     return CacheControl(ask, tuple(choose(recipes, ask, seed=seed, computed_prefill=computed)), engine, how,
-                        unsupported)
+                        unsupported, stated)

@@ -110,7 +110,8 @@ class Estimate(BaseModel):
     served_context: int | None = None  # tokens a request may hold there
     unserved: list[int] = []  # suite lengths the engine cannot serve: not costed
     unserved_line: str | None = None
-    cache_check: str = "off"  # the cache-path control asked for (--cache-check, or the layout's default)
+    cache_check: str = "off"  # the cache-path control asked for (--cache-check, the suite's, or the layout's default)
+    cache_check_stated: str = ""  # where it was stated, in words ("" for the layout's default)
     cache_check_requests: int = 0  # its cold re-sends (evals/run/cache_check.py)
     cache_check_tokens: int = 0  # the prefill they compute: each its whole prompt
     cache_check_s: float | None = None  # that prefill's time (through the fit where there is one, else the rate)
@@ -173,7 +174,7 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
         est.engine, est.served_context = probe.engine_line, probe.check.context
         est.unserved = sorted(unserved)
         est.unserved_line = probe.check.line() if unserved else None
-    est.cache_check = asked(plan.cache_check, recipes)
+    est.cache_check, est.cache_check_stated = asked(plan.cache_check, recipes), plan.cache_check_stated
     checks = choose(recipes, est.cache_check, seed=suite.seed, computed_prefill=computed)
     est.cache_check_requests, est.cache_check_tokens = len(checks), check_tokens(checks)
     if rule.stop == "decided":
@@ -365,9 +366,12 @@ def render_estimate(est: Estimate) -> str:
         out += _fit_lines(est)
     elif not est.samples:
         out.append("nothing to cost: the engine serves none of the suite's lengths")
-    if est.cache_check != "off":
+    if est.cache_check == "off" and est.cache_check_stated:
+        out.append(f"cache-path control: off ({est.cache_check_stated}): no cold re-sends")
+    elif est.cache_check != "off":
         time = "" if est.cache_check_s is None else f", {_hours(est.cache_check_s)}"
-        out.append(f"cache-path control (--cache-check {est.cache_check}): {est.cache_check_requests} cold re-sends, "
+        stated = est.cache_check_stated or f"--cache-check {est.cache_check}"
+        out.append(f"cache-path control ({stated}): {est.cache_check_requests} cold re-sends, "
                    f"{est.cache_check_tokens:,} tokens prefilled ({_share(est.cache_check_tokens, est.computed_prefill)} "
                    f"of the computed prefill{time}; at least one per length)")
     if est.stop == "decided":

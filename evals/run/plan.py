@@ -83,7 +83,8 @@ class RunPlan:
     previous: RunManifest | None
     recorded: dict[str, Any]
     prefill_rate: float | None = None  # --prefill-rate (what --dry-run measured): the deadlines' rate until measured
-    cache_check: str | None = None  # --cache-check: auto, off, a share; None: the layout's default (evals.run.cache_check)
+    cache_check: str | None = None  # --cache-check, else the suite's: auto, off, a share; None: the layout's default
+    cache_check_stated: str = ""  # where that was stated, in words (`stated_control`); "" for the layout's default
     model_config: str | None = None  # --config: the model's config.json, folder or GGUF (the deployment lint's)
 
 
@@ -97,6 +98,7 @@ def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
 def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest | None) -> RunPlan:
     """The options, cut into the parts the run hands on."""
     rule = stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
+    cache_check, cache_check_stated = stated_control(opts.cache_check, suite)
     kind = kind_of(opts, rule)
     for flag, target in (("--junit", opts.junit), ("--summary-md", opts.summary_md)):
         if target:  # refused now, not after the whole run
@@ -110,7 +112,17 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
         against=part(opts, AgainstOptions) if kind == "paired" else None,
         judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
         store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate,
-        cache_check=opts.cache_check, model_config=opts.config)
+        cache_check=cache_check, cache_check_stated=cache_check_stated, model_config=opts.config)
+
+
+def stated_control(flag: str | None, suite: Suite) -> tuple[str | None, str]:
+    """The cache-path control a run states and where, in words: `--cache-check` overrides the suite's
+    `cache_check:`; (None, "") where neither states it (evals.run.cache_check.asked picks the layout's default)."""
+    if flag is not None:
+        return flag, f"--cache-check {flag}"
+    if suite.cache_check is not None:
+        return suite.cache_check, f"cache_check: {suite.cache_check} in suite {suite.name}"
+    return None, ""
 
 
 def resolve(opts: RunOptions) -> RunPlan:

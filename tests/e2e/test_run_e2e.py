@@ -55,6 +55,9 @@ def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
     assert manifest["engine"]["engine"] == "llama-server" and manifest["engine"]["context_length"] >= 4096
     assert manifest["engine"]["slots"] == 1 and manifest["options"]["parallel"] is None
     assert manifest["token_counter"] == "local:gemma3-270m"
+    # quick states cache_check: off (too few checks for the control's sign test): recorded and said in one line
+    assert manifest["cache_check"]["verdict"] == "off" and manifest["cache_check"]["stated"].endswith("suite quick")
+    assert "cache path: not checked (cache_check: off in suite quick" in done.stderr
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
