@@ -36,10 +36,10 @@ from ctxprobe.evals.compare.paired.p_answer import Metric
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
 from ctxprobe.evals.compare.sequential.gate import (
-    PASS_MEANING, SequentialRow, decide, final_verdicts, gate_verdict, open_rows,
+    PASS_MEANING, SequentialRow, decide, fewest_to_pass, final_verdicts, gate_verdict, open_rows,
 )
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.identity import FamilyKey, family_key
+from ctxprobe.tasks.identity import FamilyKey, chain_key, family_key
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.sample import Recipe
 
@@ -133,6 +133,32 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
                      base={r.sample.sample_id: r for r in scored}, rows=_rows(recipes, name), metric=name,
                      beside={m: _rows(recipes, m) for m in metrics.metric_names() if m != name and has[m]},
                      kl_margin=kl_margin, extension={r.sample_id() for r in extra})
+
+
+def pass_reach(plan: PairedRun) -> str | None:
+    """One line where the baseline's nested families hold fewer chains than a PASS of their pooled rows can
+    take at this margin (`gate.fewest_to_pass`, every chain equal: the fewest for any model): such a run can
+    FAIL the candidate, never PASS it, and an equal build is sent every chain to end UNDECIDED. None where a
+    PASS is within reach (or no family is nested)."""
+    chains: dict[FamilyKey, set[str]] = defaultdict(set)
+    for recipe in plan.recipes:
+        if recipe.nested is not None:
+            chains[family_key(recipe)].add(chain_key(recipe))
+    if not chains:
+        return None
+    fam, held = min(chains.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    tally = plan.rows[(fam, 0)].tally
+    if not isinstance(tally, PairedValues):
+        return None
+    margin = plan.row_margin(plan.metric)
+    need = fewest_to_pass(margin, plan.alpha, tally.lo, tally.hi) if 0.0 < margin < -tally.lo else None
+    if need is None or len(held) >= need:
+        return None
+    return (f"--against: the baseline's nested families hold {len(held)} chain{'' if len(held) == 1 else 's'} "
+            f"({'at the fewest: ' if len(chains) > 1 else ''}{fam[0]}), and a row of chains PASSes at "
+            f"this margin from {need} at the fewest (every chain equal): this run can FAIL the candidate but not "
+            f"PASS it, and an equal build is sent every chain to end UNDECIDED. To PASS one: a baseline of {need} "
+            "chains or more, or the independent layout's pairs (a suite's -independent twin)")
 
 
 def update(plan: PairedRun, records: list[SampleRecord]) -> None:

@@ -87,3 +87,19 @@ def test_a_baseline_that_is_not_a_run_is_one_line(tmp_path: Path, capsys) -> Non
         assert _against(engine.url, tmp_path / "missing", tmp_path / "out") == 2
         assert not engine.completion_calls()
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_nested_baseline_of_too_few_chains_is_said_to_fail_only(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """3 chains cannot PASS a 5-point margin (98 at the fewest): the run says so before it sends, and an
+    identical candidate ends UNDECIDED, as the line said."""
+    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
+        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,2k", "--depths", "0,100",
+                     "--samples", "3", "--layout", "nested", "--quiet", "--no-report", "--label", "base",
+                     "--results-dir", str(tmp_path / "base")]) == 0
+        capsys.readouterr()
+        code = _against(engine.url, next((tmp_path / "base").iterdir()), tmp_path / "cand", "--fail-if-drop", "0.05")
+    err = capsys.readouterr().err
+    assert code == 6 and _gate(tmp_path / "cand")["verdict"] == "UNDECIDED"
+    assert "ctxprobe: --against: the baseline's nested families hold 3 chains (niah)" in err
+    assert "PASSes at this margin from 98 at the fewest" in err and "can FAIL the candidate but not PASS it" in err

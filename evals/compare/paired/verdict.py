@@ -228,10 +228,29 @@ def undecided_text(result: CompareResult) -> str:
         return f"{c.n} pairs" if k is None else f"{c.n} pairs in {k} chain{'' if k == 1 else 's'}"
 
     short = "chains" if any(chains.get((c.candidate, c.where)) is not None for c in open_) else "pairs"
+    fewest = chains_to_pass(result) if short == "chains" else None
     return ("; ".join(f"{c.candidate} {c.where} {_bounds(c.metric, c.diff_lo, c.diff_hi)}, {size(c)}" for c in open_)
             + f" (the interval reaches past the margin: more {short} are needed to PASS"
-            + (": a nested run's pairs in one chain share their prompt, so the chains are what the interval counts)"
+            + (": a nested run's pairs in one chain share their prompt, so the chains are what the interval counts"
+               + (f"; at this margin a row of chains PASSes from {fewest} at the fewest, every chain equal)"
+                  if fewest is not None else ")")
                if short == "chains" else ")"))
+
+
+def chains_to_pass(result: CompareResult) -> int | None:
+    """The fewest chains at which a nested row of this comparison's gate can PASS (`gate.fewest_to_pass`, every
+    chain equal), by the bound each metric's PASS reads: a correctness row's two-sided 95 % sequence (each side
+    at alpha / 2), a p_answer or KL row's one-sided bound at alpha (KL counted on [-1, 0] in margins of its cap,
+    `kl_gate`). None without a margin in range."""
+    from ctxprobe.evals.compare.paired import kl_gate
+    from ctxprobe.evals.compare.sequential.gate import fewest_to_pass
+
+    if result.metric == "kl":
+        return fewest_to_pass(kl_gate.ROW_MARGIN, result.alpha, -1.0, 0.0)
+    margin = result.fail_if_drop
+    if margin is None or not 0.0 < margin < 1.0:
+        return None
+    return fewest_to_pass(margin, result.alpha if result.metric == "p_answer" else result.alpha / 2.0)
 
 
 def _bounds(metric: str, lo: float, hi: float) -> str:

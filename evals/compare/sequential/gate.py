@@ -201,6 +201,37 @@ def overall_verdict(primary: Sequence[bool], verdicts: Sequence[str]) -> Verdict
     return "PASS" if chosen and all(v == "PASS" for v in chosen) else "UNDECIDED"
 
 
+def fewest_to_pass(margin: float, alpha: float, lo: float = -1.0, hi: float = 1.0, value: float = 0.0,
+                   most: int = 1_000_000) -> int | None:
+    """The fewest observations, every one exactly `value` (0: the two builds agree everywhere), at which a row
+    of values in [lo, hi] PASSes at `margin` and `alpha` (its e-value against "a drop of the margin or more"
+    reaches 1 / alpha), by the rule `decide` applies; None if not within `most`.
+
+    Where an observation is a chain's mean difference (a nested run's rows), this is the least number of
+    chains a PASS can take, whatever the model: with fewer a row can FAIL, never PASS. Any valid test needs
+    some such number: the law with a share q = margin / (value - lo) of its observations at `lo` and the rest
+    at `value` lies `margin` below `value`, and draws n observations that all equal `value` with probability
+    (1 - q)^n, so no test at level alpha PASSes them while that is above alpha: from
+    log(1 / alpha) / -log(1 - q) on (59 chains at 5 points on [-1, 1], value 0). The betting rule spreads its
+    stake over a grid of bet sizes (`betting.STAKES`) and needs more than that floor."""
+    if not 0.0 < alpha < 1.0 or not lo <= value <= hi or not 0.0 < margin < value - lo:
+        raise ValueError(f"need 0 < alpha < 1, lo <= value <= hi and 0 < margin < value - lo; got alpha {alpha}, "
+                         f"[{lo}, {hi}], value {value}, margin {margin}")
+    def passes(n: int) -> bool:
+        return p_from_log_e(log_e_pass(margin, PairedValues((value,) * n, lo, hi))) < alpha
+
+    top = 1
+    while not passes(top):
+        if top >= most:
+            return None
+        top = min(2 * top, most)
+    low = top // 2  # fails (or 0)
+    while top - low > 1:
+        mid = (low + top) // 2
+        low, top = (low, mid) if passes(mid) else (mid, top)
+    return top
+
+
 def final_verdicts(rows: Sequence[SequentialRow], margin: float, alpha: float,
                    pass_rule: PassRule = "each") -> list[Verdict]:
     """The verdicts when sampling has ended: undecided rows are UNDECIDED."""

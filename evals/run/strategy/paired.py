@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ctxprobe.evals.compare.against import (PairedRun, gate_cases, gate_report, next_paired_round, paired_run,
-                                            update)
+                                            pass_reach, update)
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
@@ -58,6 +59,8 @@ class Paired(Strategy):
         assert gate.against is not None
         self.paired = paired_run(gate.against, gate.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, gate.metric,
                                  gate.kl_margin)
+        if (short := pass_reach(self.paired)) is not None:
+            print(f"ctxprobe: {short}", file=sys.stderr)
         if self.paired.extension:
             self.lockstep = self._open_lockstep(stack, served)
         self.planned = self.paired.recipes

@@ -105,3 +105,7 @@ def test_an_undecided_gate_names_what_is_short_pairs_or_chains(tmp_path: Path,
                                                 for r in result.rows]})
     text = undecided_text(nested)
     assert ", 6 pairs in 2 chains (the interval reaches past the margin: more chains are needed to PASS" in text
+    from ctxprobe.evals.compare.sequential.gate import fewest_to_pass
+
+    fewest = fewest_to_pass(MARGIN, result.alpha / 2)  # compare's chain rows read a two-sided 95 % sequence
+    assert text.endswith(f"; at this margin a row of chains PASSes from {fewest} at the fewest, every chain equal)")
