@@ -105,8 +105,9 @@ def _z(alpha: float) -> float:
 def paired_bootstrap(base: Sequence[float], cand: Sequence[float], *, seed: int = BOOTSTRAP_SEED,
                      resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean of (cand - base) and its percentile bootstrap interval, resampling pairs (so the pairing's
-    correlation is kept). Seeded: the same input gives the same interval every time."""
-    diffs = np.asarray(cand, dtype=float) - np.asarray(base, dtype=float)
+    correlation is kept). Seeded, and on the differences sorted: the same pairs give the same interval every
+    time, in whatever order they came (a run's records are in the order its requests finished)."""
+    diffs = np.sort(np.asarray(cand, dtype=float) - np.asarray(base, dtype=float))
     if diffs.size == 0:
         return (math.nan, math.nan, math.nan)
     rng = np.random.default_rng(seed)

@@ -41,6 +41,8 @@ def test_bootstrap_is_seeded_and_covers_the_mean():
     first = paired_bootstrap(base, cand, seed=7)
     assert first == paired_bootstrap(base, cand, seed=7)
     assert first != paired_bootstrap(base, cand, seed=8)
+    order = [3, 9, 0, 7, 1, 5, 8, 2, 6, 4]  # the same pairs in another order: records come as requests finish
+    assert paired_bootstrap([base[i] for i in order], [cand[i] for i in order], seed=7) == first
     mean, lo, hi = first
     assert mean == pytest.approx(sum(c - b for b, c in zip(base, cand)) / len(base))
     assert lo < mean < hi and hi - lo > 0.05
