@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.vocab import drawn_apart
+from ctxprobe.tasks.haystack.words import WORD, words_of
 from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import NeedleSpot, NestedGrid, Recipe, Sample, seed_window, sha256_text
@@ -41,7 +41,6 @@ MAX_ATTEMPTS = 32  # a cell is redrawn when its keys or values meet an earlier c
 PROBES = 4  # a chain of one cell: the draws apart from it that must not all ask its needle
 PLACEMENT_ROUNDS = 16  # rounds of placing needles by their lengths' haystacks until nothing moves
 Cell = tuple[int, float]  # (length, depth)
-_WORD = re.compile(r"[0-9A-Za-z]+")  # the runs `whole_word` bounds a match by
 
 
 def check_nests(family: str, params: dict[str, Any], cells: int | None = None) -> None:
@@ -197,8 +196,8 @@ def haystack_fits(builder: PromptBuilder, recipe: Recipe) -> Callable[[set[str]]
     assert grid is not None
     counts = builder.unit_counts(recipe.haystack)
     span = counts.span(recipe.window, grid.lengths[-1], LOOKAHEAD)  # more than any length's stream and fill
-    haystack = "\x00".join(counts.haystack.units(span.start, span.start + len(span.counts)))
-    words = set(_WORD.findall(haystack))
+    units = counts.haystack.units(span.start, span.start + len(span.counts))
+    haystack, words = "\x00".join(units), words_of(counts.haystack, span.start, units)
     return lambda own: not _in_haystack(own, haystack, words)
 
 
@@ -264,7 +263,7 @@ def _in_haystack(texts: set[str], haystack: str, words: set[str]) -> bool:
     """Whether the haystack holds one of the texts as a whole word (as the independent layout checks). A text
     held as a whole word has each of its letter-and-digit runs among the haystack's (`words`): a text with one
     missing is ruled out without scanning the haystack (a 1M-token chain is megabytes of text)."""
-    return any(set(_WORD.findall(text)) <= words and text in haystack and whole_word(text).search(haystack)
+    return any(set(WORD.findall(text)) <= words and text in haystack and whole_word(text).search(haystack)
                for text in texts)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.outline import full_records
 from ctxprobe.evals.records.lock import writer_lock
 from ctxprobe.evals.records.store import RunStore, claim_run_folder
@@ -78,17 +79,16 @@ def run_planned(plan: RunPlan, on_progress: Callable[[Progress], None] | None = 
     try:
         # One writer per folder (a second run or resume of it is refused), with room kept for its last word.
         with writer_lock(store.dir), space_reserve(store.dir) as free_reserve:
-            result = _run_in(store, plan, strategy, on_progress, free_reserve)
+            result, records = _run_in(store, plan, strategy, on_progress, free_reserve)
     finally:
         if fresh:
             remove_if_empty(store)
-    return _with_outputs(result, strategy)
+    return _with_outputs(result, strategy, records)
 
 
-def _with_outputs(result: RunResult, strategy: Strategy) -> RunResult:
-    """The summary files and the terminal table of the samples kept (read as outlines: no needle is shown),
-    and the strategy's outputs."""
-    records = list(RunStore(result.run_dir).latest_records(needles=False).values())
+def _with_outputs(result: RunResult, strategy: Strategy, records: list[SampleRecord]) -> RunResult:
+    """The summary files and the terminal table of the samples kept (`records`, the closing step's outlines: no
+    needle is shown), and the strategy's outputs."""
     if records:
         from ctxprobe.evals.report.summary import write_report
 
@@ -107,10 +107,20 @@ class _Outcome:
     metrics_after: dict[str, float] | None = None  # read before the cache-path control's cold re-sends
     control: CacheControl | None = None  # the cache-path control (None: planned no further than that)
     started: float = field(default_factory=time.time)  # when this run's sending began (a resumed run's own part)
+    latest: dict[str, SampleRecord] | None = None  # see `records`
+
+    def records(self, store: RunStore) -> dict[str, SampleRecord]:
+        """The latest record of each sample (outlines), read once the sending has stopped. Nothing appends to
+        samples.jsonl after that, so the cache-path checks, the manifest's last word, the ending, report.html
+        and the summary files all take this one reading (a whole nightly's file is 140 MB)."""
+        if self.latest is None:
+            self.latest = store.latest_records(needles=False)
+        return self.latest
 
 
 def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Callable[[Progress], None] | None,
-            free_reserve: Callable[[], None]) -> RunResult:
+            free_reserve: Callable[[], None]) -> tuple[RunResult, list[SampleRecord]]:
+    """How the run ended, and the latest record of each sample it holds (outlines), read once at its end."""
     suite, previous = plan.suite, plan.previous
     with sigterm_as_interrupt(), serving(plan.endpoint, suite, plan.logprobs) as served, \
             contextlib.ExitStack() as stack:
@@ -144,7 +154,7 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
                                                      plan.prefill_rate)))
             if control.chosen and outcome.metrics_before is not None:  # the run's own counters, not the checks'
                 outcome.metrics_after = engine_metrics.scrape(served.config, served.engine.engine)
-            asyncio.run(send_checks(control.chosen, served, store, budget))
+            asyncio.run(send_checks(control.chosen, served, store, budget, outcome.records(store)))
             manifest.status = "finished"
         except EndpointLost as lost:
             manifest.status = "endpoint_lost"
@@ -160,11 +170,12 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         finally:
             _close(store, manifest, served, strategy, progress, outcome, fresh=previous is None,
                    free_reserve=free_reserve)
+    records = list(outcome.records(store).values())
     if outcome.write_failed is not None:
-        return write_failed_result(store, manifest, progress, outcome.write_failed)
-    _after(store, manifest, plan)
+        return write_failed_result(store, manifest, progress, outcome.write_failed), records
+    _after(store, manifest, plan, records)
     undecided = plan.against.undecided if plan.against is not None else "exit"
-    return ending(store, manifest, progress, plan.outputs, undecided, outcome.lost_detail)
+    return ending(store, manifest, progress, plan.outputs, undecided, outcome.lost_detail, records), records
 
 
 def _control(plan: RunPlan, recipes: list[Recipe], served: Served) -> CacheControl:
@@ -185,7 +196,7 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
     metrics, the strategy's state (the gate's, the stopping rule's); a new run that sent nothing leaves no
     folder."""
     store.close()
-    latest = store.latest_records(needles=False)  # outlines: counts, cache use and the strategy's state need no needle
+    latest = outcome.records(store)  # outlines: counts, cache use and the strategy's state need no needle
     manifest.cache = cache_use(list(latest.values()))
     manifest.replica_events = progress.replica_events or None
     manifest.order_detail = progress.order_detail
@@ -228,9 +239,9 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
         outcome.write_failed = outcome.write_failed or failed
 
 
-def _after(store: RunStore, manifest: RunManifest, plan: RunPlan) -> None:
+def _after(store: RunStore, manifest: RunManifest, plan: RunPlan, records: list[SampleRecord]) -> None:
     """What follows a run written in full: the judge's verdicts (where asked for, reached with the run's client
-    settings) and report.html."""
+    settings) and report.html, of `records` (the closing step's outlines)."""
     judge = plan.judge
     if judge is not None and judge.judge_endpoint and manifest.status == "finished":
         from ctxprobe.evals.judge.verdicts import judge_run
@@ -239,9 +250,10 @@ def _after(store: RunStore, manifest: RunManifest, plan: RunPlan) -> None:
                             part(plan.endpoint, ClientSettings))
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not plan.outputs.no_report and (manifest.samples_done or manifest.samples_errored):
+        from ctxprobe.evals.records.load import Run
         from ctxprobe.evals.report.html.render import write_folder_report
 
-        try:
-            write_folder_report(store.dir)  # report.html: what a nightly job attaches
+        try:  # report.html: what a nightly job attaches
+            write_folder_report(store.dir, Run(dir=store.dir, manifest=store.load_manifest(), records=records))
         except WriteFailed as failed:  # the samples and manifest are written; the page is not
             warnings.warn(f"report.html not written: {failed}", stacklevel=3)

@@ -28,11 +28,11 @@ def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progre
 
 
 def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
-           lost_detail: str | None) -> RunResult:
-    """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows).
-    A run that finished with its cache path found at fault exits `ENGINE_FAULT`, whatever its samples say:
-    their verdicts are suspect."""
-    result = _ending(store, manifest, progress, outputs, undecided, lost_detail)
+           lost_detail: str | None, latest: list[SampleRecord]) -> RunResult:
+    """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows;
+    `latest`: the latest record of each sample, outlines). A run that finished with its cache path found at fault
+    exits `ENGINE_FAULT`, whatever its samples say: their verdicts are suspect."""
+    result = _ending(store, manifest, progress, outputs, undecided, lost_detail, latest)
     control = manifest.cache_check
     if control is not None and control.fault and manifest.status == "finished":
         result.exit_code = ExitCode.ENGINE_FAULT
@@ -41,7 +41,7 @@ def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: 
 
 
 def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
-            lost_detail: str | None) -> RunResult:
+            lost_detail: str | None, latest: list[SampleRecord]) -> RunResult:
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
     resume = f"ctxprobe run --resume {store.dir}"
@@ -67,7 +67,6 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs:
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"
         return RunResult(store.dir, manifest, progress, code, msg + off)
     if errored and not outputs.allow_errors:
-        latest = list(store.latest_records(needles=False).values())
         capped = sum(1 for r in latest if r.error in CAPPED)
         cut = sum(1 for r in latest if r.error is ErrorKind.truncated)
         timed_out = [r for r in latest if r.error is ErrorKind.timeout]

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxprobe.evals.records.safe_write import check_output_file, replace_file
 from ctxprobe.tasks.errors import UserError
+
+if TYPE_CHECKING:
+    from ctxprobe.evals.records.load import Run
 
 REPORT_HTML = "report.html"
 HistoryOf = Callable[[Path], dict[str, Any]]  # a results folder of runs -> its history, as history.json holds it
@@ -83,12 +86,21 @@ def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT
     out = Path(output)
     if out.is_dir():
         raise UserError(f"report output {out} is a folder: give a file name, e.g. {out / REPORT_HTML}")
-    sections = [section(Path(p), history_of) for p in paths]
+    return _write_page([section(Path(p), history_of) for p in paths], out)
+
+
+def _write_page(sections: list[dict[str, Any]], out: Path) -> Path:
     title = "ctxprobe report: " + "; ".join(str(s["title"]) for s in sections)
     check_output_file(out)  # before the work of rendering
     return replace_file(out, render_page(sections, title))
 
 
-def write_folder_report(folder: str | Path) -> Path:
-    """`report.html` into a run (or compare) folder: what `ctxprobe run` calls at its end."""
-    return report([folder], Path(folder) / REPORT_HTML)
+def write_folder_report(folder: str | Path, run: Run | None = None) -> Path:
+    """`report.html` into a run (or compare) folder: what `ctxprobe run` calls at its end, with the `run` it has
+    read already (its records as outlines), so that the page reads nothing again."""
+    out = Path(folder) / REPORT_HTML
+    if run is None:
+        return report([folder], out)
+    from ctxprobe.evals.report.html.run_section import run_section
+
+    return _write_page([run_section(run)], out)

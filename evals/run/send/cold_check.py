@@ -11,7 +11,7 @@ none yet, and the manifest counts those still missing as unchecked."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,14 +54,15 @@ class _ColdCapture(LogprobCapture):
         return {**self.adapter.logprob_body, **self.cold}
 
 
-async def send_checks(chosen: Sequence[Recipe], served: Served, store: RunStore, budget: AnswerBudget) -> int:
-    """Send the chosen checks that have no record yet; returns how many were sent. An endpoint that stops
+async def send_checks(chosen: Sequence[Recipe], served: Served, store: RunStore, budget: AnswerBudget,
+                      latest: Mapping[str, SampleRecord]) -> int:
+    """Send the chosen checks that have no record yet, beside `latest` (the latest record of each sample: outlines,
+    as a check reads the served answer, never its needles); returns how many were sent. An endpoint that stops
     answering stops them as `EndpointLost` (the run resumes them)."""
     engine = served.engine.engine
     how, _ = cold_path(engine)
     if how is None:
         return 0
-    latest = store.latest_records(needles=False)  # outlines: a check reads the served answer, never its needles
     done = read_checks(store.dir)
     todo = [r for r in chosen if r.sample_id() not in done and _scored(latest.get(r.sample_id()))]
     want = wanted(served.logprobs, engine)
