@@ -41,12 +41,14 @@ class Pairing:
 
 
 def pair_runs(base: Run, cand: Run) -> Pairing:
-    """Pair `cand` with `base`; a UserError naming the first difference when no sample is in common."""
+    """Pair `cand` with `base`, in the order of the candidate's sample ids (so that the examples and every
+    statistic read the same pairs in the same order however the runs' requests finished); a UserError naming
+    the first difference when no sample is in common."""
     by_sha = {r.sample.prompt_sha256: r for r in base.records}
     by_task = {r.sample.recipe.task_key(): r for r in base.records}
     matched: list[Pair] = []
     used: set[str] = set()
-    for rec in cand.records:
+    for rec in sorted(cand.records, key=lambda r: r.sample.sample_id):  # not the order requests finished in
         partner = by_sha.get(rec.sample.prompt_sha256)
         same = partner is not None
         if partner is None:
