@@ -21,7 +21,7 @@ from ctxprobe.evals.run.cache_check import asked, check_tokens, choose
 from ctxprobe.evals.run.prefill_cost import (PrefillFit, Request, fit_prefill_time, lanes_of, requests, shape_fits,
                                              tail_counter)
 from ctxprobe.evals.run.served_lengths import LengthCheck, check_lengths, engine_line
-from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions, validated
+from ctxprobe.evals.run.send.options import DryRunOptions, EndpointOptions, RunOptions, validated
 from ctxprobe.evals.run.send.order import Order
 from ctxprobe.runners.endpoint_config import PREFILL_SHARE
 from ctxprobe.runners.response import in_flight
@@ -122,12 +122,11 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     """The cost of the run `options` describe, planned as the run plans it (`evals.run.plan.resolve`: the same
     suite, layout, stopping rule, mode, order and requests in flight); sends at most three short probe
     requests (to measure the server's prefill time when `prefill_rate` is not given)."""
-    opts = options if options is not None else validated(RunOptions, dict(kwargs))
     from ctxprobe.evals.run.plan import resolve
     from ctxprobe.evals.run.rounds import capped_suite, fixed_grid_tokens
     from ctxprobe.evals.run.send.serving import default_mode, known_slots
 
-    plan = resolve(opts)
+    plan = resolve(options if options is not None else validated(RunOptions, dict(kwargs)))
     suite, rule = plan.suite, plan.rule
     capped = capped_suite(suite, rule)
 
@@ -143,17 +142,18 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
             "layout": other_layout, "tasks": [t.model_copy(update={"layout": None}) for t in capped.tasks]}))
     except UserError:
         other = None
-    if opts.config:  # a bad config is one line before the probe that measures the prefill rate is sent
+    cost = plan.cost
+    if cost.config:  # a bad config is one line before the probe that measures the prefill rate is sent
         from ctxprobe.evals.plan.config import load_config
 
-        load_config(Path(opts.config))
+        load_config(Path(cost.config))
     by_length = Counter(r.context_tokens for r in recipes)
-    room = opts.answer_tokens or 1
-    probe_up_to = parse_length(opts.probe_up_to) if opts.probe_up_to else None
-    probe = None if opts.prefill_rate else _probe(plan.endpoint, suite, by_length, room, probe_up_to)
+    room = plan.budgets.answer_tokens or 1
+    probe_up_to = parse_length(cost.probe_up_to) if cost.probe_up_to else None
+    probe = None if cost.prefill_rate else _probe(plan.endpoint, suite, by_length, room, probe_up_to)
     # the run's own: the probe's served endpoint, else what is known before one answers
     concurrency = probe.concurrency if probe else in_flight(plan.endpoint.concurrency, known_slots(plan.endpoint))
-    tail = tail_counter(probe.counter if probe else _offline_counter(opts.token_counter))
+    tail = tail_counter(probe.counter if probe else _offline_counter(plan.endpoint.token_counter))
     unserved = set(probe.check.unserved) if probe else set()
     lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k, served=n not in unserved)
                for n, k in sorted(by_length.items())]
@@ -182,11 +182,11 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
         est.min_prompt_tokens = sum(r.context_tokens for r in recipes if r.seed - suite.seed < rule.min_samples)
     if suite.paired_gate_share:
         est.paired_gate_tokens = {m: round(share * total) for m, share in suite.paired_gate_share.items()}
-    if opts.prefill_rate:  # the flat rate given: the override, and the only figure then
-        est.prefill_tokens_per_s, est.prefill_rate_source = opts.prefill_rate, "given"
-        est.prefill_s = computed / opts.prefill_rate
-        est.prefill_s_as_listed = listed / opts.prefill_rate
-        est.cache_check_s = est.cache_check_tokens / opts.prefill_rate
+    if cost.prefill_rate:  # the flat rate given: the override, and the only figure then
+        est.prefill_tokens_per_s, est.prefill_rate_source = cost.prefill_rate, "given"
+        est.prefill_s = computed / cost.prefill_rate
+        est.prefill_s_as_listed = listed / cost.prefill_rate
+        est.cache_check_s = est.cache_check_tokens / cost.prefill_rate
     if probe is not None and probe.fit is not None:
         fit = probe.fit
         est.prefill_tokens_per_s, est.prefill_rate_source = probe.rate, probe.source
@@ -211,8 +211,8 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
             fit_s=None if est.fit_s is None else share * est.fit_s,
             other_fit_s=None if est.other_fit_s is None else share * est.other_fit_s,
             fit_range_s=_scaled(est.fit_range_s, share), other_fit_range_s=_scaled(est.other_fit_range_s, share)))
-    if opts.config:
-        _memory(est, opts)
+    if cost.config:
+        _memory(est, cost)
     return est
 
 
@@ -245,12 +245,12 @@ def _offline_counter(spec: str | None) -> TokenCounter:
     return EstimateCounter()
 
 
-def _memory(est: Estimate, opts: RunOptions) -> None:
+def _memory(est: Estimate, cost: DryRunOptions) -> None:
     from ctxprobe.evals.plan.api import plan
 
     contexts = ",".join(str(c.context_tokens) for c in est.lengths)
-    report = plan(opts.config or "", contexts=contexts, gpus=opts.gpus, gpu_mem=opts.gpu_mem, weights=opts.weights,
-                  util=opts.util)
+    report = plan(cost.config or "", contexts=contexts, gpus=cost.gpus, gpu_mem=cost.gpu_mem, weights=cost.weights,
+                  util=cost.util)
     per_seq = {c.tokens: c.bytes for c in report.total.per_sequence}
     fits = {f.tokens: f.sequences for f in report.total.fits or []}
     for row in est.lengths:

@@ -10,7 +10,7 @@ bad input ends in one line within a fraction of a second."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +18,8 @@ from ctxprobe.evals.records.manifest import RunManifest, saved_options
 from ctxprobe.evals.records.safe_write import check_output_target
 from ctxprobe.evals.records.store import RunStore, run_folder
 from ctxprobe.evals.run.send.inline_suite import suite_for
-from ctxprobe.evals.run.send.options import AgainstOptions, EndpointOptions, JudgeOptions, RunOptions, validated
+from ctxprobe.evals.run.send.options import (AgainstOptions, DryRunOptions, EndpointOptions, JudgeOptions, RunOptions,
+                                             validated)
 from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.evals.run.send.order import Order
@@ -66,7 +67,8 @@ class RunPlan:
     """A run's checked plan, each part for the code that uses it: what to run (suite, stopping rule, kind,
     order, the mode asked for), where (the endpoint's options and the answers' log-probabilities), the
     budgets, the outputs, a paired run's baseline and gate (`against`, None otherwise), the optional judge;
-    its store, the manifest it resumes (None for a new run) and the options as the manifest records them."""
+    its store, the manifest it resumes (None for a new run), the options as the manifest records them, and
+    what `--dry-run` reads beside them (`cost`): a dry run is estimated from the plan alone."""
 
     suite: Suite
     rule: StopRule
@@ -86,6 +88,7 @@ class RunPlan:
     cache_check: str | None = None  # --cache-check, else the suite's: auto, off, a share; None: the layout's default
     cache_check_stated: str = ""  # where that was stated, in words (`stated_control`); "" for the layout's default
     model_config: str | None = None  # --config: the model's config.json, folder or GGUF (the deployment lint's)
+    cost: DryRunOptions = field(default_factory=DryRunOptions)  # --dry-run's own (prefill rate, probe, config, GPUs)
 
 
 def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
@@ -112,7 +115,8 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
         against=part(opts, AgainstOptions) if kind == "paired" else None,
         judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
         store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate,
-        cache_check=cache_check, cache_check_stated=cache_check_stated, model_config=opts.config)
+        cache_check=cache_check, cache_check_stated=cache_check_stated, model_config=opts.config,
+        cost=part(opts, DryRunOptions))
 
 
 def stated_control(flag: str | None, suite: Suite) -> tuple[str | None, str]:
