@@ -24,7 +24,7 @@ from ctxprobe.evals.run.send.loop import record_of
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.launcher import EmbeddedEngine, engine_version
-from ctxprobe.runners.tokenize import make_counter
+from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
 from ctxprobe.tasks.families.niah import NiahParams

@@ -7,7 +7,7 @@ the real embedded engine (llama-server from the xllamacpp wheel, packaged Gemma 
 takes text longer than its context), twice:
 
 - one text a call: the server counter with its batched count turned off (how it counted before);
-- batched: the counter as shipped (runners/tokenize.py: a list of texts in one call, checked once against
+- batched: the counter as shipped (runners/server_tokenizer.py: a list of texts in one call, checked once against
   one call per text).
 
 Both must build byte-identical prompts. The built prompt is then counted whole by the server (one call, BOS
@@ -34,7 +34,7 @@ from typing import Any
 
 from ctxprobe.evals.run.send.count_check import count_tolerance
 from ctxprobe.runners.launcher import EmbeddedEngine
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.build import build_sample, builder_for
 
 DEPTH, SEED = 50.0, 0

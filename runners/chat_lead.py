@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ctxprobe.runners.engines import known_engines
 from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.token_counter import TokenCounter
 
 

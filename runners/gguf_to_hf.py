@@ -2,8 +2,7 @@
 core): the weights dequantized, the tokenizer and chat template kept.
 
     python -m ctxprobe.runners.gguf_to_hf MODEL.gguf OUT_DIR          (pip install "ctxprobe[convert]" torch)
-    python -P runners/gguf_to_hf.py MODEL.gguf OUT_DIR                 (in vLLM's own venv: it has all four;
-                                                                       -P: runners/ must not shadow the stdlib)
+    python runners/gguf_to_hf.py MODEL.gguf OUT_DIR                    (in vLLM's own venv: it has all four)
 
 It needs torch, transformers, gguf and accelerate (the `convert` extra, torch apart: take the one that suits the
 machine) and imports nothing else of ctxprobe, so vLLM's venv can run this file as it is. transformers keeps

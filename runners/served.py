@@ -37,7 +37,7 @@ def open_counter(spec: str, *, endpoint: str | None, api_key_env: str, policy: R
     under the run's retry policy, `concurrency` tokenize calls at a time. `info`, the probe of `endpoint`,
     spares its tokenizer a second probe. `replicas`: the deployment's servers, `endpoint` among them: its
     tokenizer fails over to the others (runners/replica_calls.py)."""
-    from ctxprobe.runners.tokenize import make_counter
+    from ctxprobe.runners.server_tokenizer import make_counter
 
     check_counter_spec(spec)
     if spec == "server" and endpoint:

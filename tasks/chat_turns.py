@@ -3,7 +3,7 @@ one-message chat prompt is: the counter counts each message's text, and the chat
 from the endpoint. `lead` (the builder's, measured once: the template around one user message with the
 generation prompt) covers the first and last message's share; each further (assistant, user) pair adds
 what the template writes around two more messages, `chat_pair_overhead()`, measured once at a server that
-applies its template through a count call (runners/tokenize.py). A counter that cannot measure it counts
+applies its template through a count call (runners/server_tokenizer.py). A counter that cannot measure it counts
 0 there, as it counts only BOS for the lead (an offline counter without a server)."""
 
 from __future__ import annotations

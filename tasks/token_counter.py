@@ -173,7 +173,7 @@ ServerCounterFactory = Callable[[str], TokenCounter]  # endpoint URL -> a counte
 def make_token_counter(spec: str, *, server_url: str | None = None,
                        server: ServerCounterFactory | None = None) -> TokenCounter:
     """Build a counter from its spec string (see the module docstring). `server` makes the `server` kind
-    (`ctxprobe.runners.tokenize.make_counter` passes it); without it that kind is a user error."""
+    (`ctxprobe.runners.server_tokenizer.make_counter` passes it); without it that kind is a user error."""
     kind, _, arg = spec.partition(":")
     if kind == "estimate":
         try:
@@ -204,6 +204,6 @@ def make_token_counter(spec: str, *, server_url: str | None = None,
             raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
         if server is None:
             raise UserError(f"token counter {spec!r} needs its endpoint's client: build it through "
-                            "ctxprobe.runners.tokenize.make_counter")
+                            "ctxprobe.runners.server_tokenizer.make_counter")
         return server(url)
     raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")

@@ -1,7 +1,8 @@
 """Dependencies point one way: tasks <- runners <- evals, and inside evals each layer (a sub-package) imports
-only the layers below it in the order docs/ARCHITECTURE.md states; the modules of tasks/ import one another without a circle. Checked on
+only the layers below it in the order docs/ARCHITECTURE.md states; no module of the package closes an import
+circle (tasks, runners, evals and the root package alike). Checked on
 the source, not at run time, so an import hidden inside a function counts too (no function-level import can
-dodge a cycle). In tasks/ an import under `if TYPE_CHECKING:` (a type only, never run) is no edge."""
+dodge a cycle). In the circle check an import under `if TYPE_CHECKING:` (a type only, never run) is no edge."""
 
 from __future__ import annotations
 
@@ -164,13 +165,13 @@ def test_the_layer_check_catches_a_hidden_upward_import_a_cycle_and_a_flat_modul
     (tmp_path / "evals" / "report" / "m.py").write_text(
         "from ..records import m\nimport ctxprobe.runners.endpoint\n"
         "def f():\n    from ctxprobe.evals.run.serving import open_counter\n")
-    (tmp_path / "evals" / "run" / "m.py").write_text("def g():\n    from ctxprobe.evals.report.html import render\n")
+    (tmp_path / "evals" / "run" / "m.py").write_text("def g():\n    from ctxprobe.evals.report.html_report import render\n")
     assert package_layers(tmp_path) == ["records", "report", "run"]
     edges = evals_edges(tmp_path)
     assert broken_rules(edges, ["records", "report", "run"]) == [
         "evals/report/m.py imports ctxprobe.evals.run.serving", "evals/report/m.py imports ctxprobe.runners.endpoint"]
     assert broken_rules(edges, ["records", "run", "report"]) == [
-        "evals/report/m.py imports ctxprobe.runners.endpoint", "evals/run/m.py imports ctxprobe.evals.report.html"]
+        "evals/report/m.py imports ctxprobe.runners.endpoint", "evals/run/m.py imports ctxprobe.evals.report.html_report"]
     assert cycle(edges) in (["report", "run", "report"], ["run", "report", "run"])
     (tmp_path / "evals" / "stray.py").write_text("")
     with pytest.raises(AssertionError, match="evals/stray.py sits in no layer"):
@@ -193,11 +194,17 @@ def _module_of(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def tasks_edges(root: Path = ROOT) -> dict[str, set[str]]:
-    """tasks module -> the tasks modules it imports (a `from package import module` names the module; an
-    import of a.b.c runs the package a.b's __init__ too, unless a.b is the importer's own package, which
-    has begun by then)."""
-    modules = {_module_of(p, root): p for p in (root / "tasks").rglob("*.py")}
+PACKAGES = ("tasks", "runners", "evals")
+
+
+def module_edges(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """ctxprobe module -> the ctxprobe modules it imports, across the packages (and the root `__init__`): a
+    `from package import module` names the module; an import of a.b.c runs the package a.b's __init__ too,
+    unless a.b is the importer's own package, which has begun by then."""
+    paths = [p for folder in packages for p in (root / folder).rglob("*.py")]
+    if (root / "__init__.py").exists():
+        paths.append(root / "__init__.py")
+    modules = {_module_of(p, root): p for p in paths}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -211,10 +218,15 @@ def tasks_edges(root: Path = ROOT) -> dict[str, set[str]]:
                 targets = [f"{where}.{a.name}" if f"{where}.{a.name}" in modules else where for a in node.names]
             for target in targets:
                 parts = target.split(".")
-                found |= {".".join(parts[:k]) for k in range(2, len(parts) + 1)} & set(modules)
+                found |= {".".join(parts[:k]) for k in range(1, len(parts) + 1)} & set(modules)
         parts = name.split(".")
-        graph[name] = found - {".".join(parts[:k]) for k in range(2, len(parts) + 1)}
+        graph[name] = found - {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
     return graph
+
+
+def tasks_edges(root: Path = ROOT) -> dict[str, set[str]]:
+    """tasks module -> the tasks modules it imports."""
+    return module_edges(root, ("tasks",))
 
 
 def tasks_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -225,8 +237,25 @@ def tasks_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_tasks_modules_form_no_import_circle() -> None:
-    assert tasks_cycle(tasks_edges()) is None
+def test_no_module_of_the_package_closes_an_import_circle() -> None:
+    """Every package, imports inside functions included: a circle that a function-level import hides still
+    runs both ways once that function is called."""
+    assert tasks_cycle(module_edges()) is None
+
+
+def test_the_package_check_catches_a_circle_across_packages_and_through_a_package_init(tmp_path: Path) -> None:
+    for folder in ("tasks", "evals/compare"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "evals" / "__init__.py").write_text("")
+    (tmp_path / "tasks" / "a.py").write_text("def f():\n    from ctxprobe.evals.compare.b import g\n")
+    (tmp_path / "evals" / "compare" / "b.py").write_text("from ctxprobe.tasks import a\n")
+    assert tasks_cycle(module_edges(tmp_path)) is not None
+    (tmp_path / "evals" / "compare" / "b.py").write_text("")
+    (tmp_path / "evals" / "compare" / "__init__.py").write_text("from ctxprobe.tasks.a import f\n")
+    assert tasks_cycle(module_edges(tmp_path)) is not None
+    (tmp_path / "tasks" / "a.py").write_text("")
+    assert tasks_cycle(module_edges(tmp_path)) is None
 
 
 def test_the_tasks_check_catches_a_circle_through_a_function_level_import(tmp_path: Path) -> None:

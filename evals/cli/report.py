@@ -1,5 +1,5 @@
 """`ctxprobe report PATH... [-o report.html]`: run, limit, compare and history folders as one
-self-contained HTML page (see `evals/report/html/render.py`)."""
+self-contained HTML page (see `evals/report/html_report/render.py`)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from ctxprobe.evals.records.load import Run, load_run
 from ctxprobe.evals.records.kl import KLComparison
 from ctxprobe.evals.compare.paired.kl import kl_comparison
 from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, check_margin, floor_warning
-from ctxprobe.evals.compare.paired.kl_text import find_row
+from ctxprobe.evals.records.kl import find_row
 from ctxprobe.evals.compare.paired.pairing import pair_runs
 from ctxprobe.evals.compare.paired.rows import compare_rows
 from ctxprobe.evals.compare.paired.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, INTERVAL_METHOD

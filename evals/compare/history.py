@@ -19,7 +19,8 @@ from ctxprobe.evals.records.load import Run, load_run
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.store import MANIFEST, RunStore
 from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN
-from ctxprobe.evals.compare.paired.kl_text import find_row, kl_number
+from ctxprobe.evals.compare.paired.kl_text import kl_number
+from ctxprobe.evals.records.kl import find_row
 from ctxprobe.evals.compare.paired.p_answer import Metric
 from ctxprobe.evals.compare.accuracy import context_summary
 from ctxprobe.tasks.errors import UserError

@@ -22,7 +22,7 @@ from ctxprobe.runners.engines.base import registered
 from ctxprobe.runners.probe import EngineInfo, UnknownModel, probe_engine
 from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S, RetryPolicy  # the run's own --timeout: a busy server answers a probe late too
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV, ClientSettings
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
@@ -97,7 +97,7 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
 
 def _tokenize(endpoint: str, engine: str, api_key_env: str,
               policy: RetryPolicy) -> tuple[Check, ServerTokenizer | None]:
-    from ctxprobe.runners.tokenize import server_token_counter
+    from ctxprobe.runners.server_tokenizer import server_token_counter
 
     try:
         counter = server_token_counter(endpoint, api_key_env=api_key_env, policy=policy)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ctxprobe.evals.doctor.check import Check
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.response import ErrorKind
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.assemble import safety_margin
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import make_haystack

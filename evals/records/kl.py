@@ -76,3 +76,14 @@ class KLComparison(BaseModel):
     def computed(self) -> bool:
         """Some candidate has a pair compared position by position."""
         return any(c.pairs for c in self.candidates)
+
+
+def find_row(kl: KLComparison | None, candidate: str, level: str, family: str, variant: str, haystack: str,
+             context_tokens: int) -> KLRow | None:
+    """The KL row of one compare row (None where its pairs had nothing to compare position by position)."""
+    for cand in kl.candidates if kl else []:
+        for row in cand.rows if cand.candidate == candidate else []:
+            if (row.level, row.family, row.variant, row.haystack, row.context_tokens) == (
+                    level, family, variant, haystack, context_tokens):
+                return row
+    return None

@@ -15,8 +15,8 @@ from ctxprobe.evals.compare.history import history
 from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN
 from ctxprobe.evals.compare.paired.p_answer import Metric
 from ctxprobe.evals.records.compare import CompareResult
-from ctxprobe.evals.report.html import render
-from ctxprobe.evals.report.html.render import REPORT_HTML
+from ctxprobe.evals.report.html_report import render
+from ctxprobe.evals.report.html_report.render import REPORT_HTML
 
 __all__ = ["compare", "report"]
 

@@ -251,7 +251,7 @@ def _after(store: RunStore, manifest: RunManifest, plan: RunPlan, records: list[
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not plan.outputs.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.records.load import Run
-        from ctxprobe.evals.report.html.render import write_folder_report
+        from ctxprobe.evals.report.html_report.render import write_folder_report
 
         try:  # report.html: what a nightly job attaches
             write_folder_report(store.dir, Run(dir=store.dir, manifest=store.load_manifest(), records=records))

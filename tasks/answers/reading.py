@@ -20,7 +20,7 @@ from functools import cache
 from typing import Literal
 
 from ctxprobe.tasks.answers.fold import fold
-from ctxprobe.tasks.answers.numbers import canonical_numbers
+from ctxprobe.tasks.answers.number_forms import canonical_numbers
 from ctxprobe.tasks.answers.polarity import Polarity, asserted
 from ctxprobe.tasks.answers.shapes import canonical_hex, canonical_statements, statement
 from ctxprobe.tasks.answers.words import canonical_words, list_items

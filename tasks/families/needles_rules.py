@@ -14,7 +14,7 @@ clauses masked (`tasks/answers/polarity.py`: "It is not Paris." gives no answer)
 - `number`: every number in the region that the question does not itself contain is one accepted answer, as a
   number, and there is at least one: `1,234`, `1234` and `1234.0` are one number; thousands separators (`,` `_`
   and thin or no-break spaces) only in groups of three; a number written otherwise (regrouped, hyphenated, in
-  words, as `1.483e3`, with an ordinal suffix: `tasks/answers/numbers.py`) is another number offered. Another number beside it
+  words, as `1.483e3`, with an ordinal suffix: `tasks/answers/number_forms.py`) is another number offered. Another number beside it
   ("4417, 4418.", "31 flights, 1482 steps", "1482 or 1 483") is an answer offered in its place: wrong.
 - `set`: every member (each accepted answer) occurs in the region as whole words, in any order, and no other
   item is offered. The items are read from each sentence that names a member, each list line and each sentence
@@ -41,7 +41,7 @@ from dataclasses import replace
 
 from ctxprobe.tasks.answers.fold import fold
 from ctxprobe.tasks.answers.kinds import Scorer, answer_kind
-from ctxprobe.tasks.answers.numbers import canonical_numbers
+from ctxprobe.tasks.answers.number_forms import canonical_numbers
 from ctxprobe.tasks.answers.region import AnswerRegion
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.answers.words import unspaced

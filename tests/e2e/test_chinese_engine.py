@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.runners.launcher import EmbeddedEngine
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.build import builder_for, token_counter
 
 pytestmark = pytest.mark.engine

@@ -16,7 +16,7 @@ from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointEr
 from ctxprobe.runners.launcher import EmbeddedEngine, EngineStartError
 from ctxprobe.runners.metrics import scrape_metrics
 from ctxprobe.runners.response import ErrorKind, Response
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.token_counter import make_token_counter, packaged_gguf
 
 pytestmark = pytest.mark.engine

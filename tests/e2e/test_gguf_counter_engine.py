@@ -11,7 +11,7 @@ from typing import Literal, get_args, get_origin
 import pytest
 
 from ctxprobe.runners.launcher import EmbeddedEngine
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.sized import is_sized
 from ctxprobe.tasks.families.needles_file import load_needles

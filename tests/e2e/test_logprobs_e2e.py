@@ -19,7 +19,7 @@ from ctxprobe.runners.engines import adapter
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.response import AnswerLogprobs
-from ctxprobe.runners.tokenize import make_counter
+from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Sample
 from tests.instruct_model import SKIP_REASON, smollm2_gguf

@@ -12,7 +12,7 @@ import pytest
 
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.retry import CallTimedOut
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from tests.runners.fake_engine import FakeEngine
 
 DEADLINE = ["--timeout", "2", "--timeout-per-1k", "0"]

@@ -30,7 +30,7 @@ def test_wheel_top_level_is_ctxprobe_only_and_its_api_imports(tmp_path: Path) ->
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"ctxprobe"}
     assert "ctxprobe/tasks/suites/quick.yaml" in names and "ctxprobe/evals/run/api.py" in names
-    assert {"ctxprobe/evals/report/html/templates/page.html.j2", "ctxprobe/evals/report/html/templates/style.css"} \
+    assert {"ctxprobe/evals/report/html_report/templates/page.html.j2", "ctxprobe/evals/report/html_report/templates/style.css"} \
         <= set(names)  # the report's templates travel as package data
     assert not any(n.startswith("ctxprobe/tests/") or n.startswith("ctxprobe/benchmarks/") for n in names)
     for init in [p for top in ("tasks", "runners", "evals") for p in (ROOT / top).rglob("__init__.py")]:

@@ -16,7 +16,7 @@ from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 from ctxprobe.runners.http_json import api_key
 from ctxprobe.runners.metrics import scrape_metrics
 from ctxprobe.runners.probe import probe_engine
-from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
+from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.tasks.errors import UserError
 
 KEY = "k-engine-123"

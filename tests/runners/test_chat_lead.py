@@ -8,7 +8,7 @@ import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FakeEngine
 
 from ctxprobe.runners.chat_lead import ChatLeadCounter, with_chat_lead
-from ctxprobe.runners.tokenize import ServerTokenizer
+from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.build import PromptBuilder
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import EstimateCounter, count

@@ -20,7 +20,7 @@ from ctxprobe.runners.metrics import scrape_metrics
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.response import ErrorKind
 from ctxprobe.runners.too_long import parse_too_long
-from ctxprobe.runners.tokenize import server_token_counter
+from ctxprobe.runners.server_tokenizer import server_token_counter
 
 
 class ToyServe(EngineAdapter):

@@ -16,7 +16,7 @@ from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response
-from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
+from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
 
 CAPTURED = Path(__file__).parent / "fixtures" / "llama_server"

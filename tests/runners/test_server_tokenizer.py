@@ -7,7 +7,7 @@ import time
 import pytest
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
 
-from ctxprobe.runners.tokenize import (BATCH_CHARS, BATCH_PROBE, BATCH_TEXTS, ServerTokenizer, batches,
+from ctxprobe.runners.server_tokenizer import (BATCH_CHARS, BATCH_PROBE, BATCH_TEXTS, ServerTokenizer, batches,
                                        server_token_counter)
 from ctxprobe.tasks.errors import UserError
 from tests.in_flight import InFlight
@@ -89,7 +89,7 @@ def test_unknown_engine_and_missing_route_are_user_errors() -> None:
 
 
 def test_make_counter_builds_server_counters_with_the_key_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxprobe.runners.tokenize import make_counter
+    from ctxprobe.runners.server_tokenizer import make_counter
     from ctxprobe.tasks.token_counter import make_token_counter
 
     monkeypatch.setenv("SERVER_KEY", "k-1")

@@ -19,7 +19,7 @@ from ctxprobe.runners.metrics import parse_prometheus
 from ctxprobe.runners.probe import UnknownModel, probe_engine
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response
-from ctxprobe.runners.tokenize import ServerTokenizer, server_token_counter
+from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vllm"

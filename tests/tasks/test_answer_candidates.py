@@ -1,4 +1,4 @@
-"""The candidates of each answer kind in one canonical form (`tasks/answers/numbers.py`, `shapes.py`, `words.py`,
+"""The candidates of each answer kind in one canonical form (`tasks/answers/number_forms.py`, `shapes.py`, `words.py`,
 `reading.py`): every way of writing a value reads as that value, a disguise is never plain, and ordinary prose
 around an answer names no candidate."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.tasks.answers.numbers import canonical_numbers
+from ctxprobe.tasks.answers.number_forms import canonical_numbers
 from ctxprobe.tasks.answers.reading import CandidateKind, candidate_kind, comparable, read
 from ctxprobe.tasks.answers.shapes import canonical_hex, canonical_statements
 from ctxprobe.tasks.answers.words import canonical_words, list_items

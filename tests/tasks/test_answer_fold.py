@@ -1,4 +1,4 @@
-"""The comparison characters (`tasks/answers/fold.py`) and the grouped-number rivals (`tasks/answers/numbers.py`):
+"""The comparison characters (`tasks/answers/fold.py`) and the grouped-number rivals (`tasks/answers/number_forms.py`):
 what reads as the same value reads the same, checked against Unicode's own data, and what does not stays apart."""
 
 from __future__ import annotations

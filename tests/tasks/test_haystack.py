@@ -14,7 +14,7 @@ import pytest
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, known_kinds, make_haystack
-from ctxprobe.tasks.haystack.code import CodeHaystack
+from ctxprobe.tasks.haystack.code_kind import CodeHaystack
 from ctxprobe.tasks.haystack.legal import LegalHaystack
 from ctxprobe.tasks.haystack.noise import SENTENCES
 from ctxprobe.tasks.haystack.prose import ProseHaystack

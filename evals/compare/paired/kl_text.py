@@ -9,9 +9,10 @@ import math
 import re
 
 from ctxprobe.evals.records.compare import CompareResult
-from ctxprobe.evals.records.kl import CandidateKL, KLComparison, KLRow
+from ctxprobe.evals.records.kl import CandidateKL, KLComparison, KLRow, find_row
 from ctxprobe.evals.compare.paired.kl_gate import CAP_TIMES
 from ctxprobe.evals.compare.paired.text import aligned
+from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
 from ctxprobe.tasks.lengths import format_length
 
 COLUMNS = ["length", "depth", "n", "positions", "KL", "95% CI", "top-1", "95% CI", "base rest", "k"]
@@ -49,17 +50,6 @@ def gate_cells(row: KLRow) -> list[str]:
     return [row.verdict, f"[{kl_number(row.gate_lo)}, {kl_number(row.gate_hi)}]"]
 
 
-def find_row(kl: KLComparison | None, candidate: str, level: str, family: str, variant: str, haystack: str,
-             context_tokens: int) -> KLRow | None:
-    """The KL row of one compare row (None where its pairs had nothing to compare position by position)."""
-    for cand in kl.candidates if kl else []:
-        for row in cand.rows if cand.candidate == candidate else []:
-            if (row.level, row.family, row.variant, row.haystack, row.context_tokens) == (
-                    level, family, variant, haystack, context_tokens):
-                return row
-    return None
-
-
 def gate_line(result: CompareResult) -> list[str]:
     """The KL gate's outcome (`compare --metric kl`): FAIL naming the rows, else pass; [] without the gate."""
     kl = result.kl
@@ -70,8 +60,6 @@ def gate_line(result: CompareResult) -> list[str]:
         row = find_row(kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
         named.append(f"{r.candidate} {r.where()}" + (f" KL {kl_number(row.kl)} nats (at least {kl_number(row.gate_lo or 0.0)})"
                                                      if row is not None else ""))
-    from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
-
     verdict = compare_verdict(result)
     if verdict != "FAIL":
         named = [undecided_text(result)] if verdict == "UNDECIDED" else []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.records.compare import CompareResult, CompareRow, Example
+from ctxprobe.evals.records.kl import find_row
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.pairing import Pair
 from ctxprobe.evals.compare.paired.rows import group_key
@@ -174,8 +175,6 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
                        f"p_holm {p_holm:.3g}")
         pa = r.p_answer
         if result.metric == "kl":
-            from ctxprobe.evals.compare.paired.kl_text import find_row
-
             kr = find_row(result.kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
             own = (dict(diff=kr.kl, diff_lo=kr.gate_lo, diff_hi=kr.gate_hi, n=kr.n, interval=SEQUENTIAL_INTERVAL,
                         detail=f"mean KL over {kr.positions} answer positions, top-1 agreement {100 * kr.top1:.0f}%")

@@ -15,7 +15,7 @@ from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.engines import adapter
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.response import AnswerLogprobs
-from ctxprobe.runners.tokenize import make_counter
+from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.build import build_sample
 from tests.e2e.vllm.conftest import SERVED_NAME

@@ -61,7 +61,7 @@ def test_cached_tokens_reach_the_bound_of_whole_blocks(details: VllmEngine, tmp_
     """One request at a time in the cache-aware order: each prompt's cached tokens are the whole 128-token
     blocks it shares with a prompt sent before it (its longest shared prefix, rounded down; never its last
     token), computed here from the server's own token ids of every prompt."""
-    from ctxprobe.runners.tokenize import server_token_counter
+    from ctxprobe.runners.server_tokenizer import server_token_counter
 
     status, _ = request_json("POST", f"{details.base_url}/reset_prefix_cache", None, timeout_s=60)
     assert status == 200  # nothing another test sent is cached

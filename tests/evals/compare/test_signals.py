@@ -13,7 +13,7 @@ from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.signals import cache_line, lint_lines
 from ctxprobe.evals.records.cache_check import CacheCheck
 from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.report.html.history_section import history_section
+from ctxprobe.evals.report.html_report.history_section import history_section
 from ctxprobe.runners.response import LintLine
 from tests.evals.compare.synthetic import Key, all_right, grid, write_run
 

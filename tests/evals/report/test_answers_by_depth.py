@@ -18,7 +18,7 @@ import pytest
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.report.html.run_section import run_section
+from ctxprobe.evals.report.html_report.run_section import run_section
 from tests.runners.fake_engine import FakeEngine
 
 _NEEDLE = re.compile(r"special magic numbers? for ([\w-]+) is: (\d+)")
@@ -158,7 +158,7 @@ def test_an_absent_questions_rows_show_no_rival_other_or_rival_at(tmp_path: Path
     its rows read `-` where its verdict names nothing, in `show`, summary.md and the page alike, beside a present
     question's rows that keep their counts and rival depth."""
     from ctxprobe.evals.report.attribution import attribution_markdown, render_attribution
-    from ctxprobe.evals.report.html.run_section import answer_rows
+    from ctxprobe.evals.report.html_report.run_section import answer_rows
     from tests.evals.factories import make_record
 
     def named(record: SampleRecord, kind: str | None, at: float | None) -> SampleRecord:

@@ -16,8 +16,8 @@ from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.outline import RecordOutline, full_records
 from ctxprobe.evals.records.store import SAMPLES
-from ctxprobe.evals.report.html.render import render_page, report
-from ctxprobe.evals.report.html.run_section import run_section
+from ctxprobe.evals.report.html_report.render import render_page, report
+from ctxprobe.evals.report.html_report.run_section import run_section
 from ctxprobe.evals.report.summary import write_report
 from tests.runners.fake_engine import FakeEngine, Reply
 

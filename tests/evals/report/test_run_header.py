@@ -1,9 +1,9 @@
 """The report's run page says what ran: an inline suite by what it holds, the layout, and what a chain is where
-the run has chains (`evals/report/html/run_section.py`)."""
+the run has chains (`evals/report/html_report/run_section.py`)."""
 
 from __future__ import annotations
 
-from ctxprobe.evals.report.html.run_section import layout_rows, suite_text
+from ctxprobe.evals.report.html_report.run_section import layout_rows, suite_text
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.suite import load_suite
 

@@ -25,11 +25,11 @@ from ctxprobe.evals.compare.clusters import cluster_of
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
 from ctxprobe.evals.report.cache_path import SUSPECT, control_of, render_cache_path
-from ctxprobe.evals.report.html.capacity_section import capacity_section
-from ctxprobe.evals.report.html.charts import Series, accuracy_colour, length_chart
-from ctxprobe.evals.report.html.compare_section import verdict_rows
-from ctxprobe.evals.report.html.prompt_window import PromptContext, PromptRebuilder
-from ctxprobe.evals.report.html.shown_text import clipped
+from ctxprobe.evals.report.html_report.capacity_section import capacity_section
+from ctxprobe.evals.report.html_report.charts import Series, accuracy_colour, length_chart
+from ctxprobe.evals.report.html_report.compare_section import verdict_rows
+from ctxprobe.evals.report.html_report.prompt_window import PromptContext, PromptRebuilder
+from ctxprobe.evals.report.html_report.shown_text import clipped
 from ctxprobe.evals.report.judge import render_judge
 from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping, stopping_of
 from ctxprobe.evals.report.summary import capacity_threshold

@@ -12,8 +12,8 @@ from typing import Any
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.history import HISTORY_JSON
 from ctxprobe.evals.records.history import read_history as read_history_file
-from ctxprobe.evals.report.html.charts import accuracy_colour, png_data_uri
-from ctxprobe.evals.report.html.run_section import when
+from ctxprobe.evals.report.html_report.charts import accuracy_colour, png_data_uri
+from ctxprobe.evals.report.html_report.run_section import when
 from ctxprobe.tasks.lengths import format_length
 
 __all__ = ["HISTORY_JSON", "history_section", "read_history"]

@@ -23,8 +23,8 @@ HistoryOf = Callable[[Path], dict[str, Any]]  # a results folder of runs -> its 
 
 def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
     """The page section of one folder, by what the folder holds (a folder of runs needs `history_of`)."""
-    from ctxprobe.evals.report.html.compare_section import COMPARE_JSON, compare_section
-    from ctxprobe.evals.report.html.history_section import HISTORY_JSON, history_section, read_history
+    from ctxprobe.evals.report.html_report.compare_section import COMPARE_JSON, compare_section
+    from ctxprobe.evals.report.html_report.history_section import HISTORY_JSON, history_section, read_history
     from ctxprobe.evals.records.store import MANIFEST, RunStore
 
     if not path.is_dir():
@@ -36,12 +36,12 @@ def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
     if (path / MANIFEST).is_file():
         manifest = RunStore(path).load_manifest()
         if manifest.command == "limit":
-            from ctxprobe.evals.report.html.limit_section import LIMIT_JSON, limit_section
+            from ctxprobe.evals.report.html_report.limit_section import LIMIT_JSON, limit_section
 
             if not (path / LIMIT_JSON).is_file():
                 raise UserError(f"{path} is a limit folder without {LIMIT_JSON} (still running, or it failed)")
             return limit_section(path, manifest)
-        from ctxprobe.evals.report.html.run_section import run_section
+        from ctxprobe.evals.report.html_report.run_section import run_section
         from ctxprobe.evals.records.load import load_run
 
         return run_section(load_run(path, needles=False))
@@ -50,7 +50,7 @@ def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
 
 def _history_of(path: Path, history_of: HistoryOf | None) -> dict[str, Any]:
     """A results folder of runs: their history, computed now by `history_of` where the caller gives one."""
-    from ctxprobe.evals.report.html.history_section import history_section
+    from ctxprobe.evals.report.html_report.history_section import history_section
 
     if not any((p / "manifest.json").is_file() for p in path.iterdir() if p.is_dir()):
         raise UserError(f"{path} is not a run, limit, compare or history folder, nor a folder of runs")
@@ -64,9 +64,9 @@ def render_page(sections: list[dict[str, Any]], title: str) -> str:
     """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
-    from ctxprobe.evals.report.html.shown_text import printable
+    from ctxprobe.evals.report.html_report.shown_text import printable
 
-    env = Environment(loader=PackageLoader("ctxprobe.evals.report.html", "templates"), autoescape=True,
+    env = Environment(loader=PackageLoader("ctxprobe.evals.report.html_report", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                       finalize=printable)
     for i, s in enumerate(sections):
@@ -101,6 +101,6 @@ def write_folder_report(folder: str | Path, run: Run | None = None) -> Path:
     out = Path(folder) / REPORT_HTML
     if run is None:
         return report([folder], out)
-    from ctxprobe.evals.report.html.run_section import run_section
+    from ctxprobe.evals.report.html_report.run_section import run_section
 
     return _write_page([run_section(run)], out)

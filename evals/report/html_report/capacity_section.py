@@ -8,7 +8,7 @@ from typing import Any
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.capacity import capacity_curve, capacity_grids, rule_text
 from ctxprobe.evals.report.capacity_chart import capacity_figure
-from ctxprobe.evals.report.html.charts import svg_data_uri
+from ctxprobe.evals.report.html_report.charts import svg_data_uri
 
 
 def capacity_section(records: list[SampleRecord], threshold: float) -> dict[str, Any] | None:

@@ -17,10 +17,10 @@ from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.kl_text import gate_line
 from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
-from ctxprobe.evals.report.html.charts import diff_colour, png_data_uri
-from ctxprobe.evals.report.html.kl_section import kl_section
-from ctxprobe.evals.report.html.prompt_window import PromptRebuilder
-from ctxprobe.evals.report.html.shown_text import clipped
+from ctxprobe.evals.report.html_report.charts import diff_colour, png_data_uri
+from ctxprobe.evals.report.html_report.kl_section import kl_section
+from ctxprobe.evals.report.html_report.prompt_window import PromptRebuilder
+from ctxprobe.evals.report.html_report.shown_text import clipped
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.lengths import format_length
 

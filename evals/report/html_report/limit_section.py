@@ -9,8 +9,8 @@ from typing import Any
 
 from ctxprobe.evals.records.limit import LIMIT_JSON, TargetLimits, read_limit
 from ctxprobe.evals.records.manifest import RunManifest
-from ctxprobe.evals.report.html.charts import Series, length_chart
-from ctxprobe.evals.report.html.run_section import when
+from ctxprobe.evals.report.html_report.charts import Series, length_chart
+from ctxprobe.evals.report.html_report.run_section import when
 from ctxprobe.tasks.lengths import format_length
 
 __all__ = ["LIMIT_JSON", "limit_section"]

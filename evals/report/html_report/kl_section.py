@@ -13,7 +13,7 @@ from ctxprobe.evals.compare.paired.kl_text import (
     COLUMNS, GATE_COLUMNS, blocks, gate_cells, heatmap_name, kl_number, left_out_text, not_computed_line, percent,
     row_cells,
 )
-from ctxprobe.evals.report.html.charts import png_data_uri
+from ctxprobe.evals.report.html_report.charts import png_data_uri
 from ctxprobe.evals.compare.kl_scale import kl_colour
 from ctxprobe.tasks.lengths import format_length
 
