@@ -1,7 +1,8 @@
 """Where task families are found: every module of the built-in `ctxprobe.tasks.families` package, every
 module a `ctxprobe.families` entry point names (an installed plugin), and every module an `--include PATH`
 names (a `.py` file, or a folder of them), as lm-eval's `--include_path` does. Importing a module registers
-the families it declares (`@task_family`, tasks/registry.py) into the index kept here.
+the families it declares (`@task_family`, tasks/registry.py) into the index kept here (`FAMILIES`, one
+`tasks.plugins.Registry`).
 
 The index sits below everything it indexes: nothing here imports a family module by name, so a family
 (which imports the records and the registry) never closes an import circle. A family's generator version is
@@ -10,17 +11,15 @@ read from here too, by the recipe (tasks/sample.py) that fills in the version a 
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import pkgutil
 import sys
 import threading
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.plugins import Registry
 
 ENTRY_POINT_GROUP = "ctxprobe.families"  # [project.entry-points."ctxprobe.families"] name = "module"
 BUILTIN_PACKAGE = "ctxprobe.tasks.families"
@@ -32,31 +31,19 @@ BASE_VERSION = "2"
 # waits at import would hang the run before its first request, with no word said.
 INCLUDE_DEADLINE_S = 30.0
 
-_CLASSES: dict[str, type] = {}
+# A family registered again under its name replaces the first (a test's toy family, a module included again).
+FAMILIES: Registry[type] = Registry("task family", package=BUILTIN_PACKAGE, group=ENTRY_POINT_GROUP, replace=True)
 _INCLUDED: set[Path] = set()
-_discovered = False
 
 
 def add(name: str, cls: type) -> None:
     """Index family `cls` under `name` (the registry's decorator calls this)."""
-    _CLASSES[name] = cls
+    FAMILIES.add(name, cls)
 
 
 def discover() -> None:
     """Import the built-in family modules and the entry points' modules, once per process."""
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    spec = importlib.util.find_spec(BUILTIN_PACKAGE)
-    assert spec is not None and spec.submodule_search_locations is not None
-    for module in pkgutil.iter_modules(spec.submodule_search_locations, f"{BUILTIN_PACKAGE}."):
-        importlib.import_module(module.name)
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            point.load()
-        except ImportError as exc:
-            raise UserError(f"task family plugin {point.name!r} ({point.value}) does not load: {exc}") from None
+    FAMILIES.discover()
 
 
 def include(path: str) -> list[str]:
@@ -71,12 +58,12 @@ def include(path: str) -> list[str]:
         modules = [where]
     else:
         raise UserError(f"--include {path}: not a .py module or a folder of them")
-    before = set(_CLASSES)
+    before = set(FAMILIES.so_far())
     for module in modules:
         if module not in _INCLUDED:
             _import_file(module)
             _INCLUDED.add(module)
-    return sorted(set(_CLASSES) - before)
+    return sorted(set(FAMILIES.so_far()) - before)
 
 
 def _import_file(path: Path) -> None:
@@ -88,7 +75,7 @@ def _import_file(path: Path) -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    before = set(_CLASSES)
+    before = set(FAMILIES.so_far())
     try:
         _exec_within(spec.loader, module, path)
     except _Abandoned:
@@ -146,8 +133,8 @@ def _interrupt(thread: threading.Thread) -> None:
 def _forget(name: str, before: set[str]) -> None:
     """A module that failed to import leaves nothing behind: not itself, not the families it declared."""
     sys.modules.pop(name, None)
-    for added in set(_CLASSES) - before:
-        del _CLASSES[added]
+    for added in set(FAMILIES.so_far()) - before:
+        FAMILIES.remove(added)
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
@@ -156,13 +143,11 @@ def _one_line(exc: BaseException, limit: int = 200) -> str:
 
 
 def family_class(name: str) -> type | None:
-    discover()
-    return _CLASSES.get(name)
+    return FAMILIES.find(name)
 
 
 def family_names() -> list[str]:
-    discover()
-    return sorted(_CLASSES)
+    return FAMILIES.known()
 
 
 def family_version(name: str) -> str:

@@ -7,31 +7,25 @@ package is imported here, so an adapter module registers itself by being in the 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from ctxprobe.runners.engines.base import (ENGINES, ENTRY_POINT_GROUP, Call, Calls, EngineAdapter, TooLong, register,
+                                           unregister)
+from ctxprobe.tasks.plugins import import_modules
 
-from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, TooLong, register, registered, unregister
-from ctxprobe.tasks.errors import UserError
+__all__ = ["ENGINES", "ENTRY_POINT_GROUP", "Call", "Calls", "EngineAdapter", "TooLong", "adapter", "adapters",
+           "known_engines", "register", "unregister"]
 
-__all__ = ["Call", "Calls", "EngineAdapter", "TooLong", "adapter", "adapters", "known_engines", "register",
-           "unregister"]
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")  # each adapter module registers its engine
+import_modules(__name__, skip=("base",))  # each adapter module registers its engine
 
 
 def adapters() -> list[EngineAdapter]:
     """Every registered adapter, in the order engines are tried (`probe_rank`, then name)."""
-    return sorted(registered().values(), key=lambda a: (a.probe_rank, a.name))
+    return list(ENGINES)
 
 
 def known_engines() -> tuple[str, ...]:
-    return tuple(a.name for a in adapters())
+    return tuple(ENGINES.known())
 
 
 def adapter(name: str) -> EngineAdapter:
     """The adapter of engine `name`; an unknown name is a user error that lists the known ones."""
-    found = registered()
-    if name not in found:
-        raise UserError(f"unknown engine {name!r}; known: {', '.join(known_engines())}")
-    return found[name]
+    return ENGINES.get(name, "unknown engine {name!r}; known: {known}")

@@ -1,7 +1,7 @@
 """What every engine adapter says about its engine, and the open registry that finds an adapter by name.
 
-A new engine is one module in runners/engines/ (found and imported by the package) holding one
-`@register`ed subclass: probe, doctor, the server tokenizer, the too-long parser and the metrics scrape
+A new engine is one module in runners/engines/ (found and imported by the package), or in another package
+that names it under the `ctxprobe.engines` entry point group, holding one `@register`ed subclass: probe, doctor, the server tokenizer, the too-long parser and the metrics scrape
 all read the registry, so nothing else names it.
 
 An adapter holds one engine's facts from docs/ENGINES.md: how it is recognised (its `/v1/models`
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable
+from ctxprobe.tasks.plugins import Registry
 
 
 class Calls(Protocol):
@@ -269,21 +270,22 @@ def with_model(payload: dict[str, Any], model: str | None) -> dict[str, Any]:
     return {"model": model, **payload} if model else payload
 
 
-_REGISTRY: dict[str, EngineAdapter] = {}
+ENTRY_POINT_GROUP = "ctxprobe.engines"  # [project.entry-points."ctxprobe.engines"] name = "module"
+# Listed in the order engines are tried (`probe_rank`, then name).
+ENGINES: Registry[EngineAdapter] = Registry("engine", group=ENTRY_POINT_GROUP,
+                                            order=lambda name, found: (found.probe_rank, name))
 
 
 def register(cls: type[EngineAdapter]) -> type[EngineAdapter]:
     """Class decorator: one adapter instance per engine name."""
-    if cls.name in _REGISTRY:
-        raise ValueError(f"engine {cls.name!r} registered twice")
-    _REGISTRY[cls.name] = cls()
+    ENGINES.add(cls.name, cls())
     return cls
 
 
 def unregister(name: str) -> None:
     """Forget engine `name` (an adapter registered for a while, e.g. by a test)."""
-    _REGISTRY.pop(name, None)
+    ENGINES.remove(name)
 
 
 def registered() -> dict[str, EngineAdapter]:
-    return dict(_REGISTRY)
+    return ENGINES.items()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import BaseModel
 
 from ctxprobe.runners.settings import ClientSettings
+from ctxprobe.tasks.plugins import Registry
 from ctxprobe.tasks.sample import Mode
 
 if TYPE_CHECKING:  # the client, the counters and the suite load when an engine starts, not with the flags
@@ -78,27 +79,30 @@ class Launcher(ABC):
         """Start the engine, yield what the run talks to, stop it on the way out (errors, Ctrl-C, SIGTERM)."""
 
 
-_REGISTRY: dict[str, Launcher] = {}
+ENTRY_POINT_GROUP = "ctxprobe.launchers"  # [project.entry-points."ctxprobe.launchers"] name = "module"
+# Listed in the order the help shows them (`rank`, then name); plugins are imported on first use.
+LAUNCHERS: Registry[Launcher] = Registry("launcher", group=ENTRY_POINT_GROUP,
+                                         order=lambda name, found: (found.rank, name))
 
 
 def launcher(cls: type[Launcher]) -> type[Launcher]:
     """Class decorator: one launcher instance per engine name; a settings field another launcher already
     declares is refused (the two would share one flag and one `RunOptions` field)."""
-    if cls.name in _REGISTRY:
-        raise ValueError(f"launcher {cls.name!r} registered twice")
-    for other in _REGISTRY.values():
+    for other in LAUNCHERS.so_far().values():
+        if other.name == cls.name:
+            continue
         shared = set(cls.settings.model_fields) & set(other.settings.model_fields)
         if shared:
             raise ValueError(f"launcher {cls.name!r} declares {', '.join(sorted(shared))}, already "
                              f"launcher {other.name!r}'s")
-    _REGISTRY[cls.name] = cls()
+    LAUNCHERS.add(cls.name, cls())
     return cls
 
 
 def unregister(name: str) -> None:
     """Forget launcher `name` (one registered for a while, e.g. by a test)."""
-    _REGISTRY.pop(name, None)
+    LAUNCHERS.remove(name)
 
 
 def registered() -> dict[str, Launcher]:
-    return dict(_REGISTRY)
+    return LAUNCHERS.items()

@@ -4,8 +4,9 @@ function `(region, sample) -> Score` (the answer region of the output, `tasks/an
 It sits in tasks, not evals, so a family registers its own kind in its own module (tasks never import evals):
 the general kinds register in evals/scoring/score.py, a family's beside it (`name` in latent.py, `nodes` in
 graphwalk.py, `mrcr` in mrcr.py, a needle file's rules in needles_rules.py), an outside family in its own
-module. A lookup first imports every family module (tasks/family_index.py), so a kind registered beside its
-family is known wherever scoring starts (a run, a rescore, an exported lm-eval task)."""
+module, a kind alone in a module a `ctxprobe.answer_kinds` entry point names. A lookup first imports every
+family module (tasks/family_index.py), so a kind registered beside its family is known wherever scoring
+starts (a run, a rescore, an exported lm-eval task)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from ctxprobe.tasks import family_index
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.named import Named
+from ctxprobe.tasks.plugins import Registry
 from ctxprobe.tasks.sample import Sample
 
 if TYPE_CHECKING:
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["Scorer", "answer_kind", "check_answer_kinds", "known_answer_kinds", "scorer_for"]
 
 Scorer = Callable[["AnswerRegion", Sample], Score]  # the answer region of a sample's output, the sample -> its score
-_SCORERS: Named[Scorer] = Named("answer kind")
+ENTRY_POINT_GROUP = "ctxprobe.answer_kinds"  # [project.entry-points."ctxprobe.answer_kinds"] name = "module"
+_SCORERS: Registry[Scorer] = Registry("answer kind", group=ENTRY_POINT_GROUP)
 answer_kind = _SCORERS.register  # `@answer_kind("kind")`: the scorer of answer kind "kind" (`Expected.kind`)
 
 

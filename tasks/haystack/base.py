@@ -2,7 +2,9 @@
 
 A haystack is an endless (or cycling) sequence of text *units*. Every unit begins with its own separator
 (" ", "\\n", "\\n\\n", ...) and has no trailing whitespace, so a unit tokenizes the same alone as inside
-the prompt and a prompt's token count is the sum of its units' counts.
+the prompt and a prompt's token count is the sum of its units' counts. A kind is registered with
+`@haystack_kind("name")`: by the modules of this package, or by a module a `ctxprobe.haystacks` entry point
+names (tasks.plugins).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable
 from typing import ClassVar, Protocol, runtime_checkable
 
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.named import Named
+from ctxprobe.tasks.plugins import Registry
 
 
 @runtime_checkable
@@ -36,7 +38,8 @@ class Haystack(Protocol):
 HaystackFactory = Callable[[str | None], Haystack]
 """Builds a haystack from the part of the spec after `kind:` (None when there is none)."""
 
-_KINDS: Named[HaystackFactory] = Named("haystack kind")
+ENTRY_POINT_GROUP = "ctxprobe.haystacks"  # [project.entry-points."ctxprobe.haystacks"] name = "module"
+_KINDS: Registry[HaystackFactory] = Registry("haystack kind", group=ENTRY_POINT_GROUP)
 
 
 def haystack_kind(name: str) -> Callable[[HaystackFactory], HaystackFactory]:

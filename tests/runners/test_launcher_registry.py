@@ -122,7 +122,7 @@ def toy_entry_points(real: object = metadata.entry_points) -> object:
 def test_an_entry_point_names_a_launcher_module(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(TOY_DIR))
     monkeypatch.setattr(metadata, "entry_points", toy_entry_points())
-    monkeypatch.setattr(registry, "_discovered", False)
+    monkeypatch.setattr(registry.LAUNCHERS, "discovered", False)
     monkeypatch.delitem(sys.modules, "toy_launcher", raising=False)
     try:
         found = launcher_for("toy")
@@ -135,7 +135,7 @@ def test_an_entry_point_names_a_launcher_module(monkeypatch: pytest.MonkeyPatch)
 def test_an_entry_point_that_does_not_load_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     broken = metadata.EntryPoints([metadata.EntryPoint("gone", "no_such_module_here", registry.ENTRY_POINT_GROUP)])
     monkeypatch.setattr(metadata, "entry_points", lambda **params: broken)
-    monkeypatch.setattr(registry, "_discovered", False)
+    monkeypatch.setattr(registry.LAUNCHERS, "discovered", False)
     with pytest.raises(UserError, match="launcher plugin 'gone' .* does not load"):
         launchers()
 

@@ -114,6 +114,6 @@ def test_an_entry_point_registers_a_family(tmp_path: Path, monkeypatch: pytest.M
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lamp-plugin\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(f"[{family_index.ENTRY_POINT_GROUP}]\nlamp = lamp_plugin\n")
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(family_index, "_discovered", False)
+    monkeypatch.setattr(family_index.FAMILIES, "discovered", False)
     assert "lamp" in family_index.family_names()
     assert family_index.family_version("lamp") == "1"

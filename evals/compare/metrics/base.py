@@ -9,8 +9,14 @@ from typing import TypeVar
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.sequential.gate import GATE_METHOD, SequentialRow
 from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.tasks.plugins import AS_REGISTERED, Registry
 
-_REGISTRY: dict[str, PairMetric] = {}
+ENTRY_POINT_GROUP = "ctxprobe.gate_metrics"  # [project.entry-points."ctxprobe.gate_metrics"] name = "module"
+BUILT_IN = ("correct", "p_answer", "kl")  # first, in this order (the order reports list metrics in); then the rest
+# This package's metric modules and the entry points' are imported on the first look-up; a metric registered
+# again under its name replaces the first.
+METRICS: Registry[PairMetric] = Registry("gate metric", package="ctxprobe.evals.compare.metrics", first=BUILT_IN,
+                                         skip=("base",), group=ENTRY_POINT_GROUP, replace=True, order=AS_REGISTERED)
 M = TypeVar("M", bound="type[PairMetric]")
 
 
@@ -67,9 +73,5 @@ def pair_metric(cls: M) -> M:
     instance = cls()
     if not instance.name:
         raise ValueError(f"{cls.__name__} has no name")
-    _REGISTRY[instance.name] = instance
+    METRICS.add(instance.name, instance)
     return cls
-
-
-def registered() -> dict[str, PairMetric]:
-    return dict(_REGISTRY)

@@ -8,7 +8,7 @@ import pytest
 
 from ctxprobe.evals.compare import metrics
 from ctxprobe.evals.compare.against import gate_report, paired_run, render_gate
-from ctxprobe.evals.compare.metrics.base import _REGISTRY, PairMetric, pair_metric
+from ctxprobe.evals.compare.metrics.base import METRICS, PairMetric, pair_metric
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
 from tests.evals.compare.synthetic import all_right, grid, record, write_run
@@ -34,7 +34,7 @@ def partial_metric():
             return (cand.score.partial if cand.score else 0.0) - (base.score.partial if base.score else 0.0)
 
     yield Partial
-    del _REGISTRY["partial_toy"]
+    METRICS.remove("partial_toy")
 
 
 def test_a_registered_metric_gates_a_paired_run_like_the_built_in_ones(tmp_path: Path, partial_metric) -> None:
