@@ -365,7 +365,7 @@ class EndpointClient:
             endpoint=shown, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
             prompt_tokens=parts.prompt_tokens, completion_tokens=parts.completion_tokens,
             reasoning_tokens=parts.reasoning_tokens, cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
-            generated=parts.generated if asked.logprobs is not None else None,
+            timings=parts.timings, generated=parts.generated if asked.logprobs is not None else None,
         )
 
     async def _open_stream(self, create: Any, request: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ctxprobe.runners.logprob_shapes import generated_tokens
-from ctxprobe.runners.response import GeneratedToken
+from ctxprobe.runners.response import GeneratedToken, ReplyTimings
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
@@ -63,6 +63,7 @@ class ReplyParts:
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
+    timings: ReplyTimings | None = None  # the engine's own count of the prompt (llama-server)
     generated: list[GeneratedToken] = field(default_factory=list)  # where logprobs were asked for
 
     def add_chunk(self, chunk: object) -> bool:
@@ -115,9 +116,12 @@ class ReplyParts:
             cached = _int(_get(_get(usage, "prompt_tokens_details"), "cached_tokens"))
             if cached is not None:
                 self.cached_tokens = cached
-        cache_n = _int(_get(_get(obj, "timings"), "cache_n"))  # llama-server
+        timings = _get(obj, "timings")  # llama-server
+        cache_n, prompt_n = _int(_get(timings, "cache_n")), _int(_get(timings, "prompt_n"))
         if cache_n is not None and self.cached_tokens is None:
             self.cached_tokens = cache_n
+        if cache_n is not None and prompt_n is not None:
+            self.timings = ReplyTimings(cache_n=cache_n, prompt_n=prompt_n)
 
     def answer_and_reasoning(self) -> tuple[str, str | None]:
         answer, inline = split_think("".join(self.text))

@@ -112,6 +112,17 @@ class AnswerLogprobs(BaseModel):
         return sum(self.greedy) / len(self.greedy) if self.greedy else math.nan
 
 
+class ReplyTimings(BaseModel):
+    """An engine's own count of one reply's prompt, apart from its usage (llama-server's `timings`): the tokens
+    it served from its cache and those it computed. The two must add up to the usage's prompt tokens, and the
+    cached ones equal its `prompt_tokens_details.cached_tokens` (evals/run/reuse.py holds them so)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cache_n: int = Field(description="prompt tokens served from the cache (timings.cache_n)")
+    prompt_n: int = Field(description="prompt tokens computed (timings.prompt_n)")
+
+
 class Response(BaseModel):
     """What the endpoint returned for one request."""
 
@@ -126,6 +137,8 @@ class Response(BaseModel):
     reasoning_tokens: int | None = Field(None, description="tokens spent reasoning: the engine's "
                                          "usage.completion_tokens_details.reasoning_tokens, else counted")
     cached_tokens: int | None = None
+    timings: ReplyTimings | None = Field(None, description="the engine's own count of the prompt, where the reply "
+                                         "carries one (llama-server's `timings`)")
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
     attempts: int = Field(1, description="HTTP requests this answer took, retries included")

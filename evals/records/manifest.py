@@ -74,6 +74,12 @@ class ReuseRecord(BaseModel):
     engine_computed_tokens: int | None = Field(None, description="the prompt tokens the engine's own counters "
                                                "say it computed over the run, where it has such a counter and "
                                                "the answers were all it was sent")
+    timed_replies: int = Field(0, description="the answers counted whose replies carried the engine's own count "
+                               "of their prompt (llama-server's `timings`)")
+    timings_disagreed: int = Field(0, description="of them, those whose own count disagreed with their usage: "
+                                   "cached plus computed is not the prompt tokens, or cached is not usage's")
+    timings_disagreement: str | None = Field(None, description="the first such reply: its sample id, and each "
+                                             "number with where it was read")
     below: bool = Field(False, description="the share fell below the documented share, or the computed prefill "
                         "above the documented multiple of its floor: the run said why, in one line")
 

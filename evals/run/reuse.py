@@ -17,7 +17,12 @@ the settings that restore reuse: the engine adapter's own (`reuse_causes`) after
 
 A one-slot cache per lane is the model; an engine that keeps more (vLLM's paged cache, llama-server's idle
 slots in host memory) can pass 100 %. Where the engine counts what it computed (llama-server's
-`/metrics`), the replies' cached tokens are held against that count too, and a disagreement is said."""
+`/metrics`), the replies' cached tokens are held against that count too, and a disagreement is said. Where a
+reply carries the engine's own count of its prompt (llama-server's `timings`: `cache_n` served from the
+cache, `prompt_n` computed), the two must add up to its usage's prompt tokens and `cache_n` must be its
+usage's cached tokens; a reply where they do not is counted, and one line names the first with each number
+and where it was read: the engine misreports its reuse (a fault of its reporting, not the model's), and the
+share above, read from the usage, is in doubt."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.run.prefill_cost import lanes_of
 from ctxprobe.evals.run.send.order import Order, expected_cached_tokens
 from ctxprobe.runners.engines.base import REUSE_CAUSES_ANY, registered
+from ctxprobe.runners.response import Response
 from ctxprobe.tasks.sample import Sample
 
 WARN_SHARE = 0.9  # below this share of the bound, the run says why
@@ -68,9 +74,30 @@ def measure_reuse(records: Sequence[SampleRecord], detail: OrderDetail | None,
         value = counters.get(adapter.computed_metric)
         own = int(value) if value is not None else None
     below = (share is not None and share < WARN_SHARE) or (floor > 0 and computed > WARN_EXCESS * floor)
+    timed = [r for r in answered if r.response is not None and r.response.timings is not None]
+    disagreed = [(r.sample.sample_id, said) for r in timed if r.response is not None
+                 and (said := timings_disagreement(r.response)) is not None]
     return ReuseRecord(prompt_tokens=prompt, cached_tokens=cached, bound_tokens=bound, share=share,
                        computed_tokens=computed, floor_tokens=floor, block=block, engine_computed_tokens=own,
+                       timed_replies=len(timed), timings_disagreed=len(disagreed),
+                       timings_disagreement=f"sample {disagreed[0][0]}: {disagreed[0][1]}" if disagreed else None,
                        below=below)
+
+
+def timings_disagreement(response: Response) -> str | None:
+    """Where a reply's own count of its prompt (`timings`) disagrees with its usage: each number with where it
+    was read; None where they agree or the reply carries no such count."""
+    timings = response.timings
+    if timings is None:
+        return None
+    said = []
+    if response.cached_tokens is not None and response.cached_tokens != timings.cache_n:
+        said.append(f"usage.prompt_tokens_details.cached_tokens {response.cached_tokens:,} but timings.cache_n "
+                    f"{timings.cache_n:,}")
+    if response.prompt_tokens is not None and timings.cache_n + timings.prompt_n != response.prompt_tokens:
+        said.append(f"usage.prompt_tokens {response.prompt_tokens:,} but timings.cache_n + timings.prompt_n "
+                    f"{timings.cache_n:,} + {timings.prompt_n:,}")
+    return "; ".join(said) or None
 
 
 def reuse_lines(record: ReuseRecord, engine: str | None, session_header: str | None = "X-Session-ID") -> list[str]:
@@ -92,6 +119,11 @@ def reuse_lines(record: ReuseRecord, engine: str | None, session_header: str | N
                      f"{record.computed_tokens:,} (sent less cached): they disagree (a request that timed out or "
                      "failed is computed and not answered; behind a router /metrics is one worker's; else the "
                      "replies' cached tokens are not what it reused)")
+    if record.timings_disagreed:
+        lines.append(f"reuse: the engine's own count of the prompt disagrees with its usage in "
+                     f"{record.timings_disagreed:,} of {record.timed_replies:,} replies (first, "
+                     f"{record.timings_disagreement}): a fault of the engine's reporting, not the model's; the "
+                     "share above reads the usage")
     if record.below:
         lines.append(f"reuse below {100 * WARN_SHARE:.0f} % of the bound or computed prefill above "
                      f"{WARN_EXCESS:g} x its floor: " + likely_causes(engine, session_header))

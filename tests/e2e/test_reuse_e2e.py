@@ -32,6 +32,8 @@ def test_an_independent_sweep_reuse_against_its_bound(swa_cache: str, tmp_path: 
     assert reuse["bound_tokens"] > 500  # the deeper needles' prefixes: the layout allows a good share
     assert lines[0].startswith(f"ctxprobe: reuse: {100 * reuse['share']:.0f} % of the layout's bound")
     assert not any("disagree" in line for line in lines)  # the engine's own count matches its replies
+    # and each reply's own count (timings.cache_n + prompt_n) its usage, on the window cache's checkpoints too
+    assert reuse["timed_replies"] > 0 and reuse["timings_disagreed"] == 0, reuse
     if swa_cache == "window":
         assert reuse["share"] < WARN_SHARE and reuse["below"]
         assert "--swa-full" in lines[-1] and "--swa-cache full" in lines[-1]

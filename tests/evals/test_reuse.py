@@ -15,7 +15,9 @@ import pytest
 from ctxprobe.evals.records.manifest import OrderDetail, ReuseRecord
 from ctxprobe.evals.records.record import Response, SampleRecord
 from ctxprobe.evals.run.prefill_cost import lanes_of
-from ctxprobe.evals.run.reuse import WARN_EXCESS, WARN_SHARE, likely_causes, measure_reuse, reuse_bound, reuse_lines
+from ctxprobe.evals.run.reuse import (WARN_EXCESS, WARN_SHARE, likely_causes, measure_reuse, reuse_bound, reuse_lines,
+                                      timings_disagreement)
+from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.tasks.sample import Expected, NeedleSpot, NestedGrid, Recipe, Sample, sha256_text
 
 
@@ -194,3 +196,45 @@ def test_a_run_prints_its_reuse_and_why_it_fell_short(tmp_path: Path, capsys: py
     assert record.cached_tokens == 0 and record.bound_tokens > 0 and record.share == 0 and record.below
     assert err[0].startswith("ctxprobe: reuse: 0 % of the layout's bound (0 cached of ")
     assert "likely causes (llama-server)" in err[-1] and "--swa-full" in err[-1]
+
+
+def replied(s: Sample, body: dict) -> SampleRecord:
+    """A record whose response is read from a llama-server body, as the endpoint client reads it."""
+    parts = ReplyParts()
+    parts.add_whole(body)
+    return SampleRecord(sample=s, response=Response(endpoint="http://e", text="1", prompt_tokens=parts.prompt_tokens,
+                                                    cached_tokens=parts.cached_tokens, timings=parts.timings))
+
+
+def test_the_engines_own_count_of_each_prompt_is_held_against_its_usage() -> None:
+    """The captured llama-server body (tests/runners/fixtures/llama_server/clamped.json) with its counts set for
+    each prompt of a chain: where timings agree with the usage, nothing is said; a reply whose cache_n is not its
+    usage's cached tokens, or whose cache_n + prompt_n is not its prompt tokens, is counted and the first named."""
+    captured = json.loads((Path(__file__).parents[1] / "runners" / "fixtures" / "llama_server" / "clamped.json")
+                          .read_text())["body"]
+
+    def body(prompt: int, cached: int, cache_n: int, prompt_n: int) -> dict:
+        usage = {**captured["usage"], "prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": cached}}
+        return {**captured, "usage": usage, "timings": {**captured["timings"], "cache_n": cache_n, "prompt_n": prompt_n}}
+
+    samples = chain()
+    counts = [(1000, 0), (1000, 940), (2000, 940), (2000, 1940)]
+    agreeing = [replied(s, body(p, c, c, p - c)) for s, (p, c) in zip(samples, counts)]
+    record = measure_reuse(agreeing, detail(), None, "llama-server")
+    assert record is not None and (record.timed_replies, record.timings_disagreed) == (4, 0)
+    assert not any("own count" in line for line in reuse_lines(record, "llama-server"))
+    # reply 2 says 940 cached in its usage but 0 in its timings (and so computed all 1,000); reply 4 adds up wrong
+    faulty = [*agreeing[:1], replied(samples[1], body(1000, 940, 0, 1000)), agreeing[2],
+              replied(samples[3], body(2000, 1940, 1940, 1000))]
+    record = measure_reuse(faulty, detail(), None, "llama-server")
+    assert record is not None and (record.timed_replies, record.timings_disagreed) == (4, 2)
+    assert record.cached_tokens == 0 + 940 + 940 + 1940  # the share reads the usage, as before
+    (line,) = [line for line in reuse_lines(record, "llama-server") if "own count" in line]
+    assert line == (f"reuse: the engine's own count of the prompt disagrees with its usage in 2 of 4 replies (first, "
+                    f"sample {samples[1].sample_id}: usage.prompt_tokens_details.cached_tokens 940 but timings.cache_n "
+                    "0): a fault of the engine's reporting, not the model's; the share above reads the usage")
+    assert timings_disagreement(faulty[3].response) == (  # type: ignore[arg-type]
+        "usage.prompt_tokens 2,000 but timings.cache_n + timings.prompt_n 1,940 + 1,000")
+    # replies without timings (vLLM, SGLang): nothing to hold
+    plain = measure_reuse([answered(s, p, c) for s, (p, c) in zip(samples, counts)], detail(), None, "vllm")
+    assert plain is not None and (plain.timed_replies, plain.timings_disagreed, plain.timings_disagreement) == (0, 0, None)
