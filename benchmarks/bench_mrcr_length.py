@@ -1,7 +1,7 @@
 """How close the mrcr family's prompts land to their target length, with the packaged tokenizer
 (`local:gemma3-270m`): for each length, needles count and seed, the planned tokens against the target and the
 miss (target less planned, less the reserved answer tokens where a length convention reserves them), and the
-tolerance the README promises (0.5 % or 32 tokens, `tasks/assemble.py: tolerance`).
+tolerance docs/tasks.md promises (0.5 % or 32 tokens, `tasks/assemble.py: tolerance`).
 
     python benchmarks/bench_mrcr_length.py [--lengths 1k,2k,4k,8k,16k] [--seeds 4] [--modes completions,chat]
 

@@ -88,7 +88,8 @@ class VllmEngine(EmbeddedEngine):
     def resolve_model(self) -> Path:
         if not (self.model_dir / "config.json").is_file():
             raise UserError(f"--model-dir {self.model_dir} is not a model folder (no config.json); a GGUF is "
-                            "served by the embedded engine (--model-file), or converted first (README, 'vLLM')")
+                            "served by the embedded engine (--model-file), or converted first "
+                            "(docs/engines.md, 'vLLM, started by ctxprobe')")
         return self.model_dir.resolve()
 
     def command(self, port: int) -> list[str]:

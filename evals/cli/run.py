@@ -1,5 +1,5 @@
 """`ctxprobe run`: parse the arguments into `RunOptions`, call `ctxprobe.run`, print the table and how
-the run ended. Exit codes are the API's (see `evals/run/api.py` and the README)."""
+the run ended. Exit codes are the API's (see `evals/run/api.py` and docs/run-folder.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How a run ended: its exit code (`ExitCode`, documented in the README and `ctxprobe run --help`) and the
+"""How a run ended: its exit code (`ExitCode`, documented in docs/run-folder.md and `ctxprobe run --help`) and the
 `RunResult` `ctxprobe.run` returns."""
 
 from __future__ import annotations

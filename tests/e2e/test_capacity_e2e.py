@@ -1,7 +1,7 @@
 """A capacity curve end to end on the real embedded engine (llama.cpp serving Gemma 3 270M): the facts
 axis from the command line, every fact-holding prompt served at its planned length and scored, and the
 capacity table, PNG and report section written. Small on purpose; the figures come from a longer run
-(README: Recall capacity)."""
+(docs/tasks.md: Recall capacity)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The answer kinds of a needle file, each rule on outputs written by hand: what it accepts, what it refuses,
-and the normalisation (case, punctuation, whitespace, articles, number formats) the README documents."""
+and the normalisation (case, punctuation, whitespace, articles, number formats) docs/tasks.md documents
+("Answer rules")."""
 
 from __future__ import annotations
 

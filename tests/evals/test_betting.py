@@ -189,8 +189,9 @@ def test_continuous_level_and_coverage_under_optional_stopping_by_simulation(rep
 
 
 def test_a_row_of_identical_builds_passes_a_5_point_margin_at_98_pairs_not_before() -> None:
-    """The README's floor: differences bounded by [-1, 1] let a safe bet grow by at most log(1 + margin) a
-    pair, so even ties (or p_answer differences of exactly 0) need 98 pairs to reach 1/alpha at alpha 0.05."""
+    """The floor docs/compare.md states (sequential sampling): differences bounded by [-1, 1] let a safe bet
+    grow by at most log(1 + margin) a pair, so even ties (or p_answer differences of exactly 0) need 98 pairs
+    to reach 1/alpha at alpha 0.05."""
     from ctxprobe.evals.compare.sequential.betting import PairedValues
 
     need = math.log(1 / 0.05)
