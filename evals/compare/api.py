@@ -1,4 +1,5 @@
-"""`ctxprobe.compare(baseline, *candidates)`: pair each candidate run with the baseline sample by sample,
+"""`compare_folders(baseline, *candidates)`, what `ctxprobe.compare` (evals/report/pages.py) runs before it adds
+the report page: pair each candidate run with the baseline sample by sample,
 table the paired differences, Holm-adjust, apply the `fail_if_drop` gate, and (unless `write=False`) write
 compare.md / .csv / .json and diff heatmaps to a new `results/<time>-compare-<labels>/` folder."""
 
@@ -141,9 +142,9 @@ def kl_verdict_rows(kl: KLComparison, gate_rows: list[CompareRow]) -> tuple[list
     return [r for v, r in keyed if v == "FAIL"], [r for v, r in keyed if v == "PASS"]
 
 
-def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
-            results_dir: str | Path = "results", write: bool = True,
-            metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> CompareResult:
+def compare_folders(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05,
+                    fail_if_drop: float | None = None, results_dir: str | Path = "results", write: bool = True,
+                    metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> CompareResult:
     """Compare candidate run folders with a baseline run folder and write the outputs unless `write=False`
     (the page beside them is the report's: `ctxprobe.compare`, in `evals.report.pages`, adds it).
     `result.exit_code` is the gate's: 1 when a candidate drops by more than `fail_if_drop` significantly (in

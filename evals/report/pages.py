@@ -38,8 +38,8 @@ def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, 
     drops by more than `fail_if_drop` significantly (in accuracy, or with `metric="p_answer"` in answer
     probability), or with `metric="kl"` when its mean KL is above `kl_margin` nats. With the gate, runs it
     cannot judge (not finished, the baseline itself, another suite) raise `GateRefused` (exit code 5)."""
-    written = compare_api.compare(baseline, *candidates, alpha=alpha, fail_if_drop=fail_if_drop,
-                                  results_dir=results_dir, write=write, metric=metric, kl_margin=kl_margin)
+    written = compare_api.compare_folders(baseline, *candidates, alpha=alpha, fail_if_drop=fail_if_drop,
+                                          results_dir=results_dir, write=write, metric=metric, kl_margin=kl_margin)
     if write and html_report and written.out_dir:
         page = render.write_folder_report(written.out_dir)
         written = written.model_copy(update={"files": [*written.files, str(page)]})

@@ -21,7 +21,7 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol, Sequence
+from typing import Any, Callable, Iterator, Literal, Protocol, Sequence
 
 from ctxprobe.evals.records.manifest import OrderDetail
 from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord
@@ -46,7 +46,9 @@ from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import TokenCounter
 
 
-class Sender(Protocol):
+class PromptClient(Protocol):
+    """What the prompts are sent through: the endpoint client (runners.endpoint), or a test's fake."""
+
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
                    affinity: int | None = None, chain: str | None = None, **extra: Any) -> Response: ...
 
@@ -210,7 +212,7 @@ def _count(counter: TokenCounter, text: str) -> int | None:
 
 async def run_recipes(
     recipes: list[Recipe],
-    sender: Sender,
+    client: PromptClient,
     store: RunStore,
     *,
     concurrency: int,
@@ -237,136 +239,172 @@ async def run_recipes(
     `logprobs` measures each answer's probabilities (evals/run/send/logprobs.py) after its binary result is
     made; "unavailable" records that the engine gives none. `on_tick(progress)` is called every `TICK_S`
     while no sample finishes and one is in flight (the progress line, with the prefill under way)."""
-    budget = budget or AnswerBudget()
-    misfit_cells: set[str] = set()
     progress = progress if progress is not None else Progress(total=len(recipes), total_tokens=planned_tokens(recipes))
-    prior = attempts_before or {}
-    groups = send_groups(recipes, order)
     lanes = max(1, concurrency)
+    loop = SendLoop(client, store, progress, lanes, order, budget or AnswerBudget(), counter=counter,
+                    on_record=on_record, attempts_before=attempts_before or {}, still_there=still_there,
+                    context_length=context_length, logprobs=logprobs)
+    groups = send_groups(recipes, order)
     fanned = fans_out(groups, order, lanes)
-    detail = order_detail(groups, order, lanes, progress.order_detail)
-    progress.batch_sent(detail, limit_line(groups, lanes, fanned))
-    pending = iter(groups)
+    progress.batch_sent(order_detail(groups, order, lanes, progress.order_detail), limit_line(groups, lanes, fanned))
+    ticker = asyncio.ensure_future(loop.tick(on_tick)) if on_tick is not None else None
+    try:
+        await loop.send_all(groups, fanned)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+    return progress
 
-    async def build(recipe: Recipe) -> Sample:
+
+@dataclass
+class SendLoop:
+    """One `run_recipes` call's sending: its lanes or fanned-out sweeps, each sample's request, its record."""
+
+    client: PromptClient
+    store: RunStore
+    progress: Progress
+    lanes: int
+    order: Order
+    budget: AnswerBudget
+    counter: TokenCounter | None = None
+    on_record: Callable[[SampleRecord, Progress], None] | None = None
+    attempts_before: dict[str, int] = field(default_factory=dict)
+    still_there: Callable[[], bool] | None = None
+    context_length: int | None = None
+    logprobs: LogprobCapture | Literal["unavailable"] | None = None
+    misfit_cells: set[str] = field(default_factory=set)  # the cells whose misfit was said (one line per cell)
+
+    def __post_init__(self) -> None:
+        self.held, self.sending = PrioritySlots(2 * self.lanes), PrioritySlots(self.lanes)
+
+    async def send_all(self, groups: list[list[Recipe]], fanned: bool) -> None:
+        """Every group, on lanes or fanned out; the first error ends the others and is raised alone."""
         try:
-            return await in_daemon_thread(build_sample, recipe, counter)
+            # A task group: one lane that raises (a lost endpoint) cancels the others.
+            async with asyncio.TaskGroup() as tasks:
+                if fanned:  # every head asks for its slots before any tail does
+                    heads = [(asyncio.Event(), asyncio.Event()) for _ in groups]  # built, served
+                    for i in range(max(len(g) for g in groups)):
+                        for index, group in enumerate(groups):
+                            if i < len(group):
+                                tasks.create_task(self.sweep(index, group, heads[index], i))
+                else:
+                    pending = iter(groups)
+                    for index in range(self.lanes):
+                        tasks.create_task(self.lane(index, pending))
+        except BaseExceptionGroup as failed:  # report one error, as a plain exception: a lost endpoint first
+            flat = _leaves(failed)
+            raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
+
+    async def build(self, recipe: Recipe) -> Sample:
+        try:
+            return await in_daemon_thread(build_sample, recipe, self.counter)
         except CallFailed as exc:  # the server's token counter stopped serving: resumable, not bad input
             raise EndpointLost(str(exc)) from None
 
-    async def lane(index: int) -> None:
+    async def lane(self, index: int, pending: Iterator[list[Recipe]]) -> None:
         for group in pending:  # one shared iterator: each group goes to the first free lane
-            nxt = asyncio.ensure_future(build(group[0]))
+            nxt = asyncio.ensure_future(self.build(group[0]))
             try:
                 for i, recipe in enumerate(group):
                     sample = await nxt
                     if i + 1 < len(group):
-                        nxt = asyncio.ensure_future(build(group[i + 1]))
-                    await one(recipe, sample, index if order == "cache-aware" else None)
+                        nxt = asyncio.ensure_future(self.build(group[i + 1]))
+                    await self.one(recipe, sample, index if self.order == "cache-aware" else None)
             finally:
                 nxt.cancel()  # a lane stopped mid-group leaves no build behind
 
-    held, sending = PrioritySlots(2 * lanes), PrioritySlots(lanes)
-
-    async def sweep(index: int, group: list[Recipe], head: tuple[asyncio.Event, asyncio.Event], i: int) -> None:
+    async def sweep(self, index: int, group: list[Recipe], head: tuple[asyncio.Event, asyncio.Event], i: int) -> None:
         """Sample `i` of a fanned-out sweep. A tail is built once its head is (the head's build counts the
         sweep's haystack, and heads are not held back by tails' builds), while the head is out, and sent
         once the head has been served (its record kept), on the head's replica (`index`); heads go first
         for a free slot."""
         built, served = head
-        async with held.hold(0 if i == 0 else 1):
+        async with self.held.hold(0 if i == 0 else 1):
             if i:
                 await built.wait()
-            sample = await build(group[i])
+            sample = await self.build(group[i])
             if i == 0:
                 built.set()
             else:
                 await served.wait()
-            async with sending.hold(0 if i == 0 else 1):
-                await one(group[i], sample, index)
+            async with self.sending.hold(0 if i == 0 else 1):
+                await self.one(group[i], sample, index)
         if i == 0:
             served.set()
 
-    async def one(recipe: Recipe, sample: Sample, affinity: int | None) -> None:
+    async def one(self, recipe: Recipe, sample: Sample, affinity: int | None) -> None:
+        """Send one sample (unless it does not fit), score it, keep its record."""
+        response: Response | None = None
+        attempts = 1
+        max_tokens = self.budget.max_tokens(sample)
+        misfit = self.budget.misfit(sample, self.context_length)
+        if misfit is not None:
+            error, detail = self.misfit_error(recipe, sample, misfit)
+        else:
+            response, error, detail, attempts = await self.request(recipe, sample, affinity, max_tokens)
+        record = record_of(sample, response, error, detail, self.attempts_before.get(sample.sample_id, 0) + attempts,
+                           max_tokens, self.context_length)
+        update: dict[str, Any] = {"answer_tokens": self.budget.answer(sample),
+                                  "reasoning_tokens_budget": self.budget.reasoning_tokens}
+        if isinstance(self.logprobs, LogprobCapture) and response is not None:
+            update["logprobs"], update["logprobs_detail"] = await self.logprobs.measure(sample, response, recipe.seed)
+        elif self.logprobs == LOGPROBS_UNAVAILABLE:
+            update["logprobs"] = LOGPROBS_UNAVAILABLE
+        record = record.model_copy(update=update)
+        self.store.append(record)
+        self.progress.add(record)
+        if self.on_record is not None:
+            self.on_record(record, self.progress)
+
+    def misfit_error(self, recipe: Recipe, sample: Sample, misfit: str) -> tuple[ErrorKind, str]:
+        """The error of a sample whose prompt and budget do not fit the context; said once per cell."""
+        assert self.context_length is not None
+        too_long = sample.planned_tokens >= self.context_length
+        cell = _cell_name(recipe)
+        if cell not in self.misfit_cells:  # one line per cell
+            self.misfit_cells.add(cell)
+            print(f"ctxprobe: {cell}: {misfit}; other samples of this cell that do not fit are not sent either",
+                  file=sys.stderr)
+        return (ErrorKind.rejected_too_long if too_long else ErrorKind.no_answer_room), misfit
+
+    async def request(self, recipe: Recipe, sample: Sample, affinity: int | None,
+                      max_tokens: int) -> tuple[Response | None, ErrorKind | None, str | None, int]:
+        """Send the sample: its response (None when it failed), error, detail and the HTTP requests it took."""
         response: Response | None = None
         error: ErrorKind | None = None
         detail: str | None = None
         attempts = 1
-        max_tokens = budget.max_tokens(sample)
-        misfit = budget.misfit(sample, context_length)
-        if misfit is not None:
-            assert context_length is not None
-            too_long = sample.planned_tokens >= context_length
-            error = ErrorKind.rejected_too_long if too_long else ErrorKind.no_answer_room
-            detail = misfit
-            cell = _cell_name(recipe)
-            if cell not in misfit_cells:  # one line per cell
-                misfit_cells.add(cell)
-                print(f"ctxprobe: {cell}: {misfit}; other samples of this cell that do not fit are not sent either",
-                      file=sys.stderr)
-        else:
-            progress.sent += 1
-            extra = budget.extra_body()
-            asked: dict[str, Any] = {}
-            if isinstance(logprobs, LogprobCapture):
-                extra = {**extra, **logprobs.answer_body}
-                asked["logprobs"] = logprobs.top
-            try:
-                response = await sender.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
-                                             seed=recipe.seed, affinity=affinity, chain=chain_key(recipe),
-                                             **({"extra_body": extra} if extra else {}),
-                                             **({"messages": sample.messages} if sample.messages else {}), **asked)
-                attempts = response.attempts
-            except EndpointError as exc:
-                error, detail, attempts = exc.kind, exc.detail, exc.attempts
-                if exc.key_refused:  # every later request would be refused too: stop, resume with the key
-                    raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
-            if error in _ASK_IF_THERE and still_there is not None:
-                if not await in_daemon_thread(still_there):
-                    raise EndpointLost(detail or "no answer")
-            if response is not None and response.reasoning and response.reasoning_tokens is None and counter is not None:
-                used = await in_daemon_thread(_count, counter, response.reasoning)
-                response = response.model_copy(update={"reasoning_tokens": used})
-        record = record_of(sample, response, error, detail, prior.get(sample.sample_id, 0) + attempts, max_tokens,
-                           context_length)
-        update: dict[str, Any] = {"answer_tokens": budget.answer(sample),
-                                  "reasoning_tokens_budget": budget.reasoning_tokens}
-        if isinstance(logprobs, LogprobCapture) and response is not None:
-            update["logprobs"], update["logprobs_detail"] = await logprobs.measure(sample, response, recipe.seed)
-        elif logprobs == LOGPROBS_UNAVAILABLE:
-            update["logprobs"] = LOGPROBS_UNAVAILABLE
-        record = record.model_copy(update=update)
-        store.append(record)
-        progress.add(record)
-        if on_record is not None:
-            on_record(record, progress)
+        self.progress.sent += 1
+        extra = self.budget.extra_body()
+        asked: dict[str, Any] = {}
+        if isinstance(self.logprobs, LogprobCapture):
+            extra = {**extra, **self.logprobs.answer_body}
+            asked["logprobs"] = self.logprobs.top
+        try:
+            response = await self.client.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
+                                              seed=recipe.seed, affinity=affinity, chain=chain_key(recipe),
+                                              **({"extra_body": extra} if extra else {}),
+                                              **({"messages": sample.messages} if sample.messages else {}), **asked)
+            attempts = response.attempts
+        except EndpointError as exc:
+            error, detail, attempts = exc.kind, exc.detail, exc.attempts
+            if exc.key_refused:  # every later request would be refused too: stop, resume with the key
+                raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
+        if error in _ASK_IF_THERE and self.still_there is not None:
+            if not await in_daemon_thread(self.still_there):
+                raise EndpointLost(detail or "no answer")
+        if (response is not None and response.reasoning and response.reasoning_tokens is None
+                and self.counter is not None):
+            used = await in_daemon_thread(_count, self.counter, response.reasoning)
+            response = response.model_copy(update={"reasoning_tokens": used})
+        return response, error, detail, attempts
 
-    async def tick() -> None:
-        assert on_tick is not None
-        seen = progress.done
+    async def tick(self, on_tick: Callable[[Progress], None]) -> None:
+        """`on_tick(progress)` every `TICK_S` while nothing finishes and a sample is in flight."""
+        seen = self.progress.done
         while True:
             await asyncio.sleep(TICK_S)
-            if progress.done == seen and progress.in_flight > 0:
-                on_tick(progress)
-            seen = progress.done
-
-    ticker = asyncio.ensure_future(tick()) if on_tick is not None else None
-    try:
-        # A task group: one lane that raises (a lost endpoint) cancels the others.
-        async with asyncio.TaskGroup() as tasks:
-            if fanned:  # every head asks for its slots before any tail does
-                heads = [(asyncio.Event(), asyncio.Event()) for _ in groups]  # built, served
-                for i in range(max(len(g) for g in groups)):
-                    for index, group in enumerate(groups):
-                        if i < len(group):
-                            tasks.create_task(sweep(index, group, heads[index], i))
-            else:
-                for index in range(lanes):
-                    tasks.create_task(lane(index))
-    except BaseExceptionGroup as failed:  # report one error, as a plain exception: a lost endpoint first
-        flat = _leaves(failed)
-        raise next((e for e in flat if isinstance(e, EndpointLost)), flat[0]) from None
-    finally:
-        if ticker is not None:
-            ticker.cancel()
-    return progress
+            if self.progress.done == seen and self.progress.in_flight > 0:
+                on_tick(self.progress)
+            seen = self.progress.done

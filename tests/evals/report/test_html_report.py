@@ -122,7 +122,7 @@ def test_pages_from_what_compare_and_history_write(tmp_path: Path) -> None:
     results = tmp_path / "results"
     runs = [write_run(results / f"2026110{i}-000000-{label}", small_suite(), label=label, seed=i, drop=drop, built=True)
             for i, (label, drop) in enumerate((("fp16", 0.0), ("q4km", 0.6)), start=1)]
-    compared = api.compare(runs[0], runs[1], fail_if_drop=0.05, results_dir=tmp_path / "cmp")
+    compared = api.compare_folders(runs[0], runs[1], fail_if_drop=0.05, results_dir=tmp_path / "cmp")
     nights = history(results, write=True)
     html = _page(tmp_path, Path(str(compared.out_dir)), Path(str(nights.out_dir)), results)
     assert "Verdicts by family and length" in html and "Holm p" in html and "candidate output" in html
