@@ -75,7 +75,7 @@ def assemble(draft: Draft, counts: UnitCounts, target: int, lead: int | None = N
     for i in order:
         chunk = unit_texts[cursor : slots[i]]
         parts.extend(chunk)
-        char_pos += sum(len(t) for t in chunk)
+        char_pos += sum(map(len, chunk))
         cursor = slots[i]
         offset = tok_pos + int(cum[cursor]) + inserted_tokens
         spots[i] = NeedleSpot(

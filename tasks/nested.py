@@ -154,7 +154,7 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int,
             tokens += int(layout.span.cumsum[stop] - layout.span.cumsum[cursor])
             chunk = [opened(chunk[0]), *chunk[1:]]
             parts.extend(chunk)
-            chars += sum(len(t) for t in chunk)
+            chars += sum(map(len, chunk))
         cursor = stop
         if needle is None:
             break
