@@ -188,32 +188,45 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
         est.prefill_s_as_listed = listed / cost.prefill_rate
         est.cache_check_s = est.cache_check_tokens / cost.prefill_rate
     if probe is not None and probe.fit is not None:
-        fit = probe.fit
-        est.prefill_tokens_per_s, est.prefill_rate_source = probe.rate, probe.source
-        est.fit = FitShown(a=fit.a, b=fit.b, c=fit.c, lengths=list(fit.lengths), seconds=list(fit.seconds),
-                           held=list(fit.held))
-        shapes = [f for f in shape_fits(fit.lengths, fit.seconds).values() if f.fits_probes()] or [fit]
-        est.fit_s = fit.total(reqs)
-        est.cache_check_s = fit.total([Request(r.context_tokens, 0) for r in checks])
-        est.fit_range_s = _span([f.total(reqs) for f in shapes] + [est.fit_s])
-        if other_reqs is not None:
-            est.other_fit_s = fit.total(other_reqs)
-            est.other_fit_range_s = _span([f.total(other_reqs) for f in shapes] + [est.other_fit_s])
-        est.extrapolation = est.longest_prompt / max(fit.lengths) if est.longest_prompt else None
-        warning = deadline_warning(fit, est.longest_prompt, probe.deadline_s, probe.timeout_s, probe.per_1k) \
-            if est.longest_prompt else None
-        if warning:
-            est.warnings.append(warning)
+        _fitted_time(est, probe, reqs, other_reqs, checks)
     for metric, share in (suite.paired_gate_share or {}).items():
-        est.paired.append(PairedCost(
-            metric=metric, share=share, prompt_tokens=round(share * total), computed_prefill=round(share * computed),
-            other_computed_prefill=None if est.other_computed_prefill is None else round(share * est.other_computed_prefill),
-            fit_s=None if est.fit_s is None else share * est.fit_s,
-            other_fit_s=None if est.other_fit_s is None else share * est.other_fit_s,
-            fit_range_s=_scaled(est.fit_range_s, share), other_fit_range_s=_scaled(est.other_fit_range_s, share)))
+        est.paired.append(_paired_cost(est, metric, share, total, computed))
     if cost.config:
         _memory(est, cost)
     return est
+
+
+def _fitted_time(est: Estimate, probe: _Probe, reqs: list[Request], other_reqs: list[Request] | None,
+                 checks: list[Recipe]) -> None:
+    """The prefill time of `reqs` (and of the other layout's) through the probe's fit, the range the other
+    shapes that fit the probes give, how far past its longest probe it reaches, and a deadline warning."""
+    fit = probe.fit
+    assert fit is not None
+    est.prefill_tokens_per_s, est.prefill_rate_source = probe.rate, probe.source
+    est.fit = FitShown(a=fit.a, b=fit.b, c=fit.c, lengths=list(fit.lengths), seconds=list(fit.seconds),
+                       held=list(fit.held))
+    shapes = [f for f in shape_fits(fit.lengths, fit.seconds).values() if f.fits_probes()] or [fit]
+    est.fit_s = fit.total(reqs)
+    est.cache_check_s = fit.total([Request(r.context_tokens, 0) for r in checks])
+    est.fit_range_s = _span([f.total(reqs) for f in shapes] + [est.fit_s])
+    if other_reqs is not None:
+        est.other_fit_s = fit.total(other_reqs)
+        est.other_fit_range_s = _span([f.total(other_reqs) for f in shapes] + [est.other_fit_s])
+    est.extrapolation = est.longest_prompt / max(fit.lengths) if est.longest_prompt else None
+    warning = deadline_warning(fit, est.longest_prompt, probe.deadline_s, probe.timeout_s, probe.per_1k) \
+        if est.longest_prompt else None
+    if warning:
+        est.warnings.append(warning)
+
+
+def _paired_cost(est: Estimate, metric: str, share: float, total: int, computed: int) -> PairedCost:
+    """The share of the run's cost a paired gate on `metric` sends (its share of the samples)."""
+    return PairedCost(
+        metric=metric, share=share, prompt_tokens=round(share * total), computed_prefill=round(share * computed),
+        other_computed_prefill=None if est.other_computed_prefill is None else round(share * est.other_computed_prefill),
+        fit_s=None if est.fit_s is None else share * est.fit_s,
+        other_fit_s=None if est.other_fit_s is None else share * est.other_fit_s,
+        fit_range_s=_scaled(est.fit_range_s, share), other_fit_range_s=_scaled(est.other_fit_range_s, share))
 
 
 def _span(values: list[float]) -> tuple[float, float]:
