@@ -24,6 +24,7 @@ from ctxprobe.evals.records.compare import CompareRow
 from ctxprobe.evals.records.load import Run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.runners.response import LintLine
+from ctxprobe.tasks.absent import ABSENT
 
 RIVAL_SHARE_STEP = 0.05  # the rival share moved: by 5 points or more of the dropped rows' answers
 
@@ -81,12 +82,15 @@ def lint_lines(base: list[LintLine] | None, cand: list[LintLine] | None) -> list
 
 
 def rival_share(records: list[SampleRecord]) -> tuple[int, int] | None:
-    """(rival answers, answers) of `records`; None where they hold wrong answers and none is attributed
-    (records written before attribution)."""
-    wrong = [r for r in records if r.score is not None and not r.score.correct]
+    """(rival answers, answers) of the present questions of `records`; None where they hold wrong answers and
+    none is attributed (records written before attribution). An absent question (`tasks/absent.py`) is left
+    out of both counts: its wrong answer is `hallucinated`, never a rival, and counting it among the answers
+    would thin the share of the questions that can be confused."""
+    present = [r for r in records if r.sample.expected.kind != ABSENT]
+    wrong = [r for r in present if r.score is not None and not r.score.correct]
     if wrong and all(r.score.attribution is None for r in wrong if r.score is not None):
         return None
-    return sum(1 for r in wrong if r.score is not None and r.score.attribution == "rival"), len(records)
+    return sum(1 for r in wrong if r.score is not None and r.score.attribution == "rival"), len(present)
 
 
 def rival_line(pairs: list[Pair]) -> str:
@@ -95,7 +99,7 @@ def rival_line(pairs: list[Pair]) -> str:
     if base is None or cand is None or not pairs:
         return ""
     (b, n), (c, _) = base, cand
-    if abs(c - b) / n < RIVAL_SHARE_STEP:
+    if not n or abs(c - b) / n < RIVAL_SHARE_STEP:
         return ""
     return f"rival share {100 * b / n:.0f} % -> {100 * c / n:.0f} % ({b} -> {c} of {n} answers named another needle " \
            "of their prompt)"

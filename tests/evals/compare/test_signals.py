@@ -116,3 +116,22 @@ def test_a_lint_line_gone_or_run_on_one_side_only() -> None:
     assert lint_lines([ROPE], []) == [f"deployment lint, gone: {ROPE.message}"]
     assert lint_lines(None, [ROPE]) == [f"deployment lint (run on the candidate only): {ROPE.message}"]
     assert lint_lines(None, []) == [] and lint_lines([ROPE], [ROPE]) == []
+
+
+def test_absent_questions_are_left_out_of_the_rival_share() -> None:
+    """An absent question's wrong answer is hallucinated, never a rival: it is in neither count."""
+    from ctxprobe.evals.compare.signals import rival_share
+    from ctxprobe.tasks.absent import ABSENT
+    from tests.evals.factories import make_record
+
+    def absent(rec: SampleRecord) -> SampleRecord:
+        expected = rec.sample.expected.model_copy(update={"kind": ABSENT})
+        return rec.model_copy(update={"sample": rec.sample.model_copy(update={"expected": expected})})
+
+    rival = make_record(False)
+    rival = rival.model_copy(update={"score": rival.score.model_copy(update={"attribution": "rival"})})
+    invented = make_record(False)
+    invented = absent(invented.model_copy(update={"score": invented.score.model_copy(
+        update={"attribution": "hallucinated"})}))
+    assert rival_share([rival, make_record(True), invented, absent(make_record(True))]) == (1, 2)
+    assert rival_share([invented]) == (0, 0)
