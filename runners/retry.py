@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ctxprobe.runners.shown_text import one_line
 from ctxprobe.runners.settings import ClientSettings
 from ctxprobe.tasks.errors import ExitError, UserError
+from ctxprobe.tasks.exit_codes import ExitCode
 
 # The defaults are the client settings' (runners/settings.py), declared there once.
 DEFAULT_TIMEOUT_S: float = ClientSettings.model_fields["timeout"].default
@@ -80,4 +81,4 @@ class CallTimedOut(CallFailed, ExitError):
     drips its answer a byte at a time): not bad input, the endpoint is not serving. Before anything was sent a
     command ends with exit 3 in one line; mid-run the run stops as `endpoint_lost` (exit 3)."""
 
-    exit_code = 3
+    exit_code = ExitCode.ENDPOINT_LOST

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -54,10 +55,13 @@ def read_user_text(path: Path, where: str, max_bytes: int = MAX_USER_FILE_BYTES)
         raise UserError(f"{where}: cannot read it: {error.strerror or error}") from None
 
 
-def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option") -> M:
-    """`model(**values)`, or one line naming the first bad option (`--concurrency: ...`)."""
+def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option",
+              flags: Mapping[str, str] | None = None) -> M:
+    """`model(**values)`, or one line naming the first bad option (`--concurrency: ...`; by its flag in `flags`
+    where a command names the field's flag otherwise)."""
     try:
         return model.model_validate(values)
     except ValidationError as exc:
         where, msg, _ = first_problem(exc)
-        raise UserError(f"{problem} --{where.replace('_', '-')}: {msg}") from None
+        flag = (flags or {}).get(where, f"--{where.replace('_', '-')}")
+        raise UserError(f"{problem} {flag}: {msg}") from None

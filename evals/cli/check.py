@@ -1,18 +1,20 @@
 """`ctxprobe check RUN_DIR...`: list the damaged lines of each run's samples.jsonl (every reader skips them,
 with a warning) and, with `--repair`, write the good lines to samples.clean.jsonl beside the original,
-which is never changed. Exit codes: 0 nothing damaged, 1 damaged lines found, 2 bad input."""
+which is never changed. Exit codes: `tasks/exit_codes.py`'s table (1: damaged lines found)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from ctxprobe.evals.cli.options import exit_codes_epilog
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("check", help="list the damaged lines of run folders' samples.jsonl (and write a clean copy)",
                        description="List the lines of each run's samples.jsonl that hold no record (blank, NUL "
                                    "bytes, not UTF-8, invalid JSON, not a sample record), with their line "
-                                   "numbers. Exit codes: 0 nothing damaged, 1 damaged lines found, 2 bad input.")
+                                   "numbers.", **exit_codes_epilog("check"))
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folders")
     p.add_argument("--repair", action="store_true",
                    help="write the good lines to samples.clean.jsonl beside samples.jsonl (the original is "

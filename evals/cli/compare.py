@@ -1,12 +1,12 @@
 """`ctxprobe compare BASELINE CANDIDATE [CANDIDATE...]`: parse, call `ctxprobe.compare`, print the table.
-Exit codes: 0, 1 when `--fail-if-drop` fails a row, 2 for bad input, 5 when the gate refuses to judge."""
+Exit codes: the gate's (`CompareResult.gate_exit_code`), as in `tasks/exit_codes.py`'s table."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ctxprobe.evals.cli.options import add_model_args, model_values
+from ctxprobe.evals.cli.options import add_model_args, exit_codes_epilog, model_values
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,9 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("compare", help="pair two or more runs of one suite sample by sample and test the differences",
                        description="Pair candidate runs with a baseline run sample by sample: accuracy difference "
                                    "per cell and per family x length, exact McNemar p-values (Holm-adjusted), "
-                                   "partial-credit bootstrap. Exit codes: 0 ok, 1 the --fail-if-drop gate "
-                                   "failed, 2 bad input, 5 the gate refuses to judge (a run not finished, a "
-                                   "run against itself, different suites).")
+                                   "partial-credit bootstrap.", **exit_codes_epilog("compare"))
     add_model_args(p, CompareOptions.model_fields, positional=("baseline", "candidates"))
     p.set_defaults(func=run)
 
@@ -49,4 +47,4 @@ def run(args: argparse.Namespace) -> int:
         for path in write_ci_outputs(cases, "ctxprobe gate", opts.junit, opts.summary_md, faults):
             print(f"ctxprobe: wrote {path}", file=sys.stderr)
     print(f"ctxprobe: wrote {result.out_dir}", file=sys.stderr)
-    return result.exit_code
+    return result.gate_exit_code(opts.undecided)

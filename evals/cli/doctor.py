@@ -1,11 +1,11 @@
-"""`ctxprobe doctor ENDPOINT`: what the endpoint exposes (engine, version, context length, tokenize, cached
+"""`ctxprobe doctor ENDPOINT` (or `--endpoint URL`, as `run` and `limit` take it): what the endpoint exposes (engine, version, context length, tokenize, cached
 tokens, metrics, reasoning, chat or completions) and the flag that turns on what is missing."""
 
 from __future__ import annotations
 
 import argparse
 
-from ctxprobe.evals.cli.options import JsonOutput, add_model_args, model_values
+from ctxprobe.evals.cli.options import JsonOutput, add_model_args, exit_codes_epilog, model_values
 from ctxprobe.evals.doctor.options import DoctorOptions
 
 
@@ -18,12 +18,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Check an endpoint with a few tiny requests: engine, version, context length, "
                                    "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions; and a "
                                    "deployment lint (--config, --max-length): one line per finding, each naming "
-                                   "its facts and where they were read (not a failure). "
-                                   "Exit codes: 0 no check failed (a missing feature is not a failure), 1 a check "
-                                   "failed (a --model the endpoint does not serve, a mode that does not answer), "
-                                   "2 bad input or no answer at all.")
-    add_model_args(p, DoctorArgs.model_fields, positional=("endpoint",))
+                                   "its facts and where they were read (not a failure).",
+                       **exit_codes_epilog("doctor"))
+    endpoint = DoctorArgs.model_fields["endpoint"].description
+    p.add_argument("endpoint", nargs="?", metavar="ENDPOINT", help=f"{endpoint} (the same as --endpoint URL)")
+    p.add_argument("--endpoint", dest="endpoint_flag", metavar="URL", help=f"{endpoint}, as `run` and `limit` take it")
+    add_model_args(p, {k: v for k, v in DoctorArgs.model_fields.items() if k != "endpoint"})
     p.set_defaults(func=run)
+
+
+def _one_endpoint(positional: str | None, flag: str | None) -> str:
+    """The endpoint given as ENDPOINT or as --endpoint URL: one of them, or both the same."""
+    from ctxprobe.tasks.errors import UserError
+
+    if positional and flag and positional != flag:
+        raise UserError(f"two endpoints: ENDPOINT {positional} and --endpoint {flag}; doctor checks one, give it once")
+    if not (positional or flag):
+        raise UserError("no endpoint: give its base URL as ENDPOINT or --endpoint URL")
+    return positional or flag  # type: ignore[return-value]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
     from ctxprobe.tasks.errors import validated
 
+    args.endpoint = _one_endpoint(args.endpoint, args.endpoint_flag)
     opts = validated(DoctorArgs, model_values(args, DoctorArgs.model_fields))
     check_endpoint_url(opts.endpoint)
     report = ctxprobe.doctor(opts.endpoint, api_key_env=opts.api_key_env, model=opts.model, timeout_s=opts.timeout,

@@ -6,11 +6,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ctxprobe.evals.cli.options import add_model_args, model_values
+from ctxprobe.evals.cli.options import add_model_args, exit_codes_epilog, model_values
 from ctxprobe.evals.cli.run import add_endpoint_args
 
 if TYPE_CHECKING:
     from ctxprobe.evals.run.send.loop import Progress
+
+
+# `--threshold` is `run --stop decided`'s stopping threshold; here the accuracy a length must reach has its own name.
+RENAMED = {"threshold": "--min-accuracy"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,12 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("limit", help="advertised vs configured vs accepted vs effective context length",
                        description="The four context lengths of an endpoint, each with its source. "
                                    "Several endpoints are measured side by side; none: the engine ctxprobe starts "
-                                   "(llama.cpp at the model's trained context or --max-length; --engine vllm). "
-                                   "Exit codes: 0 measured, 2 bad input, 130 interrupted (Ctrl-C or SIGTERM).")
+                                   "(llama.cpp at the model's trained context or --max-length; --engine vllm).",
+                       **exit_codes_epilog("limit"))
     p.add_argument("urls", nargs="*", metavar="ENDPOINT", help="the endpoint's base URL, as `doctor` takes it "
                    "(the same as --endpoint URL)")
     own = {k: v for k, v in LimitOptions.model_fields.items() if k not in EndpointOptions.model_fields}
-    add_model_args(p.add_argument_group("limit"), own, repeat={"tasks": "--task"})
+    add_model_args(p.add_argument_group("limit"), own, repeat={"tasks": "--task"}, renamed=RENAMED)
     add_endpoint_args(p)
     p.set_defaults(func=run)
 
@@ -39,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     values = model_values(args, LimitOptions.model_fields)
     if args.urls:
         values["endpoints"] = [*args.urls, *values.get("endpoints", [])]
-    options = validated(LimitOptions, values)
+    options = validated(LimitOptions, values, flags=RENAMED)
     report = ctxprobe.limit(options, on_progress=_progress_line)
     print(render_limits(report.targets))
     print(f"ctxprobe: wrote {report.run_dir / 'limit.json'}", file=sys.stderr)

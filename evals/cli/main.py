@@ -12,6 +12,9 @@ from typing import Any, NoReturn, Sequence
 
 from ctxprobe.tasks.errors import ExitError, UserError
 
+DESCRIPTION = ("Long-context tests of an OpenAI-compatible endpoint (default: an embedded llama.cpp engine): accuracy "
+               "by depth x context, builds compared sample by sample, the context length that holds.")
+
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
 COMMANDS = ("run", "show", "check", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
             "import_lm_eval", "doctor")
@@ -41,7 +44,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser. `command` (as typed: `run`, `import-lm-eval`): only that subcommand is
     registered, so only its module is imported (`ctxprobe run` loads nothing of `show`, `compare`, `tasks`...);
     None, or a name that is no command, registers every one (the top-level help, an unknown command's error)."""
-    parser = OneLineParser(prog="ctxprobe", description=__doc__.splitlines()[0])
+    from ctxprobe.evals.cli.options import exit_codes_epilog
+
+    parser = OneLineParser(prog="ctxprobe", description=DESCRIPTION, **exit_codes_epilog())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     chosen = [name for name in COMMANDS if name.replace("_", "-") == command]
     for name in chosen or COMMANDS:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+import sys
+import textwrap
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -30,17 +33,59 @@ class JsonOutput(BaseModel):
     as_json: bool = Field(False, alias="json", description="print the report as JSON")
 
 
+class TableHelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with a text of several lines (the table of exit codes) kept a line each, a long line
+    wrapped under its second column; a one-line text is wrapped as argparse does."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        out = []
+        for line in text.splitlines():
+            row = re.match(r"\s+\S+\s+", line)  # an indented row: its meaning's column
+            hang = " " * len(row.group()) if row else ""
+            out += textwrap.wrap(line.strip(), width, initial_indent=indent + line[:len(line) - len(line.lstrip())],
+                                 subsequent_indent=indent + hang) or [""]
+        return "\n".join(out)
+
+
+def exit_codes_epilog(command: str | None = None) -> dict[str, Any]:
+    """The keyword arguments that give a parser the table of exit codes (`tasks/exit_codes.py`) as its epilog."""
+    from ctxprobe.tasks.exit_codes import render_exit_codes
+
+    return {"epilog": render_exit_codes(command), "formatter_class": TableHelpFormatter}
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+class DeprecatedFlag(argparse.Action):
+    """A flag's old name, kept so that scripts written with it still work: read as the new one, with a one-line
+    note naming it (`renamed` in `add_model_args`), and left out of `--help`."""
+
+    def __init__(self, option_strings: list[str], dest: str, instead: str, **kwargs: Any) -> None:
+        self.instead = instead
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"ctxprobe: warning: {option_string} is deprecated: it is {self.instead} now (the same meaning)",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, str] | None = None,
-                   positional: tuple[str, ...] = (), metavars: Mapping[str, str] | None = None) -> None:
+                   positional: tuple[str, ...] = (), metavars: Mapping[str, str] | None = None,
+                   renamed: Mapping[str, str] | None = None) -> None:
     """One flag per field (named by its alias where it has one): booleans are switches, lists repeat
     (`--endpoint A --endpoint B`), Literal fields get choices; the `positional` fields are arguments (a list
     one takes one or more). Defaults stay the model's: an unset flag is left out of the values. `metavars`
-    (by field name) are the caller's own, e.g. a launcher's (runners/launchers/), before the common ones."""
+    (by field name) are the caller's own, e.g. a launcher's (runners/launchers/), before the common ones.
+    `renamed` (field name: flag) gives a field's flag a name of its own where its usual one means another
+    thing in another subcommand (one name, one meaning); the usual name stays as a `DeprecatedFlag`."""
     repeat = repeat or {}
+    renamed = renamed or {}
     known = {**_METAVARS, **(metavars or {})}
     for name in positional:
         field = fields[name]
@@ -72,7 +117,10 @@ def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, s
             if kind is not None:
                 kwargs["type"] = kind
             kwargs["metavar"] = None if choices else known.get(name, name.upper())
-        group.add_argument(_flag(field.alias or name), **kwargs)
+        if name in renamed:  # a value flag (not a switch): the old name reads the same value
+            group.add_argument(_flag(field.alias or name), action=DeprecatedFlag, instead=renamed[name],
+                               **{**kwargs, "help": argparse.SUPPRESS})
+        group.add_argument(renamed.get(name, _flag(field.alias or name)), **kwargs)
 
 
 def model_values(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:

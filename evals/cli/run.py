@@ -1,5 +1,5 @@
 """`ctxprobe run`: parse the arguments into `RunOptions`, call `ctxprobe.run`, print the table and how
-the run ended. Exit codes are the API's (see `evals/run/api.py` and docs/run-folder.md)."""
+the run ended. Exit codes are the API's (`tasks/exit_codes.py`'s table, which `--help` shows; docs/run-folder.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ctxprobe.evals.cli.options import add_model_args, model_values
+from ctxprobe.evals.cli.options import add_model_args, exit_codes_epilog, model_values
 
 
 def add_endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -32,10 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
                        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
-                                   "print accuracy by depth x context. Exit codes: 0 ok, 1 samples ended in "
-                                   "errors (--against: a row FAILs), 2 bad input, 3 endpoint lost, 4 a run file could not "
-                                   "be written (disk full, read-only), 6 --against: rows undecided, 7 an engine fault (the "
-                                   "cache-path control: the prefix-cache path changes answers), 130 interrupted.")
+                                   "print accuracy by depth x context.", **exit_codes_epilog("run"))
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
     output = {k: v for k, v in RunOptions.model_fields.items()

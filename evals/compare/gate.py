@@ -9,8 +9,9 @@ from typing import Any
 
 from ctxprobe.evals.records.load import Run
 from ctxprobe.tasks.errors import ExitError
+from ctxprobe.tasks.exit_codes import ExitCode
 
-GATE_REFUSED_EXIT = 5
+GATE_REFUSED_EXIT = ExitCode.GATE_REFUSED
 
 
 class GateRefused(ExitError):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.evals.compare.paired.kl_gate import GateMetric, margin_option, metric_option
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
 
 
 class CompareOptions(BaseModel):
@@ -18,12 +20,20 @@ class CompareOptions(BaseModel):
     metric: GateMetric = metric_option("", ": exit 1 when a row's mean KL is above --kl-margin, with no "
                                        "--fail-if-drop needed")
     kl_margin: float = margin_option("with --metric kl")
+    undecided: Undecided = Field("exit", description=f"with --fail-if-drop or --metric kl: {UNDECIDED_HELP}")
     results_dir: str = Field("results", description="where the compare folder is made")
     no_report: bool = Field(False, description="do not write report.html into the compare folder")
     junit: str | None = Field(None, description="write the gate's rows as JUnit XML (failed / passed / skipped "
                               "when undecided)")
     summary_md: str | None = Field(None, description="write the gate's verdicts as a short markdown table (also "
                                    "appended to $GITHUB_STEP_SUMMARY when set)")
+
+    @model_validator(mode="after")
+    def _undecided_needs_a_gate(self) -> CompareOptions:
+        """`--undecided` maps a gate's word: without a gate it would be ignored, so it is refused, as in `run`."""
+        if "undecided" in self.model_fields_set and self.fail_if_drop is None and self.metric != "kl":
+            raise UserError(f"--undecided {self.undecided} needs a gate: --fail-if-drop MARGIN or --metric kl")
+        return self
 
 
 class HistoryOptions(BaseModel):

@@ -44,7 +44,7 @@ class SearchSettings(BaseModel):
     manifest) is made of them, and `LimitConfig` adds the lengths."""
 
     threshold: float = Field(0.856, gt=0.0, le=1.0, description="absolute accuracy a length must reach (RULER's)")
-    relative: float | None = Field(None, gt=0.0, le=1.0, description="instead of `threshold`: the fraction of "
+    relative: float | None = Field(None, gt=0.0, le=1.0, description="instead of --min-accuracy: the fraction of "
                                    "the accuracy at the shortest length that a length must keep, e.g. 0.85")
     confidence: float = Field(0.95, gt=0.5, lt=1.0, description="confidence of each length's verdict")
     max_samples: int = Field(40, ge=1, description="sample cap per length; at the cap the point estimate decides")

@@ -14,6 +14,7 @@ from ctxprobe.evals.records.manifest import engine_facts
 from ctxprobe.evals.records.outputs import read_output
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo
+from ctxprobe.tasks.exit_codes import ExitCode, Undecided, gate_exit_code
 from ctxprobe.tasks.lengths import format_length
 
 COMPARE_JSON = "compare.json"
@@ -182,8 +183,12 @@ class CompareResult(BaseModel):
 
     @property
     def exit_code(self) -> int:
-        """1 when the gate fails a row, else 0."""
-        return 1 if self.failed else 0
+        """The gate's exit code: 1 when it fails a row, 6 when it is UNDECIDED, else 0 (`gate_exit_code`)."""
+        return self.gate_exit_code()
+
+    def gate_exit_code(self, undecided: Undecided = "exit") -> int:
+        """The gate's exit code with UNDECIDED made what `undecided` says (`run --against`'s `--undecided`)."""
+        return int(ExitCode.SAMPLE_ERRORS if self.failed else gate_exit_code(self.verdict, undecided))
 
     def family_rows(self, candidate: str | None = None) -> list[CompareRow]:
         return [r for r in self.rows if r.level == "family_length" and candidate in (None, r.candidate)]

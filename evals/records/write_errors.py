@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ctxprobe.tasks.errors import ExitError
+from ctxprobe.tasks.exit_codes import ExitCode
 
-WRITE_FAILED_EXIT = 4  # the exit code of a run (or any command) that could not write its files
+WRITE_FAILED_EXIT = ExitCode.WRITE_FAILED  # the exit code of a run (or any command) that could not write its files
 
 
 class WriteFailed(ExitError):

@@ -3,7 +3,7 @@ file not written, interrupted, or the paired gate's verdict."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
@@ -14,8 +14,7 @@ from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.plan import Outputs
 from ctxprobe.evals.run.resume import CAPPED
 from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S
-
-Undecided = Literal["exit", "fail", "pass"]
+from ctxprobe.tasks.exit_codes import Undecided, gate_exit_code
 
 
 def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progress, failed: WriteFailed) -> RunResult:
@@ -58,10 +57,7 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs:
         return RunResult(store.dir, manifest, progress, ExitCode.INTERRUPTED, msg + off)
     gate = manifest.paired_gate
     if gate is not None:
-        verdict = gate["verdict"]
-        if verdict == "UNDECIDED" and undecided != "exit":
-            verdict = undecided.upper()
-        code = {"FAIL": ExitCode.SAMPLE_ERRORS, "PASS": ExitCode.OK, "UNDECIDED": ExitCode.UNDECIDED}[verdict]
+        code = gate_exit_code(gate["verdict"], undecided)
         used = sum(e["n"] for e in gate["rows"] if e["primary"])
         held = sum(e["baseline_samples"] for e in gate["rows"] if e["primary"])
         msg = f"paired gate against {gate['baseline']}: {gate['verdict']} ({used} pairs of {held} the baseline holds; {errored} errored)"

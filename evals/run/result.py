@@ -1,29 +1,17 @@
-"""How a run ended: its exit code (`ExitCode`, documented in docs/run-folder.md and `ctxprobe run --help`) and the
-`RunResult` `ctxprobe.run` returns."""
+"""How a run ended: its exit code (`ExitCode`, from the one table of exit codes in `tasks/exit_codes.py`, which
+`ctxprobe run --help` shows) and the `RunResult` `ctxprobe.run` returns."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import IntEnum
 from pathlib import Path
 
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
-from ctxprobe.evals.records.write_errors import WRITE_FAILED_EXIT
 from ctxprobe.evals.run.send.loop import Progress
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    SAMPLE_ERRORS = 1  # also: `--against`, a row FAILs
-    BAD_INPUT = 2
-    ENDPOINT_LOST = 3
-    WRITE_FAILED = WRITE_FAILED_EXIT
-    UNDECIDED = 6  # `--against`: no row FAILs, some stay undecided
-    ENGINE_FAULT = 7  # the cache-path control: the engine's prefix-cache path changes answers
-    INTERRUPTED = 130
+from ctxprobe.tasks.exit_codes import ExitCode
 
 
 @dataclass

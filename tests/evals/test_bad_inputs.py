@@ -382,7 +382,7 @@ OTHER: dict[str, Case] = {  # whole command lines
     "limit min length 0": lambda t: ["limit", "--min-length", "0"],
     "limit max length 1e9": lambda t: ["limit", "--max-length", "1000000000"],
     "limit advertised words": lambda t: ["limit", "--advertised", "huge"],
-    "limit threshold 2": lambda t: ["limit", "--threshold", "2"],
+    "limit min-accuracy 2": lambda t: ["limit", "--min-accuracy", "2"],
     "limit confidence 0.3": lambda t: ["limit", "--confidence", "0.3"],
     "limit ratio 1": lambda t: ["limit", "--ratio", "1"],
     "limit endpoint ipv6 unclosed": lambda t: ["limit", "--endpoint", "http://[::1"],
@@ -570,7 +570,7 @@ def _finite(text: str) -> float:
 def _argparse_error(argv: list[str]) -> bool:
     """Cases argparse itself refuses (a flag's type or choices): it exits 2 with one line."""
     typed = {"--seed": int, "--samples": int, "--concurrency": int, "--retries": int, "--timeout": _finite,
-             "--timeout-per-1k": _finite, "--threshold": _finite, "--confidence": _finite, "--ratio": _finite,
+             "--timeout-per-1k": _finite, "--threshold": _finite, "--min-accuracy": _finite, "--confidence": _finite, "--ratio": _finite,
              "--alpha": _finite, "--fail-if-drop": _finite, "--gpus": int, "--prefill-rate": _finite}
     for flag, kind in typed.items():
         if flag in argv:

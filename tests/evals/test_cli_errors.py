@@ -46,7 +46,7 @@ CASES = {
     "unknown flag": lambda t: ["run", "--frobnicate"],
     "show on a non-run folder": lambda t: ["show", str(t)],
     "prompt for an unknown sample": lambda t: ["prompt", str(t), "abc"],
-    "limit with bad threshold": lambda t: ["limit", "--threshold", "1.5"],
+    "limit with bad min-accuracy": lambda t: ["limit", "--min-accuracy", "1.5"],
     "limit with unknown task": lambda t: ["limit", "--task", "nope"],
     "limit with missing config": lambda t: ["limit", "--config", "/no/config.json"],
     "unknown token counter": lambda t: ["run", "--family", "niah", "--token-counter", "magic"],

@@ -17,6 +17,7 @@ from ctxprobe.runners.launchers import DEFAULT_LAUNCHER, launchers
 from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.settings import ClientSettings, LogprobSettings
 from ctxprobe.tasks.errors import UserError, validated  # noqa: F401  (the options and their check, from one import)
+from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
 from ctxprobe.tasks.sample import Mode
 
 
@@ -103,8 +104,7 @@ class AgainstOptions(BaseModel):
     baseline_endpoint: list[str] = Field(
         default_factory=list, description="with --against and --max-samples: the baseline's endpoint, sent the "
         "samples the baseline run lacks in lockstep with the candidate (kept in the run's baseline-extension/)")
-    undecided: Literal["exit", "fail", "pass"] = Field(
-        "exit", description="with --against: exit code when rows stay undecided: exit (6), fail (1), pass (0)")
+    undecided: Undecided = Field("exit", description=f"with --against: {UNDECIDED_HELP}")
     junit: str | None = Field(None, description="with --against: write the gate's rows as JUnit XML (failed / "
                               "passed / skipped when undecided)")
     summary_md: str | None = Field(None, description="with --against: write the gate's verdicts as a markdown "

@@ -67,7 +67,7 @@ def test_every_output_says_the_same_word(case: str, tmp_path: Path, capsys: pyte
         "summary": re.search(r"^### ctxprobe gate: (\w+)", summary.read_text(), flags=re.M).group(1),  # type: ignore[union-attr]
     }
     assert set(words.values()) == {case}, words
-    assert code == (1 if case == "FAIL" else 0)
+    assert code == {"FAIL": 1, "PASS": 0, "UNDECIDED": 6}[case]  # UNDECIDED: `run --against`'s code too
     # the word against the intervals compare.json records, computed here: PASS when every pooled row's
     # interval lies above -margin, FAIL when a row was failed, else UNDECIDED
     pooled = [r for r in data["rows"] if r["level"] == "family"]
@@ -81,10 +81,37 @@ def test_six_pairs_with_a_wide_interval_are_undecided_not_a_pass(tmp_path: Path,
     base, cand = _runs(tmp_path, "UNDECIDED")
     capsys.readouterr()
     assert main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--results-dir", str(tmp_path / "out"),
-                 "--no-report"]) == 0
+                 "--no-report"]) == 6
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("gate --fail-if-drop"))
     assert line.startswith("gate --fail-if-drop 0.05: UNDECIDED: q4 niah") and ", 6 pairs (" in line, line
     assert "pass" not in line.lower().split("undecided")[0]
+
+
+@pytest.mark.parametrize(("undecided", "code"), [("exit", 6), ("fail", 1), ("pass", 0)])
+def test_undecided_exits_as_run_against_does(undecided: str, code: int, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare --undecided` maps UNDECIDED as `run --against --undecided` does, and its code is the run's."""
+    from ctxprobe.evals.run.result import ExitCode
+
+    base, cand = _runs(tmp_path, "UNDECIDED")
+    assert main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--undecided", undecided,
+                 "--results-dir", str(tmp_path / "out"), "--no-report"]) == code
+    assert ExitCode.UNDECIDED == 6 and "6    a gate is UNDECIDED" in capsys.readouterr().out + _help("compare")
+
+
+def test_undecided_without_a_gate_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, cand = _runs(tmp_path, "UNDECIDED")
+    assert main(["compare", str(base), str(cand), "--undecided", "pass", "--results-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--undecided pass needs a gate" in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def _help(command: str) -> str:
+    from ctxprobe.evals.cli.main import build_parser
+
+    parser = build_parser(command)
+    return parser._subparsers._group_actions[0].choices[command].format_help()  # type: ignore[union-attr]
 
 
 def test_an_undecided_gate_names_what_is_short_pairs_or_chains(tmp_path: Path,
