@@ -19,8 +19,9 @@ already there), so a request that reuses p tokens of an L-token prompt costs t(L
   (the builder fills a gap only while more than a quarter of the tolerance is left; on the nightly suite's 42
   chain lengths, counted with Gemma's tokenizer, every fill measured 0 tokens).
 
-This module reads `send.order` (its groups and its bound) and changes nothing there: the order a cache-aware
-run sends nested chains in is taken as the suite's own (chain by chain, as listed)."""
+What two prompts share is `send.prefix_share`'s one model, the send order's bound's too; here a stream is
+estimated (its length less `FILL_TOKENS` and its question). The order a cache-aware run sends nested chains in
+is taken as the suite's own (chain by chain, as listed)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxprobe.evals.run.send.order import Order, send_groups
-from ctxprobe.tasks.identity import sharing_key
+from ctxprobe.evals.run.send.prefix_share import ChainParts, shared_tokens
 from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Recipe
@@ -82,27 +83,20 @@ def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:
     return tail
 
 
-def reused_tokens(previous: Recipe | None, recipe: Recipe, tail: Callable[[Recipe], int],
-                  fill: int = FILL_TOKENS) -> int:
-    """Tokens of `recipe`'s prompt a one-slot cache holding `previous`'s prompt serves (the module docstring)."""
-    if previous is None or sharing_key(previous) != sharing_key(recipe):
-        return 0
-    if recipe.nested is None:
-        return int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens)
-    if previous.context_tokens == recipe.context_tokens:
-        return max(recipe.context_tokens - tail(recipe), 0)
-    shorter = min(previous, recipe, key=lambda r: r.context_tokens)
-    return max(shorter.context_tokens - fill - tail(shorter), 0)
+def estimated_chain(tail: Callable[[Recipe], int], fill: int = FILL_TOKENS) -> ChainParts:
+    """A chain's parts before any prompt is built: a prompt's stream is its length less its fill and question."""
+    return ChainParts(lambda recipe: recipe.context_tokens - fill - tail(recipe), fill)
 
 
 def requests(lanes: Sequence[Sequence[Recipe]], tail: Callable[[Recipe], int],
              fill: int = FILL_TOKENS) -> list[Request]:
-    """Every request of the lanes with the tokens its lane's cache serves it."""
+    """Every request of the lanes with the tokens its lane's cache serves it (`prefix_share.shared_tokens`)."""
+    chain = estimated_chain(tail, fill)
     out: list[Request] = []
     for lane in lanes:
         previous: Recipe | None = None
         for recipe in lane:
-            out.append(Request(recipe.context_tokens, reused_tokens(previous, recipe, tail, fill)))
+            out.append(Request(recipe.context_tokens, shared_tokens(previous, recipe, chain)))
             previous = recipe
     return out
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from ctxprobe.evals.records.manifest import OrderDetail
+from ctxprobe.evals.run.send.prefix_share import ChainParts, shared_tokens
 from ctxprobe.tasks.identity import sharing_key
 from ctxprobe.tasks.sample import Recipe
 
@@ -123,7 +124,8 @@ def expected_cached_tokens(groups: Sequence[Sequence[Recipe]], lead_tokens: int 
     this model counts (instructions differ by task). It is the bound the issue's figures use.
 
     Two consecutive prompts of one nested chain share the shorter one's stream (`stream_tokens`: measured on
-    built samples where `streams` gives them by sample id, else the length less a question allowance). Sent
+    built samples where `streams` gives them by sample id, else the length less a question allowance; the
+    model of what prompts share is `prefix_share`'s, the dry run's too, with no fill counted). Sent
     in ascending length, every prompt reuses all of the previous one's context: the chain's uncached tokens
     are its longest context and every question, each context token prefilled once.
 
@@ -137,18 +139,13 @@ def expected_cached_tokens(groups: Sequence[Sequence[Recipe]], lead_tokens: int 
     Built prompts say more where they are at hand: `offsets` (by sample id) gives an independent prompt's
     first needle's token offset, where it stops sharing; an engine that reuses whole blocks of `block` tokens
     only (vLLM) serves each shared prefix rounded down to a block."""
+    chain = ChainParts(lambda recipe: stream_tokens(recipe, streams))
     total = cached = 0
     for group in groups:
         previous: Recipe | None = None
         for recipe in group:
             total += recipe.context_tokens
-            if previous is not None and sharing_key(previous) == sharing_key(recipe):
-                if recipe.nested is not None:
-                    shared = min(stream_tokens(previous, streams), stream_tokens(recipe, streams))
-                elif offsets and previous.sample_id() in offsets and recipe.sample_id() in offsets:
-                    shared = min(offsets[previous.sample_id()], offsets[recipe.sample_id()])
-                else:
-                    shared = lead_tokens + int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens)
-                cached += shared - shared % block if block else shared
+            shared = shared_tokens(previous, recipe, chain, lead_tokens, offsets)
+            cached += shared - shared % block if block else shared
             previous = recipe
     return total, cached
