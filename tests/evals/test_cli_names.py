@@ -5,11 +5,12 @@ read, with a note), and one table of exit codes that every `--help` showing exit
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from ctxprobe.evals.cli.main import build_parser, main
-from ctxprobe.tasks.exit_codes import EXIT_CODES, ExitCode, exit_codes_for
+from ctxprobe.tasks.exit_codes import EXIT_CODES, ExitCode, exit_codes_for, markdown_exit_codes
 from tests.runners.fake_engine import FakeEngine
 
 
@@ -70,6 +71,13 @@ def test_no_flag_name_is_two_switches_of_different_kinds_across_subcommands() ->
             for flag in action.option_strings:
                 kinds.setdefault(flag, set()).add(action.nargs == 0)
     assert [flag for flag, kind in kinds.items() if len(kind) > 1] == []
+
+
+def test_the_docs_show_the_same_table() -> None:
+    """docs/run-folder.md's table is `markdown_exit_codes()`; rewrite it from there when the table changes."""
+    page = (Path(__file__).parents[2] / "docs" / "run-folder.md").read_text()
+    shown = page.split("<!-- exit codes: generated from tasks/exit_codes.py", 1)[1].split("-->", 1)[1]
+    assert shown.split("<!-- end of exit codes -->")[0].strip() == markdown_exit_codes()
 
 
 @pytest.mark.parametrize("command", [None, "run", "compare", "limit", "doctor", "check"])
