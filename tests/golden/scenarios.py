@@ -95,7 +95,7 @@ class Normaliser:
         text = re.sub(r"\d+(\.\d+)? (tok/s|samples/s|tokens/s)", "<RATE>", text)
         text = re.sub(r"\b\d{1,2}:\d\d(:\d\d)?\b", "<CLOCK>", text)
         # the dry run's prefill probes are timed: their fit moves with the machine's load
-        text = re.sub(r"(?m)^(prefill probes: ).*$", r"\1<TIMED>", text)
+        text = re.sub(r"(?m)^(prefill probes: |expected prefill time).*$", r"\1<TIMED>", text)
         return text
 
     def value(self, value: Any) -> Any:
