@@ -149,8 +149,9 @@ def compare_folders(baseline: str | Path, *candidates: str | Path, alpha: float 
     (the page beside them is the report's: `ctxprobe.compare`, in `evals.report.pages`, adds it).
     `result.exit_code` is the gate's: 1 when a candidate drops by more than `fail_if_drop` significantly (in
     accuracy, or with `metric="p_answer"` in answer probability), or with `metric="kl"` when its mean KL is
-    above `kl_margin` nats. With the gate, runs it cannot judge (not finished, the baseline itself, another
-    suite) raise `GateRefused` (exit code 5)."""
+    above `kl_margin` nats; 6 when it is UNDECIDED (`result.gate_exit_code` maps that as `run --undecided`
+    does). With the gate, runs it cannot judge (not finished, the baseline itself, another suite) raise
+    `GateRefused` (exit code 5)."""
     runs = [load_run(p) for p in (baseline, *candidates)]
     result = compare_runs(runs[0], runs[1:], alpha, fail_if_drop, metric, kl_margin)
     if not write:

@@ -36,8 +36,9 @@ def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, 
     """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
     unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
     drops by more than `fail_if_drop` significantly (in accuracy, or with `metric="p_answer"` in answer
-    probability), or with `metric="kl"` when its mean KL is above `kl_margin` nats. With the gate, runs it
-    cannot judge (not finished, the baseline itself, another suite) raise `GateRefused` (exit code 5)."""
+    probability), or with `metric="kl"` when its mean KL is above `kl_margin` nats; 6 when it is UNDECIDED
+    (`result.gate_exit_code` maps that as `run --undecided` does). With the gate, runs it cannot judge (not
+    finished, the baseline itself, another suite) raise `GateRefused` (exit code 5)."""
     written = compare_api.compare_folders(baseline, *candidates, alpha=alpha, fail_if_drop=fail_if_drop,
                                           results_dir=results_dir, write=write, metric=metric, kl_margin=kl_margin)
     if write and html_report and written.out_dir:

@@ -1,11 +1,8 @@
 """`ctxprobe.run(...)`: plan a suite's samples, send them, record every one, and say how the run ended.
 
-The command line and nightly jobs call this same function. Its exit codes (`RunResult.exit_code`):
-0 every sample scored (or errors allowed); 1 samples ended in errors; 2 bad input (raised as
-`UserError`); 3 the endpoint went away mid-run (resume later); 4 a run file could not be written (disk
-full, read-only; status `failed`, resume elsewhere; raised as `WriteFailed` when nothing could be written
-at all); 7 the cache-path control found an engine fault (`evals.compare.cache_path`); 130 interrupted
-(Ctrl-C or SIGTERM).
+The command line and nightly jobs call this same function. Its exit codes (`RunResult.exit_code`) are
+`tasks/exit_codes.py`'s table (what `ctxprobe run --help` shows): bad input is raised as `UserError` (2), and a
+run that could write nothing at all as `WriteFailed` (4).
 
 This module runs every kind of run the same way: the plan `plan.resolve` made of the options, its folder and
 lock, the endpoint served (`send.serving`), the manifest from start to end (`bookkeeping`), and hands over
