@@ -17,6 +17,7 @@ last answered), tokenize calls per sample, the wall time, and the run's `order_d
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -41,7 +42,7 @@ def serve(args: argparse.Namespace) -> None:
     def stats(engine: FakeEngine, _body: Any) -> tuple[int, dict[str, Any]]:
         busy = [i for i, (_, n) in enumerate(seen) if n]
         span = seen[busy[0]:busy[-1] + 1] if busy else []  # from the first request sent to the last answered
-        weighted = sum(n * (t1 - t0) for (t0, n), (t1, _) in zip(span, span[1:]))
+        weighted = sum(n * (t1 - t0) for (t0, n), (t1, _) in itertools.pairwise(span))
         sending = span[-1][0] - span[0][0] if len(span) > 1 else 0.0
         return 200, dict(calls=len(engine.completion_calls()), peak=engine.peak_in_flight["completions"],
                          mean=weighted / sending if sending else 0.0, sending=sending, tokenize=engine.tokenize_calls,

@@ -25,6 +25,7 @@ Timings move with the machine's load: the load average is printed beside them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -176,10 +177,8 @@ def main() -> None:
 
         def total() -> int:
             if not planned[0] and (d := run_dir()) is not None and (d / "manifest.json").exists():
-                try:
+                with contextlib.suppress(json.JSONDecodeError):
                     planned[0] = json.loads((d / "manifest.json").read_text()).get("samples_planned") or 0
-                except json.JSONDecodeError:
-                    pass
             return planned[0]
 
         counter = LineCounter(lambda: (d / "samples.jsonl") if (d := run_dir()) else None)

@@ -70,7 +70,7 @@ def _table(title: str, after: Counts, before: Counts | None) -> None:
         print(f"{'':<{width}}{'before':>15}{'after':>15}{'before':>15}{'after':>15}")
     else:
         print(f"{head}{'gamed credited':>16}{'honest rejected':>17}")
-    rows = list(after) + ["total"]
+    rows = [*after, "total"]
     total = {k: sum(c.get(k, 0) for c in after.values()) for k in ("tried_gamed", "credited", "tried_honest",
                                                                      "rejected")}
     before_total = None if before is None else {

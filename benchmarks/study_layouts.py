@@ -70,7 +70,7 @@ def cost(run_dir: Path) -> dict[str, float]:
     from ctxprobe.tasks.identity import chain_key
     from ctxprobe.tasks.sample import Recipe
 
-    for line in open(run_dir / "samples.jsonl"):
+    for line in (run_dir / "samples.jsonl").read_text().splitlines():
         record = json.loads(line)
         response = record.get("response") or {}
         tokens = int(response.get("prompt_tokens") or 0)

@@ -8,6 +8,7 @@ first failure stops the items not yet started, and nothing waits for a thread at
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -68,10 +69,8 @@ async def in_daemon_thread(fn: Callable[..., R], *args: Any) -> R:
             ok = True
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
             value, ok = exc, False
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for this any more
             loop.call_soon_threadsafe(settle, ok, value)
-        except RuntimeError:  # the loop has closed: nobody waits for this any more
-            pass
 
     threading.Thread(target=work, daemon=True, name="ctxprobe-build").start()
     return await future

@@ -19,7 +19,7 @@ from pathlib import Path
 def convert(gguf: Path, out: Path) -> None:
     """Write `out` (config.json, model.safetensors, tokenizer files) from the GGUF file `gguf`."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig  # type: ignore[attr-defined]
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16,

@@ -163,7 +163,7 @@ class _DeadlineHTTP(http.client.HTTPConnection):
 
     def connect(self) -> None:
         super().connect()
-        self.sock = _DeadlineSocket(self.sock, self._deadline)  # type: ignore[assignment]
+        self.sock = _DeadlineSocket(self.sock, self._deadline)
 
 
 class _DeadlineHTTPS(http.client.HTTPSConnection):
@@ -173,7 +173,7 @@ class _DeadlineHTTPS(http.client.HTTPSConnection):
 
     def connect(self) -> None:
         super().connect()  # TLS included: the deadline wraps the encrypted socket's reads
-        self.sock = _DeadlineSocket(self.sock, self._deadline)  # type: ignore[assignment]
+        self.sock = _DeadlineSocket(self.sock, self._deadline)
 
 
 def _opener(url: str, deadline: float) -> urllib.request.OpenerDirector:
@@ -182,12 +182,12 @@ def _opener(url: str, deadline: float) -> urllib.request.OpenerDirector:
 
     class Plain(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            return self.do_open(functools.partial(_DeadlineHTTP, deadline=deadline), req)  # type: ignore[arg-type]
+            return self.do_open(functools.partial(_DeadlineHTTP, deadline=deadline), req)
 
     class Secure(urllib.request.HTTPSHandler):
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            return self.do_open(functools.partial(_DeadlineHTTPS, deadline=deadline), req,  # type: ignore[arg-type]
-                                context=self._context)  # type: ignore[attr-defined]
+            return self.do_open(functools.partial(_DeadlineHTTPS, deadline=deadline), req,
+                                context=self._context)
 
     handlers: list[Any] = [Plain, Secure]
     if is_loopback(url):

@@ -20,6 +20,7 @@ A run reaches both through their launchers (runners/launchers/), which size, sta
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import re
@@ -245,10 +246,8 @@ class EmbeddedEngine:
 
     @staticmethod
     def _signal(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
 
     @property
     def running(self) -> bool:

@@ -69,26 +69,26 @@ class ReplyParts:
     def add_chunk(self, chunk: object) -> bool:
         """Take one streamed chunk; True when it carried generated text or reasoning (a token)."""
         got = False
-        for choice in _get(chunk, "choices") or ():  # type: ignore[attr-defined]
+        for choice in _get(chunk, "choices") or ():
             delta = _get(choice, "delta")
             got |= self._take(_get(choice, "text"), delta if delta is not None else choice)
             if delta is not None:
                 got |= self._take(_get(delta, "content"), None)
             self.generated += generated_tokens(_get(choice, "logprobs"))
-            self.finish_reason = _get(choice, "finish_reason") or self.finish_reason  # type: ignore[assignment]
+            self.finish_reason = _get(choice, "finish_reason") or self.finish_reason
         self._usage(chunk)
         return got
 
     def add_whole(self, body: object) -> None:
         """Take a non-streamed completion or chat completion."""
         choices = _get(body, "choices") or ()
-        for choice in choices[:1]:  # type: ignore[index]
+        for choice in choices[:1]:
             message = _get(choice, "message")
             self._take(_get(choice, "text"), message if message is not None else choice)
             if message is not None:
                 self._take(_get(message, "content"), None)
             self.generated += generated_tokens(_get(choice, "logprobs"))
-            self.finish_reason = _get(choice, "finish_reason")  # type: ignore[assignment]
+            self.finish_reason = _get(choice, "finish_reason")
         self._usage(body)
 
     def _take(self, text: object, holder: object) -> bool:

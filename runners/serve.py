@@ -32,14 +32,14 @@ READY_LINE = "ctxprobe-serve: ready"
 
 def engine_version() -> str:
     """The xllamacpp wheel's version: the one version this engine has (its build_info says b0-unknown)."""
-    import xllamacpp  # type: ignore[import-untyped]
+    import xllamacpp
 
     return str(xllamacpp.__version__)
 
 
 def server_params(args: ServeSettings) -> Any:
     """xllamacpp's CommonParams for these options."""
-    import xllamacpp  # type: ignore[import-untyped]
+    import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # die at once, mid-prefill too
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    import xllamacpp  # type: ignore[import-untyped]
+    import xllamacpp
 
     try:
         server = xllamacpp.Server(server_params(args))  # returns once /health answers 200

@@ -106,7 +106,7 @@ class PromptBuilder:
                 self._chains[key] = found
                 while len(self._chains) > CHAINS_KEPT:
                     del self._chains[next(iter(self._chains))]
-        return found  # type: ignore[no-any-return]
+        return found
 
     def build(self, recipe: Recipe) -> Sample:
         """Build the sample a recipe defines; the recipe must name this builder's tokenizer."""
@@ -124,9 +124,9 @@ class PromptBuilder:
         check_depth(recipe.depth)
         key = needle_key(recipe)  # the needles and values depend on what is asked, never on the tokenizer
         if is_sized(family):
-            draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),  # type: ignore[arg-type]
+            draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),
                                    recipe.context_tokens, self.counter, lead,
-                                   params.question_position, recipe.depth)  # type: ignore[attr-defined]
+                                   params.question_position, recipe.depth)
             return self._sample(recipe, draft, built)
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
@@ -134,7 +134,7 @@ class PromptBuilder:
             draft = family.draft(params, recipe.depth, recipe.mode, rng)
             if asks_absent(params):
                 draft = absent_draft(draft, absent_question_draw(family, params, recipe, draft, f"{key}#{attempt}"))
-            draft = place_question(draft, params.question_position)  # type: ignore[attr-defined]
+            draft = place_question(draft, params.question_position)
             target = recipe.context_tokens - draft.reserve_tokens
             built = assemble(draft, counts, target, lead, recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):
@@ -198,7 +198,7 @@ def absent_question_draw(family: Any, params: Any, recipe: Recipe, present: Draf
     own, with every key and value drawn apart from the present draft's."""
     rng = random.Random(hashlib.sha256(f"{seed_text}#absent".encode()).digest())
     with drawn_apart({*present.unique, *(n.answer for n in present.needles)}):
-        return family.draft(params, recipe.depth, recipe.mode, rng)  # type: ignore[no-any-return]
+        return family.draft(params, recipe.depth, recipe.mode, rng)
 
 
 def answers_placed_once(prompt: str, draft: Draft, needle_units: list[str]) -> bool:

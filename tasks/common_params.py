@@ -37,7 +37,7 @@ def with_common_params(params: type[BaseModel]) -> type[BaseModel]:
     """`params` with the common parameters added (validation and the family's own validators unchanged)."""
     if "question_position" in params.model_fields:
         return params
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    return create_model(
         params.__name__, __base__=(params, _OmitDefaults), __module__=params.__module__,
         question_position=(QuestionPosition, Field(
             "end", description="where the question goes: end (after the document), start (before it, "

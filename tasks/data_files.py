@@ -37,8 +37,8 @@ def parquet_files(path: Path, where: str) -> list[Path]:
 
 def parquet_rows(files: list[Path], where: str) -> list[dict[str, Any]]:
     """Every row of `files`; a file that is empty, torn or not parquet at all is one line naming it."""
-    import pyarrow  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow
+    import pyarrow.parquet as pq
 
     rows: list[dict[str, Any]] = []
     for file in files:

@@ -60,7 +60,7 @@ def distinct(values: Sequence[V], text: object, what: str, unit: str) -> list[V]
 
 
 def _shown(text: object) -> str:
-    return repr(text) if isinstance(text, str) else "[" + ", ".join(map(str, text)) + "]"  # type: ignore[call-overload]
+    return repr(text) if isinstance(text, str) else "[" + ", ".join(map(str, text)) + "]"
 
 
 def check_depth(depth: float) -> float:

@@ -50,11 +50,10 @@ def check_nests(family: str, params: dict[str, Any], cells: int | None = None) -
     found = get_family(family)
     capacity = getattr(found, "nested_capacity", None)
     most = capacity(validate_params(found, params)) if cells is not None and capacity is not None else None
-    if most is not None and cells is not None:
-        if cells > most:
-            raise UserError(f"layout nested: {family} ({_shown(params)}) draws each cell's needles apart from a "
-                            f"finite pool, so a chain holds at most {most} cells, and this grid has {cells} "
-                            "(lengths x depths): give fewer lengths or depths, or layout independent")
+    if most is not None and cells is not None and cells > most:
+        raise UserError(f"layout nested: {family} ({_shown(params)}) draws each cell's needles apart from a "
+                        f"finite pool, so a chain holds at most {most} cells, and this grid has {cells} "
+                        "(lengths x depths): give fewer lengths or depths, or layout independent")
     if is_sized(found):
         raise UserError(f"layout nested: family {family} sizes its whole document to each length, so no length's "
                         "prompt is the start of a longer one: give it layout independent")
@@ -161,7 +160,7 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int,
         offset = tokens  # where the needle starts: before its opening, when it comes first
         text = opened(needle.text)
         spots.append(NeedleSpot(
-            role=draft.needles[needle.index].role if needle.cell == cell else "distractor",  # type: ignore[arg-type]
+            role=draft.needles[needle.index].role if needle.cell == cell else "distractor",
             text=text, answer=layout.drafts[needle.cell].needles[needle.index].answer, char_offset=chars,
             token_offset=layout.lead + layout.head_tokens + offset,
             depth_pct=round(100.0 * offset / hay_tokens, 3)))

@@ -40,9 +40,9 @@ def task_family(name: str, version: str = BASE_VERSION) -> Callable[[F], F]:
     family's `Params` gain the parameters every family accepts (`tasks.common_params`)."""
 
     def register(cls: F) -> F:
-        cls.Params = with_common_params(cls.Params)  # type: ignore[attr-defined]
-        cls.name = name  # type: ignore[attr-defined]
-        cls.version = version  # type: ignore[attr-defined]
+        cls.Params = with_common_params(cls.Params)
+        cls.name = name
+        cls.version = version
         family_index.add(name, cls)
         return cls
 
@@ -57,7 +57,7 @@ def get_family(name: str) -> TaskFamily:
     cls = family_index.family_class(name)
     if cls is None:
         raise UserError(f"unknown task family {name!r}; known: {', '.join(known_families())}")
-    return cls()  # type: ignore[no-any-return]
+    return cls()
 
 
 def validate_params(family: TaskFamily, params: dict[str, object]) -> BaseModel:

@@ -17,10 +17,10 @@ class DuplicateKey(yaml.constructor.ConstructorError):
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader whose mappings refuse a key seen before in the same mapping."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             try:
                 hash(key)
             except TypeError:

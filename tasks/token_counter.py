@@ -149,9 +149,6 @@ class HFTokenizerCounter:
             self._tok, "encode_batch_fast") else self._tok.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encs]
 
-    def token_ids(self, text: str) -> list[int]:
-        return list(self._tok.encode(text, add_special_tokens=False).ids)
-
 
 def _looks_like_hub_id(source: str) -> bool:
     """`org/name` (no leading `/`, `.` or `~`, one slash, not on disk) is a hub id; anything else is a path."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from ctxprobe.evals.cli.options import exit_codes_epilog
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="list the damaged lines of run folders' samples.jsonl (and write a clean copy)",
                        description="List the lines of each run's samples.jsonl that hold no record (blank, NUL "
                                    "bytes, not UTF-8, invalid JSON, not a sample record), with their line "

@@ -9,7 +9,7 @@ import sys
 from ctxprobe.evals.cli.options import add_model_args, exit_codes_epilog, model_values
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.compare.options import CompareOptions
 
     p = sub.add_parser("compare", help="pair two or more runs of one suite sample by sample and test the differences",

@@ -13,7 +13,7 @@ class DoctorArgs(DoctorOptions, JsonOutput):
     """The doctor's options and how its report is printed."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
                        description="Check an endpoint with a few tiny requests: engine, version, context length, "
                                    "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions; and a "

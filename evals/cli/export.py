@@ -9,7 +9,7 @@ from typing import Any
 from ctxprobe.evals.cli.options import add_model_args, model_values
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.lmeval.options import ExportOptions
 
     p = sub.add_parser("export", help="write a suite's or run's prompts as an lm-eval task directory or HF dataset",

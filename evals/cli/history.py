@@ -9,7 +9,7 @@ import sys
 from ctxprobe.evals.cli.options import add_model_args, model_values
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.compare.options import HistoryOptions
 
     p = sub.add_parser("history", help="accuracy of one suite's finished runs over time, each night tested against the last",

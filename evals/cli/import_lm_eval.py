@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import-lm-eval", help="turn lm-eval sample logs into a ctxprobe run folder",
                        description="Read lm-eval sample logs (samples_<task>_<time>.jsonl, written with "
                                    "--log_samples) and write a run folder that show/compare/report read.")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 RENAMED = {"threshold": "--min-accuracy"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.run.send.options import EndpointOptions
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 
     p = sub.add_parser("prompt", help="rebuild and print one prompt from its recipe")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="render run, limit, compare and history folders into one HTML page",
                        description="Render run, limit, compare and history folders into one self-contained HTML "
                                    "page that opens offline (inline CSS and images, no scripts).")

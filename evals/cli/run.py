@@ -27,7 +27,7 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
         add_model_args(p.add_argument_group(found.group), found.settings.model_fields, metavars=found.metavars)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.run.send.options import DryRunOptions, JudgeOptions, RunOptions, SuiteOptions
 
     p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",

@@ -6,7 +6,7 @@ import argparse
 
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="print a run's accuracy table (and rewrite its summary and heatmaps)")
     p.add_argument("run_dir", help="a run folder under results/")
     p.set_defaults(func=run)

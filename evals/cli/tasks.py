@@ -10,7 +10,7 @@ from ctxprobe.tasks.registry import get_family, known_families
 from ctxprobe.tasks.suite import builtin_suites
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list task families, their parameters, haystacks and suites")
     p.set_defaults(func=run)
 

@@ -178,7 +178,7 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
                 plan.pairs[key] = plan.pairs.get(key, 0) + 1
             for name in plan.by_metric:
                 if diffs[name] is not None:
-                    fresh[name][key].append(diffs[name])  # type: ignore[arg-type]
+                    fresh[name][key].append(diffs[name])
                     chains[name][key].append(chain)
                 elif not metrics.metric(name).always:
                     lacking = plan.lacking.setdefault(name, {})

@@ -8,6 +8,7 @@ finished run (compare and history folders have none), so there is no index to go
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from ctxprobe.evals.compare.signed import signed
@@ -70,7 +71,7 @@ def history(results_dir: str | Path, label: str | None = None, suite: str | None
     result = HistoryResult(suite=suites[0], alpha=alpha, metric=metric, kl_margin=kl_margin if metric == "kl" else None,
                            runs=[run_input(r, lab) for r, lab in zip(runs, labels)],
                            points=[p for r, lab in zip(runs, labels) for p in _points(r, lab)],
-                           steps=[_step(a, b, alpha, metric, kl_margin) for a, b in zip(runs, runs[1:])],
+                           steps=[_step(a, b, alpha, metric, kl_margin) for a, b in itertools.pairwise(runs)],
                            skipped=skipped)
     if not write:
         return result

@@ -159,7 +159,7 @@ async def _styles(config: EndpointConfig, modes: list[str], counter: TokenCounte
         name = f"answer style ({mode})"
         async with EndpointClient(config.model_copy(update={"mode": mode})) as client:
             try:
-                style = await answer_style(client, mode, counter)  # type: ignore[arg-type]
+                style = await answer_style(client, mode, counter)
             except (EndpointError, UserError) as exc:
                 checks.append(Check(name=name, status="failed", found=str(exc)[:300]))
                 continue

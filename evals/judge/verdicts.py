@@ -81,7 +81,7 @@ class Judge:
             return JudgeVerdict(**base, error=f"HTTP {status}: {shown_body(body, 200)}")
         reply = _content(body)
         reading = read_reply(reply)
-        return JudgeVerdict(**base, verdict=reading.verdict, reason=reading.reason, error=reading.error,  # type: ignore[arg-type]
+        return JudgeVerdict(**base, verdict=reading.verdict, reason=reading.reason, error=reading.error,
                             reply=reply[:2000])
 
     def _send(self, payload: dict[str, Any]) -> tuple[int, Any]:

@@ -171,10 +171,10 @@ def search_bounds(counter: TokenCounter, tasks: list[TaskSpec], opts: LimitOptio
     `--answer-room`), less what a task's own answer budget needs beyond that room, and `--max-length` where it
     is shorter; its lower end: `--min-length`, or the tasks' shortest prompt where that is longer, and the floor
     the search steps down to when the shortest length fails."""
-    granularity = int(search_args.get("granularity", 256))  # type: ignore[call-overload]
+    granularity = int(search_args.get("granularity", 256))
     top = min(n for n in (max_length, accepted) if n)
     shortest, budget = shortest_length(counter, tasks, opts.haystack, mode, up_to=top,
-                                       samples=max(len(tasks), int(search_args["batch"])),  # type: ignore[call-overload]
+                                       samples=max(len(tasks), int(search_args["batch"])),
                                        granularity=granularity)
     why = "--max-length" if max_length and (accepted is None or max_length < accepted) else "the accepted length"
     context_length = None
@@ -188,7 +188,7 @@ def search_bounds(counter: TokenCounter, tasks: list[TaskSpec], opts: LimitOptio
     low = min(max(min_length, shortest), top)
     ceiling = "--max-length" if why == "--max-length" else "the accepted length"
     config = LimitConfig(min_length=low, max_length=top, floor=shortest, ceiling=ceiling,
-                         **search_args)  # type: ignore[arg-type]
+                         **search_args)
     return SearchBounds(config, why, context_length)
 
 

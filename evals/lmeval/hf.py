@@ -40,7 +40,7 @@ def hf_row(sample: Sample) -> dict[str, Any]:
 
 def write_hf_dataset(source: ExportSource, out_dir: str | Path) -> HfExport:
     """Write `out_dir` (new or empty) as a `save_to_disk` dataset, plus `data.parquet` beside it."""
-    import datasets  # type: ignore[import-untyped]  # slow to import: only this export needs it
+    import datasets  # slow to import: only this export needs it
 
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

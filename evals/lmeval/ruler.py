@@ -54,7 +54,7 @@ def ruler_sample(logged: LoggedDoc, prompt: str, *, mode: str, tokenizer: str, g
     kind = "any" if is_qa(logged.task) else "value" if len(answers) == 1 else "values"
     recipe = Recipe(family=FAMILY, params={"task": logged.task}, haystack=FAMILY, context_tokens=int(doc["max_length"]),
                     depth=round(needles[0].depth_pct / 10) * 10 if needles else 0.0,
-                    seed=logged.doc_id, mode=mode, tokenizer=tokenizer, generator_version=generator)  # type: ignore[arg-type]
+                    seed=logged.doc_id, mode=mode, tokenizer=tokenizer, generator_version=generator)
     return Sample(
         sample_id=recipe.sample_id(), recipe=recipe, prompt=prompt, prompt_sha256=sha256_text(prompt),
         planned_tokens=int(doc.get("length") or doc["max_length"]), approximate=False,

@@ -16,7 +16,7 @@ METRICS = ("exact", "partial")
 
 def load_data(path: Path) -> dict[str, Any]:
     """One exported data file as lm-eval's `custom_dataset` must return it: `{"test": Dataset}`."""
-    import datasets  # type: ignore[import-untyped]
+    import datasets
 
     return {"test": datasets.Dataset.from_json(str(path))}
 

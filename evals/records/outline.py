@@ -32,7 +32,7 @@ SampleOutline: type[BaseModel] = create_model(
 class RecordOutline(SampleRecord):
     """One line of samples.jsonl read as an outline (see the module's docstring)."""
 
-    sample: SampleOutline  # type: ignore[valid-type]
+    sample: SampleOutline
 
     @classmethod
     def skim(cls, raw: bytes) -> bytes:

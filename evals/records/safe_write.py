@@ -89,7 +89,7 @@ def save_figure(fig: object, path: Path | str, **options: object) -> Path:
     import io
 
     buf = io.BytesIO()
-    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **options)  # type: ignore[attr-defined]
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **options)
     return replace_file(path, buf.getvalue())
 
 

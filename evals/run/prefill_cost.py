@@ -76,7 +76,7 @@ def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:
             family = get_family(recipe.family)
             params = validate_params(family, recipe.params)
             draft = place_question(family.draft(params, 50.0, recipe.mode, random.Random(0)),
-                                   params.question_position)  # type: ignore[attr-defined]
+                                   params.question_position)
             seen[key] = count(counter, draft.tail)
         return seen[key]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable
 from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, positive_int, register,
@@ -35,7 +35,7 @@ class LlamaServer(EngineAdapter):
     computed_metric = "prompt_tokens"  # llamacpp:prompt_tokens_total counts the tokens it computed
     context_source = "GET /props default_generation_settings.n_ctx (per slot)"
     reasoning_budget_field = "thinking_budget_tokens"
-    metrics = {
+    metrics: ClassVar[Mapping[str, str]] = {
         "prompt_tokens": "llamacpp:prompt_tokens_total",
         "cached_prompt_tokens": "llamacpp:prompt_tokens_cached_total",
         "prompt_seconds": "llamacpp:prompt_seconds_total",

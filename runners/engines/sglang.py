@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxprobe.runners.engines.base import Call, Calls, EngineAdapter, Stated, dig, positive_int, register, with_model
 
@@ -27,7 +27,7 @@ class SGLang(EngineAdapter):
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
     reasoning_budget_field = "thinking_budget"
-    metrics = {
+    metrics: ClassVar[Mapping[str, str]] = {
         "cached_prompt_tokens": "sglang:cached_tokens_total",
         "prompt_tokens": "sglang:prompt_tokens_total",
         "cache_hit_rate": "sglang:cache_hit_rate",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, metric_labels,
                                            positive_int, register, with_model)
@@ -38,7 +38,7 @@ class VLLM(EngineAdapter):
     count_field = "count"
     context_source = "GET /v1/models max_model_len"
     reasoning_budget_field = "thinking_token_budget"
-    metrics = {
+    metrics: ClassVar[Mapping[str, str]] = {
         "prefix_cache_queries": "vllm:prefix_cache_queries_total",
         "prefix_cache_hits": "vllm:prefix_cache_hits_total",
         "cached_prompt_tokens": "vllm:prompt_tokens_cached_total",
@@ -49,7 +49,7 @@ class VLLM(EngineAdapter):
         "kv_cache_usage": "vllm:kv_cache_usage_perc",
     }
     forced_logprobs = True  # token-id prompts, logit_bias; raw logprobs in its default --logprobs-mode
-    logprob_body = {"return_tokens_as_token_ids": True}  # tokens as `token_id:N`
+    logprob_body: ClassVar[Mapping[str, Any]] = {"return_tokens_as_token_ids": True}  # tokens as `token_id:N`
     # "... maximum context length is N tokens. However, your prompt contains [at least] M input tokens. ..."
     too_long_marker = re.compile(r"maximum context length", re.IGNORECASE)
     too_long_limit = (re.compile(r"maximum context length (?:is|of) (\d+)", re.IGNORECASE),)

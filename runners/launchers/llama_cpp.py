@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -78,7 +78,7 @@ class LlamaCpp(Launcher):
     summary = "embedded, GGUF"
     group = "embedded engine"
     settings = EmbeddedSettings
-    metavars = {"model_file": "GGUF", "n_ctx": "N", "threads": "N"}
+    metavars: ClassVar[Mapping[str, str]] = {"model_file": "GGUF", "n_ctx": "N", "threads": "N"}
     rank = 10
     default_mode = EMBEDDED_MODE
 

@@ -5,8 +5,8 @@ run talks to it as to a remote endpoint (`as_remote`): counted by its own tokeni
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from ctxprobe.runners.launchers.base import Launch, Launcher, launcher
 from ctxprobe.runners.settings import VllmSettings
@@ -21,7 +21,7 @@ class Vllm(Launcher):
     summary = "vLLM's OpenAI server, a model folder"
     group = "vLLM engine (--engine vllm)"
     settings = VllmSettings
-    metavars = {"model_dir": "DIR", "vllm_python": "PATH", "max_model_len": "N", "tensor_parallel_size": "N",
+    metavars: ClassVar[Mapping[str, str]] = {"model_dir": "DIR", "vllm_python": "PATH", "max_model_len": "N", "tensor_parallel_size": "N",
                 "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE"}
     rank = 20
     default_mode = "chat"

@@ -100,7 +100,7 @@ def canonical_numbers(text: str) -> list[tuple[str, str, bool]]:
     out = []
     for m in _NUMBER.finditer(text):
         written = m.group(0)
-        digits = written.rstrip("stndrdh")
+        digits = written.rstrip("stndrdh")  # noqa: B005 - the letters of the ordinal suffixes st, nd, rd, th
         canonical = digits if re.fullmatch(r"\d{5,}\.\d+", digits) else re.sub(r"\D", "", digits)
         plain = written == digits and bool(_PLAIN.fullmatch(digits)) and text[m.start() - 1 : m.start()] != _SPELLED_MARK
         out.append((canonical, written, plain))

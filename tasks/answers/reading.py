@@ -13,6 +13,7 @@ in the same form: correct only when they are exactly the expected ones and the s
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def _keys(text: str) -> Iterable[str]:
     from ctxprobe.tasks.families.vocab import ADJECTIVES, NOUNS
 
     words = [w.casefold() for w, _ in canonical_words(text)]
-    return (f"{a}-{n}" for a, n in zip(words, words[1:]) if a in ADJECTIVES and n in NOUNS)
+    return (f"{a}-{n}" for a, n in itertools.pairwise(words) if a in ADJECTIVES and n in NOUNS)
 
 
 @cache

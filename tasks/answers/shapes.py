@@ -85,7 +85,7 @@ def canonical_statements(text: str) -> list[tuple[str, str, bool]]:
             if found is not None:
                 rest = text[keyword.start() + end :]
                 plain = bool(_PLAIN_AFTER.match(rest))
-                glued = "" if plain else re.match(r"\S*", rest).group(0)  # type: ignore[union-attr]
+                glued = "" if plain else re.match(r"\S*", rest).group(0)
                 out.append((found, line[:end] + glued, plain))
                 break
     return out

@@ -54,7 +54,7 @@ def associations() -> tuple[Association, ...]:
     """Every shipped association, in file order."""
     rows = []
     for line in _data_lines("latent_associations.txt"):
-        kind, entity, first, second = (line.split("\t") + ["", ""])[:4]
+        kind, entity, first, second = [*line.split("\t"), "", ""][:4]
         rows.append(Association(kind, entity, first, second))
     return tuple(rows)
 

@@ -154,7 +154,7 @@ def _keychain(p: MultihopParams, depth: float, mode: Mode, rng: random.Random) -
             facts.append((f"The key {chain[-1]} opens the box holding the value {value}.", value))
         needles += _place(facts, c == 0, depth, p, rng)
         if c == 0:
-            first, asked_chain = chain[0], chain[1:] + [value]
+            first, asked_chain = chain[0], [*chain[1:], value]
     head = ("Some keys and the boxes they open are described within the following text. "
             "Make sure to memorize them. I will quiz you about them afterwards.")
     question = (f"Starting from key {first} and following the keys, what value do you reach "

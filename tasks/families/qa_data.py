@@ -11,6 +11,7 @@ out, as RULER leaves them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -114,10 +115,9 @@ def _squad(rows: list[dict[str, Any]]) -> QaData:
 
 
 def _paragraphs(context: Any) -> list[str]:
-    if isinstance(context, dict):  # HF hotpot_qa: {"title": [...], "sentences": [[...]]}
-        pairs = zip(context["title"], context["sentences"])
-    else:  # the original JSON: [[title, [sentences]]]
-        pairs = ((t, s) for t, s in context)
+    # HF hotpot_qa: {"title": [...], "sentences": [[...]]}; the original JSON: [[title, [sentences]]]
+    pairs: Iterable[tuple[Any, Any]] = (
+        zip(context["title"], context["sentences"]) if isinstance(context, dict) else ((t, s) for t, s in context))
     return [f"{title}\n{''.join(sentences)}" for title, sentences in pairs]
 
 

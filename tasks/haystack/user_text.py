@@ -250,7 +250,7 @@ def local_parquet(name: str) -> list[Path]:
 def make_hf(arg: str | None) -> Haystack:
     name, split, column = parse_hf(arg)
     spec = f"hf:{name}:{split}:{column}"
-    import datasets  # type: ignore[import-untyped]  # imported here: slow to load, only this kind needs it
+    import datasets  # imported here: slow to load, only this kind needs it
 
     local = local_parquet(name)
     try:

@@ -80,7 +80,7 @@ def test_the_chat_default_fits_every_sentence_and_a_small_budget_truncates_witho
 
 def test_resume_resends_truncated_samples_only_when_the_budget_is_raised(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192, answer=sentence_answer) as engine:
-        code, run = _run(engine, tmp_path, "--token-counter", "estimate", "--answer-tokens", "12")
+        _code, run = _run(engine, tmp_path, "--token-counter", "estimate", "--answer-tokens", "12")
         truncated = sum(r.error is ErrorKind.truncated for r in run.records)
         assert truncated
         before = len(engine.completion_calls())
@@ -131,7 +131,7 @@ def test_a_reasoning_budget_is_sent_in_the_engines_field_on_top_of_the_answer(tm
 
 def test_a_reasoning_model_gets_the_default_reasoning_budget(tmp_path: Path, capsys: Any) -> None:
     with FakeEngine("vllm", context_length=8192, answer=sentence_answer, reasoning="thinking it over") as engine:
-        code, run = _run(engine, tmp_path, "--token-counter", "estimate")
+        code, _run_folder = _run(engine, tmp_path, "--token-counter", "estimate")
         calls = engine.completion_calls()
     assert code == 0 and {c.body["thinking_token_budget"] for c in calls} == {1024}
     assert "the model reasons" in capsys.readouterr().err

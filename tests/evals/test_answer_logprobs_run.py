@@ -9,7 +9,7 @@ import asyncio
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -46,7 +46,7 @@ def test_gold_text_is_the_one_answer_as_written_after_the_prefix() -> None:
 class _Adapter:
     """Stands in for the engine's tokenize calls: the prompt is tokens 1..9, the gold adds 10 and 11."""
 
-    logprob_body: dict[str, Any] = {}
+    logprob_body: ClassVar[dict[str, Any]] = {}
     max_top_logprobs = 20
 
     def answer_tokens(self, calls: Any, **kw: Any) -> tuple[list[int], list[int]]:

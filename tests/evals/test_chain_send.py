@@ -86,7 +86,7 @@ def test_the_bound_of_a_chain_is_its_longest_context_and_its_questions() -> None
     tails = sum(r.context_tokens - streams[r.sample_id()] for r in group[:-1])
     assert total - cached == group[-1].context_tokens + tails
     assert total - cached < sum({r.context_tokens for r in group}) + 9 * 80  # the floor, not the grid
-    for a, b in zip(samples, samples[1:]):  # the counter counts the shared text whole, the builder unit by unit
+    for a, b in itertools.pairwise(samples):  # the counter counts the shared text whole, the builder unit by unit
         shared = os.path.commonprefix([a.prompt, b.prompt])
         assert counter.count_many([shared])[0] + counter.bos_tokens >= 0.97 * min(streams[a.sample_id], streams[b.sample_id])
     estimated = expected_cached_tokens([group])[1]  # before any build: the question allowance
@@ -132,7 +132,7 @@ def test_two_chains_with_concurrency_two_go_on_two_lanes_one_after_another(tmp_p
     assert all(len(lane) == 1 for lane in lanes) and lanes[0] != lanes[1]  # one lane each, two lanes
     for entries in by_chain.values():
         entries.sort(key=lambda e: e["start"])
-        assert all(a["end"] < b["start"] for a, b in zip(entries, entries[1:]))  # never racing itself
+        assert all(a["end"] < b["start"] for a, b in itertools.pairwise(entries))  # never racing itself
         assert [recipe_of[e["prompt"]].context_tokens for e in entries] == [1024] * 3 + [2048] * 3
     detail = progress.order_detail
     assert detail is not None and (detail.sweeps, detail.chains, detail.fanned_out) == (2, 2, 0)

@@ -118,7 +118,7 @@ def test_each_tail_finds_its_heads_prefix_served_on_its_replica(tmp_path: Path) 
     for group in send_groups(todo, "cache-aware"):
         samples = [build_sample(r, counter) for r in group]
         head = next(s for s in sender.sent if s.prompt == samples[0].prompt)
-        for previous, tail in zip(samples, samples[1:]):
+        for previous, tail in itertools.pairwise(samples):
             sent = next(s for s in sender.sent if s.prompt == tail.prompt)
             served_before = [s.prompt for s in sender.sent if s.end < sent.start and s.affinity == sent.affinity]
             assert head.prompt in served_before
@@ -136,7 +136,7 @@ def test_as_many_sweeps_as_lanes_keep_one_lane_a_sweep(tmp_path: Path) -> None:
     for group in send_groups(todo, "cache-aware"):
         mine = sorted((s for s in sender.sent if recipe_of[s.prompt] in group), key=lambda s: s.start)
         assert [recipe_of[s.prompt].depth for s in mine] == [100.0, 50.0, 0.0]
-        assert all(a.end < b.start for a, b in zip(mine, mine[1:]))  # one after another, never racing
+        assert all(a.end < b.start for a, b in itertools.pairwise(mine))  # one after another, never racing
     assert progress.order_detail is not None and progress.order_detail.fanned_out == 0
     assert sender.flight.peak == 4
 

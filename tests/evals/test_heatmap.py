@@ -71,7 +71,7 @@ def test_a_heatmap_showing_the_same_is_not_drawn_again(tmp_path, monkeypatch):
     assert write_heatmaps(records(), tmp_path, title="m") == first and drawn == []
     assert {p: p.read_bytes() for p in first} == before
     write_heatmaps(records(), tmp_path, title="another title")  # what a PNG shows changed: drawn again
-    changed = records()[:-1] + [make_record(False, family="recall", params={"kind": "hex"})]
+    changed = [*records()[:-1], make_record(False, family="recall", params={"kind": "hex"})]
     write_heatmaps(changed, tmp_path, title="another title")
     assert drawn == ["niah", "recall", "recall"]
     (tmp_path / "heatmap_niah.png").write_bytes(b"not a png")

@@ -43,7 +43,7 @@ def test_unknown_length_grows_then_jumps_to_the_stated_limit() -> None:
 
 
 def test_silent_limit_is_bisected_within_one_percent() -> None:
-    try_length, sent = scripted(100_000, states_limit=False, counts_answer=True)
+    try_length, _sent = scripted(100_000, states_limit=False, counts_answer=True)
     result = run(try_length, start=4096, max_length=1 << 21)
     assert result.rejected_tokens is not None and result.largest_taken is not None
     assert result.rejected_tokens - result.largest_taken <= max(500, result.rejected_tokens // 100)

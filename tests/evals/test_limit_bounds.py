@@ -63,7 +63,7 @@ def test_the_search_never_sends_above_the_accepted_length(tmp_path: Path, capsys
 def test_a_model_wrong_everywhere_ends_with_a_result_below_the_tasks_shortest_prompt(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FakeEngine("vllm", context_length=6000, answer="The answer is 42.") as engine:
-        code, written, sent = _limit(engine, tmp_path)
+        code, written, _sent = _limit(engine, tmp_path)
     assert code == 0 and written  # limit.json, exit 0
     effective = written["targets"][0]["effective"]
     shortest = min(r["length"] for r in effective["lengths"])

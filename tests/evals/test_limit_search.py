@@ -1,3 +1,4 @@
+import itertools
 import math
 import random
 from typing import Callable
@@ -151,7 +152,7 @@ def test_typical_curve_uses_under_30_percent_of_the_full_grid():
 def test_full_grid_definition():
     grid = full_grid(config(min_length=4 * K, max_length=32 * K))
     assert grid[0] == 4 * K and grid[-1] == 32 * K
-    assert all(b / a <= 1.25 + 256 / a for a, b in zip(grid, grid[1:]))
+    assert all(b / a <= 1.25 + 256 / a for a, b in itertools.pairwise(grid))
     assert grid == [4096, 5120, 6400, 7936, 9984, 12544, 15616, 19456, 24320, 30464, 32768]
 
 

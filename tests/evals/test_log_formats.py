@@ -81,7 +81,7 @@ def test_written_files_carry_the_version(tmp_path: Path) -> None:
 
 def test_corrupt_output_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "compare.json").write_text('{"rows": 3}')
-    with pytest.raises(UserError, match="corrupt compare.json"):
+    with pytest.raises(UserError, match=r"corrupt compare\.json"):
         read_compare(tmp_path)
-    with pytest.raises(UserError, match="no history.json"):
+    with pytest.raises(UserError, match=r"no history\.json"):
         read_history(tmp_path)

@@ -6,6 +6,7 @@ with the one sent before it on its lane (what a one-slot cache can serve)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -169,7 +170,7 @@ def test_bound_against_the_prompts_common_prefixes(layout: str) -> None:
     common = 0
     pairs = 0
     for lane in lanes_of([s.recipe for s in samples], "cache-aware", 1):
-        for previous, recipe in zip(lane, lane[1:]):
+        for previous, recipe in itertools.pairwise(lane):
             a, b = by_id[previous.sample_id()], by_id[recipe.sample_id()]
             if layout == "independent" and a.recipe.context_tokens != b.recipe.context_tokens:
                 continue  # two sweeps: nothing shared by the model, the instructions only in fact

@@ -28,7 +28,7 @@ def test_sigterm_during_a_long_prompt_build_ends_the_process_promptly(tmp_path: 
             assert not engine.completion_calls() and child.poll() is None  # still building the first prompt
             sent_at = time.monotonic()
             child.send_signal(signal.SIGTERM)
-            out, err = child.communicate(timeout=60)
+            _out, err = child.communicate(timeout=60)
             took = time.monotonic() - sent_at
             calls_at_exit = engine.tokenize_calls
             time.sleep(0.5)

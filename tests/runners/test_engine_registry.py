@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from fake_engine import FakeEngine
@@ -28,7 +28,7 @@ class ToyServe(EngineAdapter):
     owned_by = "toy-lab"
     probe_rank = 5  # tried first, before every built-in engine
     context_source = "GET /toy/info window"
-    metrics = {"prompt_tokens": "toy:prompt_tokens_total"}
+    metrics: ClassVar[dict[str, str]] = {"prompt_tokens": "toy:prompt_tokens_total"}
     cached_tokens_advice = "start toyserve with --report-cache"
     too_long_marker = re.compile(r"toy_window_exceeded")
     too_long_limit = (re.compile(r"window (\d+)"),)
@@ -85,7 +85,7 @@ def test_the_toy_counts_through_its_tokenize_route(toy: FakeEngine) -> None:
     assert counter.count("one two three four") == 4
     assert counter.bos_tokens == 1
     assert counter.token_ids("alpha beta") == [100, 101]
-    assert [r.body for r in toy.requests if r.path == "/toy/split"][0] == {"text": "one two three four", "bos": False}
+    assert next(r.body for r in toy.requests if r.path == "/toy/split") == {"text": "one two three four", "bos": False}
 
 
 def test_the_toy_is_doctored(toy: FakeEngine) -> None:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from pydantic import BaseModel, Field
@@ -72,7 +73,7 @@ def registered_toy() -> Iterator[type[Launcher]]:
         summary = "a toy"
         group = "toy engine (--engine toy)"
         settings = ToySettings
-        metavars = {"toy_greeting": "WORDS"}
+        metavars: ClassVar[dict[str, str]] = {"toy_greeting": "WORDS"}
 
         def serve(self, launch: Launch) -> contextlib.AbstractContextManager[Launched]:
             raise NotImplementedError
@@ -106,7 +107,7 @@ def test_a_launcher_may_not_take_another_launchers_field() -> None:
         def serve(self, launch: Launch) -> contextlib.AbstractContextManager[Launched]:
             raise NotImplementedError
 
-    with pytest.raises(ValueError, match="n_ctx, already launcher 'llama.cpp'"):
+    with pytest.raises(ValueError, match=r"n_ctx, already launcher 'llama\.cpp'"):
         launcher(Thief)
     assert "thief" not in launcher_names()
 
@@ -136,7 +137,7 @@ def test_an_entry_point_that_does_not_load_is_one_line(monkeypatch: pytest.Monke
     broken = metadata.EntryPoints([metadata.EntryPoint("gone", "no_such_module_here", registry.ENTRY_POINT_GROUP)])
     monkeypatch.setattr(metadata, "entry_points", lambda **params: broken)
     monkeypatch.setattr(registry.LAUNCHERS, "discovered", False)
-    with pytest.raises(UserError, match="launcher plugin 'gone' .* does not load"):
+    with pytest.raises(UserError, match=r"launcher plugin 'gone' .* does not load"):
         launchers()
 
 

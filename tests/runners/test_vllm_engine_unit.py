@@ -4,6 +4,7 @@ line. The engine itself is started in tests/e2e/vllm/."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def test_the_command_names_every_setting_and_passes_the_rest_last(model_dir: Pat
                         model_alias="ling")
     cmd = argv(engine)
     assert cmd[:3] == [sys.executable, "-m", SERVER_MODULE]
-    pairs = dict(zip(cmd[3::1], cmd[4::1]))
+    pairs = dict(itertools.pairwise(cmd[3:]))
     assert pairs["--model"] == str(model_dir.resolve()) and pairs["--served-model-name"] == "ling"
     assert (pairs["--host"], pairs["--port"]) == ("127.0.0.1", "8123")
     assert (pairs["--max-model-len"], pairs["--kv-cache-dtype"], pairs["--tensor-parallel-size"]) == ("4096", "fp8", "8")

@@ -80,7 +80,7 @@ def test_needles_at_recorded_token_offsets_and_unique(params: dict[str, object],
         assert sample.prompt[spot.char_offset:].startswith(spot.text)
         assert abs(count(counter, sample.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
         assert sample.prompt.count(spot.answer) == 1
-    target = [s for s in sample.needles if s.role == "target"][0]
+    target = next(s for s in sample.needles if s.role == "target")
     assert abs(target.depth_pct - depth) <= 2.0  # nearest sentence boundary
     if params["variant"] == "multikey":
         assert sum(s.role == "distractor" for s in sample.needles) == 5

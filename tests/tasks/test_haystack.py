@@ -131,7 +131,7 @@ def test_code_needles_keep_modules_valid() -> None:
     needle = haystack.wrap_needle("The special magic number is 4821937.")
     assert needle == "\n# The special magic number is 4821937."
     for at in (0, 1, 17, 100, 201, len(units)):
-        ast.parse("".join(units[:at] + [needle] + units[at:]))
+        ast.parse("".join([*units[:at], needle, *units[at:]]))
 
 
 def test_code_units_are_lines() -> None:

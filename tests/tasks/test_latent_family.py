@@ -130,7 +130,7 @@ def test_chat_mode_asks_for_the_name_alone() -> None:
 def test_a_row_whose_question_shares_a_word_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     leaky = (Association("landmark", "the Dresden Frauenkirche", "Dresden", "Germany"),)
     monkeypatch.setattr(latent, "associations", lambda: leaky)
-    with pytest.raises(UserError, match="shares 0.50 of the question's content words"):
+    with pytest.raises(UserError, match=r"shares 0\.50 of the question's content words"):
         build({}, seed=1)
     assert build({"cue": "literal"}, seed=1).measures["lexical_overlap"] == 0.5  # the control may share words
 

@@ -22,7 +22,7 @@ def lm_eval_generation_tokens(task: str) -> int:
     """`max_gen_toks` of lm-eval's RULER task, following its yaml `include`s (the niah tasks include one)."""
     yaml = pytest.importorskip("yaml")
     ruler = pytest.importorskip("lm_eval.tasks.ruler", reason="lm-eval's ruler tasks are not installed")
-    folder = Path(ruler.__file__).parent if ruler.__file__ else Path(list(ruler.__path__)[0])
+    folder = Path(ruler.__file__).parent if ruler.__file__ else Path(next(iter(ruler.__path__)))
 
     class Loader(yaml.SafeLoader):
         pass

@@ -46,7 +46,7 @@ def test_gemma_haystack_units_equal_the_reference(gemma: tuple[GGUFCounter, SPMR
 
 def test_gemma_edge_texts_equal_the_reference(gemma: tuple[GGUFCounter, SPMReference]) -> None:
     counter, reference = gemma
-    for text in EDGES + ["".join(EDGES)]:
+    for text in [*EDGES, "".join(EDGES)]:
         assert counter.token_ids(text) == reference.encode(text), text
 
 
@@ -102,7 +102,7 @@ def test_made_up_vocabularies_equal_the_reference(tmp_path: Path, monkeypatch: p
     path = toy_vocab(tmp_path, add_space_prefix=prefix, seed=seed)
     counter, reference = GGUFCounter(path), SPMReference(read_vocab(path))
     rng = np.random.default_rng(100 + seed)
-    alphabet = list("abcd abcd e\u00e9<s></s><sep>") + ["  "]
+    alphabet = [*"abcd abcd e\u00e9<s></s><sep>", "  "]
     texts = ["".join(rng.choice(alphabet, int(rng.integers(0, 40)))) for _ in range(300)]
     assert [counter.token_ids(t) for t in texts] == [reference.encode(t) for t in texts]
 
@@ -130,7 +130,7 @@ def test_the_built_tokenizer_is_kept_in_the_cache(tmp_path: Path, monkeypatch: p
 def test_unsupported_or_broken_files_are_user_errors(tmp_path: Path) -> None:
     bpe = write_gguf(tmp_path / "bpe.gguf", ["a", "b"], [0.0, 0.0], [1, 1], model="gpt2")
     assert not gguf_counter.counts_offline(bpe) and gguf_counter.counts_offline(toy_vocab(tmp_path))
-    with pytest.raises(UserError, match="not 'gpt2'.*--token-counter server"):
+    with pytest.raises(UserError, match=r"not 'gpt2'.*--token-counter server"):
         GGUFCounter(bpe)
     (tmp_path / "bad.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
     with pytest.raises(UserError, match="not a readable GGUF"):

@@ -39,7 +39,7 @@ def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
     out = [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
     having = [i for i, r in enumerate(out) if r.p_answer is not None]
     if having:
-        pa = weighted_holm([out[i].p_answer.p_value for i in having],  # type: ignore[union-attr]
+        pa = weighted_holm([out[i].p_answer.p_value for i in having],
                            row_weights([out[i].level == "family" for i in having]))
         for i, p in zip(having, pa):
             stats = out[i].p_answer
@@ -196,7 +196,7 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
             other = ("" if not any_p else "p_answer: no pair has it" if pa is None
                      else metric_text("p_answer", pa.diff, pa.gate_lo, pa.gate_hi, pa.n, SEQUENTIAL_INTERVAL))
         out.append(GateCase(candidate=r.candidate, where=r.where(), primary=r.level == "family", verdict=verdict,
-                            metric=result.metric, other=other, **own))  # type: ignore[arg-type]
+                            metric=result.metric, other=other, **own))
     return out
 
 

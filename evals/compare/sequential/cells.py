@@ -52,7 +52,7 @@ class StopRule(BaseModel):
 # once above.
 StopOptions: type[BaseModel] = create_model(
     "StopOptions", __config__=ConfigDict(extra="forbid"),
-    **{name: (field.annotation | None, Field(None, description=field.description))  # type: ignore[call-overload]
+    **{name: (field.annotation | None, Field(None, description=field.description))
        for name, field in StopRule.model_fields.items() if name != "alpha"})
 
 

@@ -53,8 +53,8 @@ def target_section(t: TargetLimits) -> dict[str, Any]:
                     "accuracy": "–" if r.accuracy is None else f"{r.accuracy:.1%}",
                     "interval": f"[{r.lo:.1%}, {r.hi:.1%}]", "verdict": r.verdict,
                     "settled": "yes" if r.settled else "no (point estimate at the cap)"} for r in e.lengths]
-    probes = [{"planned": _n(p.get("planned_tokens")), "outcome": p.get("outcome"),  # type: ignore[arg-type]
-               "prompt_tokens": _n(p.get("prompt_tokens")), "stated": _n(p.get("stated_limit")),  # type: ignore[arg-type]
+    probes = [{"planned": _n(p.get("planned_tokens")), "outcome": p.get("outcome"),
+               "prompt_tokens": _n(p.get("prompt_tokens")), "stated": _n(p.get("stated_limit")),
                "detail": str(p.get("detail") or "")[:300]} for p in t.accepted.probes]
     facts = (t.engine.engine, t.engine.version, t.engine.model) if t.engine else ()
     engine = " ".join(str(x) for x in facts if x)

@@ -48,7 +48,7 @@ def when(ts: float | None) -> str:
 
 
 def duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
+    seconds = max(0, round(seconds))
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}h {m:02d}m {s:02d}s" if h else f"{m}m {s:02d}s"
@@ -207,7 +207,7 @@ def answer_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
 def _absent_cell(row: dict[str, Any]) -> str:
     """The absent questions asked beside a row: accuracy, n and interval; "" where none was."""
     n = row.get("absent_n")
-    if n is None or not n == n or not int(n):
+    if n is None or n != n or not int(n):
         return ""
     return (f"{float(row['absent_accuracy']):.1%} ({int(n)}) "
             f"[{float(row['absent_ci_lo']):.1%}, {float(row['absent_ci_hi']):.1%}]")

@@ -391,9 +391,8 @@ class SendLoop:
             error, detail, attempts = exc.kind, exc.detail, exc.attempts
             if exc.key_refused:  # every later request would be refused too: stop, resume with the key
                 raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
-        if error in _ASK_IF_THERE and self.still_there is not None:
-            if not await in_daemon_thread(self.still_there):
-                raise EndpointLost(detail or "no answer")
+        if error in _ASK_IF_THERE and self.still_there is not None and not await in_daemon_thread(self.still_there):
+            raise EndpointLost(detail or "no answer")
         if (response is not None and response.reasoning and response.reasoning_tokens is None
                 and self.counter is not None):
             used = await in_daemon_thread(_count, self.counter, response.reasoning)

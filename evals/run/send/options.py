@@ -135,7 +135,7 @@ class JudgeOptions(BaseModel):
         return None if url is None else check_endpoint_url(url)
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions,  # type: ignore[misc,valid-type]
+class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions,
                   LogprobSettings):
 
     order: Literal["cache-aware", "as-listed"] = Field(

@@ -49,5 +49,5 @@ def test_local_parquet_is_an_hf_haystack(exported: Path) -> None:
 
 
 def test_local_folder_without_parquet_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="no .parquet"):
+    with pytest.raises(UserError, match=r"no \.parquet"):
         make_haystack(f"hf:{tmp_path}")

@@ -3,6 +3,7 @@ made-up outcomes (accuracy falling with length and depth), no engine involved.""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import time
@@ -171,7 +172,7 @@ def write_history(folder: Path, runs: list[Path]) -> Path:
                "errors": 1 if n > 32768 else 0} for i, p in enumerate(runs) for n in (32768, 1048576)]
     drop = _compare_row(f"night{len(runs) - 1}", "family_length", 1048576, None, -0.3, 0.001, 0.002)
     steps = [{"previous": str(a), "current": str(b), "pairs": 40, "rows": [], "note": None,
-              "drops": [drop] if b == runs[-1] else []} for a, b in zip(runs, runs[1:])]
+              "drops": [drop] if b == runs[-1] else []} for a, b in itertools.pairwise(runs)]
     data = {"suite": "nightly", "alpha": 0.05, "runs": names, "points": points, "steps": steps, "skipped": []}
     (folder / "history.json").write_text(json.dumps(data), encoding="utf-8")
     _tiny_png(folder / "trend.png")
