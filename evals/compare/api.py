@@ -32,7 +32,7 @@ ANYTIME_P_METHOD = ("anytime-valid (betting e-values against no drop and no gain
                     "candidate's pooled family rows (primary, 80% of alpha) and family x length rows; the gate judges "
                     "as run --against does (one-sided: FAIL against no drop, PASS against the margin)")
 
-__all__ = ["CandidatePairing", "CompareResult", "RunInput", "compare", "compare_runs", "labels_for", "run_input"]
+__all__ = ["CandidatePairing", "CompareResult", "RunInput", "compare_folders", "compare_runs", "labels_for", "run_input"]
 
 
 def run_input(run: Run, label: str) -> RunInput:
