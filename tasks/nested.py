@@ -18,7 +18,7 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -33,9 +33,22 @@ from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import NeedleSpot, NestedGrid, Recipe, Sample, seed_window, sha256_text
 from ctxprobe.tasks.sized import is_sized
+from ctxprobe.tasks.token_counter import TokenCounter
 
-if TYPE_CHECKING:
-    from ctxprobe.tasks.build import PromptBuilder
+T = TypeVar("T")
+
+
+class ChainBuilder(Protocol):
+    """What a chain is laid out with: the builder's counter, its haystacks' unit counts and the chain's
+    parts laid out once for all its cells (`tasks.build.PromptBuilder` is one; it imports this module)."""
+
+    counter: TokenCounter
+
+    def unit_counts(self, haystack_spec: str) -> UnitCounts: ...
+
+    def chain_layout(self, recipe: Recipe, lead: int, lay_out: Callable[[ChainBuilder, Recipe, int], T],
+                     part: str = "layout") -> T: ...
+
 
 MAX_ATTEMPTS = 32  # a cell is redrawn when its keys or values meet an earlier cell's, or the haystack holds one
 PROBES = 4  # a chain of one cell: the draws apart from it that must not all ask its needle
@@ -116,7 +129,7 @@ class ChainLayout:
     stream_tokens: dict[int, int]  # the stream's tokens through each length's cut (needles and opening included)
 
 
-def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int,
+def build_nested(builder: ChainBuilder, recipe: Recipe, lead: int,
                  question: Callable[[ChainLayout], tuple[Draft, int]] | None = None) -> Sample:
     """The sample of one cell of a nested chain: the chain's head, its stream's first units with every needle
     that stands among them, the length's fill, and the cell's question (or the draft and tail tokens `question`
@@ -181,7 +194,7 @@ def build_nested(builder: PromptBuilder, recipe: Recipe, lead: int,
     )
 
 
-def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayout:
+def chain_layout(builder: ChainBuilder, recipe: Recipe, lead: int) -> ChainLayout:
     """Draw every cell's draft apart from the earlier cells' and from the chain's haystack, then lay the chain out."""
     grid = recipe.nested
     assert grid is not None
@@ -189,7 +202,7 @@ def chain_layout(builder: PromptBuilder, recipe: Recipe, lead: int) -> ChainLayo
     return _lay_out(drafts, builder.unit_counts(recipe.haystack), lead, recipe.window, grid.block)
 
 
-def haystack_fits(builder: PromptBuilder, recipe: Recipe) -> Callable[[set[str]], bool]:
+def haystack_fits(builder: ChainBuilder, recipe: Recipe) -> Callable[[set[str]], bool]:
     """Whether a draw's keys and values are none of the chain's haystack's words (all it may ever hold)."""
     grid = recipe.nested
     assert grid is not None

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ctxprobe.tasks.absent import absent_draft, asked_keys
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.nested import MAX_ATTEMPTS, ChainLayout, build_nested, chain_seed, draw, haystack_fits
+from ctxprobe.tasks.nested import (MAX_ATTEMPTS, ChainBuilder, ChainLayout, build_nested, chain_seed, draw,
+                                   haystack_fits)
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample
 
-if TYPE_CHECKING:
-    from ctxprobe.tasks.build import PromptBuilder
 
 Asked = tuple[Draft, int]  # the draw whose question is asked, and its tail's tokens
 
@@ -34,12 +32,12 @@ class AbsentQuestions:
     by_length: dict[int, tuple[Asked, ...]]
 
 
-def build_nested_absent(builder: PromptBuilder, recipe: Recipe, lead: int) -> Sample:
+def build_nested_absent(builder: ChainBuilder, recipe: Recipe, lead: int) -> Sample:
     """The absent recipe's sample: its cell's prompt, asking another key's question."""
     return build_nested(builder, recipe, lead, lambda layout: absent_question(builder, recipe, lead, layout))
 
 
-def absent_question(builder: PromptBuilder, recipe: Recipe, lead: int, layout: ChainLayout) -> Asked:
+def absent_question(builder: ChainBuilder, recipe: Recipe, lead: int, layout: ChainLayout) -> Asked:
     """The absent recipe's draft (its cell's needles, all distractors, and another key's question) and its
     tail's tokens."""
     grid = recipe.nested
@@ -49,7 +47,7 @@ def absent_question(builder: PromptBuilder, recipe: Recipe, lead: int, layout: C
     return absent_draft(layout.drafts[(recipe.context_tokens, float(recipe.depth))], asking), tokens
 
 
-def _questions(builder: PromptBuilder, recipe: Recipe, layout: ChainLayout) -> AbsentQuestions:
+def _questions(builder: ChainBuilder, recipe: Recipe, layout: ChainLayout) -> AbsentQuestions:
     grid = recipe.nested
     assert grid is not None
     room = {length: max(t for (cell_length, _), t in layout.tails.items() if cell_length == length)
@@ -65,7 +63,7 @@ def _questions(builder: PromptBuilder, recipe: Recipe, layout: ChainLayout) -> A
     return AbsentQuestions(by_length)
 
 
-def _spares(builder: PromptBuilder, recipe: Recipe, layout: ChainLayout, room: int) -> list[Asked]:
+def _spares(builder: ChainBuilder, recipe: Recipe, layout: ChainLayout, room: int) -> list[Asked]:
     """As many draws as the grid has depths, placed nowhere: each apart from every cell, every earlier spare and
     the chain's haystack, with a tail of at most `room` tokens."""
     grid = recipe.nested

@@ -14,22 +14,22 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ctxprobe.tasks.errors import UserError
 
 __all__ = ["AS_REGISTERED", "BY_NAME", "Registry", "import_modules", "load_entry_points"]
 
 T = TypeVar("T")
-Order = Callable[[str, T], object]
+Order = Callable[[str, T], Any]
 
 
-def BY_NAME(name: str, item: object) -> object:  # noqa: N802 - a constant's role
+def BY_NAME(name: str, item: object) -> Any:  # noqa: N802 - a constant's role
     """List members sorted by name."""
     return name
 
 
-def AS_REGISTERED(name: str, item: object) -> object:  # noqa: N802 - a constant's role
+def AS_REGISTERED(name: str, item: object) -> Any:  # noqa: N802 - a constant's role
     """List members in the order they were registered."""
     return 0
 
@@ -112,7 +112,7 @@ class Registry(Generic[T]):
     def items(self) -> dict[str, T]:
         """Name -> member, in the registry's order."""
         self.discover()
-        return dict(sorted(self._items.items(), key=lambda pair: self.order(*pair)))  # type: ignore[arg-type]
+        return dict(sorted(self._items.items(), key=lambda pair: self.order(*pair)))
 
     def known(self) -> list[str]:
         return list(self.items())

@@ -336,6 +336,8 @@ class SendLoop:
     async def one(self, recipe: Recipe, sample: Sample, affinity: int | None) -> None:
         """Send one sample (unless it does not fit), score it, keep its record."""
         response: Response | None = None
+        error: ErrorKind | None
+        detail: str | None
         attempts = 1
         max_tokens = self.budget.max_tokens(sample)
         misfit = self.budget.misfit(sample, self.context_length)
