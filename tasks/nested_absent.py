@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from ctxprobe.tasks.absent import absent_draft, asked_keys
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
-from ctxprobe.tasks.nested import (MAX_ATTEMPTS, ChainBuilder, ChainLayout, build_nested, chain_seed, draw,
-                                   haystack_fits)
+from ctxprobe.tasks.nested import MAX_ATTEMPTS, ChainBuilder, ChainLayout, build_nested, chain_seed, draw, haystack_fits
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample
-
 
 Asked = tuple[Draft, int]  # the draw whose question is asked, and its tail's tokens
 

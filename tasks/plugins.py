@@ -24,12 +24,12 @@ T = TypeVar("T")
 Order = Callable[[str, T], Any]
 
 
-def BY_NAME(name: str, item: object) -> Any:  # noqa: N802 - a constant's role
+def BY_NAME(name: str, item: object) -> Any:
     """List members sorted by name."""
     return name
 
 
-def AS_REGISTERED(name: str, item: object) -> Any:  # noqa: N802 - a constant's role
+def AS_REGISTERED(name: str, item: object) -> Any:
     """List members in the order they were registered."""
     return 0
 

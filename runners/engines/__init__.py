@@ -7,8 +7,16 @@ package is imported here, so an adapter module registers itself by being in the 
 
 from __future__ import annotations
 
-from ctxprobe.runners.engines.base import (ENGINES, ENTRY_POINT_GROUP, Call, Calls, EngineAdapter, TooLong, register,
-                                           unregister)
+from ctxprobe.runners.engines.base import (
+    ENGINES,
+    ENTRY_POINT_GROUP,
+    Call,
+    Calls,
+    EngineAdapter,
+    TooLong,
+    register,
+    unregister,
+)
 from ctxprobe.tasks.plugins import import_modules
 
 __all__ = ["ENGINES", "ENTRY_POINT_GROUP", "Call", "Calls", "EngineAdapter", "TooLong", "adapter", "adapters",

@@ -10,8 +10,15 @@ another package is a module named under the `ctxprobe.launchers` entry point gro
 
 from __future__ import annotations
 
-from ctxprobe.runners.launchers.base import (DEFAULT_LAUNCHER, ENTRY_POINT_GROUP, LAUNCHERS, Launch, Launcher,
-                                             launcher, unregister)
+from ctxprobe.runners.launchers.base import (
+    DEFAULT_LAUNCHER,
+    ENTRY_POINT_GROUP,
+    LAUNCHERS,
+    Launch,
+    Launcher,
+    launcher,
+    unregister,
+)
 from ctxprobe.tasks.plugins import import_modules
 
 __all__ = ["DEFAULT_LAUNCHER", "ENTRY_POINT_GROUP", "LAUNCHERS", "Launch", "Launcher", "discover", "launcher",

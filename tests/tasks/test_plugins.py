@@ -10,7 +10,6 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.plugins import AS_REGISTERED, Registry
 
