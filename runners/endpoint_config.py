@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from ctxprobe.runners.http_json import api_root
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY
 from ctxprobe.runners.retry import BACKOFF_BASE_S, BACKOFF_MAX_S, RetryPolicy
-from ctxprobe.runners.settings import ClientSettings, part, problem
+from ctxprobe.runners.settings import ClientSettings, problem
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
 
@@ -81,7 +81,8 @@ class EndpointConfig(ClientSettings):
         """What suits the server (`base_urls`, `mode`, `concurrency`, its model name, ...) with the user's
         client settings (any model made of `ClientSettings`) taken as given; a model left unnamed (None)
         leaves the server's (a None the server has no value for stands: `session_header` None sends none)."""
-        given = {k: v for k, v in part(settings, ClientSettings).model_dump().items() if v is not None or k not in server}
+        own = settings.model_dump(include=set(ClientSettings.model_fields))
+        given = {k: v for k, v in own.items() if v is not None or k not in server}
         return cls(**{**server, **given})
 
     prefill_rate: float | None = Field(None, ge=PREFILL_RATE_MIN, le=PREFILL_RATE_MAX, allow_inf_nan=False, description="prefill tokens/s known before the run (--prefill-rate, "

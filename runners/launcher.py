@@ -158,7 +158,7 @@ class EmbeddedEngine:
         self.stop()
 
     def command(self, port: int) -> list[str]:
-        """The child's command line: the serve module, given `ServeSettings` as flags."""
+        """The child's command line: the serve module, given `ServeSettings` as one typed value (its JSON)."""
         assert self.model_path is not None
         given = self.settings.model_dump(include=set(EngineSettings.model_fields))
         served = ServeSettings(**{**given, "n_ctx": self.n_ctx, "parallel": self.parallel},

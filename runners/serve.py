@@ -65,7 +65,7 @@ def server_params(args: ServeSettings) -> Any:
 
 
 def parse_args(argv: list[str] | None = None) -> ServeSettings:
-    """The flags the launcher wrote (`to_argv`), validated by the model that declares them."""
+    """The settings the launcher wrote (`to_argv`: one JSON value), validated by the model that declares them."""
     return from_argv(ServeSettings, sys.argv[1:] if argv is None else argv)
 
 

@@ -1,12 +1,12 @@
 """The endpoint and embedded-engine settings, declared once: each option's name, type, default, bounds and
 help live in these models, and every layer reads the same object. The run's `EndpointOptions`
-(evals/run/send/options.py) is made of them, the command line's flags and help come from their fields, the
-manifest records them as given, `EndpointConfig` (runners/endpoint.py) is a `ClientSettings`, and the
-embedded server's child process (runners/serve.py) receives `ServeSettings` as flags written and parsed
-from the same fields, then validated by the same model.
+(evals/run/send/options.py) is a `ClientSettings` holding the chosen launcher's settings as one part, the
+command line's flags and help come from their fields, the manifest records them as given, `EndpointConfig`
+(runners/endpoint.py) is a `ClientSettings`, and the embedded server's child process (runners/serve.py)
+receives `ServeSettings` as one typed value (its JSON), validated there by the same model.
 
 Each engine ctxprobe starts declares its settings in its launcher (runners/launchers/), which names the
-models here that are its own; `EndpointOptions` is composed of every registered launcher's.
+models here that are its own.
 
 `EngineSettings` are what a user gives: `n_ctx` and `parallel` may be left to the run (None); the
 launcher resolves them (`context`, `slots`) before it starts the server."""
@@ -160,11 +160,6 @@ class ServeSettings(EngineSettings):
     verbosity: int = Field(2, description="llama.cpp log level: 1 errors, 2 + warnings, 3 + info")
 
 
-def part(settings: BaseModel, model: type[S]) -> S:
-    """The `model` part of a larger settings object: its fields, by the same names, values unchanged."""
-    return model.model_validate({name: getattr(settings, name) for name in model.model_fields})
-
-
 def checked(model: type[S], values: dict[str, Any]) -> S:
     """`model(**values)`, or a `UserError` naming the first bad setting in one line."""
     try:
@@ -188,26 +183,23 @@ def problem(model: type[BaseModel], exc: ValidationError) -> str:
     return f"{name}: {error['msg']}"
 
 
+SETTINGS_FLAG = "--settings"
+
+
 def to_argv(settings: BaseModel) -> list[str]:
-    """`--name value` for every field that has a value: what `from_argv` reads back."""
-    argv: list[str] = []
-    for name in type(settings).model_fields:
-        value = getattr(settings, name)
-        if value is not None:
-            argv += [_flag(name), str(value)]
-    return argv
+    """The settings as one typed value on a child's command line, `--settings JSON`: what `from_argv` reads back
+    (the child validates it with the model that declares it; no flag is written and parsed again)."""
+    return [SETTINGS_FLAG, settings.model_dump_json()]
 
 
 def from_argv(model: type[S], argv: Sequence[str]) -> S:
-    """The settings `to_argv` wrote, validated by the model that declares them."""
+    """The settings `to_argv` wrote, validated by the model that declares them; a bad one is one line."""
     import argparse
 
     parser = argparse.ArgumentParser(prog=f"ctxprobe ({model.__name__})", add_help=True)
-    for name, field in model.model_fields.items():
-        parser.add_argument(_flag(name), dest=name, default=None, help=field.description)
-    values = {k: v for k, v in vars(parser.parse_args(list(argv))).items() if v is not None}
-    return checked(model, values)
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+    parser.add_argument(SETTINGS_FLAG, dest="settings", required=True, help=f"the {model.__name__}, as JSON")
+    text = parser.parse_args(list(argv)).settings
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise UserError(problem(model, exc)) from None

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from ctxprobe.evals.limit.report import render_limits
     from ctxprobe.evals.run.send.options import validated
 
-    values = model_values(args, LimitOptions.model_fields)
+    values = model_values(args, LimitOptions.flat_fields())
     if args.urls:
         values["endpoints"] = [*args.urls, *values.get("endpoints", [])]
     options = validated(LimitOptions, values, flags=RENAMED)

@@ -22,7 +22,6 @@ from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.send.options import validated
 from ctxprobe.evals.run.send.serving import serving
 from ctxprobe.runners.launchers import launcher_for
-from ctxprobe.runners.settings import part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
@@ -54,17 +53,14 @@ def embedded_context(opts: LimitOptions, max_length: int | None) -> LimitOptions
     ctxprobe's own, which would be measured as the endpoint's limit."""
     if opts.endpoints:
         return opts
-    chosen = launcher_for(opts.engine)
-    sized = chosen.limit_settings(part(opts, chosen.settings), max_length)
-    return opts.model_copy(update=dict(sized))
+    return opts.model_copy(update={"launcher": launcher_for(opts.engine).limit_settings(opts.launcher, max_length)})
 
 
 def started_context(opts: LimitOptions) -> int | None:
     """The context the engine ctxprobe starts is started with, where known before it starts."""
     if opts.endpoints:
         return None
-    chosen = launcher_for(opts.engine)
-    return chosen.start_context(part(opts, chosen.settings))
+    return launcher_for(opts.engine).start_context(opts.launcher)
 
 
 def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None = None,
@@ -82,7 +78,7 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
         raise UserError(f"--max-length {opts.max_length} is below --min-length {opts.min_length}")
     if max_length is not None:
         room_for_prompt(opts.answer_room, max_length, f"--max-length {opts.max_length}", min_length)
-    search_args = part(opts, SearchSettings).model_dump()  # checked by the options already
+    search_args = opts.model_dump(include=set(SearchSettings.model_fields))  # checked by the options already
     opts = embedded_context(opts, max_length)
     started = started_context(opts)
     if started:  # the engine ctxprobe starts: its context is known before it starts
@@ -128,7 +124,7 @@ def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[Task
                     endpoints=[public_url(u) for u in opts.endpoints], model=served.model, engine=engine,
                     mode=served.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
                     token_counter=served.counter_spec, api_key_env=opts.api_key_env,
-                    options=saved_options(opts)))
+                    options=saved_options(opts.flat())))
             configured = engine.context_length
             known = max(configured or 0, advertised.tokens or 0)
             ceiling = max_length or (known + known // 4 if known else 2 * 1024 * 1024)  # room to see a rejection

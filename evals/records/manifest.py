@@ -177,11 +177,11 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def saved_options(options: BaseModel) -> dict[str, Any]:
-    """Options as the manifest keeps them (a model with an `endpoints` list of URLs, and a judge's): public
-    URLs only."""
-    saved = options.model_dump(mode="json")
-    saved["endpoints"] = [public_url(u) for u in getattr(options, "endpoints", [])]
+def saved_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Options as the manifest keeps them, by their flat names (JSON values, with an `endpoints` list of URLs,
+    and a judge's): public URLs only."""
+    saved = dict(options)
+    saved["endpoints"] = [public_url(u) for u in saved.get("endpoints", [])]
     if saved.get("judge_endpoint"):
         saved["judge_endpoint"] = public_url(saved["judge_endpoint"])
     if "baseline_endpoint" in saved:

@@ -52,7 +52,6 @@ from ctxprobe.evals.run.send.loop import EndpointLost, Progress, planned_tokens
 from ctxprobe.evals.run.send.options import RunOptions, validated
 from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.runners.deployment_lint import render_lint
-from ctxprobe.runners.settings import ClientSettings, part
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.sample import Recipe
 
@@ -61,7 +60,8 @@ __all__ = ["ExitCode", "RunResult", "check_resumable", "run", "run_planned"]
 
 def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], None] | None = None,
         **kwargs: Any) -> RunResult:
-    """Run a suite (see `RunOptions`; keyword arguments are its fields) and return how it ended, with every
+    """Run a suite (see `RunOptions`; keyword arguments are its parts, `endpoint=EndpointOptions(...)`, or any
+    option by its flat name, `label="q4km"`, as the command line's flags) and return how it ended, with every
     output the command line writes (summary files, heatmaps, report.html, --junit, --summary-md).
     Bad input raises `UserError` before anything is sent or any folder is made."""
     return run_planned(resolve(options if options is not None else validated(RunOptions, kwargs)), on_progress)
@@ -244,7 +244,7 @@ def _after(store: RunStore, manifest: RunManifest, plan: RunPlan, records: list[
         from ctxprobe.evals.judge.verdicts import judge_run
 
         summary = judge_run(store.dir, store.latest_records().values(), judge.judge_endpoint, judge.judge_model,
-                            part(plan.endpoint, ClientSettings))
+                            plan.endpoint)
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not plan.outputs.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.records.load import Run

@@ -11,7 +11,7 @@ from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.evals.run.result import ExitCode, RunResult
 from ctxprobe.evals.run.send.loop import Progress
-from ctxprobe.evals.run.plan import Outputs
+from ctxprobe.evals.run.send.options import OutputOptions
 from ctxprobe.evals.run.resume import CAPPED
 from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S
 from ctxprobe.tasks.exit_codes import Undecided, gate_exit_code
@@ -26,7 +26,7 @@ def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progre
     return RunResult(store.dir, manifest, progress, ExitCode.WRITE_FAILED, msg)
 
 
-def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
+def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: OutputOptions, undecided: Undecided,
            lost_detail: str | None, latest: list[SampleRecord]) -> RunResult:
     """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows;
     `latest`: the latest record of each sample, outlines). A run that finished with its cache path found at fault
@@ -39,7 +39,7 @@ def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: 
     return result
 
 
-def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: Outputs, undecided: Undecided,
+def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: OutputOptions, undecided: Undecided,
             lost_detail: str | None, latest: list[SampleRecord]) -> RunResult:
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0

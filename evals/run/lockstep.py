@@ -27,11 +27,11 @@ EXTENSION = "baseline-extension"
 
 def check_lockstep(opts: RunOptions) -> None:
     """One line when `--baseline-endpoint` cannot extend anything."""
-    if not opts.baseline_endpoint:
+    if not opts.gate.baseline_endpoint:
         return
-    if not opts.against:
+    if not opts.gate.against:
         raise UserError("--baseline-endpoint needs --against BASELINE_RUN (the run it extends)")
-    if opts.max_samples is None:
+    if opts.stopping.max_samples is None:
         raise UserError("--baseline-endpoint needs --max-samples N: the seeds per cell to extend the baseline to")
 
 

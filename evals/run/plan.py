@@ -18,14 +18,14 @@ from ctxprobe.evals.records.manifest import RunManifest, saved_options
 from ctxprobe.evals.records.safe_write import check_output_target
 from ctxprobe.evals.records.store import RunStore, run_folder
 from ctxprobe.evals.run.send.inline_suite import suite_for
-from ctxprobe.evals.run.send.options import (AgainstOptions, DryRunOptions, EndpointOptions, JudgeOptions, RunOptions,
-                                             validated)
+from ctxprobe.evals.run.send.options import (AgainstOptions, DryRunOptions, EndpointOptions, JudgeOptions,
+                                             OutputOptions, RunOptions, validated)
 from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.run.rounds import stop_rule
 from ctxprobe.evals.run.send.order import Order
 from ctxprobe.evals.scoring.score import check_answer_kinds
 from ctxprobe.runners.launchers import launcher_for
-from ctxprobe.runners.settings import LogprobSettings, part
+from ctxprobe.runners.settings import LogprobSettings
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.family_index import include
 from ctxprobe.tasks.sample import Mode
@@ -34,7 +34,7 @@ from ctxprobe.tasks.token_counter import check_counter_spec
 
 # What `--resume RUN` may give again: how to reach the endpoint (a moved server), the answer budgets (a
 # raised one sends the truncated samples again) and the judge, never what to run.
-RESUME_OVERRIDES = (set(EndpointOptions.model_fields) - {"mode"}) | {"quiet", "allow_errors", "no_report",
+RESUME_OVERRIDES = (set(EndpointOptions.flat_fields()) - {"mode"}) | {"quiet", "allow_errors", "no_report",
                                                                      "answer_tokens", "reasoning_tokens", "baseline_endpoint",
                                                                      "judge_endpoint", "judge_model", "prefill_rate",
                                                                      "probe_up_to"}
@@ -49,17 +49,6 @@ class Budgets:
 
     answer_tokens: int | None = None
     reasoning_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class Outputs:
-    """Where the run is written and how it ends: its label and results folder, whether errors pass, whether
-    report.html is written."""
-
-    label: str = ""
-    results_dir: str = "results"
-    allow_errors: bool = False
-    no_report: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,7 +67,7 @@ class RunPlan:
     endpoint: EndpointOptions
     logprobs: LogprobSettings
     budgets: Budgets
-    outputs: Outputs
+    outputs: OutputOptions
     against: AgainstOptions | None
     judge: JudgeOptions | None
     store: RunStore
@@ -93,30 +82,28 @@ class RunPlan:
 
 def kind_of(opts: RunOptions, rule: StopRule) -> Kind:
     """paired (`--against`), sequential (`--stop decided`) or fixed: the one place that says which."""
-    if opts.against:
+    if opts.gate.against:
         return "paired"
     return "sequential" if rule.stop == "decided" else "fixed"
 
 
 def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest | None) -> RunPlan:
     """The options, cut into the parts the run hands on."""
-    rule = stop_rule(opts, suite)  # a bad stop rule is one line before anything starts
+    rule = stop_rule(opts.stopping, suite)  # a bad stop rule is one line before anything starts
     cache_check, cache_check_stated = stated_control(opts.cache_check, suite)
     kind = kind_of(opts, rule)
-    for flag, target in (("--junit", opts.junit), ("--summary-md", opts.summary_md)):
+    for flag, target in (("--junit", opts.gate.junit), ("--summary-md", opts.gate.summary_md)):
         if target:  # refused now, not after the whole run
             check_output_target(target, flag)
     return RunPlan(
-        suite=suite, rule=rule, kind=kind, order=opts.order, mode=opts.mode, endpoint=part(opts, EndpointOptions),
-        logprobs=part(opts, LogprobSettings),
+        suite=suite, rule=rule, kind=kind, order=opts.order, mode=opts.endpoint.mode, endpoint=opts.endpoint,
+        logprobs=opts.probabilities,
         budgets=Budgets(answer_tokens=opts.answer_tokens, reasoning_tokens=opts.reasoning_tokens),
-        outputs=Outputs(label=opts.label, results_dir=opts.results_dir, allow_errors=opts.allow_errors,
-                        no_report=opts.no_report),
-        against=part(opts, AgainstOptions) if kind == "paired" else None,
-        judge=part(opts, JudgeOptions) if opts.judge_endpoint else None,
-        store=store, previous=previous, recorded=saved_options(opts), prefill_rate=opts.prefill_rate,
-        cache_check=cache_check, cache_check_stated=cache_check_stated, model_config=opts.config,
-        cost=part(opts, DryRunOptions))
+        outputs=opts.outputs, against=opts.gate if kind == "paired" else None,
+        judge=opts.judge if opts.judge.judge_endpoint else None,
+        store=store, previous=previous, recorded=saved_options(opts.flat()), prefill_rate=opts.cost.prefill_rate,
+        cache_check=cache_check, cache_check_stated=cache_check_stated, model_config=opts.cost.config,
+        cost=opts.cost)
 
 
 def stated_control(flag: str | None, suite: Suite) -> tuple[str | None, str]:
@@ -131,55 +118,55 @@ def stated_control(flag: str | None, suite: Suite) -> tuple[str | None, str]:
 
 def resolve(opts: RunOptions) -> RunPlan:
     """Check a run's input and resolve its plan; bad input raises `UserError` before any folder is made."""
-    check_counter_spec(opts.token_counter)
-    if opts.config:  # the deployment lint's model config: a bad one is one line before anything starts
+    endpoint, gate, resume = opts.endpoint, opts.gate, opts.outputs.resume
+    check_counter_spec(endpoint.token_counter)
+    if opts.cost.config:  # the deployment lint's model config: a bad one is one line before anything starts
         from ctxprobe.runners.model_facts import read_model_facts
 
-        read_model_facts(Path(opts.config))
-    if not opts.endpoints:  # the engine ctxprobe starts: its launcher's input, before anything is made
-        chosen = launcher_for(opts.engine)
-        chosen.check(part(opts, chosen.settings))
-    if opts.baseline_endpoint and not opts.against and not opts.resume:
+        read_model_facts(Path(opts.cost.config))
+    if not endpoint.endpoints:  # the engine ctxprobe starts: its launcher's input, before anything is made
+        launcher_for(endpoint.engine).check(endpoint.launcher)
+    if gate.baseline_endpoint and not gate.against and not resume:
         from ctxprobe.evals.run.lockstep import check_lockstep
 
         check_lockstep(opts)
-    if opts.resume:
-        store = RunStore(Path(opts.resume))
+    if resume:
+        store = RunStore(Path(resume))
         previous = store.load_manifest()
         assert previous is not None
         resumed = resumed_options(opts, previous)
-        for path in resumed.include:  # the run's own families and answer kinds
+        for path in resumed.grid.include:  # the run's own families and answer kinds
             include(path)
         return _plan(resumed, previous.suite, store, previous)
-    if opts.against:  # a paired run: the baseline's samples, nothing else
+    if gate.against:  # a paired run: the baseline's samples, nothing else
         from ctxprobe.evals.compare.metrics import metric
         from ctxprobe.evals.run.lockstep import check_lockstep
 
         check_lockstep(opts)
-        metric(opts.metric)  # an unknown gate metric is one line naming the known ones
+        metric(gate.metric)  # an unknown gate metric is one line naming the known ones
         from ctxprobe.evals.records.load import load_run
 
-        suite = load_run(opts.against).manifest.suite
+        suite = load_run(gate.against).manifest.suite
     else:
-        suite = suite_for(opts)
+        suite = suite_for(opts.grid)
         check_answer_kinds(suite.check())
-    return _plan(opts, suite, RunStore(run_folder(Path(opts.results_dir), opts.label)), None)
+    return _plan(opts, suite, RunStore(run_folder(Path(opts.outputs.results_dir), opts.outputs.label)), None)
 
 
 def resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
     """The saved options, with the endpoint options given again on the command line taking over
     (e.g. `--resume RUN --endpoint URL` for a moved server). What to run always comes from the run."""
-    saved = dict(previous.options)
-    changed = [key for key in sorted(given.model_fields_set - RESUME_OVERRIDES - {"resume"})
-               if given.model_dump(mode="json", include={key})[key] != saved.get(key)]
+    saved = dict(previous.options)  # by the options' flat names, in every version of the manifest
+    now, named = given.flat(), given.given()
+    changed = [key for key in sorted(named - RESUME_OVERRIDES - {"resume"}) if now[key] != saved.get(key)]
     if changed:
         flags = ", ".join("--" + key.replace("_", "-") for key in changed)
         raise UserError(f"--resume continues the run as it was planned; {flags} would change it: start a new run "
                         "for another plan (only how to reach the endpoint, the answer budgets, the judge and the "
                         "output may be given again)")
-    for key in RESUME_OVERRIDES:
-        value = getattr(given, key)
-        if key in given.model_fields_set and value not in (None, []):
-            saved[key] = value
-    saved["resume"] = given.resume
-    return validated(RunOptions, {k: v for k, v in saved.items() if k in RunOptions.model_fields})
+    for key in RESUME_OVERRIDES & named:
+        if now[key] not in (None, []):
+            saved[key] = now[key]
+    saved["resume"] = given.outputs.resume
+    known = RunOptions.flat_fields()
+    return validated(RunOptions, {k: v for k, v in saved.items() if k in known})

@@ -27,7 +27,7 @@ from ctxprobe.runners import launcher as machinery  # by its module, so a test c
 from ctxprobe.runners.launcher import EMBEDDED_MODE, check_gguf
 from ctxprobe.runners.launchers.base import Launch, Launcher, launcher
 from ctxprobe.runners.response import in_flight
-from ctxprobe.runners.settings import EngineSettings, part
+from ctxprobe.runners.settings import EngineSettings
 
 if TYPE_CHECKING:
     from ctxprobe.runners.served import Launched
@@ -115,7 +115,7 @@ class LlamaCpp(Launcher):
         spec = launch.token_counter or embedded_counter_spec(own.model_file)
         offline = not spec.startswith("server")
         counter = open_counter(spec, endpoint=None, api_key_env=client.api_key_env) if offline else None  # fail fast
-        settings = part(own, EngineSettings)
+        settings: EngineSettings = own  # how llama-server is started (the GGUF it serves is given apart)
         if settings.n_ctx is None:  # sized to the suite
             settings = settings.model_copy(update={"n_ctx": default_n_ctx(launch.suite)})
         with machinery.EmbeddedEngine(own.model_file, settings=settings) as engine:

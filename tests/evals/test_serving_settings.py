@@ -23,7 +23,7 @@ def suite() -> Suite:
 def test_the_options_are_made_of_the_runners_settings() -> None:
     for settings in (ClientSettings, EngineSettings):
         for name, field in settings.model_fields.items():
-            mine = EndpointOptions.model_fields[name]
+            mine = EndpointOptions.flat_fields()[name]
             assert (mine.default, mine.description, mine.metadata) == (field.default, field.description, field.metadata)
     assert EMBEDDED_FIELDS == {"model_file", "n_ctx", "parallel", "kv_cache_type", "swa_cache", "threads"}
 

@@ -23,7 +23,9 @@ from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions
 from ctxprobe.evals.run.send.serving import default_mode
 from ctxprobe.runners import launchers as registry
 from ctxprobe.runners.launchers import Launch, Launcher, launcher, launcher_for, launcher_names, launchers
+from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.served import Launched
+from ctxprobe.runners.settings import VllmSettings
 from ctxprobe.tasks.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,17 +51,23 @@ def test_an_unknown_engine_is_one_line_listing_the_known_ones() -> None:
         launcher_for("nope")
     assert str(caught.value) == "unknown engine 'nope' to start; known: llama.cpp, vllm"
     with pytest.raises(UserError, match="--engine"):
-        from ctxprobe.tasks.errors import validated
+        from ctxprobe.evals.run.send.options import validated
 
         validated(RunOptions, {"engine": "nope"})
 
 
 def test_the_built_in_settings_stay_run_options() -> None:
+    """Every launcher's settings are run options by their flat names; the chosen launcher's are one part of the
+    run's options, typed as its own settings model, and another launcher's are not this run's engine."""
     opts = RunOptions(kv_cache_type="q4_0", engine="vllm", vllm_python="/usr/bin/python3", model_file="m.gguf")
-    assert (opts.kv_cache_type, opts.engine, opts.vllm_python, opts.model_file) == ("q4_0", "vllm", "/usr/bin/python3",
-                                                                                  "m.gguf")
+    assert (opts.endpoint.engine, opts.endpoint.launcher) == ("vllm", VllmSettings(vllm_python="/usr/bin/python3"))
+    embedded = RunOptions(kv_cache_type="q4_0", model_file="m.gguf").endpoint.launcher
+    assert type(embedded) is EmbeddedSettings and (embedded.kv_cache_type, embedded.model_file) == ("q4_0", "m.gguf")
     named = {name for found in launchers() for name in found.settings.model_fields}
-    assert named <= set(RunOptions.model_fields)
+    assert named <= set(RunOptions.flat_fields())
+    assert opts.flat()["kv_cache_type"] == "f16" and opts.flat()["vllm_python"] == "/usr/bin/python3"
+    with pytest.raises(UserError, match="VllmSettings given for --engine llama.cpp"):
+        RunOptions(endpoint=EndpointOptions(launcher=VllmSettings()))
 
 
 class ToySettings(BaseModel):

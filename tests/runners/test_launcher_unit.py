@@ -3,34 +3,34 @@ engine is driven in tests/e2e/test_embedded_engine.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from ctxprobe.runners import serve
 from ctxprobe.runners.launcher import EmbeddedEngine, start_failure
+from ctxprobe.runners.settings import ServeSettings, to_argv
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import packaged_gguf
 
 
-def flag(cmd: list[str], name: str) -> str:
-    return cmd[cmd.index(name) + 1]
-
-
-def test_command_runs_the_serve_module_with_the_options(tmp_path: Path) -> None:
+def test_command_runs_the_serve_module_with_the_options_as_one_typed_value(tmp_path: Path) -> None:
     engine = EmbeddedEngine(n_ctx=4096, threads=2, parallel=3, kv_cache_type="q8_0")
     engine.model_path = tmp_path / "m.gguf"
     cmd = engine.command(5555)
-    assert cmd[1:3] == ["-m", "ctxprobe.runners.serve"]
-    assert (flag(cmd, "--port"), flag(cmd, "--n-ctx"), flag(cmd, "--parallel")) == ("5555", "4096", "3")
-    assert (flag(cmd, "--alias"), flag(cmd, "--threads"), flag(cmd, "--kv-cache-type")) == ("gemma-3-270m", "2", "q8_0")
-    assert serve.parse_args(cmd[3:]).model == str(tmp_path / "m.gguf")  # the serve module reads what it is given
+    assert cmd[1:4] == ["-m", "ctxprobe.runners.serve", "--settings"] and len(cmd) == 5
+    sent = json.loads(cmd[4])  # the settings model as JSON, one value
+    assert (sent["port"], sent["n_ctx"], sent["parallel"]) == (5555, 4096, 3)
+    assert (sent["alias"], sent["threads"], sent["kv_cache_type"]) == ("gemma-3-270m", 2, "q8_0")
+    assert serve.parse_args(cmd[3:]) == ServeSettings.model_validate(sent)  # the serve module reads what it is given
+    assert serve.parse_args(cmd[3:]).model == str(tmp_path / "m.gguf")
 
 
 def test_n_ctx_is_per_slot_and_the_listener_is_loopback_only() -> None:
     xllamacpp = pytest.importorskip("xllamacpp", reason="the xllamacpp wheel is not installed")
-    params = serve.server_params(serve.parse_args(["--model", "m.gguf", "--port", "1", "--n-ctx", "4096",
-                                                   "--parallel", "3", "--kv-cache-type", "q4_0", "--threads", "2"]))
+    served = ServeSettings(model="m.gguf", port=1, n_ctx=4096, parallel=3, kv_cache_type="q4_0", threads=2)
+    params = serve.server_params(serve.parse_args(to_argv(served)))
     assert (params.n_ctx, params.n_parallel, params.kv_unified) == (3 * 4096, 3, False)
     assert params.hostnames == ["127.0.0.1"] and params.port == 1
     assert params.cache_type_k == params.cache_type_v == xllamacpp.ggml_type.GGML_TYPE_Q4_0

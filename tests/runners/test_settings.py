@@ -35,7 +35,11 @@ def test_the_serve_child_reads_back_what_the_launcher_writes() -> None:
     assert from_argv(ServeSettings, to_argv(served)) == served
     assert parse_args(to_argv(served)) == served
     bare = ServeSettings(model="/m.gguf", port=1)
-    assert "--threads" not in to_argv(bare) and from_argv(ServeSettings, to_argv(bare)) == bare
+    assert from_argv(ServeSettings, to_argv(bare)) == bare
+    # one typed value: the settings model as JSON, never flags parsed back one by one
+    assert to_argv(served) == ["--settings", served.model_dump_json()]
+    with pytest.raises(UserError, match="n_ctx 8 is too small"):
+        from_argv(ServeSettings, ["--settings", served.model_copy(update={"n_ctx": 8}).model_dump_json()])
 
 
 def test_the_launcher_resolves_what_the_user_left_open(tmp_path: object) -> None:

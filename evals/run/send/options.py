@@ -4,19 +4,20 @@ of the variable that holds the API key)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, margin_option, metric_option
 from ctxprobe.evals.plan.options import GpuOptions
 from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 from ctxprobe.evals.compare.sequential.cells import StopOptions
 from ctxprobe.runners.endpoint_config import PREFILL_RATE_MAX, PREFILL_RATE_MIN
-from ctxprobe.runners.launchers import DEFAULT_LAUNCHER, launchers
+from ctxprobe.runners.launchers import DEFAULT_LAUNCHER, launcher_for, launchers
 from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.settings import ClientSettings, LogprobSettings
-from ctxprobe.tasks.errors import UserError, validated  # noqa: F401  (the options and their check, from one import)
+from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
 from ctxprobe.tasks.sample import Mode
 
@@ -29,25 +30,70 @@ def _engine_help() -> str:
 
 # The engines ctxprobe can start, their names known once the launchers are (built-in and entry points').
 LAUNCHERS = tuple(launchers())
-EngineName = Literal[tuple(found.name for found in LAUNCHERS)]  # type: ignore[valid-type]
+LAUNCHER_NAMES = tuple(found.name for found in LAUNCHERS)
+EngineName = Literal[LAUNCHER_NAMES]  # type: ignore[valid-type]
+LAUNCHER_FIELDS = frozenset(name for found in LAUNCHERS for name in found.settings.model_fields)
 
 
-class EndpointOptions(ClientSettings, *(found.settings for found in LAUNCHERS)):  # type: ignore[misc]
+class EndpointOptions(ClientSettings):
     """Where prompts go and how: a remote endpoint, or an engine ctxprobe starts when `endpoints` is empty
     (`engine`: the embedded llama.cpp one by default, vLLM with `engine="vllm"`, or any registered launcher,
-    runners/launchers/). The client's settings and each launcher's are runners' own models, composed here
-    and passed on as given: a launcher's fields are options of every run with no edit to evals/."""
+    runners/launchers/), started with `launcher`, the chosen launcher's own settings model as one part. A
+    launcher's fields are given by their flat names too (`n_ctx=8192`, `--n-ctx 8192`): those of the launcher
+    `engine` names go into its part; another launcher's are not this run's engine and are left out, as a flag
+    of an engine not started always was."""
 
     endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
     engine: EngineName = Field(DEFAULT_LAUNCHER, description=_engine_help())  # type: ignore[valid-type]
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
     concurrency: int | None = Field(None, ge=1, le=4096, description="requests in flight (default: the server's slots for llama-server, else 4)")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
+    launcher: SerializeAsAny[BaseModel] = Field(default_factory=lambda: launcher_for(DEFAULT_LAUNCHER).settings(),
+                                                description="the settings of the engine `engine` names")
 
     @field_validator("endpoints")
     @classmethod
     def _urls(cls, urls: list[str]) -> list[str]:
         return [check_endpoint_url(u) for u in urls]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _launcher_part(cls, values: Any) -> Any:
+        """The launcher's fields given by their flat names, into the chosen launcher's settings (checked there)."""
+        if not isinstance(values, dict):
+            return values
+        rest = {k: v for k, v in values.items() if k not in LAUNCHER_FIELDS}
+        engine = rest.get("engine", DEFAULT_LAUNCHER)
+        if engine not in LAUNCHER_NAMES:
+            return rest  # the unknown --engine is the error, one line naming the known ones
+        model = launcher_for(engine).settings
+        given = rest.get("launcher")
+        if isinstance(given, BaseModel) and not isinstance(given, model):
+            raise UserError(f"launcher settings {type(given).__name__} given for --engine {engine}, which takes "
+                            f"{model.__name__}")
+        flat = {k: v for k, v in values.items() if k in model.model_fields}
+        if isinstance(given, BaseModel) and not flat:
+            return rest
+        held = given.model_dump(exclude_unset=True) if isinstance(given, BaseModel) else dict(given or {})
+        rest["launcher"] = validated(model, {**held, **flat})
+        return rest
+
+    @classmethod
+    def flat_fields(cls) -> dict[str, FieldInfo]:
+        """Every option by its flat name (a flag's, the manifest's): the model's own, then every launcher's."""
+        own = {k: v for k, v in cls.model_fields.items() if k != "launcher"}
+        return {**own, **{k: v for found in LAUNCHERS for k, v in found.settings.model_fields.items()}}
+
+    def flat(self) -> dict[str, Any]:
+        """The options by their flat names, as the manifest records them: every launcher's settings, the
+        chosen one's as given and the others' at their defaults."""
+        own = self.model_dump(mode="json", exclude={"launcher"})
+        others = {k: v for found in LAUNCHERS for k, v in found.settings.model_construct().model_dump(mode="json").items()}
+        return {**own, **others, **self.launcher.model_dump(mode="json")}
+
+    def given(self) -> set[str]:
+        """The flat names given (not left to their defaults)."""
+        return (self.model_fields_set - {"launcher"}) | self.launcher.model_fields_set
 
 
 EMBEDDED_FIELDS = frozenset(EmbeddedSettings.model_fields)  # the embedded engine's options
@@ -135,53 +181,6 @@ class JudgeOptions(BaseModel):
         return None if url is None else check_endpoint_url(url)
 
 
-class _RunOptions(SuiteOptions, EndpointOptions, StopOptions, AgainstOptions, JudgeOptions,
-                  LogprobSettings):
-
-    order: Literal["cache-aware", "as-listed"] = Field(
-        "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
-        "(fewer prefill tokens with a prefix cache); as-listed: the suite's order")
-    answer_tokens: int | None = Field(
-        None, ge=1, description="tokens each answer may take (default: the family's budget in completions mode, "
-        "plus 64 in chat mode, where a model answers in a sentence); a raised budget resends truncated samples on resume")
-    reasoning_tokens: int | None = Field(
-        None, ge=0, description="tokens a reasoning model may think before answering, added to the answer budget "
-        "and sent as the engine's reasoning cap (default: 0, or 1024 when the endpoint's model reasons)")
-    label: str = Field("", max_length=200, description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
-    results_dir: str = Field("results", description="where run folders are made")
-    resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
-    allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
-    quiet: bool = Field(False, description="no live progress line")
-    no_report: bool = Field(False, description="do not write report.html into the run folder at the end")
-    cache_check: str | None = Field(
-        None, description="the cache-path control: send a seeded share of the requests served from the prefix "
-        "cache again with a cold prefill and compare the answers (an engine fault exits 7): auto (at least one "
-        "check per length, within 3 percent of the computed prefill where it can), off, or a share in (0, 1] of the "
-        "servable requests (default: auto for nested runs, off for independent ones)")
-
-    @field_validator("cache_check", mode="before")
-    @classmethod
-    def _cache_check(cls, value: object) -> str | None:
-        from ctxprobe.evals.run.cache_check import parse_cache_check
-
-        return parse_cache_check(None if value is None else str(value))
-
-    @model_validator(mode="after")
-    def _needs_a_baseline(self) -> _RunOptions:
-        """The gate's flags gate nothing without a baseline: refused rather than ignored."""
-        if self.against is None and self.resume is None:  # a resumed run keeps its own baseline
-            given = [flag for flag, value in (("--fail-if-drop", self.fail_if_drop), ("--junit", self.junit),
-                                              ("--summary-md", self.summary_md),
-                                              (f"--undecided {self.undecided}", "undecided" in self.model_fields_set),
-                                              ("--baseline-endpoint", self.baseline_endpoint),
-                                              (f"--metric {self.metric}", self.metric != "correct"),
-                                              ("--kl-margin", self.kl_margin != KL_MARGIN)) if value]
-            if given:
-                raise UserError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --against BASELINE_RUN "
-                                "(the run to pair with); `ctxprobe compare` gates two finished runs")
-        return self
-
-
 class DryRunOptions(GpuOptions):
     """`--dry-run`: what the run would cost, without running it."""
 
@@ -201,19 +200,160 @@ class DryRunOptions(GpuOptions):
                                "against it (default: the model path the engine states, where it is on this machine)")
 
 
-class RunOptions(_RunOptions, DryRunOptions):
-    """Everything `ctxprobe.run` (and `ctxprobe.estimate`) take."""
+class OutputOptions(BaseModel):
+    """Where the run is written and how it ends: its label and results folder (or the run folder it
+    resumes), whether errors pass, the live progress line and report.html."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field("", max_length=200, description="a name for this build, e.g. q4km-llamacpp or fp8-vllm")
+    results_dir: str = Field("results", description="where run folders are made")
+    resume: str | None = Field(None, description="continue this run folder: keep finished samples, send the rest")
+    allow_errors: bool = Field(False, description="exit 0 even when samples ended in errors")
+    quiet: bool = Field(False, description="no live progress line")
+    no_report: bool = Field(False, description="do not write report.html into the run folder at the end")
 
 
-def _check_launcher_fields() -> None:
-    """A launcher's settings field must be a name the run does not use already: the two would be one flag
-    and one manifest field with two meanings (the run's would win without a word)."""
-    theirs = {c for found in LAUNCHERS for c in found.settings.__mro__}
-    declared = {name for c in RunOptions.__mro__ if c not in theirs for name in vars(c).get("__annotations__", {})}
-    for found in LAUNCHERS:
-        taken = declared & set(found.settings.model_fields)
-        if taken:
-            raise ValueError(f"launcher {found.name!r} declares {', '.join(sorted(taken))}, a run's own option")
+class RunOptions(BaseModel):
+    """Everything `ctxprobe.run` (and `ctxprobe.estimate`) take: a handful of named parts, each handed to the
+    code that uses it (the grid and suite, the endpoint with the chosen launcher's settings, the answers'
+    probabilities, the paired gate, the stopping rule, the outputs, the judge, the dry run's cost), and the
+    few options of the run itself. Every option may be given by its flat name too (`ctxprobe.run(suite=
+    "quick", label="q4km")`, each flag of `ctxprobe run`, the manifest's `options`): `_from_flat` puts it
+    into its part, the one place that maps the two."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grid: SuiteOptions = Field(default_factory=SuiteOptions)
+    endpoint: EndpointOptions = Field(default_factory=EndpointOptions)
+    probabilities: LogprobSettings = Field(default_factory=LogprobSettings)
+    gate: AgainstOptions = Field(default_factory=AgainstOptions)
+    stopping: StopOptions = Field(default_factory=StopOptions)  # type: ignore[valid-type]
+    order: Literal["cache-aware", "as-listed"] = Field(
+        "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
+        "(fewer prefill tokens with a prefix cache); as-listed: the suite's order")
+    answer_tokens: int | None = Field(
+        None, ge=1, description="tokens each answer may take (default: the family's budget in completions mode, "
+        "plus 64 in chat mode, where a model answers in a sentence); a raised budget resends truncated samples on resume")
+    reasoning_tokens: int | None = Field(
+        None, ge=0, description="tokens a reasoning model may think before answering, added to the answer budget "
+        "and sent as the engine's reasoning cap (default: 0, or 1024 when the endpoint's model reasons)")
+    outputs: OutputOptions = Field(default_factory=OutputOptions)
+    cache_check: str | None = Field(
+        None, description="the cache-path control: send a seeded share of the requests served from the prefix "
+        "cache again with a cold prefill and compare the answers (an engine fault exits 7): auto (at least one "
+        "check per length, within 3 percent of the computed prefill where it can), off, or a share in (0, 1] of the "
+        "servable requests (default: auto for nested runs, off for independent ones)")
+    judge: JudgeOptions = Field(default_factory=JudgeOptions)
+    cost: DryRunOptions = Field(default_factory=DryRunOptions)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, values: Any) -> Any:
+        """Options given by their flat names, each into its part (a part given whole is taken as it is, the
+        flat names of its fields on top)."""
+        if not isinstance(values, dict):
+            return values
+        out: dict[str, Any] = {}
+        flat: dict[str, dict[str, Any]] = {}
+        for key, value in values.items():
+            part = FLAT_PARTS.get(key)
+            if part is None:
+                out[key] = value
+            else:
+                flat.setdefault(part, {})[key] = value
+        for part, given in flat.items():
+            held = out.get(part)
+            out[part] = {**(held.model_dump(exclude_unset=True) if isinstance(held, BaseModel) else held or {}), **given}
+        return out
+
+    @field_validator("cache_check", mode="before")
+    @classmethod
+    def _cache_check(cls, value: object) -> str | None:
+        from ctxprobe.evals.run.cache_check import parse_cache_check
+
+        return parse_cache_check(None if value is None else str(value))
+
+    @model_validator(mode="after")
+    def _needs_a_baseline(self) -> RunOptions:
+        """The gate's flags gate nothing without a baseline: refused rather than ignored."""
+        gate = self.gate
+        if gate.against is None and self.outputs.resume is None:  # a resumed run keeps its own baseline
+            given = [flag for flag, value in (("--fail-if-drop", gate.fail_if_drop), ("--junit", gate.junit),
+                                              ("--summary-md", gate.summary_md),
+                                              (f"--undecided {gate.undecided}", "undecided" in gate.model_fields_set),
+                                              ("--baseline-endpoint", gate.baseline_endpoint),
+                                              (f"--metric {gate.metric}", gate.metric != "correct"),
+                                              ("--kl-margin", gate.kl_margin != KL_MARGIN)) if value]
+            if given:
+                raise UserError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --against BASELINE_RUN "
+                                "(the run to pair with); `ctxprobe compare` gates two finished runs")
+        return self
+
+    @classmethod
+    def flat_fields(cls) -> dict[str, FieldInfo]:
+        """Every option by its flat name, in the order `ctxprobe run --help` lists them within a group."""
+        fields: dict[str, FieldInfo] = {}
+        for name, field in cls.model_fields.items():
+            model = PARTS.get(name)
+            if model is None:
+                fields[name] = field
+            else:
+                fields.update(model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields)
+        return fields
+
+    def flat(self) -> dict[str, Any]:
+        """The options by their flat names, as the manifest records them (JSON values)."""
+        values: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            held = getattr(self, name)
+            if name not in PARTS:
+                values[name] = self.model_dump(mode="json", include={name})[name]
+            else:
+                values.update(held.flat() if isinstance(held, EndpointOptions) else held.model_dump(mode="json"))
+        return values
+
+    def given(self) -> set[str]:
+        """The flat names given (not left to their defaults)."""
+        names = self.model_fields_set - set(PARTS)
+        for name in PARTS:
+            held = getattr(self, name)
+            names |= held.given() if isinstance(held, EndpointOptions) else held.model_fields_set
+        return names
 
 
-_check_launcher_fields()
+# The parts of `RunOptions` and the flat names each holds: the one map between the two.
+PARTS: dict[str, type[BaseModel]] = {name: field.annotation for name, field in RunOptions.model_fields.items()
+                                     if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)}
+FLAT_PARTS: dict[str, str] = {flat: name for name, model in PARTS.items()
+                              for flat in (model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields)}
+
+
+def _check_names() -> None:
+    """A flat name means one option: a launcher's settings field named as a run's option, or a part named as
+    one, would be one flag and one manifest field with two meanings (one would win without a word)."""
+    every = [flat for name, model in PARTS.items()
+             for flat in (model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields)]
+    every += [name for name in RunOptions.model_fields if name not in PARTS]
+    taken = {name for name in every if every.count(name) > 1} | (set(PARTS) & set(every))
+    if taken:
+        raise ValueError(f"options named twice in RunOptions: {', '.join(sorted(taken))}")
+
+
+_check_names()
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option") -> M:
+    """`model(**values)`, or one line naming the first bad option by its flag (`--concurrency: ...`, never
+    the part that holds it)."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        where, msg, _ = first_problem(exc)
+        head, _, rest = where.partition(".")
+        if rest and (head in PARTS or head == "launcher"):
+            where = rest
+        raise UserError(f"{problem} --{where.replace('_', '-')}: {msg}") from None

@@ -16,7 +16,7 @@ from ctxprobe.runners.launchers import Launch, launcher_for
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
 from ctxprobe.runners.served import as_remote
-from ctxprobe.runners.settings import ClientSettings, LogprobSettings, part
+from ctxprobe.runners.settings import LogprobSettings
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import TokenCounter
@@ -51,8 +51,7 @@ def known_slots(opts: EndpointOptions) -> int | None:
     starts its engine with (a remote server's are known once it answers)."""
     if opts.endpoints:
         return None
-    chosen = launcher_for(opts.engine)
-    return chosen.slots(part(opts, chosen.settings))
+    return launcher_for(opts.engine).slots(opts.launcher)
 
 
 def default_mode(opts: EndpointOptions) -> Mode:
@@ -63,17 +62,15 @@ def default_mode(opts: EndpointOptions) -> Mode:
 
 def _policy(opts: EndpointOptions) -> RetryPolicy:
     """The retry policy of every call but the completions (which take the same settings)."""
-    return RetryPolicy.of(part(opts, ClientSettings))
+    return RetryPolicy.of(opts)
 
 
 @contextlib.contextmanager
 def serving(opts: EndpointOptions, suite: Suite, logprobs: LogprobSettings | None = None) -> Iterator[Served]:
     """Probe the endpoint (or start the engine `opts.engine` names) and open the token counter; the run's mode is
-    `suite.run_mode(opts.mode, default_mode(opts))`; the answers' log-probabilities as `logprobs` (or the
-    options') ask where a run serves."""
+    `suite.run_mode(opts.mode, default_mode(opts))`; the answers' log-probabilities as `logprobs` ask where a
+    run serves."""
     with _serving(opts, suite) as served:
-        if logprobs is None and isinstance(opts, LogprobSettings):
-            logprobs = part(opts, LogprobSettings)
         asked = logprobs if logprobs is not None else served.logprobs
         yield dataclasses.replace(served, logprobs=asked)
 
@@ -103,16 +100,15 @@ def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     policy = _policy(opts)
     fallback = default_mode(opts)
     mode = suite.run_mode(opts.mode, fallback)
-    client = part(opts, ClientSettings)
     if opts.endpoints:
         urls = list(opts.endpoints)
         info = _probe_first(urls, opts, policy)
-        found = as_remote(client, urls, info, policy, mode, concurrency=opts.concurrency,
+        found = as_remote(opts, urls, info, policy, mode, concurrency=opts.concurrency,
                           token_counter=opts.token_counter)
         yield Served(found.config, found.engine, found.counter_spec, found.counter, fallback)
         return
     chosen = launcher_for(opts.engine)
-    launch = Launch(client=client, settings=part(opts, chosen.settings), token_counter=opts.token_counter,
+    launch = Launch(client=opts, settings=opts.launcher, token_counter=opts.token_counter,
                     concurrency=opts.concurrency, mode=mode, suite=suite)
     with chosen.serve(launch) as found:
         yield Served(found.config, found.engine, found.counter_spec, found.counter, fallback)
