@@ -18,7 +18,7 @@ from ctxprobe.tasks.suite import Suite
 
 
 def stop_rule(opts: object, suite: Suite) -> StopRule:
-    """The run's stopping rule: the suite's `stop:`, with the options given (`RunOptions`) on top."""
+    """The run's stopping rule: the suite's `stop:`, with the options given (`RunOptions.stopping`) on top."""
     return resolve_rule(suite.stop, {k: getattr(opts, k) for k in StopOptions.model_fields})
 
 

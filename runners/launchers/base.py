@@ -1,8 +1,9 @@
 """What every launcher says about the engine it starts, and the open registry that finds one by name.
 
 A launcher is an engine ctxprobe starts for a run when no `--endpoint` is given (`--engine NAME`). It owns
-everything about that engine: its settings model (each field a flag of `ctxprobe run` and `limit`, a field
-of `RunOptions`, recorded in the manifest as given), the title of its argument group, the mode a run takes
+everything about that engine: its settings model (each field a flag of `ctxprobe run` and `limit` and a run
+option by its name; a run started with it holds them as one part, `RunOptions.endpoint.launcher`, and the
+manifest records them as given), the title of its argument group, the mode a run takes
 when nothing else says, the checks of its input before anything starts, how it sizes and starts the engine,
 and the endpoint it hands the run (`Launched`: client config, engine facts, token counter). So adding one
 is one module: in runners/launchers/ (imported by the package), or in another package that names it under
@@ -87,7 +88,7 @@ LAUNCHERS: Registry[Launcher] = Registry("launcher", group=ENTRY_POINT_GROUP,
 
 def launcher(cls: type[Launcher]) -> type[Launcher]:
     """Class decorator: one launcher instance per engine name; a settings field another launcher already
-    declares is refused (the two would share one flag and one `RunOptions` field)."""
+    declares is refused (the two would share one flag and one option name of `RunOptions`)."""
     for other in LAUNCHERS.so_far().values():
         if other.name == cls.name:
             continue

@@ -296,21 +296,15 @@ class RunOptions(BaseModel):
         fields: dict[str, FieldInfo] = {}
         for name, field in cls.model_fields.items():
             model = PARTS.get(name)
-            if model is None:
-                fields[name] = field
-            else:
-                fields.update(model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields)
+            fields.update({name: field} if model is None else _fields_of(model))
         return fields
 
     def flat(self) -> dict[str, Any]:
         """The options by their flat names, as the manifest records them (JSON values)."""
-        values: dict[str, Any] = {}
-        for name in type(self).model_fields:
+        values = self.model_dump(mode="json", exclude=set(PARTS))
+        for name in PARTS:
             held = getattr(self, name)
-            if name not in PARTS:
-                values[name] = self.model_dump(mode="json", include={name})[name]
-            else:
-                values.update(held.flat() if isinstance(held, EndpointOptions) else held.model_dump(mode="json"))
+            values.update(held.flat() if isinstance(held, EndpointOptions) else held.model_dump(mode="json"))
         return values
 
     def given(self) -> set[str]:
@@ -322,18 +316,21 @@ class RunOptions(BaseModel):
         return names
 
 
+def _fields_of(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A part's options by their flat names (the endpoint's: every launcher's settings too)."""
+    return model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields
+
+
 # The parts of `RunOptions` and the flat names each holds: the one map between the two.
 PARTS: dict[str, type[BaseModel]] = {name: field.annotation for name, field in RunOptions.model_fields.items()
                                      if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)}
-FLAT_PARTS: dict[str, str] = {flat: name for name, model in PARTS.items()
-                              for flat in (model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields)}
+FLAT_PARTS: dict[str, str] = {flat: name for name, model in PARTS.items() for flat in _fields_of(model)}
 
 
 def _check_names() -> None:
     """A flat name means one option: a launcher's settings field named as a run's option, or a part named as
     one, would be one flag and one manifest field with two meanings (one would win without a word)."""
-    every = [flat for name, model in PARTS.items()
-             for flat in (model.flat_fields() if issubclass(model, EndpointOptions) else model.model_fields)]
+    every = [flat for model in PARTS.values() for flat in _fields_of(model)]
     every += [name for name in RunOptions.model_fields if name not in PARTS]
     taken = {name for name in every if every.count(name) > 1} | (set(PARTS) & set(every))
     if taken:
