@@ -22,7 +22,6 @@ from ctxprobe.evals.run.prefill_cost import (PrefillFit, Request, fit_prefill_ti
                                              tail_counter)
 from ctxprobe.evals.run.served_lengths import LengthCheck, check_lengths, engine_line
 from ctxprobe.evals.run.send.options import DryRunOptions, EndpointOptions, RunOptions, validated
-from ctxprobe.evals.run.send.order import Order
 from ctxprobe.runners.endpoint_config import PREFILL_SHARE
 from ctxprobe.runners.response import in_flight
 from ctxprobe.tasks.errors import UserError

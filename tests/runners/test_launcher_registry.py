@@ -66,7 +66,7 @@ def test_the_built_in_settings_stay_run_options() -> None:
     named = {name for found in launchers() for name in found.settings.model_fields}
     assert named <= set(RunOptions.flat_fields())
     assert opts.flat()["kv_cache_type"] == "f16" and opts.flat()["vllm_python"] == "/usr/bin/python3"
-    with pytest.raises(UserError, match="VllmSettings given for --engine llama.cpp"):
+    with pytest.raises(UserError, match=r"VllmSettings given for --engine llama\.cpp"):
         RunOptions(endpoint=EndpointOptions(launcher=VllmSettings()))
 
 

@@ -4,9 +4,10 @@ of the variable that holds the API key)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, margin_option, metric_option
@@ -17,7 +18,8 @@ from ctxprobe.runners.endpoint_config import PREFILL_RATE_MAX, PREFILL_RATE_MIN
 from ctxprobe.runners.launchers import DEFAULT_LAUNCHER, launcher_for, launchers
 from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.settings import ClientSettings, LogprobSettings
-from ctxprobe.tasks.errors import UserError, first_problem
+from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.errors import validated as checked_options
 from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
 from ctxprobe.tasks.sample import Mode
 
@@ -341,16 +343,11 @@ _check_names()
 
 
 M = TypeVar("M", bound=BaseModel)
+# An option inside a part is named by its own flag (`--concurrency`, never `--endpoint.concurrency`).
+PART_FLAGS = {f"{part}.{name}": "--" + name.replace("_", "-") for name, part in FLAT_PARTS.items()}
 
 
-def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option") -> M:
-    """`model(**values)`, or one line naming the first bad option by its flag (`--concurrency: ...`, never
-    the part that holds it)."""
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        where, msg, _ = first_problem(exc)
-        head, _, rest = where.partition(".")
-        if rest and (head in PARTS or head == "launcher"):
-            where = rest
-        raise UserError(f"{problem} --{where.replace('_', '-')}: {msg}") from None
+def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option",
+              flags: Mapping[str, str] | None = None) -> M:
+    """`model(**values)`, or one line naming the first bad option by its flag (`tasks.errors.validated`)."""
+    return checked_options(model, values, problem, flags={**PART_FLAGS, **(flags or {})})

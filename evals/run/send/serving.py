@@ -95,8 +95,6 @@ def _probe_first(urls: list[str], opts: EndpointOptions, policy: RetryPolicy) ->
 
 @contextlib.contextmanager
 def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
-    from ctxprobe.runners.probe import probe_engine
-
     policy = _policy(opts)
     fallback = default_mode(opts)
     mode = suite.run_mode(opts.mode, fallback)
