@@ -8,11 +8,14 @@ import pytest
 
 from ctxprobe.evals.scoring.score import score_sample
 from tests.evals.adversary.absent import KINDS, REPLIES, cases
+from tests.tiered import tiered
 
 CASES = cases()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.kind} | {c.label}" for c in CASES])
+# The fast tier keeps each value kind in each mode with each verdict, and each reply, once (tests/tiered.py).
+@pytest.mark.parametrize("case", tiered(CASES, [f"{c.kind} | {c.label}" for c in CASES],
+                                        lambda c: [(c.kind, c.correct, c.attribution), c.label]))
 def test_absent_verdict(case):
     score = score_sample(case.sample, case.text)
     assert (score.correct, score.attribution) == (case.correct, case.attribution), (case.label, case.text, score)

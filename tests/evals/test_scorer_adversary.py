@@ -9,11 +9,14 @@ from ctxprobe.evals.scoring.score import score_sample
 from tests.evals.adversary.corpus import cases
 from tests.evals.adversary.disguises import fullwidth, in_words
 from tests.evals.adversary.kinds import FORMATTED, KINDS, expected
+from tests.tiered import tiered
 
 CASES = cases()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.kind} | {c.trick.label}" for c in CASES])
+# The fast tier keeps each answer kind with each family of tricks, and each trick, once (tests/tiered.py).
+@pytest.mark.parametrize("case", tiered(CASES, [f"{c.kind} | {c.trick.label}" for c in CASES],
+                                        lambda c: [(c.kind, c.trick.family), c.trick.label]))
 def test_adversary_verdict(case):
     score = score_sample(case.sample, case.text)
     assert score.correct is case.correct, (case.trick.label, case.text, score)
