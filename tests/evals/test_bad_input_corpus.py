@@ -11,17 +11,17 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from ctxprobe.evals.cli.main import build_parser, main
+from ctxprobe.evals.cli.main import build_parser
 from tests.evals.compare.synthetic import all_right, write_run
+from tests.evals.in_process import ends
 from tests.runners.fake_engine import FakeEngine
+from tests.tiered import tiered
 
-SECONDS = 30  # a case that takes longer has hung
 KEY_SECRET = "planted-key-7e1c0a"
 URL_SECRET = "planted-password-52b9f4"
 KEY_ENV = "CORPUS_PLANTED_KEY"
@@ -68,6 +68,8 @@ def _bad_values(action: argparse.Action) -> list[str]:
     return ["", " "]
 
 
+FLAG_KINDS = {(command, action.option_strings[-1]): _kind(action)
+              for command, parser in _subparsers().items() for action in _value_flags(parser)}
 FLAG_CASES = [(command, action.option_strings[-1], value)
               for command, parser in _subparsers().items() for action in _value_flags(parser)
               for value in _bad_values(action)
@@ -195,30 +197,6 @@ def _bases(tmp: Path, url: str, runs: Path) -> dict[str, list[str]] | dict[str, 
     }  # type: ignore[return-value]
 
 
-class Hung(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: object) -> None:
-    raise Hung(f"no answer in {SECONDS} s")
-
-
-def _ends(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    before = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(SECONDS)
-    try:
-        try:
-            code = main(argv)
-        except SystemExit as ended:  # argparse's own refusals
-            code = int(ended.code or 0)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def _check_refused(argv: list[str], code: int, out: str, err: str, engine: FakeEngine, sent: int,
                    results: Path) -> None:
     lines = err.strip().splitlines()
@@ -234,14 +212,17 @@ def _with(argv: list[str], flag: str, value: str) -> list[str]:
     return [*argv, f"{flag}={value}"]
 
 
-@pytest.mark.parametrize("command, flag, value", FLAG_CASES,
-                         ids=[f"{c} {f}={v.strip() or repr(v)}" for c, f, v in FLAG_CASES])
+# The fast tier keeps each command with each kind of flag, and each bad value, once (tests/tiered.py); the file
+# and output cases each bad path kind, and each argument, once.
+@pytest.mark.parametrize("command, flag, value", tiered(
+    FLAG_CASES, [f"{c} {f}={v.strip() or repr(v)}" for c, f, v in FLAG_CASES],
+    lambda case: [(case[0], FLAG_KINDS[case[:2]]), case[2]], unpack=True))
 def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value: str, tmp_path: Path, runs: Path,
                                                  engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
     bases = _bases(tmp_path, engine.url, runs)
     argv = _with(list(bases[command]), flag, value)
     sent = len(engine.completion_calls())
-    code, out, err = _ends(argv, capsys)
+    code, out, err = ends(argv, capsys)
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
 
 
@@ -251,28 +232,28 @@ def test_a_value_out_of_bounds_ends_in_one_line_exit_2(command: str, why: str, f
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     argv = [*_bases(tmp_path, engine.url, runs)[command], *flags]
     sent = len(engine.completion_calls())
-    code, out, err = _ends(argv, capsys)
+    code, out, err = ends(argv, capsys)
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
     assert "--answer-room" in err
 
 
-@pytest.mark.parametrize("arg, kind", FILE_CASES, ids=[f"{a} {k}" for a, k in FILE_CASES])
+@pytest.mark.parametrize("arg, kind", tiered(FILE_CASES, [f"{a} {k}" for a, k in FILE_CASES], list, unpack=True))
 def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path, runs: Path, engine: FakeEngine,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     bases = _bases(tmp_path, engine.url, runs)
     argv = FILE_ARGS[arg](bases, _bad_file(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
     sent = len(engine.completion_calls())
-    code, out, err = _ends(argv, capsys)
+    code, out, err = ends(argv, capsys)
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
 
 
-@pytest.mark.parametrize("arg, kind", OUTPUT_CASES, ids=[f"{a} {k}" for a, k in OUTPUT_CASES])
+@pytest.mark.parametrize("arg, kind", tiered(OUTPUT_CASES, [f"{a} {k}" for a, k in OUTPUT_CASES], list, unpack=True))
 def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tmp_path: Path, runs: Path,
                                                         engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
     bases = _bases(tmp_path, engine.url, runs)
     argv = OUTPUT_ARGS[arg](bases, _bad_output(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
     sent = len(engine.completion_calls())
-    code, out, err = _ends(argv, capsys)
+    code, out, err = ends(argv, capsys)
     _check_refused(argv, code, out, err, engine, sent, tmp_path / "r")
 
 
@@ -281,7 +262,7 @@ def test_a_good_output_is_written(arg: str, tmp_path: Path, runs: Path, engine: 
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """The control of the output cases: a file name in a folder yet to be made is written."""
     target = tmp_path / "ci" / "out.file"
-    code, _, err = _ends(OUTPUT_ARGS[arg](_bases(tmp_path, engine.url, runs), str(target)), capsys)  # type: ignore[arg-type]
+    code, _, err = ends(OUTPUT_ARGS[arg](_bases(tmp_path, engine.url, runs), str(target)), capsys)  # type: ignore[arg-type]
     assert code in (0, 1, 6), err.strip().splitlines()[-3:]  # 1 / 6: a gate's FAIL / UNDECIDED, not a refusal
     assert target.is_file() and target.stat().st_size > 0
 
@@ -292,7 +273,7 @@ def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
         command: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
     """The control: each command's base arguments alone succeed, so every case above fails for its bad value."""
     argv = list(_bases(tmp_path, engine.url, runs)[command])
-    code, out, err = _ends(argv, capsys)
+    code, out, err = ends(argv, capsys)
     assert code == 0, (argv, err.strip().splitlines()[-3:])
     assert KEY_SECRET not in out + err and URL_SECRET not in out + err
 

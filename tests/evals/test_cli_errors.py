@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.evals.in_process import ends
+from tests.tiered import tiered
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -73,21 +76,42 @@ def _run_dir(tmp: Path, manifest: str) -> str:
     return str(run)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
+def _case_args(case: str, tmp_path: Path) -> tuple[list[str], Path]:
+    """The case's command line, and the folder it must leave without a run folder in it."""
     if case == "show on a non-run folder" or case == "prompt for an unknown sample":
         (tmp_path / "empty").mkdir()
         tmp_path = tmp_path / "empty"
-    args = CASES[case](tmp_path)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env=env)
-    assert done.returncode == 2, (done.returncode, done.stderr[-1500:])
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert "Traceback" not in done.stderr and "error" in lines[0]
-    results = tmp_path / "r"
+    return CASES[case](tmp_path), tmp_path / "r"
+
+
+def _check_refused(code: int, err: str, results: Path) -> None:
+    assert code == 2, (code, err[-1500:])
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "error" in lines[0]
     assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
+
+
+# HF_HUB_OFFLINE is read when huggingface_hub is imported: only a process of its own is sure to start offline.
+PROCESS_ONLY = {"hub tokenizer while offline"}
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - PROCESS_ONLY))
+def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args, results = _case_args(case, tmp_path)
+    code, _, err = ends(args, capsys)
+    _check_refused(code, err, results)
+
+
+# Every case once more as a user meets it, in a process of its own: in the slow tier, but for the cases only a
+# process can check and one other (tests/tiered.py).
+@pytest.mark.parametrize("case", tiered(sorted(CASES), sorted(CASES), lambda case: [case in PROCESS_ONLY or "any"]))
+def test_bad_input_in_a_process_of_its_own_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
+    args, results = _case_args(case, tmp_path)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env=env)
+    _check_refused(done.returncode, done.stderr, results)
 
 
 def test_parallel_0_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
