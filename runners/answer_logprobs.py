@@ -105,7 +105,8 @@ async def measure(engine: NextToken, context: list[int], gold: list[int], gold_t
     Raises `Unmeasurable` for an answer the engine's replies cannot give; an `EndpointError` goes to the caller."""
     if not gold:
         raise Unmeasurable("the gold text has no tokens")
-    known, outside = from_generated(gold, generated, top) if generated else ([None] * len(gold), None)
+    nothing_known: list[Position | None] = [None] * len(gold)
+    known, outside = from_generated(gold, generated, top) if generated else (nothing_known, None)
     method = "generated" if known[0] is not None else "forced"
     requests = prompt_tokens = 0
     while (j := next((i for i, p in enumerate(known) if p is None), None)) is not None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ctxprobe.runners.engine_facts import EngineFacts
 from ctxprobe.runners.engines.base import Stated
@@ -50,7 +51,7 @@ class Deployment:
     longest_length: int | None = None
 
 
-def _line(rule: str, message: str, *facts: Stated[object] | None) -> LintLine:
+def _line(rule: str, message: str, *facts: Stated[Any] | None) -> LintLine:
     return LintLine(rule=rule, message=message, sources=[f.source for f in facts if f is not None])
 
 

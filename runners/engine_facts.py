@@ -46,7 +46,8 @@ class EngineFacts:
 
     def with_launched(self, **facts: Stated[Any]) -> EngineFacts:
         """These facts with what the launcher of an engine ctxprobe started knows better."""
-        return replace(self, **facts)
+        changes: dict[str, Any] = dict(facts)
+        return replace(self, **changes)
 
 
 _FIELDS = {f.name for f in fields(EngineFacts)} - {"engine", "model"}

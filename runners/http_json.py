@@ -187,7 +187,7 @@ def _opener(url: str, deadline: float) -> urllib.request.OpenerDirector:
     class Secure(urllib.request.HTTPSHandler):
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
             return self.do_open(functools.partial(_DeadlineHTTPS, deadline=deadline), req,
-                                context=self._context)
+                                context=self._context)  # type: ignore[attr-defined]  # HTTPSHandler's own context: private, not in typeshed
 
     handlers: list[Any] = [Plain, Secure]
     if is_loopback(url):

@@ -129,8 +129,7 @@ def model_facts_from_config(config: Mapping[str, Any], where: str,
         """Where `key` was read: the config file, or the engine that overrides it."""
         engine = by_engine.get(key.split(".")[0])
         return f"{engine} {key}" if engine else f"config.json ({where}) {key}"
-    positions = next(((key, positive_int(merged.get(key))) for key in POSITION_KEYS
-                      if positive_int(merged.get(key)) is not None), None)
+    positions = next(((key, n) for key in POSITION_KEYS if (n := positive_int(merged.get(key))) is not None), None)
     window = positive_int(merged.get("sliding_window"))
     layers = positive_int(merged.get("num_hidden_layers"))
     model_type = merged.get("model_type")

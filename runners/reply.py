@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxprobe.runners.logprob_shapes import generated_tokens
 from ctxprobe.runners.response import GeneratedToken, ReplyTimings
@@ -17,7 +18,7 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning")
 _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
-def _get(obj: object, name: str) -> object:
+def _get(obj: object, name: str) -> Any:
     """A field of an SDK object or of a plain dict (extra fields may come back as either)."""
     if obj is None:
         return None

@@ -38,7 +38,7 @@ def no_answer(text: str, reasoning: str | None, completion_tokens: int | None) -
 # What the model thinks of the expected answer: the log-probability it gives the gold answer's tokens,
 # teacher-forced after the prompt (and its answer prefix), with the top-k alternatives at each position.
 # A record keeps `AnswerLogprobs`, or "unavailable" where the engine gives no log-probabilities.
-LOGPROBS_UNAVAILABLE = "unavailable"
+LOGPROBS_UNAVAILABLE: Literal["unavailable"] = "unavailable"
 LogprobMethod = Literal["generated", "forced", "prompt_logprobs"]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ctxprobe.tasks.absent import absent_draft, asks_absent
+from ctxprobe.tasks.common_params import question_position
 from ctxprobe.tasks.assemble import Assembled, assemble, whole_word
 from ctxprobe.tasks.count_cache import UnitCounts
 from ctxprobe.tasks.families.vocab import drawn_apart
@@ -126,7 +127,7 @@ class PromptBuilder:
         if is_sized(family):
             draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),
                                    recipe.context_tokens, self.counter, lead,
-                                   params.question_position, recipe.depth)
+                                   question_position(params), recipe.depth)
             return self._sample(recipe, draft, built)
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
@@ -134,7 +135,7 @@ class PromptBuilder:
             draft = family.draft(params, recipe.depth, recipe.mode, rng)
             if asks_absent(params):
                 draft = absent_draft(draft, absent_question_draw(family, params, recipe, draft, f"{key}#{attempt}"))
-            draft = place_question(draft, params.question_position)
+            draft = place_question(draft, question_position(params))
             target = recipe.context_tokens - draft.reserve_tokens
             built = assemble(draft, counts, target, lead, recipe.window)
             if answers_placed_once(built.prompt, draft, [n.text for n in built.needles]):

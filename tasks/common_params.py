@@ -33,6 +33,13 @@ class _OmitDefaults(BaseModel):
         return data
 
 
+def question_position(params: BaseModel) -> QuestionPosition:
+    """Where the question goes: a common parameter, added to a family's `Params` when it registers (so not
+    declared on the family's own model)."""
+    position: QuestionPosition = getattr(params, "question_position")  # noqa: B009 - not declared on the model type
+    return position
+
+
 def with_common_params(params: type[BaseModel]) -> type[BaseModel]:
     """`params` with the common parameters added (validation and the family's own validators unchanged)."""
     if "question_position" in params.model_fields:

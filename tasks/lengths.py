@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.items import split_items
@@ -60,7 +60,7 @@ def distinct(values: Sequence[V], text: object, what: str, unit: str) -> list[V]
 
 
 def _shown(text: object) -> str:
-    return repr(text) if isinstance(text, str) else "[" + ", ".join(map(str, text)) + "]"
+    return repr(text) if isinstance(text, str) else "[" + ", ".join(map(str, cast(Iterable[object], text))) + "]"
 
 
 def check_depth(depth: float) -> float:

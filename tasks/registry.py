@@ -7,7 +7,7 @@ package's modules, entry points, `--include` paths. What a family implements: ta
 from __future__ import annotations
 
 import random
-from typing import Callable, ClassVar, Protocol, TypeVar
+from typing import Any, Callable, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,9 +40,10 @@ def task_family(name: str, version: str = BASE_VERSION) -> Callable[[F], F]:
     family's `Params` gain the parameters every family accepts (`tasks.common_params`)."""
 
     def register(cls: F) -> F:
-        cls.Params = with_common_params(cls.Params)
-        cls.name = name
-        cls.version = version
+        family: Any = cls  # the class gains what a TaskFamily declares: its parameters, name and version
+        family.Params = with_common_params(family.Params)
+        family.name = name
+        family.version = version
         family_index.add(name, cls)
         return cls
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -46,7 +46,7 @@ class Sized:
         raise NotImplementedError(f"{self.name} is a sized family: the builder calls sized_draft")
 
 
-def is_sized(family: object) -> bool:
+def is_sized(family: object) -> TypeGuard[SizedFamily]:
     return isinstance(family, SizedFamily)
 
 

@@ -230,7 +230,7 @@ class Suite(BaseModel):
         out = []
         for task in self.tasks:
             family = get_family(task.family)
-            layouts = [{"template": t} for t in self.templates or []] if "template" in family.Params.model_fields else []
+            layouts: list[dict[str, str]] = [{"template": t} for t in self.templates or []] if "template" in family.Params.model_fields else []
             if self.question_positions:
                 layouts = [{**layout, "question_position": q} for layout in layouts or [{}]
                            for q in self.question_positions]

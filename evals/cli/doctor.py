@@ -33,9 +33,10 @@ def _one_endpoint(positional: str | None, flag: str | None) -> str:
 
     if positional and flag and positional != flag:
         raise UserError(f"two endpoints: ENDPOINT {positional} and --endpoint {flag}; doctor checks one, give it once")
-    if not (positional or flag):
+    endpoint = positional or flag
+    if not endpoint:
         raise UserError("no endpoint: give its base URL as ENDPOINT or --endpoint URL")
-    return positional or flag  # type: ignore[return-value]
+    return endpoint
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,7 +32,6 @@ from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare import metrics
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of, is_clustered
 from ctxprobe.evals.compare.confseq import PairedTally
-from ctxprobe.evals.compare.paired.p_answer import Metric
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
 from ctxprobe.evals.compare.sequential.gate import (
@@ -58,10 +57,10 @@ class PairedRun:
     recipes: list[Recipe]
     base: dict[str, SampleRecord]  # the baseline's scored records by sample id
     rows: dict[RowKey, SequentialRow]
-    metric: Metric = "correct"
-    beside: dict[Metric, dict[RowKey, SequentialRow]] = field(default_factory=dict)
+    metric: str = "correct"  # a registered gate metric (evals/compare/metrics)
+    beside: dict[str, dict[RowKey, SequentialRow]] = field(default_factory=dict)
     kl_margin: float = kl_gate.KL_MARGIN
-    lacking: dict[Metric, dict[RowKey, int]] = field(default_factory=dict)  # pairs of a row without the metric
+    lacking: dict[str, dict[RowKey, int]] = field(default_factory=dict)  # pairs of a row without the metric
     counted: set[str] = field(default_factory=set)
     extension: set[str] = field(default_factory=set)  # sample ids the baseline endpoint answers (lockstep)
     pairs: dict[RowKey, int] = field(default_factory=dict)  # nested: the pairs of each gated row (its tally counts chains)
@@ -71,23 +70,23 @@ class PairedRun:
         self.base.update({sid: r for sid, r in records.items() if sid in self.extension})
 
     @property
-    def by_metric(self) -> dict[Metric, dict[RowKey, SequentialRow]]:
+    def by_metric(self) -> dict[str, dict[RowKey, SequentialRow]]:
         return {self.metric: self.rows, **self.beside}
 
-    def margin_of(self, name: Metric) -> float:
+    def margin_of(self, name: str) -> float:
         """The margin a metric judges against, in its own units (`--fail-if-drop`, or `--kl-margin`'s nats)."""
         return metrics.metric(name).margin_of(self.margin, self.kl_margin)
 
-    def row_margin(self, name: Metric) -> float:
+    def row_margin(self, name: str) -> float:
         """The margin a metric's rows judge against, in their own units."""
         return metrics.metric(name).row_margin(self.margin_of(name))
 
-    def diffs(self, base: SampleRecord, cand: SampleRecord) -> dict[Metric, float | None]:
+    def diffs(self, base: SampleRecord, cand: SampleRecord) -> dict[str, float | None]:
         """The pair's difference in each metric the rows bet on (None: a side lacks it)."""
         return {name: metrics.metric(name).diff(base, cand, self.margin_of(name)) for name in self.by_metric}
 
 
-def _rows(recipes: list[Recipe], name: Metric) -> dict[RowKey, SequentialRow]:
+def _rows(recipes: list[Recipe], name: str) -> dict[RowKey, SequentialRow]:
     """A gate row per family (pooled) and family x length; a nested family's rows take chain means (values,
     where a correctness row would count -1/0/+1)."""
     nested = {family_key(r) for r in recipes if r.nested is not None}
@@ -103,7 +102,7 @@ def _rows(recipes: list[Recipe], name: Metric) -> dict[RowKey, SequentialRow]:
 
 
 def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str,
-               extend: Callable[[Run], list[Recipe]] | None = None, metric: Metric = "correct",
+               extend: Callable[[Run], list[Recipe]] | None = None, metric: str = "correct",
                kl_margin: float = kl_gate.KL_MARGIN) -> PairedRun:
     """The plan of a paired run against `baseline_dir`; one line when it cannot be one. `extend` gives the
     samples the baseline endpoint adds in lockstep (`lockstep.extension_recipes`). `metric`: what the gate
@@ -163,8 +162,8 @@ def pass_reach(plan: PairedRun) -> str | None:
 
 def update(plan: PairedRun, records: list[SampleRecord]) -> None:
     """Add the candidate's newly finished pairs to their rows (one look per round) and decide."""
-    fresh: dict[Metric, dict[RowKey, list[float]]] = {m: defaultdict(list) for m in plan.by_metric}
-    chains: dict[Metric, dict[RowKey, list[str]]] = {m: defaultdict(list) for m in plan.by_metric}
+    fresh: dict[str, dict[RowKey, list[float]]] = {m: defaultdict(list) for m in plan.by_metric}
+    chains: dict[str, dict[RowKey, list[str]]] = {m: defaultdict(list) for m in plan.by_metric}
     for record in records:
         sid = record.sample.sample_id
         if sid in plan.counted or sid not in plan.base or record.error is not None or record.score is None:
@@ -177,8 +176,8 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
             if recipe.nested is not None:
                 plan.pairs[key] = plan.pairs.get(key, 0) + 1
             for name in plan.by_metric:
-                if diffs[name] is not None:
-                    fresh[name][key].append(diffs[name])
+                if (diff := diffs[name]) is not None:
+                    fresh[name][key].append(diff)
                     chains[name][key].append(chain)
                 elif not metrics.metric(name).always:
                     lacking = plan.lacking.setdefault(name, {})
@@ -208,7 +207,7 @@ def next_paired_round(plan: PairedRun, records: list[SampleRecord], sent: set[st
     return [r for r in todo if r.seed == first]
 
 
-def shown(plan: PairedRun, name: Metric, row: SequentialRow) -> dict[str, float]:
+def shown(plan: PairedRun, name: str, row: SequentialRow) -> dict[str, float]:
     """A row's mean difference and interval in the metric's own units: fractions for correct and p_answer,
     nats of (capped) KL for kl, where a larger value is worse."""
     return metrics.metric(name).shown(row, plan.alpha, plan.margin_of(name))

@@ -80,7 +80,7 @@ def compare_runs(base: Run, cands: list[Run], alpha: float = 0.05, fail_if_drop:
                  if run.manifest.cache_check is not None and run.manifest.cache_check.fault]
     if metric == "kl":
         warnings += [w for label, run in zip(labels, (base, *cands))
-                     if (w := floor_warning(label, run.manifest.cache_check and run.manifest.cache_check.kl_max,
+                     if (w := floor_warning(label, run.manifest.cache_check.kl_max if run.manifest.cache_check else None,
                                             kl_margin))]
     anytime = any(r.manifest.stop or r.manifest.paired_gate for r in (base, *cands))  # stopped adaptively
     failed: list[CompareRow] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxprobe.evals.same_field import same_field
 from ctxprobe.evals.compare.paired.kl_gate import GateMetric, margin_option, metric_option
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
@@ -42,6 +43,6 @@ class HistoryOptions(BaseModel):
     results_dir: str = Field(description="the folder holding run folders (e.g. results)")
     label: str | None = Field(None, description="only runs with this label")
     suite: str | None = Field(None, description="only runs of this suite (needed when the folder holds several)")
-    alpha: float = CompareOptions.model_fields["alpha"]
+    alpha: float = same_field(CompareOptions, "alpha")
     metric: GateMetric = metric_option("what flags a night against the one before, ", " above --kl-margin")
-    kl_margin: float = CompareOptions.model_fields["kl_margin"]
+    kl_margin: float = same_field(CompareOptions, "kl_margin")

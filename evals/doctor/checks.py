@@ -24,6 +24,7 @@ from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S, RetryPolicy  # the run's o
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV, ClientSettings
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
 
 __all__ = ["Check", "DoctorReport", "Status", "doctor", "render_doctor"]
@@ -71,9 +72,9 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
                     else "not stated", advice="" if info.context_length else "ctxprobe limit measures it")]
     tokenize, counter = _tokenize(endpoint, name, api_key_env, policy)
     checks.append(tokenize)
-    config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
-                            mode="completions", concurrency=1, timeout=timeout_s, retries=1)
-    completions, chat, served, context = asyncio.run(_generation_checks(config, name, counter, info.context_length,
+    endpoint_config = EndpointConfig(base_urls=(endpoint,), model=model or info.model, api_key_env=api_key_env,
+                                     mode="completions", concurrency=1, timeout=timeout_s, retries=1)
+    completions, chat, served, context = asyncio.run(_generation_checks(endpoint_config, name, counter, info.context_length,
                                                                         context_check))
     if counter is not None:
         checks.append(counts_add_up(counter, _REPEATED, served))
@@ -88,9 +89,9 @@ def doctor(endpoint: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, model: str 
         mode = "chat"
     elif completions.status != "failed":  # completions answered (cached tokens may be unreported)
         mode = "completions"
-    modes = ["completions"] if completions.status != "failed" else []
+    modes: list[Mode] = ["completions"] if completions.status != "failed" else []
     modes += ["chat"] if chat.status == "ok" else []  # a model that does not follow chat has no chat style
-    styles, style_checks = asyncio.run(_styles(config, modes, counter or make_token_counter("estimate")))
+    styles, style_checks = asyncio.run(_styles(endpoint_config, modes, counter or make_token_counter("estimate")))
     return DoctorReport(endpoint=display_url(endpoint), engine=info, checks=checks + style_checks, recommended_mode=mode,
                         answer_styles=styles, lint=lint)
 
@@ -150,7 +151,7 @@ async def _chat(client: EndpointClient) -> Check:
     return Check(name="chat", status=fit.status, found=fit.found, advice=advice)
 
 
-async def _styles(config: EndpointConfig, modes: list[str], counter: TokenCounter
+async def _styles(config: EndpointConfig, modes: list[Mode], counter: TokenCounter
                   ) -> tuple[list[AnswerStyle], list[Check]]:
     """One short needle prompt per working mode: how the model answers, and the budget that fits it."""
     styles: list[AnswerStyle] = []

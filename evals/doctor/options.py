@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ctxprobe.evals.same_field import same_field
 from ctxprobe.runners.settings import ClientSettings
 
 _CLIENT = ClientSettings.model_fields
@@ -14,8 +15,8 @@ class DoctorOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     endpoint: str = Field(description="the endpoint's base URL, e.g. http://gpu-node:8000")
-    model: str | None = _CLIENT["model"]
-    api_key_env: str = _CLIENT["api_key_env"]
+    model: str | None = same_field(ClientSettings, "model")
+    api_key_env: str = same_field(ClientSettings, "api_key_env")
     timeout: float = Field(_CLIENT["timeout"].default, gt=0, le=7 * 86400, allow_inf_nan=False,
                            description="how long each probe may wait for an answer, seconds (the run's --timeout)")
     config: str | None = Field(None, description="the model's config.json, model folder or GGUF: lint the deployment "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,7 +163,7 @@ class SearchBounds:
 
 
 def search_bounds(counter: TokenCounter, tasks: list[TaskSpec], opts: LimitOptions, mode: Mode, min_length: int,
-                  max_length: int | None, accepted: int | None, search_args: dict[str, object]) -> SearchBounds:
+                  max_length: int | None, accepted: int | None, search_args: dict[str, Any]) -> SearchBounds:
     """The lengths the effective search may measure. Its top: the accepted length (the longest prompt that left
     `--answer-room`), less what a task's own answer budget needs beyond that room, and `--max-length` where it
     is shorter; its lower end: `--min-length`, or the tasks' shortest prompt where that is longer, and the floor

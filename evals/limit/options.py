@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ctxprobe.evals.limit.search import SearchSettings
+from ctxprobe.evals.same_field import same_field
 from ctxprobe.evals.run.send.options import EndpointOptions, SuiteOptions
 from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 
@@ -21,7 +22,7 @@ class LimitOptions(EndpointOptions, SearchSettings):
     answer_room: int = Field(64, ge=1, le=MAX_CONTEXT_TOKENS, description="max_tokens every probe asks for (below "
                              "--max-length and the served context: a prompt needs room too)")
     skip_effective: bool = Field(False, description="find advertised, configured and accepted only")
-    include: list[str] = SuiteOptions.model_fields["include"]
+    include: list[str] = same_field(SuiteOptions, "include")
     tasks: list[str] = Field(default_factory=lambda: list(DEFAULT_TASKS), description="tasks to measure with, FAMILY[:k=v,...]")
     haystack: str = Field("prose", description="haystack for the effective search")
     label: str = Field("", max_length=200, description="a name for this run")

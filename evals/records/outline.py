@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -24,9 +25,13 @@ __all__ = ["RecordOutline", "SampleOutline"]
 OUTLINE_LEAVES_OUT = ("needles", "prompt", "messages")  # the needles; the prompt and messages are never stored
 
 # `tasks.sample.Sample` less OUTLINE_LEAVES_OUT, made from Sample's own fields (a field added there is here too).
-SampleOutline: type[BaseModel] = create_model(
-    "SampleOutline", __config__=ConfigDict(frozen=True, extra="ignore"), __module__=__name__,
-    **{name: (info.annotation, info) for name, info in Sample.model_fields.items() if name not in OUTLINE_LEAVES_OUT})
+_OUTLINED: dict[str, Any] = {name: (info.annotation, info) for name, info in Sample.model_fields.items()
+                             if name not in OUTLINE_LEAVES_OUT}
+if TYPE_CHECKING:
+    SampleOutline = Sample  # what a type checker can know of a model made at import: Sample's fields, less three
+else:
+    SampleOutline = create_model(
+        "SampleOutline", __config__=ConfigDict(frozen=True, extra="ignore"), __module__=__name__, **_OUTLINED)
 
 
 class RecordOutline(SampleRecord):

@@ -14,9 +14,13 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.tasks.errors import UserError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
@@ -84,7 +88,7 @@ def replace_file(path: Path | str, data: str | bytes) -> Path:
     return path
 
 
-def save_figure(fig: object, path: Path | str, **options: object) -> Path:
+def save_figure(fig: Figure, path: Path | str, **options: Any) -> Path:
     """A matplotlib figure saved as `replace_file` writes (the format from the file's suffix)."""
     import io
 

@@ -34,7 +34,7 @@ def read_latest(path: Path, model: type[M]) -> dict[str, M]:
         except (UnicodeDecodeError, json.JSONDecodeError, ValidationError):
             skipped += 1
             continue
-        out[line.sample_id] = line
+        out[line.sample_id] = line  # type: ignore[attr-defined]  # both models read so (judge, cache check) have it
     if skipped:
         warnings.warn(f"{path}: {skipped} damaged line(s) skipped", stacklevel=3)
     return out

@@ -122,11 +122,11 @@ def plot_family(grids: list[HeatmapGrid], title: str, path: Path, stamp: str | N
     fontsize = 7.0 if max(len(g.depths) for g in grids) <= 8 and cols <= 6 else 6.0
     top, images = height - TOP_IN, []
     for grid, panel, title_in in zip(grids, heights, titles):
-        box = [LEFT_IN / width, (top - panel + XLABEL_IN) / height, (width - LEFT_IN - RIGHT_IN) / width,
-               (panel - XLABEL_IN - title_in) / height]
+        box = (LEFT_IN / width, (top - panel + XLABEL_IN) / height, (width - LEFT_IN - RIGHT_IN) / width,
+               (panel - XLABEL_IN - title_in) / height)
         images.append(_draw_panel(fig.add_axes(box), grid, fontsize))
         top -= panel
-    bar = fig.add_axes([(width - RIGHT_IN + 0.25) / width, 0.1, BAR_IN / width, 0.8 * (height - TOP_IN) / height])
+    bar = fig.add_axes(((width - RIGHT_IN + 0.25) / width, 0.1, BAR_IN / width, 0.8 * (height - TOP_IN) / height))
     fig.colorbar(images[0], cax=bar, label="accuracy")
     fig.suptitle(f"{title} - {grids[0].family}" if title else grids[0].family, y=1 - 0.12 / height, va="top")
     return save_figure(fig, path, dpi=110, metadata={STAMP_KEY: stamp} if stamp else None)

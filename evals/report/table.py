@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from collections.abc import Set as AbstractSet
 from typing import Any, Iterable
 
 import pandas as pd
@@ -53,7 +54,7 @@ def natural_key(text: str) -> tuple[Any, ...]:
 
 
 def _blocks(cells: pd.DataFrame, summary: pd.DataFrame,
-            beside: set[tuple[str, str, str]] = frozenset()) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
+            beside: AbstractSet[tuple[str, str, str]] = frozenset()) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
     """Each condition's cells and its rows by length; the absent conditions shown `beside` present ones are not
     blocks of their own."""
     groups = sorted(cells.groupby(CONDITION, sort=True), key=lambda g: tuple(natural_key(str(c)) for c in g[0]))

@@ -23,7 +23,7 @@ def run_manifest(recorded: dict[str, Any], label: str, suite: Suite, served: Ser
                  previous: RunManifest | None, planned: int) -> RunManifest:
     """The manifest a run starts with (a resumed run's, updated): `recorded`, the options as the plan keeps
     them; what runs, where, by which tokenizer; status running."""
-    base = previous.model_dump() if previous is not None else {"created": time.time()}
+    base: dict[str, Any] = previous.model_dump() if previous is not None else {"created": time.time()}
     base.update(
         schema_version=RunManifest.model_fields["schema_version"].default, command="run",
         ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=label,
@@ -69,7 +69,7 @@ def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:
     prompt = sum(r.prompt_tokens or 0 for r in seen)
     cached = sum(r.cached_tokens or 0 for r in seen)
     timed = [r for r in seen if r.ttft_s or r.latency_s]  # time to first token; the whole latency unstreamed
-    fresh_s = sum(r.ttft_s or r.latency_s for r in timed)
+    fresh_s = sum(r.ttft_s or r.latency_s or 0.0 for r in timed)
     rate = sum((r.prompt_tokens or 0) - (r.cached_tokens or 0) for r in timed) / fresh_s if fresh_s else None
     use: dict[str, float] = {"prompt_tokens": prompt, "cached_tokens": cached, "cached_share": cached / prompt}
     if rate:

@@ -94,7 +94,8 @@ def _deadline_flag(options: dict[str, Any], timed_out: list[SampleRecord]) -> st
     """The flag, with a value twice as long, that lengthens the timed-out samples' deadline: the per-1K share
     where the longest prompt's share of the deadline is the larger (runners/endpoint_config.py)."""
     base = float(options.get("timeout") or DEFAULT_TIMEOUT_S)
-    per_1k = float(options.get("timeout_per_1k") if options.get("timeout_per_1k") is not None else 2.0)
+    given_per_1k = options.get("timeout_per_1k")
+    per_1k = float(given_per_1k if given_per_1k is not None else 2.0)
     longest = max(r.sample.planned_tokens for r in timed_out)
     if per_1k * longest / 1000.0 >= base:
         return f"--timeout-per-1k {2 * per_1k:g}"

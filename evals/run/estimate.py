@@ -394,14 +394,14 @@ def render_estimate(est: Estimate) -> str:
         shown = ", ".join(f"{tokens:,} gated on {metric}" for metric, tokens in est.paired_gate_tokens.items())
         out.append(f"a paired run against a baseline of this grid (run --against, --fail-if-drop 0.05) is expected to "
                    f"send, when nothing dropped: {shown} prompt tokens (benchmarks/bench_sequential.py's model)")
-        for row in est.paired:
-            line = (f"  {row.metric}: {row.share:.0%} of the grid, {row.prompt_tokens:,} prompt tokens; computed "
-                    f"prefill {row.computed_prefill:,} (layout {est.layout})")
-            if row.other_computed_prefill is not None:
-                line += f", {row.other_computed_prefill:,} (layout {est.other_layout})"
-            if row.fit_s is not None:
-                line += f"; {_cost(row.fit_s, row.fit_range_s)} (layout {est.layout})" + (
-                    "" if row.other_fit_s is None else f", {_cost(row.other_fit_s, row.other_fit_range_s)} "
+        for paired in est.paired:
+            line = (f"  {paired.metric}: {paired.share:.0%} of the grid, {paired.prompt_tokens:,} prompt tokens; computed "
+                    f"prefill {paired.computed_prefill:,} (layout {est.layout})")
+            if paired.other_computed_prefill is not None:
+                line += f", {paired.other_computed_prefill:,} (layout {est.other_layout})"
+            if paired.fit_s is not None:
+                line += f"; {_cost(paired.fit_s, paired.fit_range_s)} (layout {est.layout})" + (
+                    "" if paired.other_fit_s is None else f", {_cost(paired.other_fit_s, paired.other_fit_range_s)} "
                     f"(layout {est.other_layout})")
             out.append(line)
     out += [f"warning: {w}" for w in est.warnings]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ctxprobe.evals.records.load import Run
 from ctxprobe.evals.records.manifest import public_url
@@ -52,7 +52,7 @@ def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], Token
     it sent and got an error for stays out: its pair is not judged)."""
     suite = baseline.manifest.suite
     tasks = [t.model_copy(update={"samples": max(cap, t.samples or suite.samples)}) for t in suite.tasks]
-    planned = suite.model_copy(update={"tasks": tasks}).recipes(tokenizer, mode=baseline.manifest.mode)
+    planned = suite.model_copy(update={"tasks": tasks}).recipes(tokenizer, mode=cast("Mode | None", baseline.manifest.mode))
     held = {r.sample.sample_id for r in baseline.records}
     kept = {(r.sample.recipe.family, r.sample.recipe.haystack) for r in baseline.records}
     return [r for r in planned if r.sample_id() not in held and (r.family, r.haystack) in kept]

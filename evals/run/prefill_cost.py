@@ -35,6 +35,7 @@ import numpy as np
 
 from ctxprobe.evals.run.send.order import Order, send_groups
 from ctxprobe.evals.run.send.prefix_share import ChainParts, shared_tokens
+from ctxprobe.tasks.common_params import question_position
 from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Recipe
@@ -76,7 +77,7 @@ def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:
             family = get_family(recipe.family)
             params = validate_params(family, recipe.params)
             draft = place_question(family.draft(params, 50.0, recipe.mode, random.Random(0)),
-                                   params.question_position)
+                                   question_position(params))
             seen[key] = count(counter, draft.tail)
         return seen[key]
 

@@ -85,7 +85,7 @@ def canonical_statements(text: str) -> list[tuple[str, str, bool]]:
             if found is not None:
                 rest = text[keyword.start() + end :]
                 plain = bool(_PLAIN_AFTER.match(rest))
-                glued = "" if plain else re.match(r"\S*", rest).group(0)
+                glued = "" if plain else re.split(r"\s", rest, maxsplit=1)[0]  # the word glued to the statement
                 out.append((found, line[:end] + glued, plain))
                 break
     return out

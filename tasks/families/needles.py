@@ -10,9 +10,10 @@ length, its token offset recorded, as for every family. The answer is scored by 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import JsonDict
 
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
@@ -23,7 +24,7 @@ from ctxprobe.tasks.sample import Expected, Mode
 
 HEAD = ("Some facts are hidden within the following text. Read it carefully: "
         "you will be asked about them afterwards.")
-_HIDDEN = {"shown": False}  # the item's text: left out of the report's variant label (the name stands for it)
+_HIDDEN: JsonDict = {"shown": False}  # the item's text: left out of the report's variant label (the name stands for it)
 
 
 class NeedlesParams(BaseModel):
@@ -45,6 +46,7 @@ class NeedlesParams(BaseModel):
 @task_family("needles", version="1")
 class Needles:
     Params = NeedlesParams
+    name: ClassVar[str]  # set by @task_family
 
     runs_alone = True  # its data given without --suite or --family: a suite of these tasks alone
 

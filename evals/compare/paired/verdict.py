@@ -39,7 +39,7 @@ def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
     out = [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
     having = [i for i, r in enumerate(out) if r.p_answer is not None]
     if having:
-        pa = weighted_holm([out[i].p_answer.p_value for i in having],
+        pa = weighted_holm([row.p_value for i in having if (row := out[i].p_answer) is not None],
                            row_weights([out[i].level == "family" for i in having]))
         for i, p in zip(having, pa):
             stats = out[i].p_answer

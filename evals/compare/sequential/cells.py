@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
@@ -50,10 +50,9 @@ class StopRule(BaseModel):
 
 # The run's options: each field of the rule, unset by default (the suite's `stop:` then decides), declared
 # once above.
-StopOptions: type[BaseModel] = create_model(
-    "StopOptions", __config__=ConfigDict(extra="forbid"),
-    **{name: (field.annotation | None, Field(None, description=field.description))
-       for name, field in StopRule.model_fields.items() if name != "alpha"})
+_UNSET_RULE: dict[str, Any] = {name: (cast(Any, field.annotation) | None, Field(None, description=field.description))
+                               for name, field in StopRule.model_fields.items() if name != "alpha"}
+StopOptions: type[BaseModel] = create_model("StopOptions", __config__=ConfigDict(extra="forbid"), **_UNSET_RULE)
 
 
 def resolve_rule(suite_stop: str | dict[str, Any] | None, given: dict[str, Any]) -> StopRule:

@@ -16,7 +16,7 @@ from ctxprobe.tasks.lengths import format_length
 __all__ = ["LIMIT_JSON", "limit_section"]
 
 
-def _n(x: int | None) -> str:
+def _n(x: object) -> str:
     return f"{x:,}" if x is not None else "?"
 
 

@@ -257,7 +257,7 @@ def timing(records: list[SampleRecord]) -> Timing:
     ttft_series: list[tuple[int, list[float]]] = []
     for length in sorted(by_length):
         group = [r.response for r in by_length[length] if r.response]
-        lat = [x.latency_s for x in group]
+        lat = [x.latency_s for x in group if x.latency_s is not None]
         ttft = [x.ttft_s for x in group if x.ttft_s is not None]
         cached = [(x.cached_tokens, x.prompt_tokens) for x in group if x.cached_tokens is not None and x.prompt_tokens]
         share = f"{sum(c for c, _ in cached) / sum(p for _, p in cached):.1%}" if cached else "not reported"

@@ -107,7 +107,7 @@ async def _one(client: EndpointClient, recipe: Recipe, cached: SampleRecord, ser
     try:
         response = await client.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
                                      seed=recipe.seed, chain=chain_key(recipe), extra_body=extra,
-                                     **({"messages": sample.messages} if sample.messages else {}), **asked)
+                                     messages=sample.messages or None, **asked)
     except EndpointError as exc:
         if exc.key_refused:
             raise EndpointLost(f"the endpoint refused the API key: {exc.detail}") from None

@@ -97,8 +97,8 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
         data["templates"] = split_items(templates, "--templates")
     if question_positions:
         data["question_positions"] = split_items(question_positions, "--question-positions")
-    suite = parse_suite(expanded(data, given), "invalid suite options")
-    return with_facts_noted(suite, given=bool(facts))
+    parsed = parse_suite(expanded(data, given), "invalid suite options")
+    return with_facts_noted(parsed, given=bool(facts))
 
 
 def expanded(data: dict[str, Any], given: Mapping[str, str]) -> dict[str, Any]:

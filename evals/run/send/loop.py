@@ -21,7 +21,7 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal, Protocol, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Protocol, Sequence
 
 from ctxprobe.evals.records.manifest import OrderDetail
 from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord
@@ -50,10 +50,12 @@ class PromptClient(Protocol):
     """What the prompts are sent through: the endpoint client (runners.endpoint), or a test's fake."""
 
     async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, chain: str | None = None, **extra: Any) -> Response: ...
+                   affinity: int | None = None, extra_body: Mapping[str, Any] | None = None,
+                   messages: list[dict[str, str]] | None = None, logprobs: int | None = None,
+                   chain: str | None = None) -> Response: ...
 
 
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:  # type: ignore[type-arg]
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     out: list[BaseException] = []
     for exc in group.exceptions:
         out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
@@ -341,6 +343,8 @@ class SendLoop:
         attempts = 1
         max_tokens = self.budget.max_tokens(sample)
         misfit = self.budget.misfit(sample, self.context_length)
+        error: ErrorKind | None
+        detail: str | None
         if misfit is not None:
             error, detail = self.misfit_error(recipe, sample, misfit)
         else:
@@ -384,10 +388,12 @@ class SendLoop:
             extra = {**extra, **self.logprobs.answer_body}
             asked["logprobs"] = self.logprobs.top
         try:
+            if extra:
+                asked["extra_body"] = extra
+            if sample.messages:
+                asked["messages"] = sample.messages
             response = await self.client.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
-                                              seed=recipe.seed, affinity=affinity, chain=chain_key(recipe),
-                                              **({"extra_body": extra} if extra else {}),
-                                              **({"messages": sample.messages} if sample.messages else {}), **asked)
+                                              seed=recipe.seed, affinity=affinity, chain=chain_key(recipe), **asked)
             attempts = response.attempts
         except EndpointError as exc:
             error, detail, attempts = exc.kind, exc.detail, exc.attempts

@@ -41,7 +41,8 @@ class Sender:
         from ctxprobe.runners.endpoint import EndpointClient
 
         served = self.served
-        show = (lambda record, prog: self.on_progress(prog)) if self.on_progress else None
+        on_progress = self.on_progress
+        show = (lambda record, prog: on_progress(prog)) if on_progress else None
         want = wanted(served.logprobs, served.engine.engine)
         for mode in dict.fromkeys(r.mode for r in recipes):
             group = [r for r in recipes if r.mode == mode]

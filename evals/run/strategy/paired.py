@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ctxprobe.evals.compare.against import (PairedRun, gate_cases, gate_report, next_paired_round, paired_run,
                                             pass_reach, update)
-from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.manifest import RunManifest, RunStatus
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.run.bookkeeping import count_samples, run_manifest
@@ -124,7 +124,7 @@ class Paired(Strategy):
         stack.callback(ext.close)
         return Lockstep(base_served, ext, manifest, Progress(total=0))
 
-    def _close_lockstep(self, status: str) -> None:
+    def _close_lockstep(self, status: RunStatus) -> None:
         """The extension's manifest, final: how many samples it holds, its status the run's."""
         lockstep = self.lockstep
         assert lockstep is not None
