@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import ConfigDict, create_model
 
 from ctxprobe.evals.records.lines import iter_lines, parse_line
 from ctxprobe.evals.records.record import SampleRecord

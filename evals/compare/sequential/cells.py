@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
@@ -52,7 +52,10 @@ class StopRule(BaseModel):
 # once above.
 _UNSET_RULE: dict[str, Any] = {name: (cast(Any, field.annotation) | None, Field(None, description=field.description))
                                for name, field in StopRule.model_fields.items() if name != "alpha"}
-StopOptions: type[BaseModel] = create_model("StopOptions", __config__=ConfigDict(extra="forbid"), **_UNSET_RULE)
+if TYPE_CHECKING:
+    StopOptions: TypeAlias = Any  # a model made at import: its fields are StopRule's, unknown to a type checker
+else:
+    StopOptions = create_model("StopOptions", __config__=ConfigDict(extra="forbid"), **_UNSET_RULE)
 
 
 def resolve_rule(suite_stop: str | dict[str, Any] | None, given: dict[str, Any]) -> StopRule:

@@ -343,8 +343,6 @@ class SendLoop:
         attempts = 1
         max_tokens = self.budget.max_tokens(sample)
         misfit = self.budget.misfit(sample, self.context_length)
-        error: ErrorKind | None
-        detail: str | None
         if misfit is not None:
             error, detail = self.misfit_error(recipe, sample, misfit)
         else:

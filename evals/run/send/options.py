@@ -46,7 +46,7 @@ class EndpointOptions(ClientSettings):
     of an engine not started always was."""
 
     endpoints: list[str] = Field(default_factory=list, description="OpenAI-compatible base URLs; several are replicas of one deployment")
-    engine: EngineName = Field(DEFAULT_LAUNCHER, description=_engine_help())  # type: ignore[valid-type]
+    engine: EngineName = Field(DEFAULT_LAUNCHER, description=_engine_help())
     mode: Mode | None = Field(None, description="completions (base models, answer prefix) or chat; default: the suite's, else chat for remote endpoints and completions for the embedded engine")
     concurrency: int | None = Field(None, ge=1, le=4096, description="requests in flight (default: the server's slots for llama-server, else 4)")
     token_counter: str | None = Field(None, description="estimate[:CHARS] | local:PATH_OR_ID | server[:URL] (default: the engine's own tokenizer)")
@@ -230,7 +230,7 @@ class RunOptions(BaseModel):
     endpoint: EndpointOptions = Field(default_factory=EndpointOptions)
     probabilities: LogprobSettings = Field(default_factory=LogprobSettings)
     gate: AgainstOptions = Field(default_factory=AgainstOptions)
-    stopping: StopOptions = Field(default_factory=StopOptions)  # type: ignore[valid-type]
+    stopping: StopOptions = Field(default_factory=StopOptions)
     order: Literal["cache-aware", "as-listed"] = Field(
         "cache-aware", description="cache-aware: prompts sharing a prefix one after another, deepest needle first "
         "(fewer prefill tokens with a prefix cache); as-listed: the suite's order")
