@@ -22,6 +22,9 @@ CHUNK_UNITS = 2048
 CHUNKS_KEPT = 512  # chunks' words kept, the least recently used dropped first (a generated haystack's vocabulary
 # is small: about a thousand words a chunk, each word's string shared by every chunk that holds it)
 
+_IN_WORD = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # WORD's bytes
+_APART = bytes(b if b in _IN_WORD else ord(" ") for b in range(256))
+
 _chunks: OrderedDict[tuple[str, int], frozenset[str]] = OrderedDict()
 _lock = threading.Lock()
 
@@ -40,7 +43,10 @@ def words_of(haystack: Haystack, start: int, units: list[str]) -> set[str]:
 
 
 def _words(units: list[str]) -> set[str]:
-    return set(WORD.findall("\x00".join(units)))
+    """`WORD`'s matches in `units`, found as bytes: each byte no match holds becomes a space (a character outside
+    ASCII is bytes of 0x80 and over), and the rest split on spaces, in a third of the regular expression's time."""
+    text = "\x00".join(units).encode("utf-8", "surrogatepass")
+    return {w.decode("ascii") for w in set(text.translate(_APART).split())}
 
 
 def _chunk_words(fingerprint: str, chunk: int, units: list[str]) -> frozenset[str]:
