@@ -35,10 +35,10 @@ def words_of(haystack: Haystack, start: int, units: list[str]) -> set[str]:
     first, last = -(-start // CHUNK_UNITS), stop // CHUNK_UNITS  # the whole chunks inside
     if first >= last:
         return _words(units)
-    out = _words(units[:first * CHUNK_UNITS - start]) | _words(units[last * CHUNK_UNITS - start:])
+    out = _words(units[: first * CHUNK_UNITS - start]) | _words(units[last * CHUNK_UNITS - start :])
     for chunk in range(first, last):
         at = chunk * CHUNK_UNITS - start
-        out |= _chunk_words(haystack.fingerprint, chunk, units[at:at + CHUNK_UNITS])
+        out |= _chunk_words(haystack.fingerprint, chunk, units[at : at + CHUNK_UNITS])
     return out
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from ctxprobe.tasks.haystack import make_haystack
-from ctxprobe.tasks.haystack import words
+from ctxprobe.tasks.haystack import make_haystack, words
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +61,6 @@ def test_characters_outside_ascii_separate_words() -> None:
     units = ["Café naïve_2024 東京x9", "ÉCOLE-42\ttab\u00a0nbsp", "\ud800lone surrogate", "a\x00b", ""] * 10
     haystack = Written(units)
     for start, n in [(0, 50), (3, 40), (17, 5)]:
-        got = words.words_of(haystack, start, units[start:start + n])  # type: ignore[arg-type]
-        assert got == scanned(units[start:start + n]), (start, n)
+        got = words.words_of(haystack, start, units[start : start + n])  # type: ignore[arg-type]
+        assert got == scanned(units[start : start + n]), (start, n)
     assert got == {"Caf", "na", "ve", "2024", "x9", "COLE", "42", "tab", "nbsp", "lone", "surrogate", "a", "b"}
