@@ -33,7 +33,7 @@ def _engine_help() -> str:
 # The engines ctxprobe can start, their names known once the launchers are (built-in and entry points').
 LAUNCHERS = tuple(launchers())
 LAUNCHER_NAMES = tuple(found.name for found in LAUNCHERS)
-EngineName = Literal[LAUNCHER_NAMES]  # type: ignore[valid-type]
+EngineName = Literal[LAUNCHER_NAMES]  # type: ignore[valid-type]  # the launchers found at import, a Literal made at run time
 LAUNCHER_FIELDS = frozenset(name for found in LAUNCHERS for name in found.settings.model_fields)
 
 
