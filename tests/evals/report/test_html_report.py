@@ -44,18 +44,21 @@ def test_page_is_self_contained(tmp_path: Path) -> None:
     assert "default-src 'none'" in html
 
 
-def test_nightly_sized_run_stays_small(tmp_path: Path) -> None:
+# The nightly-sized run is the slow tier's; the fast tier checks the same on a run of the small suite.
+@pytest.mark.parametrize("nightly", [pytest.param(False, id="small"), pytest.param(True, id="nightly",
+                                                                                 marks=pytest.mark.slow)])
+def test_nightly_sized_run_stays_small(nightly: bool, tmp_path: Path) -> None:
     """The nightly's tasks x 6 lengths x 11 depths x 8 samples (3,696 records, and its absent questions): the page
-    is well under 2 MB."""
-    run = write_run(tmp_path / "nightly")
-    tasks = len(load_suite("nightly").tasks)
+    is well under 2 MB, one heat panel and three failure examples for each task."""
+    suite = load_suite("nightly") if nightly else small_suite()
+    run = write_run(tmp_path / "run", suite)
     out = ctxprobe.report([run], tmp_path / "report.html")
     size = out.stat().st_size
-    print(f"nightly-sized run report: {size:,} bytes")
-    assert 50_000 < size < 2_000_000
+    print(f"{suite.name} run report: {size:,} bytes")
+    assert (50_000 if nightly else 20_000) < size < 2_000_000  # small: 45 KB
     html = out.read_text(encoding="utf-8")
-    assert html.count('<table class="heat">') == tasks  # one panel per task
-    assert html.count('class="example"') == 3 * tasks  # three failures per task
+    assert html.count('<table class="heat">') == len(suite.tasks)  # one panel per task
+    assert html.count('class="example"') == 3 * len(suite.tasks)  # three failures per task
 
 
 def test_run_page_shows_header_cells_errors_timing_and_failures(tmp_path: Path) -> None:
