@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxprobe.evals.same_field import same_field
+from ctxprobe.tasks.same_field import same_field
 from ctxprobe.runners.settings import ClientSettings
 
 _CLIENT = ClientSettings.model_fields

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ctxprobe.evals.limit.search import SearchSettings
-from ctxprobe.evals.same_field import same_field
+from ctxprobe.tasks.same_field import same_field
 from ctxprobe.evals.run.send.options import EndpointOptions, SuiteOptions
 from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 
