@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from ctxprobe.evals.limit.api import limit
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.lmeval.api import export_hf, export_lm_eval, import_lm_eval
+    from ctxprobe.evals.plan.api import plan
     from ctxprobe.evals.records.load import Run, load_run
     from ctxprobe.evals.records.manifest import RunManifest
     from ctxprobe.evals.records.record import SampleRecord
-    from ctxprobe.evals.plan.api import plan
     from ctxprobe.evals.report.pages import compare, report
     from ctxprobe.evals.run.api import ExitCode, RunResult, run
     from ctxprobe.evals.run.estimate import Estimate, estimate

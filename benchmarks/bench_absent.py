@@ -36,9 +36,17 @@ def smollm2_gguf() -> Path:
 
 def suite(lengths: str, depths: str, samples: int) -> dict[str, object]:
     """niah single and its absent twin, nested: the absent questions ride the present chains."""
-    return {"name": "absent-beside-recall", "lengths": lengths, "depths": depths, "samples": samples,
-            "layout": "nested", "tasks": [{"family": "niah", "params": {"variant": "single"}},
-                                          {"family": "niah", "params": {"variant": "single", "absent": True}}]}
+    return {
+        "name": "absent-beside-recall",
+        "lengths": lengths,
+        "depths": depths,
+        "samples": samples,
+        "layout": "nested",
+        "tasks": [
+            {"family": "niah", "params": {"variant": "single"}},
+            {"family": "niah", "params": {"variant": "single", "absent": True}},
+        ],
+    }
 
 
 def run(out: Path, model: str, suite_file: Path) -> Path:
@@ -46,10 +54,25 @@ def run(out: Path, model: str, suite_file: Path) -> Path:
     if not (folder / "done").exists():
         extra = [*MODELS[model], *(["--model-file", str(smollm2_gguf())] if model == "smollm2" else [])]
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--suite", str(suite_file),
-                               "--results-dir", str(folder), "--allow-errors", "--quiet", "--cache-check", "off",
-                               *extra],  # the control's cold re-sends are not what this measures
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ctxprobe.evals.cli.main",
+                "run",
+                "--suite",
+                str(suite_file),
+                "--results-dir",
+                str(folder),
+                "--allow-errors",
+                "--quiet",
+                "--cache-check",
+                "off",
+                *extra,
+            ],  # the control's cold re-sends are not what this measures
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             sys.exit(f"bench_absent: the {model} run ended with exit {proc.returncode}:\n{proc.stderr[-2000:]}")
         (folder / "done").write_text(f"{time.monotonic() - start:.0f}\n")
@@ -88,7 +111,8 @@ def figures(run_dir: Path) -> list[str]:
         if record.get("score") is not None:
             recipe = Recipe.model_validate(record["sample"]["recipe"])
             by_length.setdefault(recipe.context_tokens, {"present": [], "absent": []})[kind].append(
-                {**record["score"], "chain": chain_key(recipe)})
+                {**record["score"], "chain": chain_key(recipe)}
+            )
     rows = []
     for length, scores in sorted(by_length.items()):
         present, absent = scores["present"], scores["absent"]
@@ -96,13 +120,17 @@ def figures(run_dir: Path) -> list[str]:
         invented = [s for s in absent if s.get("attribution") == "hallucinated"]
         quoted = [s for s in invented if s.get("rival_depth") is not None]
         neither = [s for s in absent if not s["correct"] and s.get("attribution") is None]
-        rows.append(f"| {length:,} | {interval(present)} | "
-                    f"{share(sum(s.get('attribution') == 'rival' for s in wrong), len(wrong))} | "
-                    f"{interval(absent)} | {share(len(invented), len(absent))} "
-                    f"| {share(len(quoted), len(invented))} | {share(len(neither), len(absent))} |")
-    rows.append(f"\ncomputed prefill: present questions {computed['present']:,} tokens, absent questions "
-                f"{computed['absent']:,} ({share(computed['absent'], computed['present'] + computed['absent'])} of the "
-                "run's)")
+        rows.append(
+            f"| {length:,} | {interval(present)} | "
+            f"{share(sum(s.get('attribution') == 'rival' for s in wrong), len(wrong))} | "
+            f"{interval(absent)} | {share(len(invented), len(absent))} "
+            f"| {share(len(quoted), len(invented))} | {share(len(neither), len(absent))} |"
+        )
+    rows.append(
+        f"\ncomputed prefill: present questions {computed['present']:,} tokens, absent questions "
+        f"{computed['absent']:,} ({share(computed['absent'], computed['present'] + computed['absent'])} of the "
+        "run's)"
+    )
     return rows
 
 
@@ -120,10 +148,14 @@ def main() -> None:
     for model in args.models.split(","):
         run_dir = run(args.out, model, suite_file)
         wall = (args.out / model / "done").read_text().strip()
-        print(f"\n### {model} ({MODELS[model][1]}), nested {args.lengths} x {args.depths} x {args.samples} seeds, "
-              f"{wall} s\n")
-        print("| length | recall | wrong: rival | absent correct | hallucinated | of which quoted a needle | "
-              "neither |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print(
+            f"\n### {model} ({MODELS[model][1]}), nested {args.lengths} x {args.depths} x {args.samples} seeds, "
+            f"{wall} s\n"
+        )
+        print(
+            "| length | recall | wrong: rival | absent correct | hallucinated | of which quoted a needle | "
+            "neither |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        )
         print("\n".join(figures(run_dir)))
 
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import build_sample, builder_for
 from ctxprobe.tasks.count_cache import UnitCounts
@@ -59,8 +58,9 @@ TARGETS = {"warm_s": 1.0, "cold_over_pass_s": 1.0, "ruler_over_cold": 10.0, "rul
 
 
 def recipe(args: argparse.Namespace, counter: TokenCounter, depth: float = DEPTH, seed: int = SEED) -> Recipe:
-    return builder_for(counter).recipe(family="niah", haystack=args.haystack, context_tokens=args.tokens,
-                                       depth=depth, seed=seed)
+    return builder_for(counter).recipe(
+        family="niah", haystack=args.haystack, context_tokens=args.tokens, depth=depth, seed=seed
+    )
 
 
 def unit_counts(haystack: str, counter: TokenCounter) -> UnitCounts:
@@ -87,8 +87,12 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     counter.count_many = timed  # type: ignore[method-assign]
     started = time.perf_counter()
     sample = build_sample(recipe(args, counter), counter)
-    result: dict[str, Any] = {"load_s": load_s, "build_s": time.perf_counter() - started, "count_s": counting[0],
-                              "sha256": sample.prompt_sha256}
+    result: dict[str, Any] = {
+        "load_s": load_s,
+        "build_s": time.perf_counter() - started,
+        "count_s": counting[0],
+        "sha256": sample.prompt_sha256,
+    }
     counts = unit_counts(args.haystack, counter)
     result.update(units_counted=len(counts.counts), tokens_counted=int(counts.cumsum[-1]))
     if args.worker == "warm":
@@ -112,12 +116,13 @@ def haystack_text(args: argparse.Namespace, counts: UnitCounts) -> tuple[str, in
 
 def run_worker(mode: str, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--worker", mode, "--tokens", str(args.tokens), "--haystack", args.haystack]
-    done = subprocess.run(cmd, env={**os.environ, "CTXPROBE_CACHE": str(cache)}, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        cmd, env={**os.environ, "CTXPROBE_CACHE": str(cache)}, capture_output=True, text=True, check=False
+    )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         raise SystemExit(f"{mode} build failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    return json.loads(lines[-1][len("RESULT "):])  # type: ignore[no-any-return]
+    return json.loads(lines[-1][len("RESULT ") :])  # type: ignore[no-any-return]
 
 
 def empty_cache(folder: Path, gguf: Path) -> Path:
@@ -136,8 +141,9 @@ class Probe:
     seconds: float
 
 
-def ruler_search(tokens_of: Callable[[int], int], lower: int, upper: int, target: int,
-                 cap: int | None = None) -> list[Probe]:
+def ruler_search(
+    tokens_of: Callable[[int], int], lower: int, upper: int, target: int, cap: int | None = None
+) -> list[Probe]:
     """RULER's search: the most units whose prompt fits the target, probing until the bounds meet."""
     probes: list[Probe] = []
     while lower <= upper and (cap is None or len(probes) < cap):
@@ -232,8 +238,12 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=1_000_000, help="prompt length (default 1,000,000)")
     parser.add_argument("--haystack", default="prose", help="haystack spec (default prose)")
     parser.add_argument("--rounds", type=int, default=3, help="fresh-process runs of cold and of warm")
-    parser.add_argument("--ruler-probes-cap", type=int, default=None,
-                        help="measure only this many RULER-style probes and extrapolate (default: all)")
+    parser.add_argument(
+        "--ruler-probes-cap",
+        type=int,
+        default=None,
+        help="measure only this many RULER-style probes and extrapolate (default: all)",
+    )
     parser.add_argument("--worker", choices=["cold", "warm"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rounds < 1 or (args.ruler_probes_cap is not None and args.ruler_probes_cap < 1):
@@ -243,8 +253,10 @@ def main() -> int:
         return 0
 
     one_m = " (1M taken as 1,000,000, not 1,048,576)" if args.tokens == 1_000_000 else ""
-    print(f"niah sample of {args.tokens:,} tokens{one_m} on haystack {args.haystack!r}, counter {COUNTER}; "
-          f"medians of {args.rounds} rounds; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"niah sample of {args.tokens:,} tokens{one_m} on haystack {args.haystack!r}, counter {COUNTER}; "
+        f"medians of {args.rounds} rounds; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
     gguf = packaged_gguf()
     with tempfile.TemporaryDirectory(prefix="ctxprobe-bench-") as root:
         caches = [empty_cache(Path(root) / f"cache{i}", gguf) for i in range(args.rounds)]
@@ -262,44 +274,70 @@ def main() -> int:
 
     cold_s, warm_s, second_s = med(cold, "build_s"), med(warm, "build_s"), med(warm, "second_build_s")
     cold_rss, warm_rss = max(r["rss_mb"] for r in cold), max(r["rss_mb"] for r in warm)
-    print(f"cold  fresh process, empty count cache   build {cold_s:6.2f} s  (counting units {med(cold, 'count_s'):.2f} s: "
-          f"{cold[-1]['units_counted']:,} units, {cold[-1]['tokens_counted']:,} tokens)  "
-          f"tokenizer load {med(cold, 'load_s'):.2f} s  peak RSS {cold_rss:.0f} MB")
+    print(
+        f"cold  fresh process, empty count cache   build {cold_s:6.2f} s  (counting units {med(cold, 'count_s'):.2f} s: "
+        f"{cold[-1]['units_counted']:,} units, {cold[-1]['tokens_counted']:,} tokens)  "
+        f"tokenizer load {med(cold, 'load_s'):.2f} s  peak RSS {cold_rss:.0f} MB"
+    )
     print(f"      cold build runs: {', '.join(f'{s:.2f}' for s in (r['build_s'] for r in cold))} s")
-    print(f"warm  fresh process, counts on disk      build {warm_s:6.2f} s  tokenizer load {med(warm, 'load_s'):.2f} s  "
-          f"peak RSS {warm_rss:.0f} MB")
+    print(
+        f"warm  fresh process, counts on disk      build {warm_s:6.2f} s  tokenizer load {med(warm, 'load_s'):.2f} s  "
+        f"peak RSS {warm_rss:.0f} MB"
+    )
     print(f"warm  same process, depth {SECOND_DEPTH:g} seed {SECOND_SEED}      build {second_s:6.2f} s")
-    print(f"tokenizer pass: {cold[-1]['pass_units']:,} units as one string, {cold[-1]['pass_tokens']:,} tokens, "
-          f"in each cold process after its build  {pass_s:6.2f} s  (runs: {', '.join(f'{s:.2f}' for s in pass_runs)})")
+    print(
+        f"tokenizer pass: {cold[-1]['pass_units']:,} units as one string, {cold[-1]['pass_tokens']:,} tokens, "
+        f"in each cold process after its build  {pass_s:6.2f} s  (runs: {', '.join(f'{s:.2f}' for s in pass_runs)})"
+    )
     label = "EXTRAPOLATED" if ruler.extrapolated else "measured"
     per_probe = statistics.median(p.seconds for p in ruler.probes)
-    print(f"RULER-style: units in [{ruler.bounds[0]:,}, {ruler.bounds[1]:,}], {ruler.probes_needed} probes until the "
-          f"bounds meet (dry run with cached counts), {len(ruler.probes)} measured, median {per_probe:.2f} s per probe")
+    print(
+        f"RULER-style: units in [{ruler.bounds[0]:,}, {ruler.bounds[1]:,}], {ruler.probes_needed} probes until the "
+        f"bounds meet (dry run with cached counts), {len(ruler.probes)} measured, median {per_probe:.2f} s per probe"
+    )
     for p in ruler.probes:
         print(f"    {p.units:>9,} units  {p.tokens:>11,} tokens  {p.seconds:6.2f} s")
     if ruler.extrapolated:
-        print(f"  EXTRAPOLATED: {ruler.probes_needed} probes x {statistics.mean(p.seconds for p in ruler.probes):.2f} s "
-              f"(mean of the {len(ruler.probes)} measured) + the estimate")
-    print(f"RULER-style total {ruler.seconds:6.2f} s ({label}); a search stopping at the first probe within "
-          f"tolerance would need {ruler.probes_to_tolerance} probes")
+        print(
+            f"  EXTRAPOLATED: {ruler.probes_needed} probes x {statistics.mean(p.seconds for p in ruler.probes):.2f} s "
+            f"(mean of the {len(ruler.probes)} measured) + the estimate"
+        )
+    print(
+        f"RULER-style total {ruler.seconds:6.2f} s ({label}); a search stopping at the first probe within "
+        f"tolerance would need {ruler.probes_to_tolerance} probes"
+    )
     print(f"ratios: RULER-style / cold {ruler.seconds / cold_s:.1f}x, RULER-style / warm {ruler.seconds / warm_s:.0f}x")
 
     print("targets:")
     ok = [
         check(warm_s <= TARGETS["warm_s"], "warm build <= 1 s", f"{warm_s:.2f} s"),
-        check(cold_s <= pass_s + TARGETS["cold_over_pass_s"], "cold build <= tokenizer pass + 1 s",
-              f"{cold_s:.2f} s vs {pass_s + 1:.2f} s"),
-        check(ruler.seconds >= TARGETS["ruler_over_cold"] * cold_s, "RULER-style >= 10x cold",
-              f"{ruler.seconds / cold_s:.1f}x ({label})"),
-        check(ruler.seconds >= TARGETS["ruler_over_warm"] * warm_s, "RULER-style >= 100x warm",
-              f"{ruler.seconds / warm_s:.0f}x ({label})"),
+        check(
+            cold_s <= pass_s + TARGETS["cold_over_pass_s"],
+            "cold build <= tokenizer pass + 1 s",
+            f"{cold_s:.2f} s vs {pass_s + 1:.2f} s",
+        ),
+        check(
+            ruler.seconds >= TARGETS["ruler_over_cold"] * cold_s,
+            "RULER-style >= 10x cold",
+            f"{ruler.seconds / cold_s:.1f}x ({label})",
+        ),
+        check(
+            ruler.seconds >= TARGETS["ruler_over_warm"] * warm_s,
+            "RULER-style >= 100x warm",
+            f"{ruler.seconds / warm_s:.0f}x ({label})",
+        ),
         check(cold_rss <= TARGETS["rss_mb"], "peak RSS <= 500 MB, cold", f"{cold_rss:.0f} MB"),
         check(warm_rss <= TARGETS["rss_mb"], "peak RSS <= 500 MB, warm", f"{warm_rss:.0f} MB"),
     ]
     low = args.tokens - tolerance(args.tokens)
-    ok.append(check(low <= real <= args.tokens, "built prompt's real tokens in [target - tolerance, target]",
-                    f"{real:,} (BOS + prompt, tokenized once) in [{low:,}, {args.tokens:,}]; planned "
-                    f"{sample.planned_tokens:,}; same prompt bytes in every process: {'yes' if same_bytes else 'NO'}"))
+    ok.append(
+        check(
+            low <= real <= args.tokens,
+            "built prompt's real tokens in [target - tolerance, target]",
+            f"{real:,} (BOS + prompt, tokenized once) in [{low:,}, {args.tokens:,}]; planned "
+            f"{sample.planned_tokens:,}; same prompt bytes in every process: {'yes' if same_bytes else 'NO'}",
+        )
+    )
     return 0 if all(ok) and same_bytes else 1
 
 

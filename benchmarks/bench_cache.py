@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxprobe.evals.run.send.loop import run_recipes
-from ctxprobe.evals.run.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.run.send.loop import run_recipes
+from ctxprobe.evals.run.send.order import Order, expected_cached_tokens, send_groups
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import builder_for, token_counter
@@ -51,18 +51,31 @@ def main() -> int:
     ap.add_argument("--lengths", default="1k,2k")
     ap.add_argument("--depths", default="0:100:10")
     ap.add_argument("--samples", type=int, default=2, help="seeds per (length, depth)")
-    ap.add_argument("--swa-cache", choices=("full", "window"), default="full",
-                    help="the engine's sliding-window KV cache (window: llama-server's default)")
+    ap.add_argument(
+        "--swa-cache",
+        choices=("full", "window"),
+        default="full",
+        help="the engine's sliding-window KV cache (window: llama-server's default)",
+    )
     args = ap.parse_args()
-    suite = Suite.model_validate({"name": "bench-cache", "lengths": args.lengths, "depths": args.depths,
-                                  "samples": args.samples, "tasks": [{"family": "niah"}]})
+    suite = Suite.model_validate(
+        {
+            "name": "bench-cache",
+            "lengths": args.lengths,
+            "depths": args.depths,
+            "samples": args.samples,
+            "tasks": [{"family": "niah"}],
+        }
+    )
     n_ctx = max(suite.lengths) + 512
     listed = suite.recipes(lambda mode: "x")
     total, bound = expected_cached_tokens(send_groups(listed, "cache-aware"))
     bound_share = bound / total
-    print(f"sweep: niah single, lengths {args.lengths}, depths {args.depths} ({len(suite.depths)}), "
-          f"{args.samples} seeds: {len(listed)} samples; engine n_ctx {n_ctx}, one slot, concurrency 1, "
-          f"sliding-window cache {args.swa_cache}")
+    print(
+        f"sweep: niah single, lengths {args.lengths}, depths {args.depths} ({len(suite.depths)}), "
+        f"{args.samples} seeds: {len(listed)} samples; engine n_ctx {n_ctx}, one slot, concurrency 1, "
+        f"sliding-window cache {args.swa_cache}"
+    )
     shares: dict[str, float] = {}
     prefill: dict[str, float] = {}
     for order in ("as-listed", "cache-aware"):
@@ -73,12 +86,16 @@ def main() -> int:
         shares[order] = cached / prompt if prompt else 0.0
         prefill[order] = sum(r.ttft_s or r.latency_s or 0.0 for r in seen)
         correct = sum(1 for r in records if r.score is not None and r.score.correct)
-        print(f"{order:>12}: cached {cached:,} of {prompt:,} prompt tokens = {shares[order]:.1%}; "
-              f"prefill (TTFT summed) {prefill[order]:.1f} s; wall {wall:.1f} s; {correct}/{len(records)} correct")
+        print(
+            f"{order:>12}: cached {cached:,} of {prompt:,} prompt tokens = {shares[order]:.1%}; "
+            f"prefill (TTFT summed) {prefill[order]:.1f} s; wall {wall:.1f} s; {correct}/{len(records)} correct"
+        )
     ratio = prefill["cache-aware"] / prefill["as-listed"] if prefill["as-listed"] else float("nan")
     print(f"prefill seconds cache-aware / as-listed = {ratio:.2f}")
-    print(f"theoretical bound (one slot, each sample reusing the previous up to the shallower needle): "
-          f"{bound_share:.1%} of prompt tokens")
+    print(
+        f"theoretical bound (one slot, each sample reusing the previous up to the shallower needle): "
+        f"{bound_share:.1%} of prompt tokens"
+    )
     goal = 0.9 * bound_share
     verdict = "PASS" if shares["cache-aware"] >= goal else "FAIL"
     print(f"target: cache-aware share >= 90% of the bound ({goal:.1%}): {shares['cache-aware']:.1%}  [{verdict}]")

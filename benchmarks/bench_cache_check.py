@@ -29,26 +29,55 @@ from ctxprobe.evals.compare.cache_path import ALPHA, sign_test_p  # noqa: E402
 
 def fake_verdict() -> None:
     from ctxprobe.evals.cli.main import main
+
     from tests.runners.fake_prefix_cache import CorruptingPrefixCache
 
     with tempfile.TemporaryDirectory() as tmp, CorruptingPrefixCache() as fake:
-        code = main(["run", "--endpoint", fake.url, "--family", "niah", "--lengths", "1k,2k", "--depths", "0:100:50",
-                     "--samples", "2", "--layout", "nested", "--cache-check", "1", "--quiet", "--no-report",
-                     "--results-dir", tmp])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                fake.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k,2k",
+                "--depths",
+                "0:100:50",
+                "--samples",
+                "2",
+                "--layout",
+                "nested",
+                "--cache-check",
+                "1",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                tmp,
+            ]
+        )
         manifest = json.loads(next(Path(tmp).iterdir()).joinpath("manifest.json").read_text())
     c = manifest["cache_check"]
-    print(f"corrupting fake: exit {code}, verdict {c['verdict']}, {c['differed']} of {c['checked']} differed "
-          f"({c['cold_right_cached_wrong']} right only cold), p={c['p_value']:.3g}")
+    print(
+        f"corrupting fake: exit {code}, verdict {c['verdict']}, {c['differed']} of {c['checked']} differed "
+        f"({c['cold_right_cached_wrong']} right only cold), p={c['p_value']:.3g}"
+    )
 
 
 def shares() -> None:
-    for name, kwargs in (("1K,2K x 0:100:25 x 160 seeds", dict(family="niah", lengths="1k,2k", depths="0:100:25",
-                                                                  samples=160, layout="nested")),
-                         ("nightly suite", dict(suite="nightly"))):
+    for name, kwargs in (
+        (
+            "1K,2K x 0:100:25 x 160 seeds",
+            dict(family="niah", lengths="1k,2k", depths="0:100:25", samples=160, layout="nested"),
+        ),
+        ("nightly suite", dict(suite="nightly")),
+    ):
         est = ctxprobe.estimate(prefill_rate=50_000.0, token_counter="estimate:4", **kwargs)
         share = est.cache_check_tokens / est.computed_prefill if est.computed_prefill else 0.0
-        print(f"healthy control, {name}: {est.cache_check_requests} cold re-sends, {est.cache_check_tokens:,} tokens "
-              f"= {share:.2%} of {est.computed_prefill:,} computed prefill tokens (of {est.prompt_tokens:,} sent)")
+        print(
+            f"healthy control, {name}: {est.cache_check_requests} cold re-sends, {est.cache_check_tokens:,} tokens "
+            f"= {share:.2%} of {est.computed_prefill:,} computed prefill tokens (of {est.prompt_tokens:,} sent)"
+        )
 
 
 def error_rates(trials: int, checks: int) -> None:
@@ -71,7 +100,9 @@ def error_rates(trials: int, checks: int) -> None:
         for _ in range(trials):
             cold_only = sum(1 for _ in range(checks) if rng.random() < accuracy and rng.random() < corrupt)
             missed += sign_test_p(cold_only, 0) >= ALPHA
-        print(f"corrupting engine, {corrupt:.0%} of cached answers wrong, {checks} checks: missed {missed / trials:.1%}")
+        print(
+            f"corrupting engine, {corrupt:.0%} of cached answers wrong, {checks} checks: missed {missed / trials:.1%}"
+        )
 
 
 def main() -> None:

@@ -22,11 +22,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-
 
 import openai
-
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 
 MODEL = "bench-model"
@@ -39,15 +36,35 @@ def _sse(events: list[dict[str, object]]) -> bytes:
 
 
 _USAGE = {"prompt_tokens": 131072, "completion_tokens": 2, "total_tokens": 131074}
-_STREAM = _sse([
-    {"id": "c", "object": "text_completion", "created": 0, "model": MODEL,
-     "choices": [{"index": 0, "text": " 42", "logprobs": None, "finish_reason": None}]},
-    {"id": "c", "object": "text_completion", "created": 0, "model": MODEL,
-     "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "stop"}]},
-    {"id": "c", "object": "text_completion", "created": 0, "model": MODEL, "choices": [], "usage": _USAGE},
-])
-_WHOLE = json.dumps({"id": "c", "object": "text_completion", "created": 0, "model": MODEL, "usage": _USAGE,
-                     "choices": [{"index": 0, "text": " 42", "logprobs": None, "finish_reason": "stop"}]}).encode()
+_STREAM = _sse(
+    [
+        {
+            "id": "c",
+            "object": "text_completion",
+            "created": 0,
+            "model": MODEL,
+            "choices": [{"index": 0, "text": " 42", "logprobs": None, "finish_reason": None}],
+        },
+        {
+            "id": "c",
+            "object": "text_completion",
+            "created": 0,
+            "model": MODEL,
+            "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "stop"}],
+        },
+        {"id": "c", "object": "text_completion", "created": 0, "model": MODEL, "choices": [], "usage": _USAGE},
+    ]
+)
+_WHOLE = json.dumps(
+    {
+        "id": "c",
+        "object": "text_completion",
+        "created": 0,
+        "model": MODEL,
+        "usage": _USAGE,
+        "choices": [{"index": 0, "text": " 42", "logprobs": None, "finish_reason": "stop"}],
+    }
+).encode()
 _MODELS = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "bench"}]}).encode()
 
 
@@ -55,7 +72,7 @@ class _Instant(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def _send(self, body: bytes, content_type: str) -> None:
@@ -65,10 +82,10 @@ class _Instant(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._send(_MODELS, "application/json")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if b'"stream":true' in body.replace(b" ", b""):
             self._send(_STREAM, "text/event-stream")
@@ -97,8 +114,9 @@ def make_prompts(n: int, kb: int) -> list[str]:
 async def run_ctxprobe(url: str, prompts: list[str], concurrency: int, stream: bool) -> None:
     config = EndpointConfig(base_urls=(url,), model=MODEL, concurrency=concurrency, stream=stream)
     async with EndpointClient(config) as client:
-        results = await asyncio.gather(*(client.send(p, max_tokens=16, planned_tokens=131072, seed=i)
-                                         for i, p in enumerate(prompts)))
+        results = await asyncio.gather(
+            *(client.send(p, max_tokens=16, planned_tokens=131072, seed=i) for i, p in enumerate(prompts))
+        )
     assert all(r.text.strip() == "42" and r.prompt_tokens == 131072 for r in results)
 
 
@@ -109,12 +127,20 @@ async def run_bare(url: str, prompts: list[str], concurrency: int, stream: bool)
     async def one(prompt: str, seed: int) -> str:
         async with slots:
             if not stream:
-                whole = await client.completions.create(model=MODEL, prompt=prompt, max_tokens=16, temperature=0,
-                                                        seed=seed, timeout=3600)
+                whole = await client.completions.create(
+                    model=MODEL, prompt=prompt, max_tokens=16, temperature=0, seed=seed, timeout=3600
+                )
                 return whole.choices[0].text
-            chunks = await client.completions.create(model=MODEL, prompt=prompt, max_tokens=16, temperature=0,
-                                                     seed=seed, stream=True, stream_options={"include_usage": True},
-                                                     timeout=3600)
+            chunks = await client.completions.create(
+                model=MODEL,
+                prompt=prompt,
+                max_tokens=16,
+                temperature=0,
+                seed=seed,
+                stream=True,
+                stream_options={"include_usage": True},
+                timeout=3600,
+            )
             text: list[str] = []
             async for chunk in chunks:
                 text.extend(c.text for c in chunk.choices)
@@ -175,12 +201,18 @@ def main() -> int:
     ours_cpu_ms = med([t.cpu_s for t in ours]) / n * 1000
     bare_cpu_ms = med([t.cpu_s for t in bare]) / n * 1000
     ours_rps, bare_rps = n / med([t.wall_s for t in ours]), n / med([t.wall_s for t in bare])
-    print(f"{n} requests x {args.prompt_kb} KB prompts, concurrency {c}, "
-          f"{'streamed' if stream else 'whole'} responses, median of {args.rounds} rounds")
-    print(f"client overhead per request (client CPU): ctxprobe {ours_cpu_ms:.2f} ms, bare SDK {bare_cpu_ms:.2f} ms, "
-          f"ctxprobe extra {ours_cpu_ms - bare_cpu_ms:+.2f} ms  (target: ctxprobe <= 10 ms)")
-    print(f"throughput: ctxprobe {ours_rps:.1f} req/s, bare SDK {bare_rps:.1f} req/s, "
-          f"ratio ctxprobe/bare {ours_rps / bare_rps:.3f}  (target >= 0.9)")
+    print(
+        f"{n} requests x {args.prompt_kb} KB prompts, concurrency {c}, "
+        f"{'streamed' if stream else 'whole'} responses, median of {args.rounds} rounds"
+    )
+    print(
+        f"client overhead per request (client CPU): ctxprobe {ours_cpu_ms:.2f} ms, bare SDK {bare_cpu_ms:.2f} ms, "
+        f"ctxprobe extra {ours_cpu_ms - bare_cpu_ms:+.2f} ms  (target: ctxprobe <= 10 ms)"
+    )
+    print(
+        f"throughput: ctxprobe {ours_rps:.1f} req/s, bare SDK {bare_rps:.1f} req/s, "
+        f"ratio ctxprobe/bare {ours_rps / bare_rps:.3f}  (target >= 0.9)"
+    )
     return 0
 
 

@@ -27,7 +27,6 @@ import argparse
 import time
 
 import numpy as np
-
 from ctxprobe.evals.compare.clusters import clustered_proportion
 from ctxprobe.evals.compare.confseq import PairedTally, p_from_log_e
 from ctxprobe.evals.compare.paired.p_answer import two_sided_anytime_p
@@ -47,8 +46,7 @@ def chain_accuracies(rng: np.random.Generator, k: int, mu: float, rho: float) ->
     return rng.beta(mu * (1.0 - rho) / rho, (1.0 - mu) * (1.0 - rho) / rho, size=k)
 
 
-def accuracy_coverage(k: int, m: int, mu: float, rho: float, reps: int,
-                      seed: int) -> tuple[float, float, float, float]:
+def accuracy_coverage(k: int, m: int, mu: float, rho: float, reps: int, seed: int) -> tuple[float, float, float, float]:
     """(clustered coverage, per-sample coverage, clustered mean width, per-sample mean width) of mu over
     `reps` draws."""
     rng = np.random.default_rng(seed)
@@ -73,8 +71,9 @@ def chain_diffs(rng: np.random.Generator, k: int, m: int, q: float, rho: float) 
     return np.where(discordant, np.where(loses, -1.0, 1.0), 0.0)
 
 
-def false_fail_rates(k: int, m: int, q: float, rho: float, reps: int, seed: int,
-                     alpha: float = 0.05) -> tuple[float, float, float]:
+def false_fail_rates(
+    k: int, m: int, q: float, rho: float, reps: int, seed: int, alpha: float = 0.05
+) -> tuple[float, float, float]:
     """(per-sample McNemar, per-sample betting, chain-mean betting) false-FAIL rates under no drop."""
     rng = np.random.default_rng(seed)
     mcnemar = per_sample = chained = 0
@@ -96,8 +95,10 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     print(f"accuracy pooled over chains: coverage of the true accuracy, 95 % intervals, {args.reps} draws a row")
-    print(f"{'k chains':>8} {'m/chain':>7} {'mu':>5} {'rho':>4} {'clustered':>10} {'per-sample':>11} "
-          f"{'width cl.':>10} {'width p-s':>10}")
+    print(
+        f"{'k chains':>8} {'m/chain':>7} {'mu':>5} {'rho':>4} {'clustered':>10} {'per-sample':>11} "
+        f"{'width cl.':>10} {'width p-s':>10}"
+    )
     lowest = 1.0
     for k, m in GRID:
         for mu in MUS:
@@ -106,9 +107,13 @@ def main() -> None:
                 lowest = min(lowest, c)
                 print(f"{k:>8} {m:>7} {mu:>5.2f} {rho:>4.1f} {c:>10.3f} {s:>11.3f} {wc:>10.3f} {ws:>10.3f}")
     print(f"lowest clustered coverage: {lowest:.3f}")
-    print(f"\npaired gate under no drop (alpha 0.05, margin 0, one pooled row, discordance q 0.2): false-FAIL rate, "
-          f"{args.reps} draws a row")
-    print(f"{'k chains':>8} {'m/chain':>7} {'rho':>4} {'McNemar/sample':>15} {'betting/sample':>15} {'betting/chain':>14}")
+    print(
+        f"\npaired gate under no drop (alpha 0.05, margin 0, one pooled row, discordance q 0.2): false-FAIL rate, "
+        f"{args.reps} draws a row"
+    )
+    print(
+        f"{'k chains':>8} {'m/chain':>7} {'rho':>4} {'McNemar/sample':>15} {'betting/sample':>15} {'betting/chain':>14}"
+    )
     for k, m in ((16, 20), (32, 10)):
         for rho in RHOS:
             a, b, c = false_fail_rates(k, m, 0.2, rho, args.reps, args.seed)

@@ -27,7 +27,6 @@ import time
 from functools import lru_cache
 
 import numpy as np
-
 from ctxprobe.evals.compare.paired import stats as paired_stats
 from ctxprobe.evals.compare.paired.stats import PairedCounts
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson, wilson
@@ -64,8 +63,9 @@ def binomial_coverage(interval, n: int) -> tuple[float, float]:
     return worst
 
 
-def newcombe_method10(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray,
-                      z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+def newcombe_method10(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray, z: float = Z95
+) -> tuple[np.ndarray, np.ndarray]:
     """Newcombe's hybrid score interval (method 10, no continuity correction), vectorized: the paired
     interval ctxprobe printed before, as it was written (two Wilson intervals and the phi correlation)."""
     n = a + b + c + d
@@ -143,20 +143,27 @@ def main() -> None:
     started = time.perf_counter()
     print("Least coverage of the 95% intervals over the grid (per cell: accuracy 50-100% in 0.5-point steps;")
     print("paired: baseline accuracy 50-100%, discordance 0-20%, candidate's share of it 0-100%).\n")
-    print(f"{'n':>4} | {'Wilson (before)':>22} | {'Clopper-Pearson (now)':>22} | "
-          f"{'Newcombe m10 (before, simulated)':>58} | {'exact paired (now)':>46}")
+    print(
+        f"{'n':>4} | {'Wilson (before)':>22} | {'Clopper-Pearson (now)':>22} | "
+        f"{'Newcombe m10 (before, simulated)':>58} | {'exact paired (now)':>46}"
+    )
     for n in args.n:
         w, cp = binomial_coverage(wilson, n), binomial_coverage(clopper_pearson, n)
         nw, ex = newcombe_coverage(n, args.reps, args.seed + n), paired_coverage(n)
-        print(f"{n:>4} | {w[0]:7.2%} at acc {w[1]:6.1%} | {cp[0]:7.2%} at acc {cp[1]:6.1%} | "
-              f"{nw[0]:7.2%} at {nw[1]:>47} | {ex[0]:7.2%} at {ex[1]:>35}", flush=True)
+        print(
+            f"{n:>4} | {w[0]:7.2%} at acc {w[1]:6.1%} | {cp[0]:7.2%} at acc {cp[1]:6.1%} | "
+            f"{nw[0]:7.2%} at {nw[1]:>47} | {ex[0]:7.2%} at {ex[1]:>35}",
+            flush=True,
+        )
     print("\nNo discordant pair (half the pairs both right, half both wrong), difference in points:")
     for n in (4, 9, 20, 50, 100):
         a = n // 2
         old_lo, old_hi = newcombe_method10(*(np.array([float(x)]) for x in (a, 0, 0, n - a)))
         lo, hi = paired_stats.paired_interval(PairedCounts(a, 0, 0, n - a))
-        print(f"  {n:>3} pairs: Newcombe [{100 * old_lo[0]:+.1f}, {100 * old_hi[0]:+.1f}]  ->  "
-              f"exact [{100 * lo:+.1f}, {100 * hi:+.1f}]")
+        print(
+            f"  {n:>3} pairs: Newcombe [{100 * old_lo[0]:+.1f}, {100 * old_hi[0]:+.1f}]  ->  "
+            f"exact [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+        )
     print(f"\n{time.perf_counter() - started:.0f}s")
 
 

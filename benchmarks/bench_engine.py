@@ -61,8 +61,12 @@ def prefill(args: argparse.Namespace, log: Path) -> list[tuple[int, float, float
         for salt in range(args.rounds):
             prompt = prefill_prompt(args.prefill_tokens, salt)
             started = time.perf_counter()
-            status, body = request_json("POST", f"{engine.base_url}/v1/completions",
-                                        {"prompt": prompt, "max_tokens": 1, "temperature": 0}, timeout_s=600)
+            status, body = request_json(
+                "POST",
+                f"{engine.base_url}/v1/completions",
+                {"prompt": prompt, "max_tokens": 1, "temperature": 0},
+                timeout_s=600,
+            )
             wall = time.perf_counter() - started
             if status != 200:
                 raise SystemExit(f"prefill request failed: HTTP {status}: {str(body)[:300]}")
@@ -96,13 +100,33 @@ def slot_busy(port: int) -> bool:
 
 def ctrl_c(args: argparse.Namespace, results: Path) -> tuple[float, float, int, str]:
     """(seconds from SIGINT until nothing is left, seconds the prefill had run, ctxprobe's exit code, status)."""
-    cmd = [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--family", "niah", "--lengths", str(args.ctrl_c_tokens),
-           "--depths", "50", "--samples", "1", "--quiet", "--results-dir", str(results)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctxprobe.evals.cli.main",
+        "run",
+        "--family",
+        "niah",
+        "--lengths",
+        str(args.ctrl_c_tokens),
+        "--depths",
+        "50",
+        "--samples",
+        "1",
+        "--quiet",
+        "--results-dir",
+        str(results),
+    ]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
     # SIGINT at its default action, as in a terminal (a shell's background job inherits it ignored)
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 300
     engine_pid = port = None
     while time.monotonic() < deadline and proc.poll() is None:
@@ -144,25 +168,37 @@ def main() -> int:
     args = parser.parse_args()
     if args.rounds < 1 or args.prefill_tokens < 64 or args.ctrl_c_tokens < 1024:
         parser.error("--rounds >= 1, --prefill-tokens >= 64, --ctrl-c-tokens >= 1024")
-    print(f"embedded engine: xllamacpp {engine_version()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}, threads {args.threads or 'engine default'}; medians of {args.rounds} rounds")
+    print(
+        f"embedded engine: xllamacpp {engine_version()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f}, threads {args.threads or 'engine default'}; medians of {args.rounds} rounds"
+    )
     with tempfile.TemporaryDirectory(prefix="ctxprobe-bench-engine-") as root:
         starts = [startup_s(args, Path(root) / f"start{i}.log") for i in range(args.rounds)]
-        print(f"startup to a healthy server   {statistics.median(starts):6.2f} s  "
-              f"(runs: {', '.join(f'{s:.2f}' for s in starts)})")
+        print(
+            f"startup to a healthy server   {statistics.median(starts):6.2f} s  "
+            f"(runs: {', '.join(f'{s:.2f}' for s in starts)})"
+        )
         rounds = prefill(args, Path(root) / "prefill.log")
         rate = statistics.median(r[1] for r in rounds)
-        print(f"prefill, {rounds[0][0]:,}-token prompt  {rate:6.0f} tok/s (server timings; runs: "
-              f"{', '.join(f'{r[1]:.0f}' for r in rounds)}); request wall "
-              f"{statistics.median(r[2] for r in rounds):.2f} s")
+        print(
+            f"prefill, {rounds[0][0]:,}-token prompt  {rate:6.0f} tok/s (server timings; runs: "
+            f"{', '.join(f'{r[1]:.0f}' for r in rounds)}); request wall "
+            f"{statistics.median(r[2] for r in rounds):.2f} s"
+        )
         stops = [ctrl_c(args, Path(root) / f"ctrl-c-{i}") for i in range(args.rounds)]
         gone = statistics.median(s[0] for s in stops)
-        print(f"Ctrl-C during a {args.ctrl_c_tokens:,}-token prefill, until no process is left  {gone:6.2f} s  "
-              f"(runs: {', '.join(f'{s[0]:.2f}' for s in stops)}; sent {args.ctrl_c_after:g} s into the prefill; "
-              f"exit codes {sorted({s[2] for s in stops})}; manifest {sorted({s[3] for s in stops})})")
+        print(
+            f"Ctrl-C during a {args.ctrl_c_tokens:,}-token prefill, until no process is left  {gone:6.2f} s  "
+            f"(runs: {', '.join(f'{s[0]:.2f}' for s in stops)}; sent {args.ctrl_c_after:g} s into the prefill; "
+            f"exit codes {sorted({s[2] for s in stops})}; manifest {sorted({s[3] for s in stops})})"
+        )
     print("targets:")
-    ok = [check(gone <= TARGETS["ctrl_c_s"], "Ctrl-C during a prefill <= 2 s", f"{gone:.2f} s"),
-          check(statistics.median(starts) <= TARGETS["startup_s"], "startup <= 5 s", f"{statistics.median(starts):.2f} s")]
+    ok = [
+        check(gone <= TARGETS["ctrl_c_s"], "Ctrl-C during a prefill <= 2 s", f"{gone:.2f} s"),
+        check(
+            statistics.median(starts) <= TARGETS["startup_s"], "startup <= 5 s", f"{statistics.median(starts):.2f} s"
+        ),
+    ]
     return 0 if all(ok) else 1
 
 

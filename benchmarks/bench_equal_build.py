@@ -39,9 +39,11 @@ from ctxprobe.evals.compare.sequential.betting import PairedValues, betting_cs
 from ctxprobe.evals.records.load import Run, load_run
 
 BASELINE = "full"
-BUILDS = {"full": {"swa_cache": "full", "kv_cache_type": "f16"},
-          "window": {"swa_cache": "window", "kv_cache_type": "f16", "cache_check": "off"},
-          "q4_0": {"swa_cache": "full", "kv_cache_type": "q4_0", "cache_check": "off"}}
+BUILDS = {
+    "full": {"swa_cache": "full", "kv_cache_type": "f16"},
+    "window": {"swa_cache": "window", "kv_cache_type": "f16", "cache_check": "off"},
+    "q4_0": {"swa_cache": "full", "kv_cache_type": "q4_0", "cache_check": "off"},
+}
 GRID = {"family": "niah", "lengths": "1k,2k,4k", "depths": "0:100:25", "layout": "nested"}
 FAIL_IF_DROP = 0.05
 ALPHA = 0.05
@@ -62,8 +64,15 @@ def chunk_run(root: Path, build: str, seed: int, chunk: int, threads: int, make:
     if kept:
         ctxprobe.run(resume=str(kept[-1]), **common)  # type: ignore[arg-type]
         return load_run(kept[-1])
-    result = ctxprobe.run(**GRID, samples=chunk, seed=seed, label=label,  # type: ignore[arg-type]
-                          results_dir=str(root), **BUILDS[build], **common)
+    result = ctxprobe.run(
+        **GRID,
+        samples=chunk,
+        seed=seed,
+        label=label,  # type: ignore[arg-type]
+        results_dir=str(root),
+        **BUILDS[build],
+        **common,
+    )
     return load_run(result.run_dir)
 
 
@@ -91,8 +100,11 @@ def first_chains(run: Run, k: int) -> Run:
 def primary(result: object) -> str:
     """The verdict and the primary row's interval of a gated comparison."""
     case = next(c for c in gate_cases(result) if c.primary)  # type: ignore[arg-type]
-    bounds = (f"[{max(case.diff_lo, 0.0):.4f}, {case.diff_hi:.4f}] nats" if case.metric == "kl"
-              else f"[{100 * case.diff_lo:+.0f}, {100 * case.diff_hi:+.0f}] points")
+    bounds = (
+        f"[{max(case.diff_lo, 0.0):.4f}, {case.diff_hi:.4f}] nats"
+        if case.metric == "kl"
+        else f"[{100 * case.diff_lo:+.0f}, {100 * case.diff_hi:+.0f}] points"
+    )
     return f"{result.verdict:<9} {bounds}"  # type: ignore[attr-defined]
 
 
@@ -125,9 +137,11 @@ def chain_values(base: Run, cand: Run) -> list[tuple[list[float], float]]:
 def identical(margin: float) -> None:
     """The fewest chains on which each gate PASSes a build identical to its baseline (every pair's KL 0, no
     answer flipped): the floor the gates' bounded bets set, whatever the engine."""
-    kl = next(k for k in range(1, 1000)
-              if kl_gate.judge_rows([(True, [0.0] * k)], margin, ALPHA, [[str(i) for i in range(k)]])[0].verdict
-              == "PASS")
+    kl = next(
+        k
+        for k in range(1, 1000)
+        if kl_gate.judge_rows([(True, [0.0] * k)], margin, ALPHA, [[str(i) for i in range(k)]])[0].verdict == "PASS"
+    )
     acc = next(k for k in range(1, 1000) if betting_cs(PairedValues((0.0,) * k))[0] > -FAIL_IF_DROP)
     print(f"an identical build PASSes kl from {kl} chains and accuracy (--fail-if-drop {FAIL_IF_DROP:g}) from {acc}")
 
@@ -150,9 +164,11 @@ def projected(runs: dict[str, Run], margin: float, seed: int = 0) -> None:
         means = [sum(kls) / len(kls) for kls, _ in chains if kls]
         diffs = [d for _, d in chains]
         centre = sum(diffs) / len(diffs)  # centred: the chains' spread about a true difference of 0
-        print(f"  {cand}: {len(chains)} chains measured; chain mean KL {min(means):.4f}-{max(means):.4f} nats "
-              f"(mean {sum(means) / len(means):.4f}); chain accuracy difference {100 * min(diffs):+.0f} to "
-              f"{100 * max(diffs):+.0f} points (mean {100 * sum(diffs) / len(diffs):+.1f})")
+        print(
+            f"  {cand}: {len(chains)} chains measured; chain mean KL {min(means):.4f}-{max(means):.4f} nats "
+            f"(mean {sum(means) / len(means):.4f}); chain accuracy difference {100 * min(diffs):+.0f} to "
+            f"{100 * max(diffs):+.0f} points (mean {100 * sum(diffs) / len(diffs):+.1f})"
+        )
         for k in PROJECTED:
             kl_v, acc_v, centred_v = [], [], []
             for _ in range(DRAWS):
@@ -164,13 +180,23 @@ def projected(runs: dict[str, Run], margin: float, seed: int = 0) -> None:
                 centred_v.append(accuracy_passes([d - centre for _, d in drawn]))
             share = (kl_v.count("PASS") / DRAWS, kl_v.count("FAIL") / DRAWS, centred_v.count(True) / DRAWS)
             shares.setdefault(cand, {})[k] = share
-            print(f"    k={k:<4} kl {share[0]:4.0%} / {share[1]:4.0%}   accuracy {acc_v.count(True) / DRAWS:4.0%} "
-                  f"PASS (centred {share[2]:4.0%})")
-    both = next((k for k in PROJECTED if min(shares["window"][k][0], shares["window"][k][2]) >= SURE
-                 and shares["q4_0"][k][1] >= SURE), None)
+            print(
+                f"    k={k:<4} kl {share[0]:4.0%} / {share[1]:4.0%}   accuracy {acc_v.count(True) / DRAWS:4.0%} "
+                f"PASS (centred {share[2]:4.0%})"
+            )
+    both = next(
+        (
+            k
+            for k in PROJECTED
+            if min(shares["window"][k][0], shares["window"][k][2]) >= SURE and shares["q4_0"][k][1] >= SURE
+        ),
+        None,
+    )
     kl_only = next((k for k in PROJECTED if shares["window"][k][0] >= SURE and shares["q4_0"][k][1] >= SURE), None)
-    print(f"chains where window PASSes both gates and q4_0 FAILs kl in at least {SURE:.0%} of draws: "
-          f"{both or f'more than {PROJECTED[-1]}'}; window PASSes kl and q4_0 FAILs it: {kl_only or '-'}")
+    print(
+        f"chains where window PASSes both gates and q4_0 FAILs kl in at least {SURE:.0%} of draws: "
+        f"{both or f'more than {PROJECTED[-1]}'}; window PASSes kl and q4_0 FAILs it: {kl_only or '-'}"
+    )
 
 
 def main() -> None:

@@ -31,10 +31,25 @@ SUITE = ["--family", "niah", "--lengths", "2k", "--depths", "0:100:10", "--sampl
 
 
 def _start(url: str, tmp: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", url, *SUITE,
-                             "--results-dir", str(tmp / "results"), *extra], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "CTXPROBE_CACHE": str(tmp / "cache")})
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxprobe.evals.cli.main",
+            "run",
+            "--endpoint",
+            url,
+            *SUITE,
+            "--results-dir",
+            str(tmp / "results"),
+            *extra,
+        ],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "CTXPROBE_CACHE": str(tmp / "cache")},
+    )
 
 
 def _ended(child: subprocess.Popen[str], tmp: Path, started: float) -> dict[str, Any]:
@@ -47,8 +62,15 @@ def _ended(child: subprocess.Popen[str], tmp: Path, started: float) -> dict[str,
         mpath, spath = folders[0] / "manifest.json", folders[0] / "samples.jsonl"
         manifest = json.loads(mpath.read_text()) if mpath.exists() else {}
         records = [json.loads(x) for x in spath.read_text().splitlines()] if spath.exists() else []
-    return {"code": child.returncode, "status": manifest.get("status", "-"), "s": took, "records": records,
-            "manifest": manifest, "err": err, "out": out}
+    return {
+        "code": child.returncode,
+        "status": manifest.get("status", "-"),
+        "s": took,
+        "records": records,
+        "manifest": manifest,
+        "err": err,
+        "out": out,
+    }
 
 
 def _simple(engine: FakeEngine, tmp: Path, *extra: str) -> dict[str, Any]:
@@ -65,7 +87,7 @@ def tokenize_5xx(tmp: Path) -> tuple[dict[str, Any], str]:
 def tokenize_gone(tmp: Path) -> tuple[dict[str, Any], str]:
     with FakeEngine("vllm", context_length=1 << 16) as engine:
         engine.tokenize_fail_after = 10**9
-        engine.answer = lambda body: (setattr(engine, "tokenize_fail_after", 0) or "42")  # 503 from then on
+        engine.answer = lambda body: setattr(engine, "tokenize_fail_after", 0) or "42"  # 503 from then on
         r = _simple(engine, tmp, "--concurrency", "1")
     return r, f"{len(r['records'])}/110 samples kept"
 
@@ -108,11 +130,32 @@ def frozen(tmp: Path) -> tuple[dict[str, Any], str]:
 
 def sigterm_build(tmp: Path) -> tuple[dict[str, Any], str]:
     with FakeEngine("vllm", context_length=1 << 20, tokenize_delay_s=0.02) as engine:
-        child = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", engine.url,
-                                  "--family", "niah", "--lengths", "256k", "--depths", "50", "--samples", "2",
-                                  "--quiet", "--results-dir", str(tmp / "results")], cwd=ROOT, text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env={**os.environ, "CTXPROBE_CACHE": str(tmp / "cache")})
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ctxprobe.evals.cli.main",
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "256k",
+                "--depths",
+                "50",
+                "--samples",
+                "2",
+                "--quiet",
+                "--results-dir",
+                str(tmp / "results"),
+            ],
+            cwd=ROOT,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "CTXPROBE_CACHE": str(tmp / "cache")},
+        )
         wait_until(lambda: engine.tokenize_calls > 200, timeout_s=120)
         started = time.monotonic()
         child.send_signal(signal.SIGTERM)
@@ -124,8 +167,10 @@ def usage_3x(tmp: Path) -> tuple[dict[str, Any], str]:
     with FakeEngine("vllm", context_length=1 << 16, usage_scale=3.0) as engine:
         r = _simple(engine, tmp)
     flagged = sum(1 for x in r["records"] if x.get("prompt_tokens_off") is not None)
-    return r, (f"flagged {flagged}/{len(r['records'])}, manifest count {r['manifest'].get('samples_count_off', '-')}, "
-            f"table line {'yes' if 'off the plan' in r['out'] else 'no'}")
+    return r, (
+        f"flagged {flagged}/{len(r['records'])}, manifest count {r['manifest'].get('samples_count_off', '-')}, "
+        f"table line {'yes' if 'off the plan' in r['out'] else 'no'}"
+    )
 
 
 def retried(tmp: Path) -> tuple[dict[str, Any], str]:
@@ -145,10 +190,14 @@ def key_in_url(tmp: Path) -> tuple[dict[str, Any], str]:
 
 
 FAULTS: dict[str, Callable[[Path], tuple[dict[str, Any], str]]] = {
-    "tokenize 503 on 1 % of calls": tokenize_5xx, "tokenize 503 from mid-run on": tokenize_gone,
-    "key revoked after 20 answers": key_revoked, "server frozen after 10 answers": frozen,
-    "SIGTERM during a 256k build": sigterm_build, "usage.prompt_tokens 3x planned": usage_3x,
-    "3 x 5xx, then the answer": retried, "key in the URL, server down": key_in_url,
+    "tokenize 503 on 1 % of calls": tokenize_5xx,
+    "tokenize 503 from mid-run on": tokenize_gone,
+    "key revoked after 20 answers": key_revoked,
+    "server frozen after 10 answers": frozen,
+    "SIGTERM during a 256k build": sigterm_build,
+    "usage.prompt_tokens 3x planned": usage_3x,
+    "3 x 5xx, then the answer": retried,
+    "key in the URL, server down": key_in_url,
 }
 
 

@@ -55,11 +55,22 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 def one_round(suite: str, timeout_s: float) -> dict[str, float | None]:
-    with FakeEngine("llama-server", context_length=1 << 21) as engine, \
-            tempfile.TemporaryDirectory(prefix="ctxprobe-first-") as tmp:
+    with (
+        FakeEngine("llama-server", context_length=1 << 21) as engine,
+        tempfile.TemporaryDirectory(prefix="ctxprobe-first-") as tmp,
+    ):
         env = {**os.environ, "CTXPROBE_CACHE": str(Path(tmp) / "cache")}
-        argv = [*command(), "run", "--endpoint", engine.url, "--suite", suite, "--results-dir",
-                str(Path(tmp) / "results"), "--quiet"]
+        argv = [
+            *command(),
+            "run",
+            "--endpoint",
+            engine.url,
+            "--suite",
+            suite,
+            "--results-dir",
+            str(Path(tmp) / "results"),
+            "--quiet",
+        ]
         started = time.monotonic()
         child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         first = first_cpu = completion = None
@@ -71,8 +82,10 @@ def one_round(suite: str, timeout_s: float) -> dict[str, float | None]:
                     completion = engine.completion_calls()[0].at - started
                     break
                 if child.poll() is not None:
-                    raise SystemExit(f"ctxprobe ended (exit {child.returncode}) before a completion:\n"
-                                     f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+                    raise SystemExit(
+                        f"ctxprobe ended (exit {child.returncode}) before a completion:\n"
+                        f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}"
+                    )
                 time.sleep(0.002)
         finally:
             child.kill()
@@ -88,19 +101,27 @@ def main() -> int:
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    print(f"ctxprobe run --suite {args.suite} against a local instant llama-server; {args.rounds} rounds; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {' '.join(command()[:2])}")
+    print(
+        f"ctxprobe run --suite {args.suite} against a local instant llama-server; {args.rounds} rounds; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {' '.join(command()[:2])}"
+    )
     rounds = [one_round(args.suite, args.timeout) for _ in range(args.rounds)]
-    for key, what in (("first_s", "first request (the probe)"), ("first_cpu_s", "  its CPU seconds by then"),
-                      ("completion_s", "first completion")):
+    for key, what in (
+        ("first_s", "first request (the probe)"),
+        ("first_cpu_s", "  its CPU seconds by then"),
+        ("completion_s", "first completion"),
+    ):
         values = [r[key] for r in rounds if r[key] is not None]
         if values:
-            print(f"{what:<28} median {statistics.median(values):5.2f} s   runs: "
-                  f"{', '.join(f'{v:.2f}' for v in values)}")
+            print(
+                f"{what:<28} median {statistics.median(values):5.2f} s   runs: {', '.join(f'{v:.2f}' for v in values)}"
+            )
     first = statistics.median(r["first_s"] for r in rounds if r["first_s"] is not None)
     verdict = "PASS" if first <= TARGET_S else "FAIL"
-    print(f"{verdict}  first request {first:.2f} s after start (target at most {TARGET_S} s on an idle machine; "
-          f"load average now {os.getloadavg()[0]:.2f})")
+    print(
+        f"{verdict}  first request {first:.2f} s after start (target at most {TARGET_S} s on an idle machine; "
+        f"load average now {os.getloadavg()[0]:.2f})"
+    )
     return 0 if first <= TARGET_S else 1
 
 

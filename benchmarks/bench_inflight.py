@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "runners"))
 
-from fake_engine import FakeEngine  # noqa: E402
+from fake_engine import FakeEngine
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -41,15 +41,26 @@ def serve(args: argparse.Namespace) -> None:
 
     def stats(engine: FakeEngine, _body: Any) -> tuple[int, dict[str, Any]]:
         busy = [i for i, (_, n) in enumerate(seen) if n]
-        span = seen[busy[0]:busy[-1] + 1] if busy else []  # from the first request sent to the last answered
+        span = seen[busy[0] : busy[-1] + 1] if busy else []  # from the first request sent to the last answered
         weighted = sum(n * (t1 - t0) for (t0, n), (t1, _) in itertools.pairwise(span))
         sending = span[-1][0] - span[0][0] if len(span) > 1 else 0.0
-        return 200, dict(calls=len(engine.completion_calls()), peak=engine.peak_in_flight["completions"],
-                         mean=weighted / sending if sending else 0.0, sending=sending, tokenize=engine.tokenize_calls,
-                         peak_tokenize=engine.peak_in_flight["tokenize"])
+        return 200, dict(
+            calls=len(engine.completion_calls()),
+            peak=engine.peak_in_flight["completions"],
+            mean=weighted / sending if sending else 0.0,
+            sending=sending,
+            tokenize=engine.tokenize_calls,
+            peak_tokenize=engine.peak_in_flight["tokenize"],
+        )
 
-    with FakeEngine("vllm", context_length=1 << 20, completion_delay_s=args.prefill_s,
-                    tokenize_delay_s=args.tokenize_ms / 1000.0, routes={("GET", "/bench/stats"): stats}) as engine:
+    with FakeEngine(
+        "vllm",
+        context_length=1 << 20,
+        completion_delay_s=args.prefill_s,
+        tokenize_delay_s=args.tokenize_ms / 1000.0,
+        routes={("GET", "/bench/stats"): stats},
+    ) as engine:
+
         def watch() -> None:
             while True:
                 seen.append((time.monotonic(), engine.in_flight["completions"]))
@@ -64,16 +75,35 @@ def measured_run(args: argparse.Namespace, sweeps: int, results: Path) -> dict[s
     """One run of `sweeps` sweeps against a slow fake engine in a process of its own."""
     import ctxprobe
 
-    server = subprocess.Popen([sys.executable, __file__, "--serve", "--prefill-s", str(args.prefill_s),
-                               "--tokenize-ms", str(args.tokenize_ms)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            "--prefill-s",
+            str(args.prefill_s),
+            "--tokenize-ms",
+            str(args.tokenize_ms),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert server.stdout is not None and server.stdin is not None
         url = server.stdout.readline().strip()
         started = time.monotonic()
-        result = ctxprobe.run(endpoints=[url], concurrency=args.concurrency, family="niah",  # type: ignore[arg-type]
-                              lengths=args.length, depths=args.depths, samples=sweeps, quiet=True, no_report=True,
-                              results_dir=str(results))
+        result = ctxprobe.run(
+            endpoints=[url],
+            concurrency=args.concurrency,
+            family="niah",  # type: ignore[arg-type]
+            lengths=args.length,
+            depths=args.depths,
+            samples=sweeps,
+            quiet=True,
+            no_report=True,
+            results_dir=str(results),
+        )
         took = time.monotonic() - started
         with urllib.request.urlopen(f"{url}/bench/stats", timeout=30) as reply:
             measured: dict[str, Any] = json.load(reply)
@@ -82,8 +112,12 @@ def measured_run(args: argparse.Namespace, sweeps: int, results: Path) -> dict[s
             server.stdin.close()
         server.wait(timeout=30)
     detail = getattr(result.manifest, "order_detail", None)
-    return {**measured, "exit": int(result.exit_code), "wall": took,
-            "detail": detail.model_dump() if detail is not None else None}
+    return {
+        **measured,
+        "exit": int(result.exit_code),
+        "wall": took,
+        "detail": detail.model_dump() if detail is not None else None,
+    }
 
 
 def main() -> None:
@@ -95,15 +129,21 @@ def main() -> None:
     ap.add_argument("--prefill-s", type=float, default=0.5, help="seconds each completion takes")
     ap.add_argument("--tokenize-ms", type=float, default=5.0, help="milliseconds each /tokenize call takes")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the fake engine's own process
-    ap.add_argument("--runs", default="cold,warm", help="which runs to measure: cold, warm or both (warm alone: the "
-                    "count cache is filled first by a run against a fast engine, not measured)")
+    ap.add_argument(
+        "--runs",
+        default="cold,warm",
+        help="which runs to measure: cold, warm or both (warm alone: the "
+        "count cache is filled first by a run against a fast engine, not measured)",
+    )
     args = ap.parse_args()
     if args.serve:
         return serve(args)
     runs = [r for r in args.runs.split(",") if r in ("cold", "warm")]
 
-    print(f"--concurrency {args.concurrency}, {args.length} prompts, depths {args.depths}, prefill {args.prefill_s} s, "
-          f"tokenize {args.tokenize_ms} ms")
+    print(
+        f"--concurrency {args.concurrency}, {args.length} prompts, depths {args.depths}, prefill {args.prefill_s} s, "
+        f"tokenize {args.tokenize_ms} ms"
+    )
     for sweeps in (int(s) for s in args.sweeps.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             os.environ["CTXPROBE_CACHE"] = str(Path(tmp) / "cache")  # a count cache of this sweep count's own
@@ -113,10 +153,12 @@ def main() -> None:
             for cache in runs:
                 m = measured_run(args, sweeps, Path(tmp) / cache)
                 floor = -(-m["calls"] // args.concurrency) * args.prefill_s
-                print(f"{sweeps} sweeps, {cache}: {m['calls']} samples (exit {m['exit']}); completions in flight: "
-                      f"peak {m['peak']}, mean {m['mean']:.1f} over {m['sending']:.1f} s of sending; tokenize calls "
-                      f"{m['tokenize']} ({m['tokenize'] / max(m['calls'], 1):.1f} per sample, peak {m['peak_tokenize']} "
-                      f"in flight); wall {m['wall']:.1f} s (prefill floor at full concurrency {floor:.1f} s)")
+                print(
+                    f"{sweeps} sweeps, {cache}: {m['calls']} samples (exit {m['exit']}); completions in flight: "
+                    f"peak {m['peak']}, mean {m['mean']:.1f} over {m['sending']:.1f} s of sending; tokenize calls "
+                    f"{m['tokenize']} ({m['tokenize'] / max(m['calls'], 1):.1f} per sample, peak {m['peak_tokenize']} "
+                    f"in flight); wall {m['wall']:.1f} s (prefill floor at full concurrency {floor:.1f} s)"
+                )
                 if m["detail"] is not None:
                     print(f"    order_detail {m['detail']}")
 

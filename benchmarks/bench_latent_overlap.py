@@ -29,13 +29,17 @@ def main() -> int:
                 for cue in ("latent", "literal"):
                     needle, question = latent_sentences(row, name, hops, direction, cue)
                     by[(cue, row.kind, hops)].append(lexical_overlap(question, needle))
-    print(f"associations: {len(associations())}; names: {len(character_names())}; threshold (latent): "
-          f"overlap <= {MAX_LATENT_OVERLAP}")
+    print(
+        f"associations: {len(associations())}; names: {len(character_names())}; threshold (latent): "
+        f"overlap <= {MAX_LATENT_OVERLAP}"
+    )
     for cue in ("latent", "literal"):
         values = [v for (c, _, _), vs in by.items() if c == cue for v in vs]
         hist = ", ".join(f"{v:.2f}: {n}" for v, n in sorted(Counter(round(v, 2) for v in values).items()))
-        print(f"{cue}: {len(values)} needle/question pairs, mean {sum(values) / len(values):.3f}, max "
-              f"{max(values):.2f}; {hist}")
+        print(
+            f"{cue}: {len(values)} needle/question pairs, mean {sum(values) / len(values):.3f}, max "
+            f"{max(values):.2f}; {hist}"
+        )
         for (c, kind, hops), vs in sorted(by.items()):
             if c == cue:
                 print(f"  {kind:9s} hops {hops}: n {len(vs):3d}, mean {sum(vs) / len(vs):.3f}, max {max(vs):.2f}")

@@ -16,7 +16,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from ctxprobe.evals.limit.api import parse_task
 from ctxprobe.evals.limit.search import LimitConfig
 from ctxprobe.evals.limit.target import effective_length
@@ -41,27 +40,38 @@ def main() -> int:
 
     lo, hi = parse_length(args.min), parse_length(args.max)
     tasks = [parse_task(t) for t in (args.task or ["niah:variant=single"])]
-    search = LimitConfig(min_length=lo, max_length=hi, threshold=args.threshold, max_samples=args.max_samples,
-                         batch=args.batch, ratio=args.ratio)
+    search = LimitConfig(
+        min_length=lo,
+        max_length=hi,
+        threshold=args.threshold,
+        max_samples=args.max_samples,
+        batch=args.batch,
+        ratio=args.ratio,
+    )
     spec = f"local:{PACKAGED_MODEL}"
     counter = token_counter(spec)
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedEngine(n_ctx=hi + 512) as engine:
-        result = effective_length(engine.endpoint_config(), counter, RunStore(Path(tmp)), tasks, search,
-                                  args.haystack)
+        result = effective_length(engine.endpoint_config(), counter, RunStore(Path(tmp)), tasks, search, args.haystack)
     elapsed = time.monotonic() - started
     print(f"tasks: {', '.join(f'{t.family} {t.params}' for t in tasks)}; haystack {args.haystack}")
-    print(f"search: {lo:,}..{hi:,} tokens, threshold {args.threshold}, cap {args.max_samples}/length, "
-          f"batch {args.batch}, ratio {args.ratio}")
+    print(
+        f"search: {lo:,}..{hi:,} tokens, threshold {args.threshold}, cap {args.max_samples}/length, "
+        f"batch {args.batch}, ratio {args.ratio}"
+    )
     for row in result.lengths:
         acc = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
-        print(f"  {row.length:>7,}  acc {acc:>4}  n {row.n:>3}  CI [{row.lo:.2f}, {row.hi:.2f}]  {row.verdict}"
-              f"{'' if row.settled else ' (at cap)'}")
+        print(
+            f"  {row.length:>7,}  acc {acc:>4}  n {row.n:>3}  CI [{row.lo:.2f}, {row.hi:.2f}]  {row.verdict}"
+            f"{'' if row.settled else ' (at cap)'}"
+        )
     print(f"verdict: {result.verdict}")
     share = result.requests / result.full_grid_requests
-    print(f"requests: adaptive {result.requests}, full grid {result.full_grid_requests} "
-          f"({result.full_grid_lengths} lengths x {args.max_samples}); adaptive/grid = {share:.1%}  "
-          f"[{'PASS' if share <= 0.30 else 'FAIL'} target <= 30%]")
+    print(
+        f"requests: adaptive {result.requests}, full grid {result.full_grid_requests} "
+        f"({result.full_grid_lengths} lengths x {args.max_samples}); adaptive/grid = {share:.1%}  "
+        f"[{'PASS' if share <= 0.30 else 'FAIL'} target <= 30%]"
+    )
     print(f"wall time {elapsed:,.0f} s on the embedded engine")
     return 0
 

@@ -20,18 +20,18 @@ spend their time waiting on each other.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import ctxprobe
-from ctxprobe.evals.records.load import Run, load_run
-from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.compare.against import gate_report, next_paired_round, paired_run
 from ctxprobe.evals.compare.paired.p_answer import p_answer, p_answer_diff
 from ctxprobe.evals.compare.paired.pairing import pair_runs
-from ctxprobe.evals.compare.against import gate_report, next_paired_round, paired_run
+from ctxprobe.evals.records.load import Run, load_run
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.runners.response import AnswerLogprobs
 
 KV = {"f16": "f16", "q4_0": "q4_0", "q8_0": "q8_0", "f16b": "f16"}
@@ -47,8 +47,16 @@ def collect(root: Path, label: str, args: argparse.Namespace) -> Run:
         if load_run(kept[-1]).manifest.status != "finished":
             ctxprobe.run(resume=str(kept[-1]), **common)  # type: ignore[arg-type]
         return load_run(kept[-1])
-    result = ctxprobe.run(family="niah", lengths=args.lengths, depths=args.depths, samples=args.samples,  # type: ignore[arg-type]
-                          label=label, kv_cache_type=KV[label], results_dir=str(root), **common)
+    result = ctxprobe.run(
+        family="niah",
+        lengths=args.lengths,
+        depths=args.depths,
+        samples=args.samples,  # type: ignore[arg-type]
+        label=label,
+        kv_cache_type=KV[label],
+        results_dir=str(root),
+        **common,
+    )
     return load_run(result.run_dir)
 
 
@@ -57,8 +65,14 @@ def separated(record: SampleRecord) -> SampleRecord:
     1 where the gold's first token is the answer prefix's space, as its text in that position's top-k shows
     (runs since find it with their own tokenizer call and are returned as they are)."""
     lp = record.logprobs
-    if not isinstance(lp, AnswerLogprobs) or lp.answer_from or not lp.gold[:1].isspace() or len(lp.token_ids) < 2 \
-            or not lp.top or not any(t.id == lp.token_ids[0] and not t.token.strip() for t in lp.top[0]):
+    if (
+        not isinstance(lp, AnswerLogprobs)
+        or lp.answer_from
+        or not lp.gold[:1].isspace()
+        or len(lp.token_ids) < 2
+        or not lp.top
+        or not any(t.id == lp.token_ids[0] and not t.token.strip() for t in lp.top[0])
+    ):
         return record
     return record.model_copy(update={"logprobs": lp.model_copy(update={"answer_from": 1})})
 
@@ -86,7 +100,9 @@ def replayed(base: Run, cand: Run, metric: str) -> tuple[dict, int, float]:  # t
             if sid in answers:  # a sample the candidate run did not keep is asked for and never answered
                 records.append(answers[sid])
                 r = answers[sid]
-                tokens += r.response.prompt_tokens if r.response and r.response.prompt_tokens else r.sample.planned_tokens
+                tokens += (
+                    r.response.prompt_tokens if r.response and r.response.prompt_tokens else r.sample.planned_tokens
+                )
     return gate_report(plan), len(records), tokens
 
 
@@ -98,16 +114,21 @@ def gate_table(name: str, base: Run, cand: Run) -> None:
     mean = sum(diffs) / len(diffs)
     sd = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) ** 0.5
     print(f"\n{name}: {len(pairs)} pairs scored on both sides, margin {MARGIN:.0%}, alpha {ALPHA}")
-    print(f"  correctness: candidate lost {lost}, won {won}; p_answer ({len(diffs)} pairs): mean diff "
-          f"{100 * mean:+.2f} points, sd {100 * sd:.2f}")
+    print(
+        f"  correctness: candidate lost {lost}, won {won}; p_answer ({len(diffs)} pairs): mean diff "
+        f"{100 * mean:+.2f} points, sd {100 * sd:.2f}"
+    )
     print(f"  {'metric':<10} {'verdict':>9} {'sent':>5} {'prompt tokens':>14}   pooled row: diff [interval], pairs")
     spent = {}
     for metric in ("correct", "p_answer", "kl"):
         report, sent, tokens = replayed(base, cand, metric)
         pooled = next(e for e in report["rows"] if e["primary"])
         spent[metric] = (report["verdict"], tokens)
-        shown = (f"{pooled['diff']:.4f} [{pooled['diff_lo']:.4f}, {pooled['diff_hi']:.4f}] nats" if metric == "kl"
-                 else f"{100 * pooled['diff']:+.1f} [{100 * pooled['diff_lo']:+.1f}, {100 * pooled['diff_hi']:+.1f}]")
+        shown = (
+            f"{pooled['diff']:.4f} [{pooled['diff_lo']:.4f}, {pooled['diff_hi']:.4f}] nats"
+            if metric == "kl"
+            else f"{100 * pooled['diff']:+.1f} [{100 * pooled['diff_lo']:+.1f}, {100 * pooled['diff_hi']:+.1f}]"
+        )
         print(f"  {metric:<10} {report['verdict']:>9} {sent:>5} {tokens:>14,.0f}   {shown}, {pooled['n']}")
     vb, tb = spent["correct"]
     for metric in ("p_answer", "kl"):
@@ -134,18 +155,34 @@ def main() -> int:
         for label, run in runs.items():
             scored = [r for r in run.records if r.score is not None]
             ps = [p for p in map(p_answer, scored) if p is not None]
-            print(f"{label:>5}: {len(scored)} scored, accuracy {sum(r.score.correct for r in scored) / len(scored):.1%}, "  # type: ignore[union-attr]
-                  f"mean p_answer {sum(ps) / len(ps):.3f}" if ps else f"{label}: no answer probabilities")
+            print(
+                f"{label:>5}: {len(scored)} scored, accuracy {sum(r.score.correct for r in scored) / len(scored):.1%}, "  # type: ignore[union-attr]
+                f"mean p_answer {sum(ps) / len(ps):.3f}"
+                if ps
+                else f"{label}: no answer probabilities"
+            )
         if derived:
             print(f"({derived} records written before answer_from: the separator found in their top-k lists)")
         gate_table("q4_0 against f16", runs["f16"], runs["q4_0"])
         gate_table("q8_0 against f16", runs["f16"], runs["q8_0"])
         gate_table("f16 (a second engine) against f16", runs["f16"], runs["f16b"])
         out = root / "compare-kl"
-        shown = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", "compare", *(str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")),
-                                "--results-dir", str(out)], capture_output=True, text=True, check=False)
+        shown = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ctxprobe.evals.cli.main",
+                "compare",
+                *(str(runs[k].dir) for k in ("f16", "q8_0", "q4_0")),
+                "--results-dir",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         table = shown.stdout
-        print("\n" + table[table.find("KL at depth"):] if "KL at depth" in table else shown.stdout + shown.stderr)
+        print("\n" + table[table.find("KL at depth") :] if "KL at depth" in table else shown.stdout + shown.stderr)
         newest = max(out.iterdir(), key=lambda p: p.stat().st_mtime)
         print(f"compare's KL heatmaps: {[str(p) for p in sorted(newest.glob('kl_heatmap_*.png'))]}")
     return 0

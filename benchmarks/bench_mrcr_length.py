@@ -37,16 +37,25 @@ def main(argv: list[str] | None = None) -> int:
             misses, started = [], time.perf_counter()
             for needles in (int(n) for n in args.needles.split(",")):
                 for seed in range(args.seeds):
-                    recipe = builder.recipe(family="mrcr", params={"needles": needles}, context_tokens=length,
-                                            depth=50.0, seed=seed, mode=mode)
+                    recipe = builder.recipe(
+                        family="mrcr",
+                        params={"needles": needles},
+                        context_tokens=length,
+                        depth=50.0,
+                        seed=seed,
+                        mode=mode,
+                    )
                     sample = builder.build(recipe)
                     misses.append(length - sample.planned_tokens)
             tol = tolerance(length)
             passed = all(0 <= m <= tol for m in misses)
             ok &= passed
-            print(f"{mode:<11} {length:>6}  miss max {max(misses):>4}  mean {statistics.mean(misses):7.1f}  "
-                  f"min {min(misses):>4}  tolerance {tol:>4}  n={len(misses):<3} "
-                  f"{time.perf_counter() - started:6.1f}s  {'PASS' if passed else 'FAIL'}", flush=True)
+            print(
+                f"{mode:<11} {length:>6}  miss max {max(misses):>4}  mean {statistics.mean(misses):7.1f}  "
+                f"min {min(misses):>4}  tolerance {tol:>4}  n={len(misses):<3} "
+                f"{time.perf_counter() - started:6.1f}s  {'PASS' if passed else 'FAIL'}",
+                flush=True,
+            )
     print("PASS: every mrcr prompt within the tolerance" if ok else "FAIL: some mrcr prompt misses its tolerance")
     return 0 if ok else 1
 

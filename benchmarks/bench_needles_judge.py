@@ -36,15 +36,27 @@ def main() -> int:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="needles-judge-"))
     model_file = smollm2_gguf() if args.judge == "smollm2" else None
-    with EmbeddedEngine(model_file, n_ctx=8192, log_path=work / "judge.log") as judge, \
-            EmbeddedEngine(n_ctx=8192, log_path=work / "model.log") as model:
-        result = ctxprobe.run(endpoints=[model.base_url], needles=args.needles, lengths=args.lengths,
-                              depths=args.depths, mode="completions", judge_endpoint=judge.base_url,
-                              results_dir=str(work), quiet=True, no_report=True)
+    with (
+        EmbeddedEngine(model_file, n_ctx=8192, log_path=work / "judge.log") as judge,
+        EmbeddedEngine(n_ctx=8192, log_path=work / "model.log") as model,
+    ):
+        result = ctxprobe.run(
+            endpoints=[model.base_url],
+            needles=args.needles,
+            lengths=args.lengths,
+            depths=args.depths,
+            mode="completions",
+            judge_endpoint=judge.base_url,
+            results_dir=str(work),
+            quiet=True,
+            no_report=True,
+        )
     records = result.records()
     verdicts = read_verdicts(result.run_dir)
-    print(f"run {result.run_dir}: {len(records)} samples, exit {int(result.exit_code)}; judge "
-          f"{next(iter(verdicts.values())).judge if verdicts else '-'}")
+    print(
+        f"run {result.run_dir}: {len(records)} samples, exit {int(result.exit_code)}; judge "
+        f"{next(iter(verdicts.values())).judge if verdicts else '-'}"
+    )
     by_length: dict[int, list[tuple[bool, str | None]]] = defaultdict(list)
     by_item: dict[str, list[tuple[bool, str | None]]] = defaultdict(list)
     for r in records:
@@ -57,16 +69,20 @@ def main() -> int:
     print(f"{'':22} {'n':>3} {'exact':>7} {'judge':>7} {'agree':>6} {'differ':>6} {'j.err':>6}")
     for name, rows in [*((f"length {k}", v) for k, v in sorted(by_length.items())), *sorted(by_item.items())]:
         given = [(e, j) for e, j in rows if j is not None]
-        print(f"{name:22} {len(rows):3d} {sum(e for e, _ in rows) / len(rows):7.2f} "
-              f"{(sum(j == 'correct' for _, j in given) / len(given)) if given else float('nan'):7.2f} "
-              f"{sum((j == 'correct') == e for e, j in given):6d} {sum((j == 'correct') != e for e, j in given):6d} "
-              f"{len(rows) - len(given):6d}")
+        print(
+            f"{name:22} {len(rows):3d} {sum(e for e, _ in rows) / len(rows):7.2f} "
+            f"{(sum(j == 'correct' for _, j in given) / len(given)) if given else float('nan'):7.2f} "
+            f"{sum((j == 'correct') == e for e, j in given):6d} {sum((j == 'correct') != e for e, j in given):6d} "
+            f"{len(rows) - len(given):6d}"
+        )
     for r in records:
         v = verdicts.get(r.sample.sample_id)
         if v is not None and v.disagrees() and r.response is not None:
-            print(f"  differ: {r.sample.recipe.params['name']} {r.sample.recipe.context_tokens}@{r.sample.recipe.depth:g} "
-                  f"exact={v.exact} judge={v.verdict} answer={r.response.text.splitlines()[0][:70]!r} "
-                  f"reason={v.reason[:60]!r}")
+            print(
+                f"  differ: {r.sample.recipe.params['name']} {r.sample.recipe.context_tokens}@{r.sample.recipe.depth:g} "
+                f"exact={v.exact} judge={v.verdict} answer={r.response.text.splitlines()[0][:70]!r} "
+                f"reason={v.reason[:60]!r}"
+            )
     return 0
 
 

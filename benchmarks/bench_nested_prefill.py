@@ -37,18 +37,35 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.e2e.router.fleet
 
-from ctxprobe.evals.records.store import RunStore  # noqa: E402
-from ctxprobe.evals.run.reuse import measure_reuse, reuse_lines  # noqa: E402
-from ctxprobe.runners.launcher import EmbeddedEngine  # noqa: E402
-from ctxprobe.tasks.build import builder_for, token_counter  # noqa: E402
-from ctxprobe.tasks.suite import Suite  # noqa: E402
-from ctxprobe.tasks.token_counter import PACKAGED_MODEL  # noqa: E402
-from tests.e2e.router.fleet import (ENV_VAR, Router, RouterEnv, by_chain, counters_delta,  # noqa: E402
-                                    engine_counters, prefill, read_records, read_router_env)
+from ctxprobe.evals.records.store import RunStore
+from ctxprobe.evals.run.reuse import measure_reuse, reuse_lines
+from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe.tasks.build import builder_for, token_counter
+from ctxprobe.tasks.suite import Suite
+from ctxprobe.tasks.token_counter import PACKAGED_MODEL
+
+from tests.e2e.router.fleet import (
+    ENV_VAR,
+    Router,
+    RouterEnv,
+    by_chain,
+    counters_delta,
+    engine_counters,
+    prefill,
+    read_records,
+    read_router_env,
+)
 
 PROMPT_COUNTER = "llamacpp:prompt_tokens_total"
-CONFIGS = ("nested", "nested-window", "independent", "independent-window", "header", "no-header",
-           "round-robin")  # the rows, in the order they run
+CONFIGS = (
+    "nested",
+    "nested-window",
+    "independent",
+    "independent-window",
+    "header",
+    "no-header",
+    "round-robin",
+)  # the rows, in the order they run
 SLACK = 8  # tokens a cache hit may fall short of the shared stream
 
 
@@ -67,8 +84,16 @@ class Config:
 def grid_floor(lengths: str, depths: str, samples: int) -> int:
     """The floor of the nested grid, from the builder alone (no engine): per chain its longest stream plus what
     every cell adds past the stream. NotImplementedError where the nested builder is missing."""
-    suite = Suite.model_validate({"name": "bench-nested", "lengths": lengths, "depths": depths, "samples": samples,
-                                  "layout": "nested", "tasks": [{"family": "niah"}]})
+    suite = Suite.model_validate(
+        {
+            "name": "bench-nested",
+            "lengths": lengths,
+            "depths": depths,
+            "samples": samples,
+            "layout": "nested",
+            "tasks": [{"family": "niah"}],
+        }
+    )
     builder = builder_for(token_counter(f"local:{PACKAGED_MODEL}"))
     chains: dict[int, list[tuple[int, int]]] = {}
     for recipe in suite.recipes(builder.recipe_tokenizer, default_mode="completions"):
@@ -98,9 +123,17 @@ def run(config: Config, args: argparse.Namespace, router_env: RouterEnv | None, 
     out = work / config.name.replace(" ", "_")
     started = time.monotonic()
     with ExitStack() as stack:
-        engines = [stack.enter_context(EmbeddedEngine(n_ctx=n_ctx, model_alias=f"gemma-worker-{i}",
-                                                      swa_cache=config.swa_cache, log_path=out / f"engine-{i}.log"))
-                   for i in range(config.engines)]
+        engines = [
+            stack.enter_context(
+                EmbeddedEngine(
+                    n_ctx=n_ctx,
+                    model_alias=f"gemma-worker-{i}",
+                    swa_cache=config.swa_cache,
+                    log_path=out / f"engine-{i}.log",
+                )
+            )
+            for i in range(config.engines)
+        ]
         urls = [e.base_url for e in engines]
         router = None
         if config.policy is not None:
@@ -108,17 +141,44 @@ def run(config: Config, args: argparse.Namespace, router_env: RouterEnv | None, 
             router = stack.enter_context(Router(router_env, urls, config.policy, out / "router.log"))
         endpoint = router.base_url if router is not None else urls[0]
         before = {u: engine_counters(u) for u in urls}
-        argv = [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", endpoint, "--family", "niah",
-                "--lengths", args.lengths, "--depths", args.depths, "--samples", str(args.samples),
-                "--layout", config.layout, "--mode", "completions", "--no-logprobs", "--no-report", "--quiet",
-                "--cache-check", "off", "--timeout", str(args.timeout), "--allow-errors",
-                "--results-dir", str(out / "results")]
+        argv = [
+            sys.executable,
+            "-m",
+            "ctxprobe.evals.cli.main",
+            "run",
+            "--endpoint",
+            endpoint,
+            "--family",
+            "niah",
+            "--lengths",
+            args.lengths,
+            "--depths",
+            args.depths,
+            "--samples",
+            str(args.samples),
+            "--layout",
+            config.layout,
+            "--mode",
+            "completions",
+            "--no-logprobs",
+            "--no-report",
+            "--quiet",
+            "--cache-check",
+            "off",
+            "--timeout",
+            str(args.timeout),
+            "--allow-errors",
+            "--results-dir",
+            str(out / "results"),
+        ]
         if config.session_header is not None:
             argv += ["--session-header", config.session_header]
         done = subprocess.run(argv, capture_output=True, text=True)
         if done.returncode != 0:
-            raise SystemExit(f"bench_nested_prefill: {config.name}: ctxprobe exited {done.returncode}: "
-                             f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}")
+            raise SystemExit(
+                f"bench_nested_prefill: {config.name}: ctxprobe exited {done.returncode}: "
+                f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+            )
         per_engine = [counters_delta(before[u], engine_counters(u))[PROMPT_COUNTER] for u in urls]
         routes = router.routes() if router is not None else []
     run_dir = next(p for p in (out / "results").iterdir() if p.is_dir())
@@ -127,9 +187,15 @@ def run(config: Config, args: argparse.Namespace, router_env: RouterEnv | None, 
     for key, worker in routes:
         if key.startswith("header:"):
             header_workers.setdefault(key.rsplit(":", 1)[1], set()).add(worker)
-    return {"config": config, "figures": prefill(records), "per_engine": per_engine, "missed": missed(records),
-            "split_chains": sum(len(w) > 1 for w in header_workers.values()) if header_workers else None,
-            "wall_s": time.monotonic() - started, "reuse": reuse_of(run_dir, config)}
+    return {
+        "config": config,
+        "figures": prefill(records),
+        "per_engine": per_engine,
+        "missed": missed(records),
+        "split_chains": sum(len(w) > 1 for w in header_workers.values()) if header_workers else None,
+        "wall_s": time.monotonic() - started,
+        "reuse": reuse_of(run_dir, config),
+    }
 
 
 def reuse_of(run_dir: Path, config: Config) -> list[str]:
@@ -138,8 +204,9 @@ def reuse_of(run_dir: Path, config: Config) -> list[str]:
     store = RunStore(run_dir)
     manifest = store.load_manifest()
     engine = manifest.engine.engine if manifest.engine is not None else None
-    record = manifest.reuse or measure_reuse(list(store.latest_records().values()), manifest.order_detail,
-                                             manifest.engine_metrics, engine)
+    record = manifest.reuse or measure_reuse(
+        list(store.latest_records().values()), manifest.order_detail, manifest.engine_metrics, engine
+    )
     header = "none" if config.session_header == "none" else "X-Session-ID"
     return reuse_lines(record, engine, header) if record is not None else ["reuse: no reply said its cached tokens"]
 
@@ -153,8 +220,10 @@ def show(row: dict[str, Any], floor: int | None) -> str:
     engines = "+".join(f"{int(x)}" for x in row["per_engine"])
     missed_ = "-" if row["missed"] is None else str(row["missed"])
     split = "" if row["split_chains"] is None else f"  chains split {row['split_chains']}"
-    return (f"{config.name:<34} {f.samples:>4} {f.sent:>8} {f.cached:>8} {f.computed:>8} {engines:>13} "
-            f"{floor or '-':>7} {ratio:>6} {missed_:>6} {row['wall_s']:>6.0f}{split}{verdict}")
+    return (
+        f"{config.name:<34} {f.samples:>4} {f.sent:>8} {f.cached:>8} {f.computed:>8} {engines:>13} "
+        f"{floor or '-':>7} {ratio:>6} {missed_:>6} {row['wall_s']:>6.0f}{split}{verdict}"
+    )
 
 
 def main() -> int:
@@ -162,11 +231,17 @@ def main() -> int:
     ap.add_argument("--lengths", default="1k,2k,4k")
     ap.add_argument("--depths", default="0:100:25")
     ap.add_argument("--samples", type=int, default=2, help="seeds (chains) per task")
-    ap.add_argument("--router-env", default=os.environ.get(ENV_VAR), help=f"the file .ci/router_env.sh writes "
-                    f"(default: ${ENV_VAR})")
+    ap.add_argument(
+        "--router-env", default=os.environ.get(ENV_VAR), help=f"the file .ci/router_env.sh writes (default: ${ENV_VAR})"
+    )
     ap.add_argument("--no-router", action="store_true", help="only the single-engine rows")
-    ap.add_argument("--timeout", type=float, default=900.0, help="each request's deadline, seconds (a loaded "
-                    "machine prefills slowly; a request past it is an error the row leaves out)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="each request's deadline, seconds (a loaded "
+        "machine prefills slowly; a request past it is an error the row leaves out)",
+    )
     ap.add_argument("--keep", default=None, help="keep the run folders under this folder (default: a temporary one)")
     ap.add_argument("--only", default="", help=f"only these rows: {','.join(CONFIGS)} (default: all)")
     args = ap.parse_args()
@@ -178,8 +253,11 @@ def main() -> int:
         floor: int | None = grid_floor(args.lengths, args.depths, args.samples)
         nested = True
     except NotImplementedError as err:
-        print(f"bench_nested_prefill: the nested layout cannot be built here ({err}): merge the nested builder; "
-              "the independent layout runs alone, without a floor", file=sys.stderr)
+        print(
+            f"bench_nested_prefill: the nested layout cannot be built here ({err}): merge the nested builder; "
+            "the independent layout runs alone, without a floor",
+            file=sys.stderr,
+        )
         floor, nested = None, False
 
     router_env: RouterEnv | None = None
@@ -192,24 +270,37 @@ def main() -> int:
         else:
             router_env = found
 
-    configs = [Config("independent", "one engine, independent", "independent", 1),
-               Config("independent-window", "one engine, independent, SWA window", "independent", 1,
-                      swa_cache="window")]
+    configs = [
+        Config("independent", "one engine, independent", "independent", 1),
+        Config("independent-window", "one engine, independent, SWA window", "independent", 1, swa_cache="window"),
+    ]
     if nested:
-        configs[:0] = [Config("nested", "one engine, nested", "nested", 1, target=1.2),
-                       Config("nested-window", "one engine, nested, SWA window", "nested", 1, target=1.2,
-                              swa_cache="window")]
+        configs[:0] = [
+            Config("nested", "one engine, nested", "nested", 1, target=1.2),
+            Config("nested-window", "one engine, nested, SWA window", "nested", 1, target=1.2, swa_cache="window"),
+        ]
         if router_env is not None:
             configs += [
                 Config("header", "router consistent_hash + header", "nested", 2, "consistent_hash", target=1.3),
-                Config("no-header", "router consistent_hash, no header", "nested", 2, "consistent_hash", session_header="none"),
+                Config(
+                    "no-header",
+                    "router consistent_hash, no header",
+                    "nested",
+                    2,
+                    "consistent_hash",
+                    session_header="none",
+                ),
                 Config("round-robin", "router round_robin", "nested", 2, "round_robin"),
             ]
     configs = [c for c in configs if not only or c.short in only]
-    print(f"niah single, lengths {args.lengths}, depths {args.depths}, {args.samples} seeds; completions, "
-          f"one slot per engine" + (f"; vllm-router {router_env.version}" if router_env else ""))
-    print(f"{'configuration':<34} {'n':>4} {'sent':>8} {'cached':>8} {'computed':>8} {'engines':>13} "
-          f"{'floor':>7} {'x floor':>6} {'missed':>6} {'wall s':>6}")
+    print(
+        f"niah single, lengths {args.lengths}, depths {args.depths}, {args.samples} seeds; completions, "
+        f"one slot per engine" + (f"; vllm-router {router_env.version}" if router_env else "")
+    )
+    print(
+        f"{'configuration':<34} {'n':>4} {'sent':>8} {'cached':>8} {'computed':>8} {'engines':>13} "
+        f"{'floor':>7} {'x floor':>6} {'missed':>6} {'wall s':>6}"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-nested-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
         for config in configs:

@@ -86,8 +86,13 @@ def watch(args: list[str], split: Any = None) -> Watched:
     """Run `ctxprobe ARGS`, sampling its RSS and CPU every TICK_S; `split()` marks the end of the first phase."""
     out = Watched()
     start = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "ctxprobe.evals.cli.main", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.append(child.stderr.read() if child.stderr else ""), daemon=True)
     reader.start()
@@ -163,8 +168,10 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="bench-nightly-"))
     work.mkdir(parents=True, exist_ok=True)
-    subset = [*(["--lengths", args.lengths] if args.lengths else []),
-              *(["--samples", str(args.samples)] if args.samples else [])]
+    subset = [
+        *(["--lengths", args.lengths] if args.lengths else []),
+        *(["--samples", str(args.samples)] if args.samples else []),
+    ]
     with FakeEngine("vllm", context_length=1 << 21) as engine:
         engine.requests = _Forgotten()
         results = work / "results"
@@ -182,9 +189,25 @@ def main() -> None:
             return planned[0]
 
         counter = LineCounter(lambda: (d / "samples.jsonl") if (d := run_dir()) else None)
-        run = watch(["run", "--endpoint", engine.url, "--suite", "nightly", *subset, "--token-counter", "estimate",
-                     "--concurrency", str(args.concurrency), "--allow-errors", "--quiet", "--results-dir",
-                     str(results)], split=lambda: total() > 0 and counter() >= total())
+        run = watch(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--suite",
+                "nightly",
+                *subset,
+                "--token-counter",
+                "estimate",
+                "--concurrency",
+                str(args.concurrency),
+                "--allow-errors",
+                "--quiet",
+                "--results-dir",
+                str(results),
+            ],
+            split=lambda: total() > 0 and counter() >= total(),
+        )
         folder = run_dir()
         assert folder is not None and run.code == 0, run.stderr[-2000:]
         n = lines_in(folder / "samples.jsonl")
@@ -192,20 +215,26 @@ def main() -> None:
         send_cpu = run.split_cpu_s or run.cpu_s
         close_s = run.wall_s - send_s
         print(f"nightly{' subset' if subset else ''}: {n} samples, {work}")
-        print(f"run: {run.wall_s:.1f} s in all; sending {send_s:.1f} s ({send_s / n:.4f} s a sample, "
-              f"{send_cpu / n:.4f} s of CPU a sample), peak RSS {run.split_peak_mb:.0f} MB while sending; "
-              f"closing step (cache-path check, summary, heatmaps, report.html) {close_s:.1f} s "
-              f"({run.cpu_s - send_cpu:.1f} s CPU), peak RSS {run.after_peak_mb:.0f} MB "
-              f"{against(close_s, run.after_peak_mb)}; {load()}")
+        print(
+            f"run: {run.wall_s:.1f} s in all; sending {send_s:.1f} s ({send_s / n:.4f} s a sample, "
+            f"{send_cpu / n:.4f} s of CPU a sample), peak RSS {run.split_peak_mb:.0f} MB while sending; "
+            f"closing step (cache-path check, summary, heatmaps, report.html) {close_s:.1f} s "
+            f"({run.cpu_s - send_cpu:.1f} s CPU), peak RSS {run.after_peak_mb:.0f} MB "
+            f"{against(close_s, run.after_peak_mb)}; {load()}"
+        )
 
         show = watch(["show", str(folder)])
         assert show.code == 0, show.stderr[-2000:]
-        print(f"show: {show.wall_s:.1f} s ({show.cpu_s:.1f} s CPU), peak RSS {show.peak_mb:.0f} MB "
-              f"{against(show.wall_s, show.peak_mb)}; {load()}")
+        print(
+            f"show: {show.wall_s:.1f} s ({show.cpu_s:.1f} s CPU), peak RSS {show.peak_mb:.0f} MB "
+            f"{against(show.wall_s, show.peak_mb)}; {load()}"
+        )
         report = watch(["report", str(folder), "-o", str(work / "report.html")])
         assert report.code == 0, report.stderr[-2000:]
-        print(f"report: {report.wall_s:.1f} s ({report.cpu_s:.1f} s CPU), peak RSS {report.peak_mb:.0f} MB "
-              f"{against(report.wall_s, report.peak_mb)}; {load()}")
+        print(
+            f"report: {report.wall_s:.1f} s ({report.cpu_s:.1f} s CPU), peak RSS {report.peak_mb:.0f} MB "
+            f"{against(report.wall_s, report.peak_mb)}; {load()}"
+        )
 
         half = work / "half"
         shutil.rmtree(half, ignore_errors=True)
@@ -226,15 +255,19 @@ def main() -> None:
         resume_send_cpu = resumed.split_cpu_s or resumed.cpu_s
         cpu_each, whole_cpu_each = resume_send_cpu / max(sent, 1), send_cpu / n
         proportional = abs(cpu_each / whole_cpu_each - 1) <= PROPORTION
-        print(f"resume of a half-done run ({kept} kept, {n - kept} left): {resumed.wall_s:.1f} s "
-              f"({resumed.wall_s / run.wall_s:.2f} of the whole run's {run.wall_s:.1f} s; "
-              f"{resumed.cpu_s:.1f} s CPU), {sent} samples sent, exit {resumed.code}, "
-              f"peak RSS {resumed.peak_mb:.0f} MB; {load()}")
-        print(f"  its sending: {resume_send_s:.1f} s ({resume_send_s / max(sent, 1):.4f} s a sample, the whole run's "
-              f"{send_s / n:.4f}), {cpu_each:.4f} s of CPU a sample against the whole run's {whole_cpu_each:.4f} "
-              f"(target: within {PROPORTION:.0%}, CPU being what the load leaves alone: "
-              f"{'met' if proportional else 'missed'}); its closing step {resumed.wall_s - resume_send_s:.1f} s "
-              f"({resumed.cpu_s - resume_send_cpu:.1f} s CPU; the run's: {close_s:.1f} s)")
+        print(
+            f"resume of a half-done run ({kept} kept, {n - kept} left): {resumed.wall_s:.1f} s "
+            f"({resumed.wall_s / run.wall_s:.2f} of the whole run's {run.wall_s:.1f} s; "
+            f"{resumed.cpu_s:.1f} s CPU), {sent} samples sent, exit {resumed.code}, "
+            f"peak RSS {resumed.peak_mb:.0f} MB; {load()}"
+        )
+        print(
+            f"  its sending: {resume_send_s:.1f} s ({resume_send_s / max(sent, 1):.4f} s a sample, the whole run's "
+            f"{send_s / n:.4f}), {cpu_each:.4f} s of CPU a sample against the whole run's {whole_cpu_each:.4f} "
+            f"(target: within {PROPORTION:.0%}, CPU being what the load leaves alone: "
+            f"{'met' if proportional else 'missed'}); its closing step {resumed.wall_s - resume_send_s:.1f} s "
+            f"({resumed.cpu_s - resume_send_cpu:.1f} s CPU; the run's: {close_s:.1f} s)"
+        )
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -90,8 +90,10 @@ class Tracer:
                     self.handoffs += 1
                     climb = id(parent[0]) in self.returned_from
                     self.climbs += climb
-                    self.path.append(f"{'climb ' if climb else '      '}{parent[0].f_code.co_qualname} -> "
-                                     f"{module}.{code.co_qualname}")
+                    self.path.append(
+                        f"{'climb ' if climb else '      '}{parent[0].f_code.co_qualname} -> "
+                        f"{module}.{code.co_qualname}"
+                    )
             self.stack.append((frame, carries, module))
         else:
             while self.stack and self.stack[-1][0] is not frame:
@@ -126,20 +128,42 @@ def main() -> None:
     print(f"ctxprobe from {Path(cli.__file__).parents[2]}")
     tracer = Tracer()
     with FakeEngine("vllm") as engine, tempfile.TemporaryDirectory() as tmp:
-        argv = ["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "50",
-                "--samples", "1", "--token-counter", "estimate", "--mode", "completions", "--results-dir", tmp,
-                "--quiet", "--no-report"]
+        argv = [
+            "run",
+            "--endpoint",
+            engine.url,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "50",
+            "--samples",
+            "1",
+            "--token-counter",
+            "estimate",
+            "--mode",
+            "completions",
+            "--results-dir",
+            tmp,
+            "--quiet",
+            "--no-report",
+        ]
         sys.setprofile(tracer)
         try:
             cli.main(argv)
         finally:
             sys.setprofile(None)
-    print(f"every call on the way: {len(tracer.all_modules)} ctxprobe modules, {tracer.all_returns} returns "
-          "from one to another")
+    print(
+        f"every call on the way: {len(tracer.all_modules)} ctxprobe modules, {tracer.all_returns} returns "
+        "from one to another"
+    )
     print(f"modules entered: {len(tracer.modules)}")
     print(f"hand-offs: {tracer.handoffs}   returns: {tracer.returns}   climbs back up: {tracer.climbs}")
-    print(f"functions taking the whole options object: {len(tracer.whole)} in "
-          f"{len({w.rsplit('.', 1)[0] for w in tracer.whole})} modules")
+    print(
+        f"functions taking the whole options object: {len(tracer.whole)} in "
+        f"{len({w.rsplit('.', 1)[0] for w in tracer.whole})} modules"
+    )
     for name in sorted(tracer.modules):
         print(f"  {name}")
     print("hand-offs, in order:")

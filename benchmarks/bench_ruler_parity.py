@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.compare.paired.templates import template_rows
+from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.token_counter import packaged_gguf
 
@@ -48,8 +48,12 @@ RULER_DOCS_PER_LENGTH = 500  # niah_utils and vt_utils generate 500 docs per len
 TASKS = {
     "niah_single_1": ("niah_single_1", "niah", "length_convention=ruler", "noise:ruler"),
     "niah_multikey_2": ("niah_multikey_2", "niah", "length_convention=ruler", "needle"),
-    "niah_multikey_3": ("niah_multikey_3", "niah", "key_kind=uuid,value_kind=uuid,length_convention=ruler",
-                        "needle:uuid"),
+    "niah_multikey_3": (
+        "niah_multikey_3",
+        "niah",
+        "key_kind=uuid,value_kind=uuid,length_convention=ruler",
+        "needle:uuid",
+    ),
     "vt": ("ruler_vt", "multihop", "kind=vartrack,hops=4,chains=0,length_convention=ruler", "noise:ruler"),
     "cwe": ("ruler_cwe", "aggregate", "kind=common_words,length_convention=ruler", None),
     "fwe": ("ruler_fwe", "aggregate", "kind=frequent_words,length_convention=ruler", None),
@@ -84,15 +88,32 @@ def needle_depth(doc: dict[str, Any]) -> int | None:
     return exact[len(exact) // 2] if exact else min(RULER_DEPTHS, key=lambda depth: abs(depth - at / units * 100))
 
 
-def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int, task: str,
-                  lengths: tuple[int, ...]) -> tuple[dict[int, tuple[int, int]], dict[int, Counter[int]]]:
+def ruler_lm_eval(
+    engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int, task: str, lengths: tuple[int, ...]
+) -> tuple[dict[int, tuple[int, int]], dict[int, Counter[int]]]:
     """RULER's score (k of n) at each length, and how many of its docs put the needle at each depth."""
     picks = [i * RULER_DOCS_PER_LENGTH + j for i in range(len(lengths)) for j in range(docs)]
-    args = (f"model={engine.model_alias},base_url={engine.base_url}/v1/completions,tokenizer_backend=None,"
-            f"tokenized_requests=False,tokenizer={tokenizer},num_concurrent=1")
-    cmd = ["lm_eval", "run", "--tasks", task, "--model", "local-completions", "--model_args", args,
-           "--metadata", json.dumps({"max_seq_lengths": list(lengths)}),
-           "--samples", json.dumps({task: picks}), "--log_samples", "--output_path", str(out / "lm")]
+    args = (
+        f"model={engine.model_alias},base_url={engine.base_url}/v1/completions,tokenizer_backend=None,"
+        f"tokenized_requests=False,tokenizer={tokenizer},num_concurrent=1"
+    )
+    cmd = [
+        "lm_eval",
+        "run",
+        "--tasks",
+        task,
+        "--model",
+        "local-completions",
+        "--model_args",
+        args,
+        "--metadata",
+        json.dumps({"max_seq_lengths": list(lengths)}),
+        "--samples",
+        json.dumps({task: picks}),
+        "--log_samples",
+        "--output_path",
+        str(out / "lm"),
+    ]
     logs = glob.glob(str(out / "lm" / "**" / f"samples_{task}_*.jsonl"), recursive=True)
     if not logs:  # a log kept in --out from an earlier run of the same docs is read again
         print("$ " + " ".join(cmd), flush=True)
@@ -111,32 +132,83 @@ def ruler_lm_eval(engine: EmbeddedEngine, tokenizer: Path, out: Path, docs: int,
     return scores, depths
 
 
-def ctxprobe_records(engine: EmbeddedEngine, out: Path, docs: int, family: str, params: str,
-                     haystack: str | None, lengths: tuple[int, ...], templates: str,
-                     at: dict[int, Counter[int]] | None) -> list[SampleRecord]:
+def ctxprobe_records(
+    engine: EmbeddedEngine,
+    out: Path,
+    docs: int,
+    family: str,
+    params: str,
+    haystack: str | None,
+    lengths: tuple[int, ...],
+    templates: str,
+    at: dict[int, Counter[int]] | None,
+) -> list[SampleRecord]:
     """ctxprobe's samples. With `at` (niah): one per RULER doc, at its depth, each with a seed of its own,
     so that each has its own haystack window as each RULER doc has its own haystack (a `needle` haystack's
     distractors come from the window: samples of one seed share them). Else one run: an even sweep of
     `docs` depths at one seed, or `docs` samples at 50 % for a task without depth."""
     if haystack and at:
-        slots = [(length, depth, seed) for length in lengths
-                 for seed, depth in enumerate(sorted(at.get(length, Counter()).elements()))]
-        return [r for length, depth, seed in slots
-                for r in ctxprobe_run(engine, out, family, params, haystack, (length,), templates, str(depth), 1, seed)]
+        slots = [
+            (length, depth, seed)
+            for length in lengths
+            for seed, depth in enumerate(sorted(at.get(length, Counter()).elements()))
+        ]
+        return [
+            r
+            for length, depth, seed in slots
+            for r in ctxprobe_run(engine, out, family, params, haystack, (length,), templates, str(depth), 1, seed)
+        ]
     step = 100 / max(docs - 1, 1)
     depths, samples = (",".join(f"{i * step:.1f}" for i in range(docs)), 1) if haystack else ("50", docs)
     return ctxprobe_run(engine, out, family, params, haystack, lengths, templates, depths, samples, 0)
 
 
-def ctxprobe_run(engine: EmbeddedEngine, out: Path, family: str, params: str, haystack: str | None,
-                 lengths: tuple[int, ...], templates: str, depths: str, samples: int, seed: int) -> list[SampleRecord]:
+def ctxprobe_run(
+    engine: EmbeddedEngine,
+    out: Path,
+    family: str,
+    params: str,
+    haystack: str | None,
+    lengths: tuple[int, ...],
+    templates: str,
+    depths: str,
+    samples: int,
+    seed: int,
+) -> list[SampleRecord]:
     results = out / f"ctxprobe-{family}-{len(list(out.glob('ctxprobe-*')))}"
-    cmd = [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", engine.base_url, "--mode", "completions",
-           "--token-counter", "local:gemma3-270m", "--family", family, "--params", params,
-           "--templates", templates, "--haystack", haystack or "prose",
-           "--lengths", ",".join(f"{n // 1024}k" for n in lengths), "--seed", str(seed),
-           "--depths", depths, "--samples", str(samples), "--quiet", "--allow-errors", "--no-report",
-           "--results-dir", str(results)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctxprobe.evals.cli.main",
+        "run",
+        "--endpoint",
+        engine.base_url,
+        "--mode",
+        "completions",
+        "--token-counter",
+        "local:gemma3-270m",
+        "--family",
+        family,
+        "--params",
+        params,
+        "--templates",
+        templates,
+        "--haystack",
+        haystack or "prose",
+        "--lengths",
+        ",".join(f"{n // 1024}k" for n in lengths),
+        "--seed",
+        str(seed),
+        "--depths",
+        depths,
+        "--samples",
+        str(samples),
+        "--quiet",
+        "--allow-errors",
+        "--no-report",
+        "--results-dir",
+        str(results),
+    ]
     print("$ ctxprobe " + " ".join(cmd[3:]), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return list(load_run(next(results.iterdir())).records)
@@ -147,13 +219,24 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=12, help="samples per length for each of the three")
     ap.add_argument("--task", choices=[*sorted(TASKS), "all"], default="niah_single_1", help="RULER's task to compare")
     ap.add_argument("--lengths", default="1k,2k,4k", help="any of 1k, 2k, 4k, comma-separated")
-    ap.add_argument("--own-template", action=argparse.BooleanOptionalAction, default=True,
-                    help="also run ctxprobe's own template (a third column; --no-own-template skips it)")
-    ap.add_argument("--sweep", action="store_true", help="niah: ctxprobe at an even depth sweep, not at the "
-                    "depths RULER drew for its docs")
+    ap.add_argument(
+        "--own-template",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run ctxprobe's own template (a third column; --no-own-template skips it)",
+    )
+    ap.add_argument(
+        "--sweep",
+        action="store_true",
+        help="niah: ctxprobe at an even depth sweep, not at the depths RULER drew for its docs",
+    )
     ap.add_argument("--threads", type=int, default=None, help="the engine's CPU threads (default: llama.cpp's)")
-    ap.add_argument("--out", type=Path, default=None, help="keep the logs and the ctxprobe run here "
-                    "(default: a temporary folder, removed at the end)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="keep the logs and the ctxprobe run here (default: a temporary folder, removed at the end)",
+    )
     args = ap.parse_args()
     lengths = tuple(sorted(LENGTH_NAMES[name.strip()] for name in args.lengths.split(",")))
     templates = "ctxprobe,ruler" if args.own_template else "ruler"
@@ -169,17 +252,23 @@ def main() -> int:
             at = at if family == "niah" and not args.sweep else None
             records = ctxprobe_records(engine, out / task, args.docs, family, params, haystack, lengths, templates, at)
             if at:
-                print("depths of RULER's docs: " + "; ".join(
-                    f"{n}: " + ", ".join(f"{d}x{c}" if c > 1 else str(d) for d, c in sorted(at[n].items()))
-                    for n in lengths if n in at))
+                print(
+                    "depths of RULER's docs: "
+                    + "; ".join(
+                        f"{n}: " + ", ".join(f"{d}x{c}" if c > 1 else str(d) for d, c in sorted(at[n].items()))
+                        for n in lengths
+                        if n in at
+                    )
+                )
             table(lm_task, ruler, records, lengths)
         if args.out:
             print(f"logs and the ctxprobe runs: {out}")
     return 0
 
 
-def table(lm_task: str, ruler: dict[int, tuple[int, int]], records: list[SampleRecord],
-          lengths: tuple[int, ...]) -> None:
+def table(
+    lm_task: str, ruler: dict[int, tuple[int, int]], records: list[SampleRecord], lengths: tuple[int, ...]
+) -> None:
     by_layout: dict[tuple[str, int], tuple[int, int]] = {}
     for record in records:
         key = (str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens)
@@ -189,24 +278,33 @@ def table(lm_task: str, ruler: dict[int, tuple[int, int]], records: list[SampleR
     prompt = {}
     for record in records:
         if record.response is not None and record.response.prompt_tokens:
-            prompt.setdefault((str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens),
-                              []).append(record.response.prompt_tokens)
-    print(f"{'length':>6}  {'lm-eval RULER ' + lm_task:>28}  {'ctxprobe template: ruler':>28}  "
-          f"{'ctxprobe own template':>28}")
+            prompt.setdefault(
+                (str(record.sample.recipe.params["template"]), record.sample.recipe.context_tokens), []
+            ).append(record.response.prompt_tokens)
+    print(
+        f"{'length':>6}  {'lm-eval RULER ' + lm_task:>28}  {'ctxprobe template: ruler':>28}  "
+        f"{'ctxprobe own template':>28}"
+    )
     for length in lengths:
         tokens = {t: sum(v) // len(v) for (t, n), v in prompt.items() if n == length and v}
-        print(f"{length:>6}  {interval(*ruler.get(length, (0, 0))):>28}  "
-              f"{interval(*by_layout.get(('ruler', length), (0, 0))):>28}  "
-              f"{interval(*by_layout.get(('ctxprobe', length), (0, 0))):>28}   mean prompt tokens: "
-              f"ruler {tokens.get('ruler', '-')}, ctxprobe {tokens.get('ctxprobe', '-')}")
+        print(
+            f"{length:>6}  {interval(*ruler.get(length, (0, 0))):>28}  "
+            f"{interval(*by_layout.get(('ruler', length), (0, 0))):>28}  "
+            f"{interval(*by_layout.get(('ctxprobe', length), (0, 0))):>28}   mean prompt tokens: "
+            f"ruler {tokens.get('ruler', '-')}, ctxprobe {tokens.get('ctxprobe', '-')}"
+        )
     for record in records:
         if record.error is not None:
             recipe = record.sample.recipe
-            print(f"error ({recipe.params['template']} layout, {recipe.context_tokens}, depth {recipe.depth}): "
-                  f"{record.error.value}: {record.error_detail}")
+            print(
+                f"error ({recipe.params['template']} layout, {recipe.context_tokens}, depth {recipe.depth}): "
+                f"{record.error.value}: {record.error_detail}"
+            )
     for row in template_rows(records):
-        print(f"paired, ruler - ctxprobe layout, {row.context_tokens}: {row.diff:+.2f} "
-              f"[{row.diff_lo:+.2f}, {row.diff_hi:+.2f}], exact McNemar p = {row.p_value:.3g} (n = {row.n})")
+        print(
+            f"paired, ruler - ctxprobe layout, {row.context_tokens}: {row.diff:+.2f} "
+            f"[{row.diff_lo:+.2f}, {row.diff_hi:+.2f}], exact McNemar p = {row.p_value:.3g} (n = {row.n})"
+        )
     print(flush=True)
 
 

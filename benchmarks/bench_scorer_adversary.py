@@ -32,6 +32,7 @@ Counts = dict[str, dict[str, int]]  # row -> {tried_gamed, credited, tried_hones
 def measure() -> tuple[Counts, Counts]:
     """(per answer kind, per trick family) the gamed answers tried and credited, the honest tried and rejected."""
     from ctxprobe.evals.scoring.score import score_sample
+
     from tests.evals.adversary.corpus import cases
 
     by_kind: dict[str, Counter[str]] = {}
@@ -71,10 +72,10 @@ def _table(title: str, after: Counts, before: Counts | None) -> None:
     else:
         print(f"{head}{'gamed credited':>16}{'honest rejected':>17}")
     rows = [*after, "total"]
-    total = {k: sum(c.get(k, 0) for c in after.values()) for k in ("tried_gamed", "credited", "tried_honest",
-                                                                     "rejected")}
-    before_total = None if before is None else {
-        k: sum(c.get(k, 0) for c in before.values()) for k in total}
+    total = {
+        k: sum(c.get(k, 0) for c in after.values()) for k in ("tried_gamed", "credited", "tried_honest", "rejected")
+    }
+    before_total = None if before is None else {k: sum(c.get(k, 0) for c in before.values()) for k in total}
     for row in rows:
         now = total if row == "total" else after[row]
         then = before_total if row == "total" else (before or {}).get(row)

@@ -42,26 +42,29 @@ spent at drops 0 and 5 (millions, mean).
 from __future__ import annotations
 
 import argparse
-import math
 import time
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
-
-from ctxprobe.evals.compare.paired.stats import mcnemar_exact
 from ctxprobe.evals.compare.confseq import PairedTally
+from ctxprobe.evals.compare.paired import kl_gate
+from ctxprobe.evals.compare.paired.stats import mcnemar_exact
 from ctxprobe.evals.compare.sequential.cells import StopRule, cell_interval, stop_reason
 from ctxprobe.evals.compare.sequential.gate import SequentialRow
 from ctxprobe.evals.compare.sequential.holm import row_weights, weighted_holm
-from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.sequential.replay import replay_gate
 
 LENGTHS = [32768, 65536, 131072, 262144, 524288, 1_000_000]
 DEFICIT = np.array([0.0, 0.02, 0.05, 0.12, 0.24, 0.40])  # 1 - accuracy by length, a typical curve
 FAMILY_SCALE = np.array([0.5, 0.75, 1.0, 1.0, 1.25, 0.25, 1.0])  # 7 families, as nightly's tasks
 DEPTHS = np.linspace(0.0, 100.0, 11)
-SCENARIOS = [("drop 0", 0.0, None), ("drop 2", 0.02, None), ("drop 5", 0.05, None), ("drop 10", 0.10, None),
-             ("drop 10 at 1M", 0.10, len(LENGTHS) - 1)]
+SCENARIOS = [
+    ("drop 0", 0.0, None),
+    ("drop 2", 0.02, None),
+    ("drop 5", 0.05, None),
+    ("drop 10", 0.10, None),
+    ("drop 10 at 1M", 0.10, len(LENGTHS) - 1),
+]
 
 
 def true_accuracy() -> np.ndarray:
@@ -71,8 +74,9 @@ def true_accuracy() -> np.ndarray:
     return np.clip(acc, 0.0, 1.0)
 
 
-def draw(rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, reps: int, samples: int,
-         coupling: float) -> tuple[np.ndarray, np.ndarray]:
+def draw(
+    rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, reps: int, samples: int, coupling: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(reps, family, length, seed, depth) correctness of baseline and candidate."""
     shape = (reps, *base.shape[:2], samples, base.shape[2])
     u = rng.random(shape)
@@ -80,8 +84,15 @@ def draw(rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, reps: int
     return u < base[None, :, :, None, :], v < cand[None, :, :, None, :]
 
 
-def draw_p(rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, reps: int, samples: int,
-           coupling: float, concentration: float) -> tuple[np.ndarray, np.ndarray]:
+def draw_p(
+    rng: np.random.Generator,
+    base: np.ndarray,
+    cand: np.ndarray,
+    reps: int,
+    samples: int,
+    coupling: float,
+    concentration: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """(reps, family, length, seed, depth) p_answer of baseline and candidate (the module docstring's model)."""
     shape = (reps, *base.shape[:2], samples, base.shape[2])
     a = np.clip(base, 1e-3, 1 - 1e-3)[None, :, :, None, :] * np.ones(shape)
@@ -119,13 +130,14 @@ def fixed_gate(diff: np.ndarray, margin: float, alpha: float) -> tuple[str, list
     return ("FAIL" if failed else "pass"), means
 
 
-@lru_cache(maxsize=None)
+@cache
 def _interval(losses: int, ties: int, wins: int, alpha: float) -> tuple[float, float]:
     return SequentialRow(primary=False, tally=PairedTally(losses, ties, wins)).interval(alpha)
 
 
-def sequential_gate(diff: np.ndarray, margin: float, alpha: float, continuous: bool = False,
-                    pass_rule: str = "each") -> tuple[str, np.ndarray, list[tuple[SequentialRow, float]]]:
+def sequential_gate(
+    diff: np.ndarray, margin: float, alpha: float, continuous: bool = False, pass_rule: str = "each"
+) -> tuple[str, np.ndarray, list[tuple[SequentialRow, float]]]:
     """Rounds of seeds across all families, as `run --against` plays them (`evals.sequential.replay`);
     returns the gate's verdict, the depth sweeps sent per length, and each row (its true difference filled
     in by the caller)."""
@@ -133,15 +145,16 @@ def sequential_gate(diff: np.ndarray, margin: float, alpha: float, continuous: b
     return played.verdict, played.sent, [(r, 0.0) for fam in played.rows for r in fam]
 
 
-def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, seed: int,
-               cap: int) -> list[str]:
+def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, seed: int, cap: int) -> list[str]:
     base = true_accuracy()
     weights = np.array(LENGTHS, dtype=float)
     fixed_tokens = base.shape[0] * samples * len(DEPTHS) * weights.sum()
-    lines = [f"paired gate: {reps} replications, nightly shape (7 families x {len(LENGTHS)} lengths x 11 depths x "
-             f"{samples} seeds; sequential up to {cap} seeds), --fail-if-drop {margin}, alpha {alpha}, coupling {coupling}",
-             f"{'scenario':>14}  {'fixed FAIL':>10}  {'seq FAIL':>8}  {'seq PASS':>8}  {'seq UNDEC':>9}  "
-             f"{'tokens seq/fixed':>16}  {'CS cover':>8}  {'agree':>6}"]
+    lines = [
+        f"paired gate: {reps} replications, nightly shape (7 families x {len(LENGTHS)} lengths x 11 depths x "
+        f"{samples} seeds; sequential up to {cap} seeds), --fail-if-drop {margin}, alpha {alpha}, coupling {coupling}",
+        f"{'scenario':>14}  {'fixed FAIL':>10}  {'seq FAIL':>8}  {'seq PASS':>8}  {'seq UNDEC':>9}  "
+        f"{'tokens seq/fixed':>16}  {'CS cover':>8}  {'agree':>6}",
+    ]
     rng = np.random.default_rng(seed)
     for name, drop, at in SCENARIOS:
         cand = candidate_accuracy(base, drop, at)
@@ -167,27 +180,32 @@ def gate_table(reps: int, samples: int, margin: float, alpha: float, coupling: f
                 lo, hi = _interval(row.tally.losses, row.tally.ties, row.tally.wins, alpha)  # as the gate shows it
                 covered += lo <= true <= hi
                 n_rows += 1
-        lines.append(f"{name:>14}  {fixed_fail / reps:>10.3f}  {seq_fail / reps:>8.3f}  {seq_pass / reps:>8.3f}  "
-                     f"{(reps - seq_fail - seq_pass) / reps:>9.3f}  {tokens / reps / fixed_tokens:>16.1%}  "
-                     f"{covered / n_rows:>8.3f}  {agree / reps:>6.3f}")
+        lines.append(
+            f"{name:>14}  {fixed_fail / reps:>10.3f}  {seq_fail / reps:>8.3f}  {seq_pass / reps:>8.3f}  "
+            f"{(reps - seq_fail - seq_pass) / reps:>9.3f}  {tokens / reps / fixed_tokens:>16.1%}  "
+            f"{covered / n_rows:>8.3f}  {agree / reps:>6.3f}"
+        )
     return lines
 
 
 GATES = (("old", "holm"), ("new", "each"))
 
 
-def gates_table(reps: int, samples: int, margin: float, alpha: float, coupling: float, concentration: float,
-                seed: int) -> list[str]:
+def gates_table(
+    reps: int, samples: int, margin: float, alpha: float, coupling: float, concentration: float, seed: int
+) -> list[str]:
     """Old gate against new, for correctness and for p_answer: error and decision rates and tokens."""
     base = true_accuracy()
     weights = np.array(LENGTHS, dtype=float)
     grid = base.shape[0] * samples * len(DEPTHS) * weights.sum()
     scenarios = SCENARIOS
-    lines = [f"nightly gate: {reps} replications, 7 families x {len(LENGTHS)} lengths x 11 depths, up to {samples} "
-             f"seeds (fixed grid {grid / 1e6:,.0f}M prompt tokens), --fail-if-drop {margin}, alpha {alpha}, "
-             f"coupling {coupling}, p_answer concentration {concentration}",
-             f"{'metric':>8} {'gate':>4}  {'FAIL@0':>6}  {'PASS@0':>6}  {'FAIL@2':>6}  {'FAIL@5':>6}  {'FAIL@10':>7}  "
-             f"{'FAIL@10@1M':>10}  {'Mtok@0':>7}  {'Mtok@5':>7}"]
+    lines = [
+        f"nightly gate: {reps} replications, 7 families x {len(LENGTHS)} lengths x 11 depths, up to {samples} "
+        f"seeds (fixed grid {grid / 1e6:,.0f}M prompt tokens), --fail-if-drop {margin}, alpha {alpha}, "
+        f"coupling {coupling}, p_answer concentration {concentration}",
+        f"{'metric':>8} {'gate':>4}  {'FAIL@0':>6}  {'PASS@0':>6}  {'FAIL@2':>6}  {'FAIL@5':>6}  {'FAIL@10':>7}  "
+        f"{'FAIL@10@1M':>10}  {'Mtok@0':>7}  {'Mtok@5':>7}",
+    ]
     rng = np.random.default_rng(seed)
     for metric in ("correct", "p_answer"):
         rates: dict[tuple[str, str], dict[str, float]] = {(g, n): {} for g, _ in GATES for n, _, _ in scenarios}
@@ -209,10 +227,14 @@ def gates_table(reps: int, samples: int, margin: float, alpha: float, coupling: 
                     tokens += float((sent * weights).sum()) * len(DEPTHS)
                 rates[(gate, name)] = {"fail": fail / reps, "pass": passed / reps, "tokens": tokens / reps / 1e6}
         for gate, _ in GATES:
-            r0, r2, r5, r10, r1m = (rates[(gate, n)] for n in ("drop 0", "drop 2", "drop 5", "drop 10", "drop 10 at 1M"))
-            lines.append(f"{metric:>8} {gate:>4}  {r0['fail']:>6.3f}  {r0['pass']:>6.3f}  {r2['fail']:>6.3f}  "
-                         f"{r5['fail']:>6.3f}  {r10['fail']:>7.3f}  {r1m['fail']:>10.3f}  {r0['tokens']:>7,.0f}  "
-                         f"{r5['tokens']:>7,.0f}")
+            r0, r2, r5, r10, r1m = (
+                rates[(gate, n)] for n in ("drop 0", "drop 2", "drop 5", "drop 10", "drop 10 at 1M")
+            )
+            lines.append(
+                f"{metric:>8} {gate:>4}  {r0['fail']:>6.3f}  {r0['pass']:>6.3f}  {r2['fail']:>6.3f}  "
+                f"{r5['fail']:>6.3f}  {r10['fail']:>7.3f}  {r1m['fail']:>10.3f}  {r0['tokens']:>7,.0f}  "
+                f"{r5['tokens']:>7,.0f}"
+            )
     return lines
 
 
@@ -225,9 +247,11 @@ def kl_table(reps: int, samples: int, alpha: float, seed: int, shape: float = 2.
     margin = kl_gate.KL_MARGIN
     weights = np.array(LENGTHS, dtype=float)
     grid = len(FAMILY_SCALE) * samples * len(DEPTHS) * weights.sum()
-    lines = [f"kl gate: {reps} replications, 7 families x {len(LENGTHS)} lengths x 11 depths, up to {samples} seeds, "
-             f"--kl-margin {margin}, alpha {alpha}, pair KL ~ Gamma({shape:g}, mean / {shape:g})",
-             f"{'mean KL':>8}  {'FAIL':>6}  {'PASS':>6}  {'UNDEC':>6}  {'tokens/fixed':>12}"]
+    lines = [
+        f"kl gate: {reps} replications, 7 families x {len(LENGTHS)} lengths x 11 depths, up to {samples} seeds, "
+        f"--kl-margin {margin}, alpha {alpha}, pair KL ~ Gamma({shape:g}, mean / {shape:g})",
+        f"{'mean KL':>8}  {'FAIL':>6}  {'PASS':>6}  {'UNDEC':>6}  {'tokens/fixed':>12}",
+    ]
     rng = np.random.default_rng(seed)
     scale = np.vectorize(lambda v: kl_gate.scaled(float(v), margin))
     for mean in KL_MEANS:
@@ -239,8 +263,10 @@ def kl_table(reps: int, samples: int, alpha: float, seed: int, shape: float = 2.
             fail += played.verdict == "FAIL"
             passed += played.verdict == "PASS"
             tokens += float((played.sent * weights).sum()) * len(DEPTHS)
-        lines.append(f"{mean:>8.3f}  {fail / reps:>6.3f}  {passed / reps:>6.3f}  {(reps - fail - passed) / reps:>6.3f}  "
-                     f"{tokens / reps / grid:>12.1%}")
+        lines.append(
+            f"{mean:>8.3f}  {fail / reps:>6.3f}  {passed / reps:>6.3f}  {(reps - fail - passed) / reps:>6.3f}  "
+            f"{tokens / reps / grid:>12.1%}"
+        )
     return lines
 
 
@@ -269,18 +295,24 @@ def cell_table(reps: int, samples: int, threshold: float, alpha: float, seed: in
     wrong = float(((decided_above & (truth < threshold)) | (decided_below & (truth > threshold))).mean())
     decided = float((decided_above | decided_below).mean())
     tokens = float((used * weights).sum() / (samples * weights * np.ones_like(acc)).sum() / reps)
-    return [f"cells (--stop decided --threshold {threshold}, cap {samples}): {reps} replications of "
-            f"{acc.size} cells",
-            f"  tokens {tokens:.1%} of fixed; decided {decided:.1%} of cells, wrong side {wrong:.4f}; "
-            f"interval coverage at the stops {cover:.4f}"]
+    return [
+        f"cells (--stop decided --threshold {threshold}, cap {samples}): {reps} replications of {acc.size} cells",
+        f"  tokens {tokens:.1%} of fixed; decided {decided:.1%} of cells, wrong side {wrong:.4f}; "
+        f"interval coverage at the stops {cover:.4f}",
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--samples", type=int, nargs="+", default=[4, 20])
-    parser.add_argument("--caps", type=float, nargs="+", default=[1.0],
-                        help="the sequential gate's cap per cell, as multiples of --samples (fixed-n keeps --samples)")
+    parser.add_argument(
+        "--caps",
+        type=float,
+        nargs="+",
+        default=[1.0],
+        help="the sequential gate's cap per cell, as multiples of --samples (fixed-n keeps --samples)",
+    )
     parser.add_argument("--margin", type=float, default=0.05)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--coupling", type=float, default=0.8)
@@ -298,14 +330,31 @@ def main() -> None:
         return
     if args.gates:
         for samples in args.samples:
-            print("\n".join(gates_table(args.reps, samples, args.margin, args.alpha, args.coupling,
-                                         args.concentration, args.seed)), flush=True)
+            print(
+                "\n".join(
+                    gates_table(
+                        args.reps, samples, args.margin, args.alpha, args.coupling, args.concentration, args.seed
+                    )
+                ),
+                flush=True,
+            )
         print(f"({time.perf_counter() - started:.0f} s)")
         return
     for samples in args.samples:
         for factor in args.caps:
-            print("\n".join(gate_table(args.reps, samples, args.margin, args.alpha, args.coupling, args.seed,
-                                        cap=round(factor * samples))))
+            print(
+                "\n".join(
+                    gate_table(
+                        args.reps,
+                        samples,
+                        args.margin,
+                        args.alpha,
+                        args.coupling,
+                        args.seed,
+                        cap=round(factor * samples),
+                    )
+                )
+            )
         print("\n".join(cell_table(args.reps, samples, args.threshold, args.alpha, args.seed)))
         print()
     print(f"({time.perf_counter() - started:.0f} s)")

@@ -55,36 +55,56 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         return send(method, path, payload)
 
     counter.calls.send = counted  # type: ignore[method-assign]
-    recipe = builder_for(counter).recipe(family="niah", haystack=args.haystack, context_tokens=args.tokens,
-                                         depth=DEPTH, seed=SEED)
+    recipe = builder_for(counter).recipe(
+        family="niah", haystack=args.haystack, context_tokens=args.tokens, depth=DEPTH, seed=SEED
+    )
     started = time.perf_counter()
     sample = build_sample(recipe, counter)
     build_s = time.perf_counter() - started
     build_calls = calls[0]
     started = time.perf_counter()
     whole = counter.bos_tokens + counter.count(sample.prompt)
-    return {"calls": build_calls, "build_s": build_s, "sha256": sample.prompt_sha256,
-            "planned": sample.planned_tokens, "whole": whole, "whole_s": time.perf_counter() - started}
+    return {
+        "calls": build_calls,
+        "build_s": build_s,
+        "sha256": sample.prompt_sha256,
+        "planned": sample.planned_tokens,
+        "whole": whole,
+        "whole_s": time.perf_counter() - started,
+    }
 
 
 def run_worker(mode: str, url: str, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ctxprobe-bench-count-") as cache:
-        cmd = [sys.executable, __file__, "--worker", mode, "--url", url, "--tokens", str(args.tokens),
-               "--haystack", args.haystack]
-        done = subprocess.run(cmd, env={**os.environ, "CTXPROBE_CACHE": cache}, capture_output=True, text=True,
-                              check=False)
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            mode,
+            "--url",
+            url,
+            "--tokens",
+            str(args.tokens),
+            "--haystack",
+            args.haystack,
+        ]
+        done = subprocess.run(
+            cmd, env={**os.environ, "CTXPROBE_CACHE": cache}, capture_output=True, text=True, check=False
+        )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         raise SystemExit(f"{mode} build failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    return json.loads(lines[-1][len("RESULT "):])  # type: ignore[no-any-return]
+    return json.loads(lines[-1][len("RESULT ") :])  # type: ignore[no-any-return]
 
 
 def report(mode: str, result: dict[str, Any]) -> bool:
     off = result["whole"] - result["planned"]
     ok = abs(off) <= count_tolerance(result["planned"], approximate=False)
-    print(f"{mode:<11} {result['calls']:>7,} calls  build {result['build_s']:7.1f} s   whole prompt: planned "
-          f"{result['planned']:,}, server {result['whole']:,} (one call, {result['whole_s']:.1f} s): "
-          f"{'within' if ok else 'OUTSIDE'} the run's tolerance ({off:+d})")
+    print(
+        f"{mode:<11} {result['calls']:>7,} calls  build {result['build_s']:7.1f} s   whole prompt: planned "
+        f"{result['planned']:,}, server {result['whole']:,} (one call, {result['whole_s']:.1f} s): "
+        f"{'within' if ok else 'OUTSIDE'} the run's tolerance ({off:+d})"
+    )
     return ok
 
 
@@ -98,8 +118,10 @@ def main() -> int:
     if args.worker:
         print("RESULT " + json.dumps(worker(args)), flush=True)
         return 0
-    print(f"niah sample of {args.tokens:,} tokens on haystack {args.haystack!r}, server counter, empty count cache; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"niah sample of {args.tokens:,} tokens on haystack {args.haystack!r}, server counter, empty count cache; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
     with tempfile.TemporaryDirectory(prefix="ctxprobe-bench-engine-") as log:
         if args.url:
             results = {mode: run_worker(mode, args.url, args) for mode in ("one-by-one", "batched")}
@@ -112,8 +134,10 @@ def main() -> int:
     print(f"same prompt bytes: {same}")
     ratio = after["calls"] / before["calls"]
     target = ratio <= 0.1
-    print(f"{'PASS' if target else 'FAIL'}  calls batched / one text a call = {after['calls']:,} / {before['calls']:,} "
-          f"= {ratio:.4f} (target at most 0.1); seconds {after['build_s']:.1f} / {before['build_s']:.1f}")
+    print(
+        f"{'PASS' if target else 'FAIL'}  calls batched / one text a call = {after['calls']:,} / {before['calls']:,} "
+        f"= {ratio:.4f} (target at most 0.1); seconds {after['build_s']:.1f} / {before['build_s']:.1f}"
+    )
     return 0 if target and same and all(checks) else 1
 
 

@@ -16,7 +16,6 @@ import argparse
 import time
 
 import numpy as np
-
 from ctxprobe.evals.compare.paired.topk_kl import Side, topk_kl
 
 

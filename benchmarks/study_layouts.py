@@ -38,15 +38,20 @@ def smollm2_gguf() -> Path:
 
 def ctxprobe(*args: str) -> tuple[int, str, float]:
     start = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", "import sys; from ctxprobe.evals.cli.main import main; "
-                          "sys.exit(main())", *args], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys; from ctxprobe.evals.cli.main import main; sys.exit(main())", *args],
+        capture_output=True,
+        text=True,
+    )
     return out.returncode, out.stdout + out.stderr, time.monotonic() - start
 
 
 def run(out: Path, name: str, grid: list[str], extra: list[str]) -> tuple[Path, float]:
     folder = out / name
     if not (folder / "done").exists():
-        code, text, wall = ctxprobe("run", "--family", "niah", *grid, "--results-dir", str(folder), "--allow-errors", *extra)
+        code, text, wall = ctxprobe(
+            "run", "--family", "niah", *grid, "--results-dir", str(folder), "--allow-errors", *extra
+        )
         if code != 0:
             sys.exit(f"study: run {name} ended with exit {code}:\n{text[-2000:]}")
         (folder / "done").write_text(f"{wall:.1f}\n")  # the run's own wall time, from start to its last record
@@ -60,7 +65,8 @@ def accuracy(run_dir: Path) -> dict[tuple[int, float], str]:
     with open(run_dir / "summary.csv", newline="") as f:
         for row in csv.DictReader(f):
             cells[(int(row["context_tokens"]), float(row["depth"]))] = (
-                f"{float(row['accuracy']):.0%} [{float(row['ci_lo']):.0%}-{float(row['ci_hi']):.0%}]")
+                f"{float(row['accuracy']):.0%} [{float(row['ci_lo']):.0%}-{float(row['ci_hi']):.0%}]"
+            )
     return cells
 
 
@@ -101,31 +107,38 @@ def main() -> None:
         extra = [*MODELS[model], *(["--model-file", str(smollm2_gguf())] if model == "smollm2" else [])]
         for layout in ("independent", "nested"):
             for kv in ["f16", *([args.kv] if args.kv and model == "gemma" else [])]:
-                runs[(model, layout, kv)] = run(args.out, f"{model}-{layout}-{kv}", grid,
-                                                [*extra, "--layout", layout, "--kv-cache-type", kv])
+                runs[(model, layout, kv)] = run(
+                    args.out, f"{model}-{layout}-{kv}", grid, [*extra, "--layout", layout, "--kv-cache-type", kv]
+                )
     for model in args.models.split(","):
         ind, nes = accuracy(runs[(model, "independent", "f16")][0]), accuracy(runs[(model, "nested", "f16")][0])
         print(f"\n### {model}: accuracy per (length, depth), 95 % intervals\n")
         print("| length | depth | independent | nested |\n| ---: | ---: | ---: | ---: |")
-        for (length, depth) in sorted(ind):
+        for length, depth in sorted(ind):
             print(f"| {length} | {depth:g} | {ind[(length, depth)]} | {nes.get((length, depth), '-')} |")
     print("\n### cost (main requests)\n")
-    print("| run | sent | cached | computed | floor | computed / floor | wall s |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| run | sent | cached | computed | floor | computed / floor | wall s |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
     for (model, layout, kv), (path, wall) in runs.items():
         c = cost(path)
         floor = cost(runs[(model, "nested", kv)][0])["floor"]  # the grid's floor, for both layouts
-        print(f"| {model} {layout} {kv} | {c['sent']:,} | {c['cached']:,} | {c['computed']:,} | {floor:,} | "
-              f"{c['computed'] / floor:.2f} | {wall:.0f} |")
+        print(
+            f"| {model} {layout} {kv} | {c['sent']:,} | {c['cached']:,} | {c['computed']:,} | {floor:,} | "
+            f"{c['computed'] / floor:.2f} | {wall:.0f} |"
+        )
     if args.kv and "gemma" in args.models.split(","):
         print(f"\n### Gemma: {args.kv} KV against f16\n")
         print("| layout | metric | verdict line | exit |\n| --- | --- | --- | ---: |")
         for layout in ("independent", "nested"):
             base, cand = runs[("gemma", layout, "f16")][0], runs[("gemma", layout, args.kv)][0]
             for metric in (["--metric", "kl"], ["--metric", "correct", "--fail-if-drop", "0.05"]):
-                code, text, _ = ctxprobe("compare", str(base), str(cand), *metric, "--no-report",
-                                         "--results-dir", str(args.out / "compare"))
-                verdict = next((line.strip()[:160] for line in text.splitlines() if line.startswith("gate")),
-                               text.strip()[-160:])
+                code, text, _ = ctxprobe(
+                    "compare", str(base), str(cand), *metric, "--no-report", "--results-dir", str(args.out / "compare")
+                )
+                verdict = next(
+                    (line.strip()[:160] for line in text.splitlines() if line.startswith("gate")), text.strip()[-160:]
+                )
                 print(f"| {layout} | {metric[1]} | {verdict} | {code} |")
 
 

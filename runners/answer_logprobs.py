@@ -28,9 +28,19 @@ class Unmeasurable(Exception):
 
 
 class NextToken(Protocol):
-    async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
-                         seed: int, max_tokens: int = 1, affinity: int | None = None,
-                         extra_body: Mapping[str, Any] | None = None, chain: str | None = None) -> Response: ...
+    async def next_token(
+        self,
+        prompt_ids: list[int],
+        *,
+        force: int | None,
+        top: int,
+        planned_tokens: int,
+        seed: int,
+        max_tokens: int = 1,
+        affinity: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        chain: str | None = None,
+    ) -> Response: ...
 
 
 class Position(NamedTuple):
@@ -43,15 +53,18 @@ def gold_ids(context: Sequence[int], full: Sequence[int]) -> list[int]:
     """The gold's token ids: the tokens of prompt + gold past the prompt's own. The prompt's tokens must be
     a prefix of them: where the gold's first characters merge with the prompt's last token, no split gives
     log P(gold | prompt), and the sample is unmeasurable rather than given a wrong number."""
-    if len(full) <= len(context) or list(full[:len(context)]) != list(context):
+    if len(full) <= len(context) or list(full[: len(context)]) != list(context):
         cut = next((i for i, (a, b) in enumerate(zip(context, full)) if a != b), min(len(context), len(full)))
-        raise Unmeasurable(f"the gold text merges with the prompt's last tokens (the tokens differ from position "
-                           f"{cut} of {len(context)}): no token boundary between prompt and gold")
-    return list(full[len(context):])
+        raise Unmeasurable(
+            f"the gold text merges with the prompt's last tokens (the tokens differ from position "
+            f"{cut} of {len(context)}): no token boundary between prompt and gold"
+        )
+    return list(full[len(context) :])
 
 
-def from_generated(gold: Sequence[int], generated: Sequence[GeneratedToken], top: int
-                   ) -> tuple[list[Position | None], int | None]:
+def from_generated(
+    gold: Sequence[int], generated: Sequence[GeneratedToken], top: int
+) -> tuple[list[Position | None], int | None]:
     """What a greedy continuation's tokens say of each gold position: known while greedy equals gold, and at
     the first divergence where the gold token is in the top-k there; None where a request must ask. Also
     the position where the gold token was seen outside the top-k (a forced request must read it), if any."""
@@ -93,9 +106,19 @@ def forced_position(response: Response, want: int, top: int) -> Position:
     return Position(token.logprob, alternatives, greedy)
 
 
-async def measure(engine: NextToken, context: list[int], gold: list[int], gold_text: str,
-                  generated: Sequence[GeneratedToken] | None, *, top: int, seed: int, affinity: int | None = None,
-                  extra_body: Mapping[str, Any] | None = None, chain: str | None = None) -> AnswerLogprobs:
+async def measure(
+    engine: NextToken,
+    context: list[int],
+    gold: list[int],
+    gold_text: str,
+    generated: Sequence[GeneratedToken] | None,
+    *,
+    top: int,
+    seed: int,
+    affinity: int | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    chain: str | None = None,
+) -> AnswerLogprobs:
     """The gold's logprobs after `context` (the prompt's token ids as the engine reads them): from the
     answer request's `generated` tokens where they follow the gold; past a divergence, a greedy continuation
     of prompt + gold[:j] reads the positions it follows the gold on (often the rest of the answer: a model
@@ -112,9 +135,17 @@ async def measure(engine: NextToken, context: list[int], gold: list[int], gold_t
     while (j := next((i for i, p in enumerate(known) if p is None), None)) is not None:
         prompt = context + gold[:j]
         if outside != j:  # greedy from here: free positions while it follows the gold
-            reply = await engine.next_token(prompt, force=None, max_tokens=len(gold) - j, top=top,
-                                            planned_tokens=len(prompt), seed=seed, affinity=affinity,
-                                            extra_body=extra_body, chain=chain)
+            reply = await engine.next_token(
+                prompt,
+                force=None,
+                max_tokens=len(gold) - j,
+                top=top,
+                planned_tokens=len(prompt),
+                seed=seed,
+                affinity=affinity,
+                extra_body=extra_body,
+                chain=chain,
+            )
             requests += 1
             prompt_tokens += reply.prompt_tokens if reply.prompt_tokens is not None else len(prompt)
             found, seen_outside = from_generated(gold[j:], reply.generated or [], top)
@@ -124,8 +155,16 @@ async def measure(engine: NextToken, context: list[int], gold: list[int], gold_t
                 continue
             if outside != j:
                 raise Unmeasurable("a continuation request came back without token ids or logprobs")
-        reply = await engine.next_token(prompt, force=gold[j], top=top, planned_tokens=len(prompt), seed=seed,
-                                        affinity=affinity, extra_body=extra_body, chain=chain)
+        reply = await engine.next_token(
+            prompt,
+            force=gold[j],
+            top=top,
+            planned_tokens=len(prompt),
+            seed=seed,
+            affinity=affinity,
+            extra_body=extra_body,
+            chain=chain,
+        )
         requests += 1
         prompt_tokens += reply.prompt_tokens if reply.prompt_tokens is not None else len(prompt)
         known[j] = forced_position(reply, gold[j], top)
@@ -133,6 +172,13 @@ async def measure(engine: NextToken, context: list[int], gold: list[int], gold_t
     positions = [p for p in known if p is not None]
     greedy = [p.greedy for p in positions]
     return AnswerLogprobs(
-        gold=gold_text, token_ids=gold, logprobs=[p.logprob for p in positions], top=[p.top for p in positions],
-        greedy=greedy, first_divergence=next((j for j, g in enumerate(greedy) if not g), None), method=method,
-        extra_requests=requests, extra_prompt_tokens=prompt_tokens)
+        gold=gold_text,
+        token_ids=gold,
+        logprobs=[p.logprob for p in positions],
+        top=[p.top for p in positions],
+        greedy=greedy,
+        first_divergence=next((j for j, g in enumerate(greedy) if not g), None),
+        method=method,
+        extra_requests=requests,
+        extra_prompt_tokens=prompt_tokens,
+    )

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from ctxprobe.runners.engines import known_engines
 from ctxprobe.runners.retry import RetryPolicy
-from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.token_counter import TokenCounter
 
 
@@ -63,8 +63,15 @@ class ChatLeadCounter:
         return getattr(self.counter, name)
 
 
-def with_chat_lead(counter: TokenCounter, base_url: str | Sequence[str], engine: str, *, model: str | None = None,
-                   api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None) -> TokenCounter:
+def with_chat_lead(
+    counter: TokenCounter,
+    base_url: str | Sequence[str],
+    engine: str,
+    *,
+    model: str | None = None,
+    api_key_env: str = DEFAULT_API_KEY_ENV,
+    policy: RetryPolicy | None = None,
+) -> TokenCounter:
     """`counter`, measuring the chat template at `base_url` (or the first of the replicas that answers) where
     it cannot itself (a server counter already does, and an engine without a known count call is left as it
     is)."""

@@ -37,13 +37,14 @@ def daemon_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R
                 return
             try:
                 results[i] = fn(items[i])
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            except BaseException as exc:
                 with lock:
                     failure.append(exc)
                 return
 
-    threads = [threading.Thread(target=work, daemon=True, name="ctxprobe-call")
-               for _ in range(min(workers, len(items)))]
+    threads = [
+        threading.Thread(target=work, daemon=True, name="ctxprobe-call") for _ in range(min(workers, len(items)))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -67,7 +68,7 @@ async def in_daemon_thread(fn: Callable[..., R], *args: Any) -> R:
         try:
             value: Any = fn(*args)
             ok = True
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+        except BaseException as exc:
             value, ok = exc, False
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for this any more
             loop.call_soon_threadsafe(settle, ok, value)

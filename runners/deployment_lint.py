@@ -37,7 +37,7 @@ from ctxprobe.runners.engines.base import Stated
 from ctxprobe.runners.model_facts import ModelFacts
 from ctxprobe.runners.response import LintLine
 
-__all__ = ["Deployment", "LintLine", "RULES", "lint_deployment", "render_lint", "scaled_positions"]
+__all__ = ["RULES", "Deployment", "LintLine", "lint_deployment", "render_lint", "scaled_positions"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,16 @@ ROPE_KEYS: dict[str, set[str]] = {
     "default": set(),
     "linear": {"factor"},
     "dynamic": {"factor"},
-    "yarn": {"factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale",
-             "mscale_all_dim", "truncate"},
+    "yarn": {
+        "factor",
+        "original_max_position_embeddings",
+        "attention_factor",
+        "beta_fast",
+        "beta_slow",
+        "mscale",
+        "mscale_all_dim",
+        "truncate",
+    },
     "longrope": {"short_factor", "long_factor", "original_max_position_embeddings", "attention_factor", "factor"},
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
 }
@@ -85,8 +93,9 @@ def scaled_positions(model: ModelFacts) -> Stated[int] | None:
     scaling, factor = rope.value, rope.value.factor
     if scaling.kind == "yarn":
         base = scaling.original or positions.value
-        return Stated(int(base * factor), f"{rope.source}: factor {factor:g} × {'original ' if scaling.original else ''}"
-                      f"{base:,}")
+        return Stated(
+            int(base * factor), f"{rope.source}: factor {factor:g} × {'original ' if scaling.original else ''}{base:,}"
+        )
     if scaling.kind in ("linear", "dynamic") and not (model.model_type or "").startswith("gemma3"):
         return Stated(int(positions.value * factor), f"{positions.source} × {rope.source} factor {factor:g}")
     return positions
@@ -103,21 +112,34 @@ def served_over_positions(d: Deployment) -> Iterator[LintLine]:
         return
     rope = d.model.rope if d.model is not None else None
     if rope is None or not rope.value.scales:
-        yield _line("served_over_positions", f"the served context {served.value:,} ({served.source}) is above the "
-                    f"model's {trained.value:,} positions ({trained.source}) with no rope scaling: positions past "
-                    f"{trained.value:,} were never trained", served, trained)
+        yield _line(
+            "served_over_positions",
+            f"the served context {served.value:,} ({served.source}) is above the "
+            f"model's {trained.value:,} positions ({trained.source}) with no rope scaling: positions past "
+            f"{trained.value:,} were never trained",
+            served,
+            trained,
+        )
     else:
-        yield _line("served_over_positions", f"the served context {served.value:,} ({served.source}) is above the "
-                    f"scaled range {trained.value:,} ({trained.source}): positions past it are beyond what the "
-                    "scaling was trained for", served, trained)
+        yield _line(
+            "served_over_positions",
+            f"the served context {served.value:,} ({served.source}) is above the "
+            f"scaled range {trained.value:,} ({trained.source}): positions past it are beyond what the "
+            "scaling was trained for",
+            served,
+            trained,
+        )
 
 
 def rope_without_type(d: Deployment) -> Iterator[LintLine]:
     rope = d.model.rope if d.model is not None else None
     if rope is not None and rope.value.kind is None and rope.value.factor not in (None, 1.0):
-        yield _line("rope_without_type", f"the rope scaling ({rope.source}) names no type (`rope_type`): "
-                    f"transformers and vLLM read it as `default`, and its factor {rope.value.factor:g} is not applied",
-                    rope)
+        yield _line(
+            "rope_without_type",
+            f"the rope scaling ({rope.source}) names no type (`rope_type`): "
+            f"transformers and vLLM read it as `default`, and its factor {rope.value.factor:g} is not applied",
+            rope,
+        )
 
 
 def rope_keys_unread(d: Deployment) -> Iterator[LintLine]:
@@ -126,9 +148,12 @@ def rope_keys_unread(d: Deployment) -> Iterator[LintLine]:
         return  # a GGUF's keys are llama.cpp's own; a type not in the table is not judged
     unread = [k for k in rope.value.keys if k not in ROPE_KEYS[rope.value.kind] | _ALWAYS_READ]
     if unread:
-        yield _line("rope_keys_unread", f"the rope scaling ({rope.source}) holds keys its type "
-                    f"`{rope.value.kind}` does not read: {', '.join(unread)} (transformers 5 and vLLM ignore them)",
-                    rope)
+        yield _line(
+            "rope_keys_unread",
+            f"the rope scaling ({rope.source}) holds keys its type "
+            f"`{rope.value.kind}` does not read: {', '.join(unread)} (transformers 5 and vLLM ignore them)",
+            rope,
+        )
 
 
 def rope_factor_without_original(d: Deployment) -> Iterator[LintLine]:
@@ -136,10 +161,14 @@ def rope_factor_without_original(d: Deployment) -> Iterator[LintLine]:
     if rope is None or model is None or rope.value.kind not in _WITH_ORIGINAL or rope.value.original is not None:
         return
     positions = f"{model.positions.value:,}" if model.positions else "the model's positions"
-    yield _line("rope_factor_without_original", f"the rope scaling ({rope.source}) has a factor but no original "
-                f"length (`original_max_position_embeddings`): engines take max_position_embeddings ({positions}) "
-                "as the original; if that already counts the scaling, the scaled range is overstated", rope,
-                model.positions)
+    yield _line(
+        "rope_factor_without_original",
+        f"the rope scaling ({rope.source}) has a factor but no original "
+        f"length (`original_max_position_embeddings`): engines take max_position_embeddings ({positions}) "
+        "as the original; if that already counts the scaling, the scaled range is overstated",
+        rope,
+        model.positions,
+    )
 
 
 def sliding_window_unused(d: Deployment) -> Iterator[LintLine]:
@@ -151,10 +180,15 @@ def sliding_window_unused(d: Deployment) -> Iterator[LintLine]:
     reach = max((n for n in (served, d.longest_length) if n is not None), default=None)
     if reach is not None and window >= reach:
         return  # a window at least as long as anything served or run cuts nothing even where it is applied
-    yield _line("sliding_window_unused", f"the model declares sliding_window {window:,} "
-                f"({model.sliding_window.source}) while no layer is sliding-window attention "
-                f"({model.sliding_layers.source}): an engine that applies it anyway (vLLM #49795) attends only to the "
-                f"last {window:,} tokens", model.sliding_window, model.sliding_layers)
+    yield _line(
+        "sliding_window_unused",
+        f"the model declares sliding_window {window:,} "
+        f"({model.sliding_window.source}) while no layer is sliding-window attention "
+        f"({model.sliding_layers.source}): an engine that applies it anyway (vLLM #49795) attends only to the "
+        f"last {window:,} tokens",
+        model.sliding_window,
+        model.sliding_layers,
+    )
 
 
 def slot_context_below_prompt(d: Deployment) -> Iterator[LintLine]:
@@ -163,33 +197,58 @@ def slot_context_below_prompt(d: Deployment) -> Iterator[LintLine]:
         return
     if served.value >= d.longest_prompt:
         return
-    divided = (f"; its n_ctx is divided among {slots.value} slots ({slots.source}): start it with n_ctx "
-               f"{slots.value} × {d.longest_prompt:,}" if slots is not None and slots.value > 1 else "")
-    yield _line("slot_context_below_prompt", f"llama-server's context per slot {served.value:,} ({served.source}) "
-                f"is below the suite's longest prompt with its answer room, {d.longest_prompt:,} tokens: those "
-                f"prompts are rejected as too long{divided}", served, slots)
+    divided = (
+        f"; its n_ctx is divided among {slots.value} slots ({slots.source}): start it with n_ctx "
+        f"{slots.value} × {d.longest_prompt:,}"
+        if slots is not None and slots.value > 1
+        else ""
+    )
+    yield _line(
+        "slot_context_below_prompt",
+        f"llama-server's context per slot {served.value:,} ({served.source}) "
+        f"is below the suite's longest prompt with its answer room, {d.longest_prompt:,} tokens: those "
+        f"prompts are rejected as too long{divided}",
+        served,
+        slots,
+    )
 
 
 def context_shift_on(d: Deployment) -> Iterator[LintLine]:
     shift = d.engine.context_shift
     if shift is not None and shift.value:
-        yield _line("context_shift_on", f"context shift is on ({shift.source}): once a slot fills, llama-server "
-                    "drops the oldest tokens and goes on, so an answer can be read after the start of its prompt "
-                    "was cut", shift)
+        yield _line(
+            "context_shift_on",
+            f"context shift is on ({shift.source}): once a slot fills, llama-server "
+            "drops the oldest tokens and goes on, so an answer can be read after the start of its prompt "
+            "was cut",
+            shift,
+        )
 
 
 def trained_below_suite(d: Deployment) -> Iterator[LintLine]:
     trained = _trained(d)
     if trained is None or d.longest_length is None or d.longest_length <= trained.value:
         return
-    yield _line("trained_below_suite", f"the suite's longest length {d.longest_length:,} is above the model's trained "
-                f"context {trained.value:,} ({trained.source}): cells past {trained.value:,} measure positions the "
-                "model was not trained for", trained)
+    yield _line(
+        "trained_below_suite",
+        f"the suite's longest length {d.longest_length:,} is above the model's trained "
+        f"context {trained.value:,} ({trained.source}): cells past {trained.value:,} measure positions the "
+        "model was not trained for",
+        trained,
+    )
 
 
 Rule = Callable[[Deployment], Iterator[LintLine]]
-RULES: tuple[Rule, ...] = (served_over_positions, rope_without_type, rope_keys_unread, rope_factor_without_original,
-                           sliding_window_unused, slot_context_below_prompt, context_shift_on, trained_below_suite)
+RULES: tuple[Rule, ...] = (
+    served_over_positions,
+    rope_without_type,
+    rope_keys_unread,
+    rope_factor_without_original,
+    sliding_window_unused,
+    slot_context_below_prompt,
+    context_shift_on,
+    trained_below_suite,
+)
 
 
 def lint_deployment(deployment: Deployment) -> list[LintLine]:
@@ -200,4 +259,3 @@ def lint_deployment(deployment: Deployment) -> list[LintLine]:
 def render_lint(lines: list[LintLine]) -> list[str]:
     """One printed line each."""
     return [f"lint: {line.message}" for line in lines]
-

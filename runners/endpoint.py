@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from ctxprobe.runners.endpoint_config import EndpointConfig, PrefillRate
 from ctxprobe.runners.http_json import api_key, display_url, is_loopback
+from ctxprobe.runners.lazy_module import lazy_module
 from ctxprobe.runners.replicas import LeastInFlight
-from ctxprobe.runners.response import ErrorKind, ReplicaEvent, Response, no_answer
 from ctxprobe.runners.reply import ReplyParts
+from ctxprobe.runners.response import ErrorKind, ReplicaEvent, Response, no_answer
 from ctxprobe.runners.retry import CallTimedOut, refused_key, retryable_status
 from ctxprobe.runners.shown_text import one_line
-from ctxprobe.runners.lazy_module import lazy_module
 from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.tasks.errors import UserError
 
@@ -58,9 +58,17 @@ _WRONG_SHAPE = (AttributeError, TypeError, KeyError)
 class EndpointError(Exception):
     """A request that produced no usable response, typed for the sample record."""
 
-    def __init__(self, kind: ErrorKind, detail: str, *, attempts: int = 1, limit: int | None = None,
-                 status: int | None = None, prompt_tokens: int | None = None,
-                 prompt_at_least: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        detail: str,
+        *,
+        attempts: int = 1,
+        limit: int | None = None,
+        status: int | None = None,
+        prompt_tokens: int | None = None,
+        prompt_at_least: int | None = None,
+    ) -> None:
         detail = one_line(detail, 600)  # it may quote a server's answer: one line, always
         super().__init__(f"{kind.value}: {detail}")
         self.kind = kind
@@ -120,8 +128,13 @@ class _Request:
 class EndpointClient:
     """`async with EndpointClient(config) as client: response = await client.send(...)`."""
 
-    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None,
-                 on_replica_event: Callable[[ReplicaEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: EndpointConfig,
+        *,
+        rng: random.Random | None = None,
+        on_replica_event: Callable[[ReplicaEvent], None] | None = None,
+    ) -> None:
         self.config = config
         key = api_key(config.api_key_env)
         limits = httpx2.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency)
@@ -132,14 +145,21 @@ class EndpointClient:
                 max_retries=0,
                 timeout=self._timeout(config.timeout),
                 http_client=httpx2.AsyncClient(
-                    limits=limits, timeout=self._timeout(config.timeout), trust_env=not is_loopback(root),
+                    limits=limits,
+                    timeout=self._timeout(config.timeout),
+                    trust_env=not is_loopback(root),
                     verify=root.startswith("https://"),  # plain http needs no TLS context (slow to build)
                 ),
             )
             for root in config.base_urls
         }
-        self._pool = LeastInFlight(config.base_urls, backoff_base_s=config.backoff_base_s,
-                                   backoff_max_s=config.backoff_max_s, shown=display_url, on_event=on_replica_event)
+        self._pool = LeastInFlight(
+            config.base_urls,
+            backoff_base_s=config.backoff_base_s,
+            backoff_max_s=config.backoff_max_s,
+            shown=display_url,
+            on_event=on_replica_event,
+        )
         self._slots = asyncio.Semaphore(config.concurrency)
         self._model = config.model
         self._model_lock = asyncio.Lock()
@@ -194,14 +214,20 @@ class EndpointClient:
                         page = await self._clients[root].models.list(timeout=self._timeout(self.config.timeout))
                     names = [str(card.id) for card in page.data]
                 except TimeoutError:
-                    raise CallTimedOut(f"endpoint {display_url(root)} did not answer GET /v1/models: no complete "
-                                       f"answer within {self.config.timeout:g} s (raise --timeout)") from None
+                    raise CallTimedOut(
+                        f"endpoint {display_url(root)} did not answer GET /v1/models: no complete "
+                        f"answer within {self.config.timeout:g} s (raise --timeout)"
+                    ) from None
                 except _WRONG_SHAPE:
-                    raise UserError(f"endpoint {display_url(root)} did not give an OpenAI-compatible answer to "
-                                    "GET /v1/models (no list of models); is this the server's URL and port?") from None
+                    raise UserError(
+                        f"endpoint {display_url(root)} did not give an OpenAI-compatible answer to "
+                        "GET /v1/models (no list of models); is this the server's URL and port?"
+                    ) from None
                 except openai.APIStatusError as err:
-                    raise UserError(f"endpoint {display_url(root)} did not list its models (HTTP {err.status_code}): "
-                                    f"{err.message}; name the model explicitly") from None
+                    raise UserError(
+                        f"endpoint {display_url(root)} did not list its models (HTTP {err.status_code}): "
+                        f"{err.message}; name the model explicitly"
+                    ) from None
                 except openai.APIConnectionError as err:
                     raise UserError(f"endpoint {display_url(root)} is unreachable: {_reason(err)}") from None
                 if not names:
@@ -209,10 +235,19 @@ class EndpointClient:
                 self._model = names[0]
         return self._model
 
-    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, extra_body: Mapping[str, Any] | None = None,
-                   messages: list[dict[str, str]] | None = None, logprobs: int | None = None,
-                   chain: str | None = None) -> Response:
+    async def send(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        planned_tokens: int,
+        seed: int,
+        affinity: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        messages: list[dict[str, str]] | None = None,
+        logprobs: int | None = None,
+        chain: str | None = None,
+    ) -> Response:
         """One prompt, one response; raises `EndpointError` for every way it can fail. `affinity` names the
         replica the first attempt goes to (prompts sharing a prefix keep to the replica that cached it);
         retries go to the least busy one. A replica whose connection fails is taken out of rotation and the
@@ -227,16 +262,35 @@ class EndpointClient:
         request = _Request(prompt, max_tokens, seed, extra_body, messages, logprobs, chain=chain)
         return await self._send(request, planned_tokens, affinity)
 
-    async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
-                         seed: int, max_tokens: int = 1, affinity: int | None = None,
-                         extra_body: Mapping[str, Any] | None = None, chain: str | None = None) -> Response:
+    async def next_token(
+        self,
+        prompt_ids: list[int],
+        *,
+        force: int | None,
+        top: int,
+        planned_tokens: int,
+        seed: int,
+        max_tokens: int = 1,
+        affinity: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        chain: str | None = None,
+    ) -> Response:
         """Greedy tokens after the token ids `prompt_ids` (a completions request in any mode, not streamed)
         with their log-probabilities and `top` alternatives each; `force` a token: one token, forced to it by
         `logit_bias` (what the model gives that token there). On a prefix cache the prompt is served from the
         cache but for its last tokens. `chain` as for `send`."""
         bias = {str(force): 100} if force is not None else None
-        request = _Request(prompt_ids, 1 if force is not None else max_tokens, seed, extra_body, None, top, bias,
-                           one_token=True, chain=chain)
+        request = _Request(
+            prompt_ids,
+            1 if force is not None else max_tokens,
+            seed,
+            extra_body,
+            None,
+            top,
+            bias,
+            one_token=True,
+            chain=chain,
+        )
         return await self._send(request, planned_tokens, affinity)
 
     async def _send(self, request: _Request, planned_tokens: int, affinity: int | None) -> Response:
@@ -250,8 +304,9 @@ class EndpointClient:
             finally:
                 del self._flying[ticket]
 
-    async def _each_attempt(self, request: _Request, planned_tokens: int, affinity: int | None, model: str,
-                            ticket: int) -> Response:
+    async def _each_attempt(
+        self, request: _Request, planned_tokens: int, affinity: int | None, model: str, ticket: int
+    ) -> Response:
         attempts = failovers = 0
         kept = request.chain if affinity is not None else None  # placed: the chain keeps to one replica
         while True:
@@ -264,8 +319,9 @@ class EndpointClient:
                     response = await self._attempt(root, model, request, timeout_s)
                     self._pool.answered(root)
                     if not request.one_token:
-                        self.prefill.observe(response.prompt_tokens, response.cached_tokens,
-                                             response.ttft_s or response.latency_s)
+                        self.prefill.observe(
+                            response.prompt_tokens, response.cached_tokens, response.ttft_s or response.latency_s
+                        )
                     return response.model_copy(update={"attempts": attempts})
                 except _Retryable as retry:
                     if retry.kind is ErrorKind.connection_error:
@@ -276,8 +332,9 @@ class EndpointClient:
                     else:
                         self._pool.answered(root)
                     if attempts - failovers > self.config.retries:
-                        raise EndpointError(retry.kind, f"{retry.detail} (after {attempts} attempts)",
-                                            attempts=attempts) from None
+                        raise EndpointError(
+                            retry.kind, f"{retry.detail} (after {attempts} attempts)", attempts=attempts
+                        ) from None
                     delay = self._backoff_s(attempts - failovers, retry.retry_after_s)
                 except EndpointError as err:
                     if err.status is not None or err.kind is ErrorKind.rejected_too_long:
@@ -296,7 +353,10 @@ class EndpointClient:
         client = self._clients[root]
         shown = display_url(root)
         request: dict[str, Any] = {
-            "model": model, "max_tokens": asked.max_tokens, "temperature": 0, "seed": asked.seed,
+            "model": model,
+            "max_tokens": asked.max_tokens,
+            "temperature": 0,
+            "seed": asked.seed,
             "timeout": self._timeout(timeout_s),
         }
         if self.config.extra_body or asked.extra_body:
@@ -331,10 +391,13 @@ class EndpointClient:
                 else:
                     parts.add_whole(await create(**request))
         except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
-            raise EndpointError(ErrorKind.timeout, f"no complete answer from {shown} within {timeout_s:.0f} s") from None
+            raise EndpointError(
+                ErrorKind.timeout, f"no complete answer from {shown} within {timeout_s:.0f} s"
+            ) from None
         except httpx2.TransportError as err:  # the connection cut mid-answer (a replica killed while streaming)
-            raise _Retryable(ErrorKind.connection_error, f"{shown}: the answer was cut off ({type(err).__name__}: "
-                             f"{err})") from None
+            raise _Retryable(
+                ErrorKind.connection_error, f"{shown}: the answer was cut off ({type(err).__name__}: {err})"
+            ) from None
         except openai.APIStatusError as err:
             raise self._status_error(shown, err) from None
         except openai.APIConnectionError as err:
@@ -342,30 +405,48 @@ class EndpointClient:
         except openai.APIError as err:  # an error event inside a 200 stream
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
-                raise EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
-                                    prompt_tokens=too_long.prompt_tokens,
-                                    prompt_at_least=too_long.prompt_at_least) from None
+                raise EndpointError(
+                    ErrorKind.rejected_too_long,
+                    too_long.detail(),
+                    limit=too_long.limit,
+                    prompt_tokens=too_long.prompt_tokens,
+                    prompt_at_least=too_long.prompt_at_least,
+                ) from None
             raise EndpointError(ErrorKind.http_error, f"error in the stream from {shown}: {err.message}") from None
         except json.JSONDecodeError as err:
             raise EndpointError(ErrorKind.http_error, f"malformed stream from {shown}: {err}") from None
         except _WRONG_SHAPE:  # the SDK could not read the answer as a completion (an HTML page, a bare string)
-            raise EndpointError(ErrorKind.http_error, f"not an OpenAI-compatible answer from {shown} "
-                                f"({'chat/' if chat else ''}completions)") from None
+            raise EndpointError(
+                ErrorKind.http_error,
+                f"not an OpenAI-compatible answer from {shown} ({'chat/' if chat else ''}completions)",
+            ) from None
         latency_s = time.perf_counter() - started
         text, reasoning = parts.answer_and_reasoning()
         if no_answer(text, reasoning, parts.completion_tokens) and not (asked.one_token and parts.generated):
-            cut = "" if parts.finish_reason else "; the reply ended without a finish_reason (llama-cpp-python " \
+            cut = (
+                ""
+                if parts.finish_reason
+                else "; the reply ended without a finish_reason (llama-cpp-python "
                 "ends its stream so on errors such as a too-long prompt: use stream=False there)"
+            )
             raise EndpointError(
                 ErrorKind.empty,
                 f"no text and no reasoning from {shown} (finish_reason={parts.finish_reason}, "
                 f"completion_tokens={parts.completion_tokens}){cut}",
             )
         return Response(
-            endpoint=shown, text=text, reasoning=reasoning, finish_reason=parts.finish_reason,
-            prompt_tokens=parts.prompt_tokens, completion_tokens=parts.completion_tokens,
-            reasoning_tokens=parts.reasoning_tokens, cached_tokens=parts.cached_tokens, latency_s=latency_s, ttft_s=ttft_s,
-            timings=parts.timings, generated=parts.generated if asked.logprobs is not None else None,
+            endpoint=shown,
+            text=text,
+            reasoning=reasoning,
+            finish_reason=parts.finish_reason,
+            prompt_tokens=parts.prompt_tokens,
+            completion_tokens=parts.completion_tokens,
+            reasoning_tokens=parts.reasoning_tokens,
+            cached_tokens=parts.cached_tokens,
+            latency_s=latency_s,
+            ttft_s=ttft_s,
+            timings=parts.timings,
+            generated=parts.generated if asked.logprobs is not None else None,
         )
 
     async def _open_stream(self, create: Any, request: dict[str, Any]) -> Any:
@@ -383,9 +464,14 @@ class EndpointClient:
         if 400 <= status < 500:
             too_long = parse_too_long(err.body, err.message)
             if too_long is not None:
-                return EndpointError(ErrorKind.rejected_too_long, too_long.detail(), limit=too_long.limit,
-                                     prompt_tokens=too_long.prompt_tokens, prompt_at_least=too_long.prompt_at_least,
-                                     status=status)
+                return EndpointError(
+                    ErrorKind.rejected_too_long,
+                    too_long.detail(),
+                    limit=too_long.limit,
+                    prompt_tokens=too_long.prompt_tokens,
+                    prompt_at_least=too_long.prompt_at_least,
+                    status=status,
+                )
         said = err.message
         if isinstance(err.body, str) and err.body.strip():  # not JSON: the SDK's message leaves the text out
             said += f" - {err.body}"

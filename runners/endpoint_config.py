@@ -8,15 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator
-
 from ctxprobe.runners.http_json import api_root
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY
 from ctxprobe.runners.retry import BACKOFF_BASE_S, BACKOFF_MAX_S, RetryPolicy
 from ctxprobe.runners.settings import ClientSettings, problem
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
-
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 PREFILL_SHARE = 0.25  # a deadline counts on a quarter of the measured prefill rate (a busy CPU, a neighbour)
 MIN_MEASURED_TOKENS = 256  # shorter prefills measure the request's overhead, not the rate
@@ -85,8 +83,14 @@ class EndpointConfig(ClientSettings):
         given = {k: v for k, v in own.items() if v is not None or k not in server}
         return cls(**{**server, **given})
 
-    prefill_rate: float | None = Field(None, ge=PREFILL_RATE_MIN, le=PREFILL_RATE_MAX, allow_inf_nan=False, description="prefill tokens/s known before the run (--prefill-rate, "
-                                       "as `--dry-run` measured it); the run's own measure replaces it")
+    prefill_rate: float | None = Field(
+        None,
+        ge=PREFILL_RATE_MIN,
+        le=PREFILL_RATE_MAX,
+        allow_inf_nan=False,
+        description="prefill tokens/s known before the run (--prefill-rate, "
+        "as `--dry-run` measured it); the run's own measure replaces it",
+    )
 
     def request_timeout_s(self, planned_tokens: int, prefill_rate: float | None = None) -> float:
         """The whole-response deadline (headers and body): base + per-1K-prompt-tokens x planned tokens, or,

@@ -17,8 +17,8 @@ ctxprobe starts says it (`with_launched`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
 from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ctxprobe.runners.engines.base import EngineAdapter, Stated, registered
@@ -53,8 +53,14 @@ class EngineFacts:
 _FIELDS = {f.name for f in fields(EngineFacts)} - {"engine", "model"}
 
 
-def read_engine_facts(base_url: str, *, model: str | None = None, api_key_env: str = DEFAULT_API_KEY_ENV,
-                      policy: RetryPolicy | None = None, timeout_s: float = 10.0) -> EngineFacts:
+def read_engine_facts(
+    base_url: str,
+    *,
+    model: str | None = None,
+    api_key_env: str = DEFAULT_API_KEY_ENV,
+    policy: RetryPolicy | None = None,
+    timeout_s: float = 10.0,
+) -> EngineFacts:
     """Ask the endpoint (its `/v1/models` and its engine's identifying call) what it states. Raises
     `UserError` when it does not answer as an OpenAI-compatible server."""
     calls = EndpointCalls(base_url, policy=policy, timeout_s=None if policy else timeout_s, api_key_env=api_key_env)
@@ -71,8 +77,9 @@ def probed_facts(info: EngineInfo) -> EngineFacts | None:
     return _facts(card, registered().get(info.engine), ident, info.model)
 
 
-def _facts(card: Mapping[str, Any], adapter: EngineAdapter | None, ident: Mapping[str, Any],
-           model: str | None) -> EngineFacts:
+def _facts(
+    card: Mapping[str, Any], adapter: EngineAdapter | None, ident: Mapping[str, Any], model: str | None
+) -> EngineFacts:
     name = str(card["id"]) if card.get("id") is not None else model
     if adapter is None:
         return EngineFacts(engine="unknown", model=name)

@@ -22,8 +22,9 @@ def convert(gguf: Path, out: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16,
-                                                 quantization_config=GgufConfig(dequantize=True))
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16, quantization_config=GgufConfig(dequantize=True)
+    )
     tokenizer.save_pretrained(out)
     model.save_pretrained(out)
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         convert(args.gguf.resolve(), args.out)
     except ImportError as err:
-        print(f"gguf_to_hf: {err.name or err} is missing: pip install \"ctxprobe[convert]\" torch", file=sys.stderr)
+        print(f'gguf_to_hf: {err.name or err} is missing: pip install "ctxprobe[convert]" torch', file=sys.stderr)
         return 2
     return 0
 

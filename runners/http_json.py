@@ -101,8 +101,10 @@ def api_key(env_var: str = DEFAULT_API_KEY_ENV) -> str:
     bad = next((c for c in key if not 32 <= ord(c) < 127), None)
     if bad is not None:
         what = "a control character" if ord(bad) < 32 or ord(bad) == 127 else "a non-ASCII character"
-        raise UserError(f"the API key in ${env_var} holds {what}, which an HTTP header cannot carry; "
-                        "check the variable (the key is not shown)")
+        raise UserError(
+            f"the API key in ${env_var} holds {what}, which an HTTP header cannot carry; "
+            "check the variable (the key is not shown)"
+        )
     return key or DUMMY_API_KEY
 
 
@@ -186,8 +188,7 @@ def _opener(url: str, deadline: float) -> urllib.request.OpenerDirector:
 
     class Secure(urllib.request.HTTPSHandler):
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            return self.do_open(functools.partial(_DeadlineHTTPS, deadline=deadline), req,
-                                context=self._context)  # type: ignore[attr-defined]  # HTTPSHandler's own context: private, not in typeshed
+            return self.do_open(functools.partial(_DeadlineHTTPS, deadline=deadline), req, context=self._context)  # type: ignore[attr-defined]  # HTTPSHandler's own context: private, not in typeshed
 
     handlers: list[Any] = [Plain, Secure]
     if is_loopback(url):
@@ -223,7 +224,7 @@ def request_json(
         if isinstance(err.reason, (socket.timeout, TimeoutError)):
             raise TimedOut(f"no complete answer within {timeout_s:g} s") from None
         raise Unreachable(str(err.reason)) from None
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise TimedOut(f"no complete answer within {timeout_s:g} s") from None
     except (ConnectionError, http.client.HTTPException, ValueError) as err:  # ValueError: a malformed URL
         raise Unreachable(str(err) or type(err).__name__) from None
@@ -258,13 +259,22 @@ class EndpointCalls(JsonCalls):
     under one retry policy: the probe, the tokenize calls and the metrics scrape all go through here.
     A call that fails after the retries, times out, or has its key refused raises `CallFailed`."""
 
-    def __init__(self, base_url: str, *, policy: RetryPolicy | None = None, timeout_s: float | None = None,
-                 api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        policy: RetryPolicy | None = None,
+        timeout_s: float | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+    ) -> None:
         self.root = api_root(base_url)
         self.shown = display_url(self.root)
         policy = policy or RetryPolicy()
-        self.policy = policy if timeout_s is None else RetryPolicy(timeout_s, policy.max_retries,
-                                                                   policy.backoff_base_s, policy.backoff_max_s)
+        self.policy = (
+            policy
+            if timeout_s is None
+            else RetryPolicy(timeout_s, policy.max_retries, policy.backoff_base_s, policy.backoff_max_s)
+        )
         self.timeout_s = self.policy.timeout_s
         self.api_key_env = api_key_env
 
@@ -277,23 +287,34 @@ class EndpointCalls(JsonCalls):
         while True:
             attempts += 1
             try:
-                status, body = request_json(method, self.root + path, payload, timeout_s=self.timeout_s,
-                                            api_key_env=self.api_key_env)
+                status, body = request_json(
+                    method, self.root + path, payload, timeout_s=self.timeout_s, api_key_env=self.api_key_env
+                )
             except TimedOut as err:
-                raise CallTimedOut(f"endpoint {self.shown} did not answer {method} {path}: {err} (raise --timeout)",
-                                   attempts=attempts) from None
+                raise CallTimedOut(
+                    f"endpoint {self.shown} did not answer {method} {path}: {err} (raise --timeout)", attempts=attempts
+                ) from None
             except Unreachable as err:
                 if attempts > self.policy.max_retries or failover:
-                    raise CallFailed(f"endpoint {self.shown} is unreachable: {err} (after {attempts} attempts)",
-                                     attempts=attempts) from None
+                    raise CallFailed(
+                        f"endpoint {self.shown} is unreachable: {err} (after {attempts} attempts)", attempts=attempts
+                    ) from None
                 time.sleep(self.policy.backoff_s(attempts))
                 continue
             if refused_key(status):
-                raise CallFailed(f"endpoint {self.shown} refused the API key (HTTP {status} on {path}); set it "
-                                 f"in the environment variable {self.api_key_env}", status=status, attempts=attempts)
+                raise CallFailed(
+                    f"endpoint {self.shown} refused the API key (HTTP {status} on {path}); set it "
+                    f"in the environment variable {self.api_key_env}",
+                    status=status,
+                    attempts=attempts,
+                )
             if not retryable_status(status):
                 return status, body
             if attempts > self.policy.max_retries:
-                raise CallFailed(f"{method} {path} at {self.shown} failed with HTTP {status} after {attempts} "
-                                 f"attempts: {shown_body(body)}", status=status, attempts=attempts)
+                raise CallFailed(
+                    f"{method} {path} at {self.shown} failed with HTTP {status} after {attempts} "
+                    f"attempts: {shown_body(body)}",
+                    status=status,
+                    attempts=attempts,
+                )
             time.sleep(self.policy.backoff_s(attempts))

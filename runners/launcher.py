@@ -153,16 +153,21 @@ class EmbeddedEngine:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def command(self, port: int) -> list[str]:
         """The child's command line: the serve module, given `ServeSettings` as one typed value (its JSON)."""
         assert self.model_path is not None
         given = self.settings.model_dump(include=set(EngineSettings.model_fields))
-        served = ServeSettings(**{**given, "n_ctx": self.n_ctx, "parallel": self.parallel},
-                               model=str(self.model_path), alias=self.model_alias, port=port)
+        served = ServeSettings(
+            **{**given, "n_ctx": self.n_ctx, "parallel": self.parallel},
+            model=str(self.model_path),
+            alias=self.model_alias,
+            port=port,
+        )
         return [sys.executable, "-m", "ctxprobe.runners.serve", *to_argv(served)]
 
     def start(self) -> None:
@@ -208,8 +213,13 @@ class EmbeddedEngine:
         self._log = self.log_path.open("ab")
         atexit.register(self.stop)
         self.process = subprocess.Popen(
-            self.command(port), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent, env=self.child_env(),
+            self.command(port),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            env=self.child_env(),
         )
 
     def _wait_ready(self) -> bool:
@@ -226,8 +236,10 @@ class EmbeddedEngine:
             except Unreachable:
                 pass
             time.sleep(0.05)
-        raise EngineStartError(f"{self.label} did not answer within {self.startup_timeout_s:.0f} s: "
-                               f"{self.start_failure(_read(self.log_path, 0))} (log: {self.log_path})")
+        raise EngineStartError(
+            f"{self.label} did not answer within {self.startup_timeout_s:.0f} s: "
+            f"{self.start_failure(_read(self.log_path, 0))} (log: {self.log_path})"
+        )
 
     def stop(self, grace_s: float | None = None) -> None:
         """End the server's whole process group: SIGTERM (immediate, see runners/serve.py), then SIGKILL."""
@@ -268,6 +280,12 @@ class EmbeddedEngine:
         come in the last chunk), one request in flight per slot (more would queue, and a queued request's
         latency and deadline would count its wait). `overrides` replace these; the user's `settings`
         (timeouts, retries, the key's variable, a model name) are taken as given."""
-        server: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": EMBEDDED_MODE,
-                                  "concurrency": self.parallel, "stream": True, **overrides}
+        server: dict[str, Any] = {
+            "base_urls": (self.base_url,),
+            "model": self.model_alias,
+            "mode": EMBEDDED_MODE,
+            "concurrency": self.parallel,
+            "stream": True,
+            **overrides,
+        }
         return EndpointConfig.of(settings, **server) if settings is not None else EndpointConfig(**server)

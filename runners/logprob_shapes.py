@@ -58,9 +58,15 @@ def _from_content(entries: list[Any]) -> list[GeneratedToken]:
         own = _candidate(entry.get("token"), entry.get("logprob"), entry.get("id"))
         if own is None:
             continue
-        top = [c for c in (_candidate(t.get("token"), t.get("logprob"), t.get("id"))
-                           for t in (_plain(t) for t in entry.get("top_logprobs") or ()) if isinstance(t, Mapping))
-               if c is not None]
+        top = [
+            c
+            for c in (
+                _candidate(t.get("token"), t.get("logprob"), t.get("id"))
+                for t in (_plain(t) for t in entry.get("top_logprobs") or ())
+                if isinstance(t, Mapping)
+            )
+            if c is not None
+        ]
         out.append(GeneratedToken(**own.model_dump(), top=_by_likelihood(top)))
     return out
 

@@ -33,8 +33,14 @@ def parse_prometheus(text: str) -> dict[str, float]:
     return values
 
 
-def scrape_metrics(base_url: str, engine: str, *, api_key_env: str = DEFAULT_API_KEY_ENV,
-                   timeout_s: float = 10.0, policy: RetryPolicy | None = None) -> dict[str, float] | None:
+def scrape_metrics(
+    base_url: str,
+    engine: str,
+    *,
+    api_key_env: str = DEFAULT_API_KEY_ENV,
+    timeout_s: float = 10.0,
+    policy: RetryPolicy | None = None,
+) -> dict[str, float] | None:
     """ctxprobe's metric name -> value, for the names the engine exports; None where the engine has no
     metrics or they are switched off (an answer other than 200)."""
     names = adapter(engine).metrics

@@ -27,13 +27,27 @@ from typing import Any
 from ctxprobe.runners.engines.base import Stated, positive_int
 from ctxprobe.tasks.errors import UserError, read_user_text
 
-__all__ = ["ModelFacts", "RopeScaling", "load_config", "model_facts_from_config", "model_facts_from_gguf", "read_model_facts",
-           "served_model_facts"]
+__all__ = [
+    "ModelFacts",
+    "RopeScaling",
+    "load_config",
+    "model_facts_from_config",
+    "model_facts_from_gguf",
+    "read_model_facts",
+    "served_model_facts",
+]
 
 # Where engines read a model's positions, in the order vLLM tries them (vllm/config/model.py,
 # `_get_and_verify_max_len`'s possible keys); `max_position_embeddings` first.
-POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length",
-                 "max_seq_length", "seq_len")
+POSITION_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
 
 
 @dataclass(frozen=True)
@@ -98,8 +112,9 @@ def load_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def served_model_facts(config: str | Path | None, served_path: Stated[str] | None,
-                       overrides: Stated[dict[str, Any]] | None = None) -> ModelFacts | None:
+def served_model_facts(
+    config: str | Path | None, served_path: Stated[str] | None, overrides: Stated[dict[str, Any]] | None = None
+) -> ModelFacts | None:
     """The model's facts from `config` where given (bad input: `UserError`), else from the model folder or GGUF
     the engine states it loaded, where that path is on this machine (a launched engine's, a shared disk's);
     None where neither is."""
@@ -113,8 +128,9 @@ def served_model_facts(config: str | Path | None, served_path: Stated[str] | Non
         return None
 
 
-def model_facts_from_config(config: Mapping[str, Any], where: str,
-                            overrides: Stated[dict[str, Any]] | None = None) -> ModelFacts:
+def model_facts_from_config(
+    config: Mapping[str, Any], where: str, overrides: Stated[dict[str, Any]] | None = None
+) -> ModelFacts:
     """A Hugging Face config's facts. A multimodal config's language model (`text_config`) is what serves
     text: its keys win over the top level's; keys the engine overrides win over both, and are said to be
     read where the engine stated them."""
@@ -129,6 +145,7 @@ def model_facts_from_config(config: Mapping[str, Any], where: str,
         """Where `key` was read: the config file, or the engine that overrides it."""
         engine = by_engine.get(key.split(".")[0])
         return f"{engine} {key}" if engine else f"config.json ({where}) {key}"
+
     positions = next(((key, n) for key in POSITION_KEYS if (n := positive_int(merged.get(key))) is not None), None)
     window = positive_int(merged.get("sliding_window"))
     layers = positive_int(merged.get("num_hidden_layers"))
@@ -158,19 +175,21 @@ def _config_rope(config: Mapping[str, Any], source: Callable[[str], str]) -> Sta
         if original is None:  # Phi-3 and others keep it at the top level, where transformers reads it too
             original = positive_int(config.get("original_max_position_embeddings"))
         factor = value.get("factor")
-        rope = RopeScaling(kind=str(kind) if kind is not None else None,
-                           factor=float(factor) if isinstance(factor, (int, float)) and not isinstance(factor, bool)
-                           else None,
-                           original=original, field=field, keys=tuple(str(k) for k in value),
-                           legacy_type="rope_type" not in value and "type" in value)
+        rope = RopeScaling(
+            kind=str(kind) if kind is not None else None,
+            factor=float(factor) if isinstance(factor, (int, float)) and not isinstance(factor, bool) else None,
+            original=original,
+            field=field,
+            keys=tuple(str(k) for k in value),
+            legacy_type="rope_type" not in value and "type" in value,
+        )
         if rope.kind == "default" and rope.factor is None:
             return None  # transformers 5 writes `{"rope_type": "default", "rope_theta": …}`: no scaling
         return Stated(rope, source(field))
     return None
 
 
-def _sliding_layers(config: Mapping[str, Any], layers: int | None,
-                    source: Callable[[str], str]) -> Stated[int] | None:
+def _sliding_layers(config: Mapping[str, Any], layers: int | None, source: Callable[[str], str]) -> Stated[int] | None:
     types = config.get("layer_types")
     if isinstance(types, list) and types and all(isinstance(t, str) for t in types):
         return Stated(sum(t == "sliding_attention" for t in types), source("layer_types"))
@@ -179,8 +198,10 @@ def _sliding_layers(config: Mapping[str, Any], layers: int | None,
         return Stated(0, f"{source('use_sliding_window')} false")
     window_layers = config.get("max_window_layers")
     if use is True and layers and isinstance(window_layers, int) and not isinstance(window_layers, bool):
-        return Stated(max(0, layers - window_layers), f"{source('use_sliding_window')} true, max_window_layers "
-                      f"{window_layers} of {layers} layers")
+        return Stated(
+            max(0, layers - window_layers),
+            f"{source('use_sliding_window')} true, max_window_layers {window_layers} of {layers} layers",
+        )
     return None
 
 
@@ -193,14 +214,20 @@ def model_facts_from_gguf(meta: Mapping[str, Any], where: str) -> ModelFacts:
     window = positive_int(meta.get(f"{arch}.attention.sliding_window"))
     layers = positive_int(meta.get(f"{arch}.block_count"))
     prefix = f"{arch}.rope.scaling."
-    scaling = {k[len(prefix):]: v for k, v in meta.items() if k.startswith(prefix)}
+    scaling = {k[len(prefix) :]: v for k, v in meta.items() if k.startswith(prefix)}
     rope = None
     if scaling:
         factor = scaling.get("factor")
-        rope = Stated(RopeScaling(kind=str(scaling["type"]) if "type" in scaling else None,
-                                  factor=float(factor) if isinstance(factor, (int, float)) else None,
-                                  original=positive_int(scaling.get("original_context_length")),
-                                  field=f"{arch}.rope.scaling", keys=tuple(scaling)), f"{at} {prefix}*")
+        rope = Stated(
+            RopeScaling(
+                kind=str(scaling["type"]) if "type" in scaling else None,
+                factor=float(factor) if isinstance(factor, (int, float)) else None,
+                original=positive_int(scaling.get("original_context_length")),
+                field=f"{arch}.rope.scaling",
+                keys=tuple(scaling),
+            ),
+            f"{at} {prefix}*",
+        )
         if not rope.value.scales and rope.value.factor in (None, 1.0):
             rope = None
     pattern = meta.get(f"{arch}.attention.sliding_window_pattern")
@@ -208,9 +235,11 @@ def model_facts_from_gguf(meta: Mapping[str, Any], where: str) -> ModelFacts:
     if pattern is not None and not isinstance(pattern, (int, float, str)) and len(pattern):
         sliding = Stated(int(sum(bool(v) for v in pattern)), f"{at} {arch}.attention.sliding_window_pattern")
     return ModelFacts(
-        where=where, model_type=arch or None,
+        where=where,
+        model_type=arch or None,
         positions=Stated(context, f"{at} {arch}.context_length") if context else None,
         rope=rope,
         sliding_window=Stated(window, f"{at} {arch}.attention.sliding_window") if window else None,
-        sliding_layers=sliding, layers=layers,
+        sliding_layers=sliding,
+        layers=layers,
     )

@@ -14,9 +14,9 @@ from typing import Any
 from ctxprobe.runners.engines import EngineAdapter, adapters
 from ctxprobe.runners.engines.base import dig
 from ctxprobe.runners.http_json import EndpointCalls
-from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY, EngineInfo
 from ctxprobe.runners.retry import RetryPolicy
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 
@@ -42,16 +42,19 @@ def detect(calls: EndpointCalls, owned_by: str | None) -> tuple[EngineAdapter | 
     return None, {}
 
 
-def identify(calls: EndpointCalls, model: str | None
-             ) -> tuple[Mapping[str, Any], list[Mapping[str, Any]], EngineAdapter | None, Mapping[str, Any]]:
+def identify(
+    calls: EndpointCalls, model: str | None
+) -> tuple[Mapping[str, Any], list[Mapping[str, Any]], EngineAdapter | None, Mapping[str, Any]]:
     """(the model's card from `GET /v1/models`, every card, the engine's adapter, the body of its identifying
     call). Raises `UserError` when the endpoint answers `/v1/models` with something that is not a list of
     models."""
     status, listed = calls.send("GET", "/v1/models")
     cards = dig(listed, "data") if status == 200 and isinstance(listed, Mapping) else None
     if status == 200 and not isinstance(cards, list):  # an HTTP server, but not an OpenAI-compatible one
-        raise UserError(f"endpoint {calls.shown} did not give an OpenAI-compatible answer to GET /v1/models "
-                        f"(no list of models): {shown_body(listed, 120)!r}; is this the server's URL and port?")
+        raise UserError(
+            f"endpoint {calls.shown} did not give an OpenAI-compatible answer to GET /v1/models "
+            f"(no list of models): {shown_body(listed, 120)!r}; is this the server's URL and port?"
+        )
     cards = [c for c in cards if isinstance(c, Mapping)] if isinstance(cards, list) else []
     card: Mapping[str, Any] = next((c for c in cards if c.get("id") == model), cards[0] if cards else {})
     owned_by = card.get("owned_by")

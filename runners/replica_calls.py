@@ -23,16 +23,25 @@ from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 class ReplicaCalls(JsonCalls):
     """`EndpointCalls` over several replicas (the first one names them in messages and the manifest)."""
 
-    def __init__(self, base_urls: Sequence[str], *, policy: RetryPolicy | None = None,
-                 api_key_env: str = DEFAULT_API_KEY_ENV,
-                 on_event: Callable[[ReplicaEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        *,
+        policy: RetryPolicy | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        on_event: Callable[[ReplicaEvent], None] | None = None,
+    ) -> None:
         self.replicas = [EndpointCalls(url, policy=policy, api_key_env=api_key_env) for url in base_urls]
         first = self.replicas[0]
         self.root, self.shown, self.policy = first.root, first.shown, first.policy
         self.timeout_s, self.api_key_env = first.timeout_s, api_key_env
         self._pool: LeastInFlight[EndpointCalls] = LeastInFlight(
-            self.replicas, backoff_base_s=self.policy.backoff_base_s, backoff_max_s=self.policy.backoff_max_s,
-            shown=lambda calls: calls.shown, on_event=on_event)
+            self.replicas,
+            backoff_base_s=self.policy.backoff_base_s,
+            backoff_max_s=self.policy.backoff_max_s,
+            shown=lambda calls: calls.shown,
+            on_event=on_event,
+        )
         self._lock = threading.Lock()
 
     @property
@@ -76,8 +85,9 @@ class ReplicaCalls(JsonCalls):
             return status, body
 
 
-def calls_to(base_urls: Sequence[str], *, policy: RetryPolicy | None = None,
-             api_key_env: str = DEFAULT_API_KEY_ENV) -> EndpointCalls | ReplicaCalls:
+def calls_to(
+    base_urls: Sequence[str], *, policy: RetryPolicy | None = None, api_key_env: str = DEFAULT_API_KEY_ENV
+) -> EndpointCalls | ReplicaCalls:
     """One endpoint's calls, or the replicas' with failover."""
     if len(base_urls) == 1:
         return EndpointCalls(base_urls[0], policy=policy, api_key_env=api_key_env)

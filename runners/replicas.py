@@ -27,9 +27,16 @@ class LeastInFlight(Generic[T]):
     """Not thread-safe by design: used from one asyncio event loop. `shown` names a replica in events (its URL
     without credentials)."""
 
-    def __init__(self, replicas: Sequence[T], *, backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic, shown: Callable[[T], str] = str,
-                 on_event: Callable[[ReplicaEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        replicas: Sequence[T],
+        *,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        shown: Callable[[T], str] = str,
+        on_event: Callable[[ReplicaEvent], None] | None = None,
+    ) -> None:
         if not replicas:
             raise ValueError("at least one replica is needed")
         self._replicas = list(replicas)
@@ -92,8 +99,9 @@ class LeastInFlight(Generic[T]):
     def in_rotation_besides(self, replica: T) -> bool:
         """Whether another replica is in rotation (a request that failed on `replica` has somewhere to go)."""
         now = self._clock()
-        return any(r != replica and (until is None or until <= now)
-                   for r, until in zip(self._replicas, self._down_until))
+        return any(
+            r != replica and (until is None or until <= now) for r, until in zip(self._replicas, self._down_until)
+        )
 
     def failed(self, replica: T, reason: str) -> None:
         """`replica`'s connection failed: out of rotation until its backoff passes (a pool of one keeps it)."""

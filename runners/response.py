@@ -67,26 +67,40 @@ class AnswerLogprobs(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    gold: str = Field(description="the text teacher-forced after the prompt (the expected answer as the model "
-                      "would write it, with its leading space where the answer prefix leaves one)")
+    gold: str = Field(
+        description="the text teacher-forced after the prompt (the expected answer as the model "
+        "would write it, with its leading space where the answer prefix leaves one)"
+    )
     token_ids: list[int] = Field(default_factory=list, description="the gold text's token ids after the prompt")
     logprobs: list[float] = Field(description="log P(gold token j | prompt, gold[:j]), one per gold token")
-    top: list[list[TokenLogprob]] = Field(default_factory=list, description="the top-k alternatives at each "
-                                          "gold position, likeliest first")
-    greedy: list[bool] = Field(default_factory=list, description="per gold position: the likeliest token "
-                               "there is the gold one")
-    first_divergence: int | None = Field(None, description="the first gold position where greedy decoding "
-                                         "picks another token (None: greedy decoding writes the whole gold)")
-    method: LogprobMethod = Field(description="generated: read from the answer request's own logprobs (and "
-                                  "extra one-token requests on the cached prefix past a divergence); forced: "
-                                  "every position by extra requests; prompt_logprobs: one request scoring the "
-                                  "gold as part of the prompt")
-    answer_from: int = Field(0, ge=0, description="the gold positions before this one are only the separator "
-                             "the answer prefix leaves (a space the tokenizer makes a token of its own): "
-                             "teacher-forced and kept in `top`, but not counted in `p_answer`")
+    top: list[list[TokenLogprob]] = Field(
+        default_factory=list, description="the top-k alternatives at each gold position, likeliest first"
+    )
+    greedy: list[bool] = Field(
+        default_factory=list, description="per gold position: the likeliest token there is the gold one"
+    )
+    first_divergence: int | None = Field(
+        None,
+        description="the first gold position where greedy decoding "
+        "picks another token (None: greedy decoding writes the whole gold)",
+    )
+    method: LogprobMethod = Field(
+        description="generated: read from the answer request's own logprobs (and "
+        "extra one-token requests on the cached prefix past a divergence); forced: "
+        "every position by extra requests; prompt_logprobs: one request scoring the "
+        "gold as part of the prompt"
+    )
+    answer_from: int = Field(
+        0,
+        ge=0,
+        description="the gold positions before this one are only the separator "
+        "the answer prefix leaves (a space the tokenizer makes a token of its own): "
+        "teacher-forced and kept in `top`, but not counted in `p_answer`",
+    )
     extra_requests: int = Field(0, ge=0, description="requests sent beyond the answer request")
-    extra_prompt_tokens: int = Field(0, ge=0, description="prompt tokens those requests sent (mostly served "
-                                     "from the engine's prefix cache)")
+    extra_prompt_tokens: int = Field(
+        0, ge=0, description="prompt tokens those requests sent (mostly served from the engine's prefix cache)"
+    )
 
     @property
     def tokens(self) -> int:
@@ -95,7 +109,7 @@ class AnswerLogprobs(BaseModel):
     @property
     def sum_logprob(self) -> float:
         """log P(the answer's tokens | the prompt and the separator before them)."""
-        return math.fsum(self.logprobs[self.answer_from:])
+        return math.fsum(self.logprobs[self.answer_from :])
 
     @property
     def p_answer(self) -> float:
@@ -134,17 +148,25 @@ class Response(BaseModel):
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    reasoning_tokens: int | None = Field(None, description="tokens spent reasoning: the engine's "
-                                         "usage.completion_tokens_details.reasoning_tokens, else counted")
+    reasoning_tokens: int | None = Field(
+        None,
+        description="tokens spent reasoning: the engine's "
+        "usage.completion_tokens_details.reasoning_tokens, else counted",
+    )
     cached_tokens: int | None = None
-    timings: ReplyTimings | None = Field(None, description="the engine's own count of the prompt, where the reply "
-                                         "carries one (llama-server's `timings`)")
+    timings: ReplyTimings | None = Field(
+        None, description="the engine's own count of the prompt, where the reply carries one (llama-server's `timings`)"
+    )
     latency_s: float | None = Field(None, description="None when not measured (runs imported from lm-eval logs)")
     ttft_s: float | None = None
     attempts: int = Field(1, description="HTTP requests this answer took, retries included")
     generated: list[GeneratedToken] | None = Field(
-        None, exclude=True, repr=False, description="the generated tokens' log-probabilities, where they were "
-        "asked for (read into the record's `logprobs`, not kept in the response)")
+        None,
+        exclude=True,
+        repr=False,
+        description="the generated tokens' log-probabilities, where they were "
+        "asked for (read into the record's `logprobs`, not kept in the response)",
+    )
 
 
 class ReplicaEvent(BaseModel):
@@ -160,8 +182,10 @@ class ReplicaEvent(BaseModel):
 
     def line(self) -> str:
         if self.event == "dropped":
-            return (f"replica {self.replica} taken out of rotation ({self.reason}); its requests go to the others, "
-                    f"and it is tried again in {self.retry_after_s:g} s")
+            return (
+                f"replica {self.replica} taken out of rotation ({self.reason}); its requests go to the others, "
+                f"and it is tried again in {self.retry_after_s:g} s"
+            )
         return f"replica {self.replica} is back in rotation ({self.reason})"
 
 
@@ -177,19 +201,27 @@ class EngineInfo(BaseModel):
     # deployment lint reads its facts from, so no call is made twice
     _stated: tuple[Any, Any] | None = PrivateAttr(default=None)
 
-    engine: str = Field(description="the engine adapter's name (runners/engines), or \"unknown\"")
+    engine: str = Field(description='the engine adapter\'s name (runners/engines), or "unknown"')
     version: str | None = None
     context_length: int | None = None
     context_source: str | None = None
     model: str | None = None
     base_url: str | None = None
     slots: int | None = None
-    context_requested: int | None = Field(None, description="a launched engine: the context per slot it was "
-                                          "started with (`--n-ctx`, or sized to the suite)")
-    context_trained: int | None = Field(None, description="a launched engine: the model's trained context (the "
-                                        "GGUF's <arch>.context_length); a request above it is capped to it")
-    reuse_block: int | None = Field(None, description="the tokens the engine reuses a cached prefix in whole "
-                                    "multiples of, where it states them (vLLM's block); None: any number")
+    context_requested: int | None = Field(
+        None,
+        description="a launched engine: the context per slot it was started with (`--n-ctx`, or sized to the suite)",
+    )
+    context_trained: int | None = Field(
+        None,
+        description="a launched engine: the model's trained context (the "
+        "GGUF's <arch>.context_length); a request above it is capped to it",
+    )
+    reuse_block: int | None = Field(
+        None,
+        description="the tokens the engine reuses a cached prefix in whole "
+        "multiples of, where it states them (vLLM's block); None: any number",
+    )
 
     @property
     def default_concurrency(self) -> int:

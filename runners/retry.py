@@ -13,8 +13,8 @@ import dataclasses
 import random
 from dataclasses import dataclass
 
-from ctxprobe.runners.shown_text import one_line
 from ctxprobe.runners.settings import ClientSettings
+from ctxprobe.runners.shown_text import one_line
 from ctxprobe.tasks.errors import ExitError, UserError
 from ctxprobe.tasks.exit_codes import ExitCode
 
@@ -42,8 +42,7 @@ class RetryPolicy:
     def with_backoff(self, base_s: float, max_s: float) -> RetryPolicy:
         return dataclasses.replace(self, backoff_base_s=base_s, backoff_max_s=max_s)
 
-    def backoff_s(self, attempts: int, retry_after_s: float | None = None,
-                  rng: random.Random | None = None) -> float:
+    def backoff_s(self, attempts: int, retry_after_s: float | None = None, rng: random.Random | None = None) -> float:
         """The wait before attempt `attempts + 1`: base x 2^(attempts-1), capped, with jitter in [0.5, 1];
         at least the server's Retry-After (within the cap)."""
         cap = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (attempts - 1))

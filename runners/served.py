@@ -30,9 +30,16 @@ class Launched:
     counter: TokenCounter
 
 
-def open_counter(spec: str, *, endpoint: str | None, api_key_env: str, policy: RetryPolicy | None = None,
-                 concurrency: int = 8, info: EngineInfo | None = None,
-                 replicas: tuple[str, ...] = ()) -> TokenCounter:
+def open_counter(
+    spec: str,
+    *,
+    endpoint: str | None,
+    api_key_env: str,
+    policy: RetryPolicy | None = None,
+    concurrency: int = 8,
+    info: EngineInfo | None = None,
+    replicas: tuple[str, ...] = (),
+) -> TokenCounter:
     """A token counter from its spec; a bare `server` means `endpoint`'s own tokenizer, reached with the key
     under the run's retry policy, `concurrency` tokenize calls at a time. `info`, the probe of `endpoint`,
     spares its tokenizer a second probe. `replicas`: the deployment's servers, `endpoint` among them: its
@@ -43,21 +50,38 @@ def open_counter(spec: str, *, endpoint: str | None, api_key_env: str, policy: R
     if spec == "server" and endpoint:
         spec = f"server:{endpoint}"
     probed = info if endpoint and spec == f"server:{endpoint}" else None
-    return make_counter(spec, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=probed,
-                        replicas=tuple(replicas))
+    return make_counter(
+        spec, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=probed, replicas=tuple(replicas)
+    )
 
 
-def as_remote(client: ClientSettings, urls: list[str], info: EngineInfo, policy: RetryPolicy, mode: Mode, *,
-              concurrency: int | None, token_counter: str | None) -> Launched:
+def as_remote(
+    client: ClientSettings,
+    urls: list[str],
+    info: EngineInfo,
+    policy: RetryPolicy,
+    mode: Mode,
+    *,
+    concurrency: int | None,
+    token_counter: str | None,
+) -> Launched:
     """A served endpoint ctxprobe did not start itself (or a vLLM server it did): counted by its own tokenizer
     unless told otherwise (`token_counter`), the probe's model and facts handed to every client; `concurrency`
     as the user gave it (None: what the probe advises)."""
     concurrency = in_flight(concurrency, info.slots)
     spec = token_counter or f"server:{urls[0]}"
-    counter = open_counter(spec, endpoint=urls[0], api_key_env=client.api_key_env, policy=policy,
-                           concurrency=concurrency, info=info, replicas=tuple(urls))
-    counter = with_chat_lead(counter, urls, info.engine, model=info.model, api_key_env=client.api_key_env,
-                             policy=policy)
+    counter = open_counter(
+        spec,
+        endpoint=urls[0],
+        api_key_env=client.api_key_env,
+        policy=policy,
+        concurrency=concurrency,
+        info=info,
+        replicas=tuple(urls),
+    )
+    counter = with_chat_lead(
+        counter, urls, info.engine, model=info.model, api_key_env=client.api_key_env, policy=policy
+    )
     spec = f"server:{urls[0]}" if spec == "server" else spec
     config = EndpointConfig.of(client, base_urls=tuple(urls), mode=mode, model=info.model, concurrency=concurrency)
     return Launched(config, info, shown_spec(spec), counter)

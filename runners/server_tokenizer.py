@@ -25,14 +25,13 @@ from typing import Any
 from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.engines import Call, adapter, known_engines
 from ctxprobe.runners.http_json import api_root, display_url
-from ctxprobe.runners.replica_calls import calls_to
-from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.probe import EngineInfo, probe_engine
+from ctxprobe.runners.replica_calls import calls_to
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
+from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.runners.shown_text import shown_body
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
-
 
 BATCH_TEXTS = 512  # texts counted in one call, where the engine takes a list
 BATCH_CHARS = 512 * 1024  # and their characters (a longer text is a batch of its own)
@@ -59,15 +58,23 @@ class ServerTokenizer:
 
     approximate = False
 
-    def __init__(self, base_url: str | Sequence[str], engine: str, *, model: str | None = None,
-                 concurrency: int = 8, policy: RetryPolicy | None = None,
-                 api_key_env: str = DEFAULT_API_KEY_ENV) -> None:
+    def __init__(
+        self,
+        base_url: str | Sequence[str],
+        engine: str,
+        *,
+        model: str | None = None,
+        concurrency: int = 8,
+        policy: RetryPolicy | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+    ) -> None:
         """`base_url`: the server, or the replicas of one deployment (named by the first)."""
         if engine not in known_engines():
             raise UserError(f"no tokenize call known for engine {engine!r}; known: {', '.join(known_engines())}")
         self.adapter = adapter(engine)
-        self.calls = calls_to((base_url,) if isinstance(base_url, str) else tuple(base_url), policy=policy,
-                              api_key_env=api_key_env)
+        self.calls = calls_to(
+            (base_url,) if isinstance(base_url, str) else tuple(base_url), policy=policy, api_key_env=api_key_env
+        )
         self.base_url = self.calls.shown  # for messages and the manifest: never a credential
         self.engine = engine
         self.model = model
@@ -129,8 +136,10 @@ class ServerTokenizer:
         assert call is not None  # counts_batches said the engine has the call
         counts = self.adapter.read_batch_counts(self._post(call), len(texts))
         if counts is None:
-            raise UserError(f"tokenize call {call.path} at {self.base_url} ({self.engine}) answered a list of "
-                            f"{len(texts)} texts without their {len(texts)} counts")
+            raise UserError(
+                f"tokenize call {call.path} at {self.base_url} ({self.engine}) answered a list of "
+                f"{len(texts)} texts without their {len(texts)} counts"
+            )
         return counts
 
     def token_ids(self, text: str) -> list[int]:
@@ -139,7 +148,7 @@ class ServerTokenizer:
         tokens = self.adapter.read_tokens(self._post(call))
         if tokens is None:
             raise UserError(f"tokenize call {call.path} at {self.base_url} ({self.engine}) answered without tokens")
-        return tokens[self._call_bos:]
+        return tokens[self._call_bos :]
 
     def chat_overhead(self, content: str = "Hello.") -> int | None:
         """Tokens the chat template adds around one user message (with the generation prompt), or None
@@ -184,29 +193,47 @@ class ServerTokenizer:
             return body
         if soft:  # the engine cannot do it (no template, no route): not an error
             return {}
-        raise CallFailed(f"tokenize call {call.path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
-                         f"{shown_body(body)}", status=status)
+        raise CallFailed(
+            f"tokenize call {call.path} at {self.base_url} ({self.engine}) failed with HTTP {status}: "
+            f"{shown_body(body)}",
+            status=status,
+        )
 
 
-def server_token_counter(url: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
-                         concurrency: int = 8, info: EngineInfo | None = None,
-                         replicas: Sequence[str] = ()) -> ServerTokenizer:
+def server_token_counter(
+    url: str,
+    *,
+    api_key_env: str = DEFAULT_API_KEY_ENV,
+    policy: RetryPolicy | None = None,
+    concurrency: int = 8,
+    info: EngineInfo | None = None,
+    replicas: Sequence[str] = (),
+) -> ServerTokenizer:
     """Count with the endpoint's tokenizer, `concurrency` calls at a time under `policy`; the endpoint is
     probed unless its probe's `info` is given. `replicas`: the other servers of the same deployment, which
     take the calls `url` does not answer."""
     info = info if info is not None else probe_engine(url, api_key_env=api_key_env, policy=policy)
     if info.engine == "unknown":
-        raise UserError(f"endpoint {display_url(api_root(url))} is not a known engine ({', '.join(known_engines())}); "
-                        "its tokenizer cannot be used: choose another token counter")
+        raise UserError(
+            f"endpoint {display_url(api_root(url))} is not a known engine ({', '.join(known_engines())}); "
+            "its tokenizer cannot be used: choose another token counter"
+        )
     urls = list(dict.fromkeys([api_root(url), *(api_root(r) for r in replicas)]))
-    return ServerTokenizer(urls, info.engine, model=info.model, api_key_env=api_key_env, policy=policy,
-                           concurrency=concurrency)
+    return ServerTokenizer(
+        urls, info.engine, model=info.model, api_key_env=api_key_env, policy=policy, concurrency=concurrency
+    )
 
 
 @lru_cache(maxsize=8)
-def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: RetryPolicy | None = None,
-                 concurrency: int = 8, info: EngineInfo | None = None,
-                 replicas: tuple[str, ...] = ()) -> TokenCounter:
+def make_counter(
+    spec: str,
+    *,
+    api_key_env: str = DEFAULT_API_KEY_ENV,
+    policy: RetryPolicy | None = None,
+    concurrency: int = 8,
+    info: EngineInfo | None = None,
+    replicas: tuple[str, ...] = (),
+) -> TokenCounter:
     """Any token counter from its spec (tasks.token_counter), the `server` kind reached with the API key
     from `api_key_env` under `policy`, `concurrency` calls at a time. One counter per (spec, key variable,
     policy, concurrency, replicas) per process, so counts are cached once. `info`: the server's probe, when
@@ -216,7 +243,8 @@ def make_counter(spec: str, *, api_key_env: str = DEFAULT_API_KEY_ENV, policy: R
     def server(url: str) -> ServerTokenizer:
         roots = [api_root(r) for r in replicas]
         others = roots if api_root(url) in roots else []
-        return server_token_counter(url, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=info,
-                                    replicas=others)
+        return server_token_counter(
+            url, api_key_env=api_key_env, policy=policy, concurrency=concurrency, info=info, replicas=others
+        )
 
     return make_token_counter(spec, server=server)

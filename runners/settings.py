@@ -13,14 +13,12 @@ launcher resolves them (`context`, `slots`) before it starts the server."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-import re
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from ctxprobe.tasks.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 KvCacheType = Literal["f16", "q8_0", "q4_0"]
 SwaCache = Literal["full", "window"]
@@ -33,8 +31,18 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # X-Correlation-ID and four more, docs/ENGINES.md): a longer name is a slip, sent with every request of a run.
 MAX_HEADER_NAME = 128
 # headers the client sets itself: a session header by one of these names would replace them
-_CLIENT_HEADERS = frozenset({"authorization", "content-type", "content-length", "host", "connection",
-                             "transfer-encoding", "accept", "user-agent"})
+_CLIENT_HEADERS = frozenset(
+    {
+        "authorization",
+        "content-type",
+        "content-length",
+        "host",
+        "connection",
+        "transfer-encoding",
+        "accept",
+        "user-agent",
+    }
+)
 DEFAULT_N_CTX = 8192  # the embedded engine's context per slot when nothing sizes it (a run sizes it to its suite)
 
 S = TypeVar("S", bound=BaseModel)
@@ -46,16 +54,25 @@ class ClientSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = Field(None, description="model name (default: the first one GET /v1/models lists)")
-    api_key_env: str = Field(DEFAULT_API_KEY_ENV, description="environment variable holding the API key (its value "
-                             "is never written anywhere)")
+    api_key_env: str = Field(
+        DEFAULT_API_KEY_ENV,
+        description="environment variable holding the API key (its value is never written anywhere)",
+    )
     timeout: float = Field(120.0, gt=0, le=7 * 86400, allow_inf_nan=False, description="request timeout base, seconds")
-    timeout_per_1k: float = Field(2.0, ge=0, le=86400, allow_inf_nan=False, description="extra timeout per 1K prompt "
-                                  "tokens (long prefills take minutes)")
+    timeout_per_1k: float = Field(
+        2.0,
+        ge=0,
+        le=86400,
+        allow_inf_nan=False,
+        description="extra timeout per 1K prompt tokens (long prefills take minutes)",
+    )
     retries: int = Field(4, ge=0, le=100, description="retries on 429, 5xx and connection errors")
     session_header: str | None = Field(
-        DEFAULT_SESSION_HEADER, description="HTTP header every completion, chat and log-probability request "
+        DEFAULT_SESSION_HEADER,
+        description="HTTP header every completion, chat and log-probability request "
         "carries with its chain's key (the prompts one prefix cache serves one after another), so a router keeps "
-        "a chain on one worker; none: no such header")
+        "a chain on one worker; none: no such header",
+    )
 
     @field_validator("session_header", mode="before")
     @classmethod
@@ -67,15 +84,21 @@ class ClientSettings(BaseModel):
         if name.lower() == "none":
             return None
         if len(name) > MAX_HEADER_NAME:
-            raise UserError(f"invalid option --session-header: a {len(name):,}-character name, more than the "
-                            f"{MAX_HEADER_NAME} taken (a router reads short ones, e.g. the default X-Session-ID); "
-                            "--session-header none sends none")
+            raise UserError(
+                f"invalid option --session-header: a {len(name):,}-character name, more than the "
+                f"{MAX_HEADER_NAME} taken (a router reads short ones, e.g. the default X-Session-ID); "
+                "--session-header none sends none"
+            )
         if not _HEADER_NAME.fullmatch(name):
-            raise UserError(f"invalid option --session-header: {name!r} is not an HTTP header name (letters, digits "
-                            "and !#$%&'*+-.^_`|~ only); --session-header none sends none")
+            raise UserError(
+                f"invalid option --session-header: {name!r} is not an HTTP header name (letters, digits "
+                "and !#$%&'*+-.^_`|~ only); --session-header none sends none"
+            )
         if name.lower() in _CLIENT_HEADERS:
-            raise UserError(f"invalid option --session-header: {name} is a header the client sets itself; name "
-                            "another (default X-Session-ID), or none")
+            raise UserError(
+                f"invalid option --session-header: {name} is a header the client sets itself; name "
+                "another (default X-Session-ID), or none"
+            )
         return name
 
 
@@ -89,12 +112,19 @@ class LogprobSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    logprobs: bool | None = Field(None, description="record the expected answer's teacher-forced "
-                                  "log-probabilities on every sample (p_answer, top-1 agreement, the top-k "
-                                  "alternatives); default on where the engine gives them cheaply (llama-server, "
-                                  "vLLM), else recorded as unavailable")
-    top_logprobs: int = Field(DEFAULT_TOP_LOGPROBS, ge=1, le=MAX_TOP_LOGPROBS, description="with logprobs: "
-                              "alternatives kept per answer position")
+    logprobs: bool | None = Field(
+        None,
+        description="record the expected answer's teacher-forced "
+        "log-probabilities on every sample (p_answer, top-1 agreement, the top-k "
+        "alternatives); default on where the engine gives them cheaply (llama-server, "
+        "vLLM), else recorded as unavailable",
+    )
+    top_logprobs: int = Field(
+        DEFAULT_TOP_LOGPROBS,
+        ge=1,
+        le=MAX_TOP_LOGPROBS,
+        description="with logprobs: alternatives kept per answer position",
+    )
 
 
 class EngineSettings(BaseModel):
@@ -102,15 +132,20 @@ class EngineSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    n_ctx: int | None = Field(None, ge=16, description="embedded engine: context per slot, in tokens (default: "
-                              "longest prompt + answer room)")
-    parallel: int | None = Field(None, ge=1, description="embedded engine: slots, requests served at once, each "
-                                 "with its own context (default 1)")
+    n_ctx: int | None = Field(
+        None, ge=16, description="embedded engine: context per slot, in tokens (default: longest prompt + answer room)"
+    )
+    parallel: int | None = Field(
+        None, ge=1, description="embedded engine: slots, requests served at once, each with its own context (default 1)"
+    )
     kv_cache_type: KvCacheType = Field("f16", title="KV cache type", description="embedded engine: KV cache type")
     swa_cache: SwaCache = Field(
-        "full", title="sliding-window cache", description="embedded engine: KV cache of sliding-window layers: full "
+        "full",
+        title="sliding-window cache",
+        description="embedded engine: KV cache of sliding-window layers: full "
         "(a prefix cache reuses any shared prefix) or window (llama-server's default: less memory, reuse only up "
-        "to its checkpoints)")
+        "to its checkpoints)",
+    )
     threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
 
     @property
@@ -133,22 +168,37 @@ class VllmSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model_dir: str | None = Field(None, description="--engine vllm: the model folder to serve (Hugging Face layout: "
-                                  "config.json, weights, tokenizer)")
-    vllm_python: str | None = Field(None, description=f"--engine vllm: the python that has vLLM installed (default: "
-                                    f"${VLLM_PYTHON_ENV}, else ctxprobe's own)")
-    max_model_len: int | None = Field(None, ge=16, description="--engine vllm: context length in tokens (default: "
-                                      "the model's own)")
-    kv_cache_dtype: str = Field("auto", pattern=r"^[a-z0-9_]+$", description="--engine vllm: KV cache dtype, e.g. "
-                                "auto, fp8, fp8_e4m3, fp8_e5m2")
-    enable_prefix_caching: bool = Field(False, description="--engine vllm: pass --enable-prefix-caching (vLLM's "
-                                        "default is on for most models; this makes it explicit)")
-    tensor_parallel_size: int | None = Field(None, ge=1, description="--engine vllm: GPUs per replica (tensor "
-                                             "parallel)")
-    enable_expert_parallel: bool = Field(False, description="--engine vllm: expert parallel for MoE layers (its size "
-                                         "is tensor x data parallel)")
-    vllm_args: str | None = Field(None, description="--engine vllm: more arguments for vLLM's server, passed as "
-                                  "they are, e.g. --vllm-args='--enforce-eager --gpu-memory-utilization 0.85'")
+    model_dir: str | None = Field(
+        None,
+        description="--engine vllm: the model folder to serve (Hugging Face layout: config.json, weights, tokenizer)",
+    )
+    vllm_python: str | None = Field(
+        None,
+        description=f"--engine vllm: the python that has vLLM installed (default: "
+        f"${VLLM_PYTHON_ENV}, else ctxprobe's own)",
+    )
+    max_model_len: int | None = Field(
+        None, ge=16, description="--engine vllm: context length in tokens (default: the model's own)"
+    )
+    kv_cache_dtype: str = Field(
+        "auto", pattern=r"^[a-z0-9_]+$", description="--engine vllm: KV cache dtype, e.g. auto, fp8, fp8_e4m3, fp8_e5m2"
+    )
+    enable_prefix_caching: bool = Field(
+        False,
+        description="--engine vllm: pass --enable-prefix-caching (vLLM's "
+        "default is on for most models; this makes it explicit)",
+    )
+    tensor_parallel_size: int | None = Field(
+        None, ge=1, description="--engine vllm: GPUs per replica (tensor parallel)"
+    )
+    enable_expert_parallel: bool = Field(
+        False, description="--engine vllm: expert parallel for MoE layers (its size is tensor x data parallel)"
+    )
+    vllm_args: str | None = Field(
+        None,
+        description="--engine vllm: more arguments for vLLM's server, passed as "
+        "they are, e.g. --vllm-args='--enforce-eager --gpu-memory-utilization 0.85'",
+    )
 
 
 class ServeSettings(EngineSettings):

@@ -66,17 +66,25 @@ class VllmEngine(EmbeddedEngine):
     label = "vLLM"
     stop_grace_s = 20.0  # vLLM ends its engine core and workers on SIGTERM; they take a few seconds
 
-    def __init__(self, *, settings: VllmSettings | None = None, model_alias: str | None = None,
-                 startup_timeout_s: float = DEFAULT_STARTUP_S, log_path: str | Path | None = None,
-                 cached_tokens_report: bool = True, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        settings: VllmSettings | None = None,
+        model_alias: str | None = None,
+        startup_timeout_s: float = DEFAULT_STARTUP_S,
+        log_path: str | Path | None = None,
+        cached_tokens_report: bool = True,
+        **options: Any,
+    ) -> None:
         if settings is not None and options:
             raise TypeError("pass the vLLM settings or their fields, not both")
         self.vllm = settings if settings is not None else checked(VllmSettings, options)
         if not self.vllm.model_dir:
             raise UserError("--engine vllm needs --model-dir DIR (a model folder: config.json, weights, tokenizer)")
         folder = Path(self.vllm.model_dir)
-        super().__init__(model_alias=model_alias or folder.resolve().name, startup_timeout_s=startup_timeout_s,
-                         log_path=log_path)
+        super().__init__(
+            model_alias=model_alias or folder.resolve().name, startup_timeout_s=startup_timeout_s, log_path=log_path
+        )
         self.model_dir = folder
         self.cached_tokens_report = cached_tokens_report
 
@@ -87,18 +95,32 @@ class VllmEngine(EmbeddedEngine):
 
     def resolve_model(self) -> Path:
         if not (self.model_dir / "config.json").is_file():
-            raise UserError(f"--model-dir {self.model_dir} is not a model folder (no config.json); a GGUF is "
-                            "served by the embedded engine (--model-file), or converted first "
-                            "(docs/engines.md, 'vLLM, started by ctxprobe')")
+            raise UserError(
+                f"--model-dir {self.model_dir} is not a model folder (no config.json); a GGUF is "
+                "served by the embedded engine (--model-file), or converted first "
+                "(docs/engines.md, 'vLLM, started by ctxprobe')"
+            )
         return self.model_dir.resolve()
 
     def command(self, port: int) -> list[str]:
         """vLLM's OpenAI server with the settings as its own flags, the pass-through arguments last."""
         assert self.model_path is not None
         s = self.vllm
-        argv = [vllm_python(s), "-m", SERVER_MODULE, "--model", str(self.model_path),
-                "--served-model-name", self.model_alias, "--host", "127.0.0.1", "--port", str(port),
-                "--kv-cache-dtype", s.kv_cache_dtype]
+        argv = [
+            vllm_python(s),
+            "-m",
+            SERVER_MODULE,
+            "--model",
+            str(self.model_path),
+            "--served-model-name",
+            self.model_alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--kv-cache-dtype",
+            s.kv_cache_dtype,
+        ]
         if s.max_model_len is not None:
             argv += ["--max-model-len", str(s.max_model_len)]
         if s.tensor_parallel_size is not None:
@@ -125,6 +147,12 @@ class VllmEngine(EmbeddedEngine):
     def endpoint_config(self, settings: ClientSettings | None = None, **overrides: Any) -> EndpointConfig:
         """Client settings that suit vLLM: streamed (TTFT, and the last chunk's usage), chat unless the run
         says otherwise, requests in flight as the probe advises (vLLM batches them)."""
-        server: dict[str, Any] = {"base_urls": (self.base_url,), "model": self.model_alias, "mode": "chat",
-                                  "concurrency": self.info().default_concurrency, "stream": True, **overrides}
+        server: dict[str, Any] = {
+            "base_urls": (self.base_url,),
+            "model": self.model_alias,
+            "mode": "chat",
+            "concurrency": self.info().default_concurrency,
+            "stream": True,
+            **overrides,
+        }
         return EndpointConfig.of(settings, **server) if settings is not None else EndpointConfig(**server)

@@ -24,19 +24,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from pydantic import Field
-
 from ctxprobe.tasks.answers.absence import ABSENT  # its scorer registers with it, wherever a family asks one
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.sample import Expected
+from pydantic import Field
 
 __all__ = ["ABSENT", "absent_draft", "absent_field", "asked_keys", "asks_absent"]
 
 
 def absent_field() -> Any:
     """A family's `absent` parameter."""
-    return Field(False, description="ask, in the words of a present question, for a key the prompt holds "
-                 "nowhere: correct only when the reply says the text does not hold it and gives no value")
+    return Field(
+        False,
+        description="ask, in the words of a present question, for a key the prompt holds "
+        "nowhere: correct only when the reply says the text does not hold it and gives no value",
+    )
 
 
 def asks_absent(params: Any) -> bool:
@@ -54,7 +56,13 @@ def absent_draft(present: Draft, asking: Draft) -> Draft:
     """`present`'s prompt (head, needles, all distractors now) with `asking`'s question: the keys it asks
     must stand nowhere in the prompt (the caller draws them apart); `unique` holds them, so the builder's
     check that unique strings occur only where placed also checks the haystack holds none."""
-    return replace(present, tail=asking.tail, question=asking.question, answer_prefix=asking.answer_prefix,
-                   needles=tuple(replace(n, role="distractor") for n in present.needles),
-                   expected=Expected(kind=ABSENT, answers=[]), max_tokens=asking.max_tokens,
-                   unique=tuple(dict.fromkeys((*present.unique, *asked_keys(asking)))))
+    return replace(
+        present,
+        tail=asking.tail,
+        question=asking.question,
+        answer_prefix=asking.answer_prefix,
+        needles=tuple(replace(n, role="distractor") for n in present.needles),
+        expected=Expected(kind=ABSENT, answers=[]),
+        max_tokens=asking.max_tokens,
+        unique=tuple(dict.fromkeys((*present.unique, *asked_keys(asking)))),
+    )

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-
 from ctxprobe.tasks.count_cache import FIRST_LOOKAHEAD, LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.haystack import Haystack
@@ -111,8 +110,15 @@ def reopened(opening: str, text: str) -> str:
     return opening + text.lstrip()
 
 
-def _open_context(opening: str, counts: UnitCounts, slots: list[int], needle_units: list[str], needle_n: list[int],
-                  unit_texts: list[str], cum: np.ndarray) -> int:
+def _open_context(
+    opening: str,
+    counts: UnitCounts,
+    slots: list[int],
+    needle_units: list[str],
+    needle_n: list[int],
+    unit_texts: list[str],
+    cum: np.ndarray,
+) -> int:
     """Write the first piece after the head with `opening` for its separator, in place (the needle's text
     and count, or the first unit's text and the cumulative counts); returns the haystack's new token total."""
     first_needles = [i for i, slot in enumerate(slots) if slot == 0]

@@ -7,19 +7,19 @@ import hashlib
 import random
 import threading
 import weakref
-from functools import lru_cache
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from ctxprobe.tasks.absent import absent_draft, asks_absent
-from ctxprobe.tasks.common_params import question_position
 from ctxprobe.tasks.assemble import Assembled, assemble, whole_word
+from ctxprobe.tasks.common_params import question_position
 from ctxprobe.tasks.count_cache import UnitCounts
-from ctxprobe.tasks.families.vocab import drawn_apart
 from ctxprobe.tasks.errors import UserError
+from ctxprobe.tasks.families.vocab import drawn_apart
 from ctxprobe.tasks.haystack import Haystack, make_haystack
-from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.identity import needle_key, sharing_key
+from ctxprobe.tasks.lengths import check_depth
 from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft, get_family, validate_params
 from ctxprobe.tasks.sample import Recipe, Sample, TokenizerIdentity, seed_window, sha256_text
@@ -79,12 +79,18 @@ class PromptBuilder:
         expected = self.recipe_tokenizer(recipe.mode)
         if recipe.tokenizer_identity == expected:
             return self.lead_tokens(recipe.mode)
-        if (recipe.mode == "chat" and recipe.tokenizer == self.tokenizer and recipe.chat_template_tokens is not None
-                and not callable(getattr(self.counter, "chat_overhead", None))):
+        if (
+            recipe.mode == "chat"
+            and recipe.tokenizer == self.tokenizer
+            and recipe.chat_template_tokens is not None
+            and not callable(getattr(self.counter, "chat_overhead", None))
+        ):
             return recipe.chat_template_tokens
-        raise UserError(f"the token counter {self.counter.spec} is tokenizer {_shown(expected)}, but sample "
-                        f"{recipe.sample_id()} was counted with {_shown(recipe.tokenizer_identity)}: give the same "
-                        "tokenizer")
+        raise UserError(
+            f"the token counter {self.counter.spec} is tokenizer {_shown(expected)}, but sample "
+            f"{recipe.sample_id()} was counted with {_shown(recipe.tokenizer_identity)}: give the same "
+            "tokenizer"
+        )
 
     def unit_counts(self, haystack_spec: str) -> UnitCounts:
         """One UnitCounts per haystack, so a suite counts each unit once."""
@@ -93,8 +99,9 @@ class PromptBuilder:
                 self._counts[haystack_spec] = UnitCounts(haystack(haystack_spec), self.counter)
             return self._counts[haystack_spec]
 
-    def chain_layout(self, recipe: Recipe, lead: int, lay_out: Callable[[PromptBuilder, Recipe, int], T],
-                     part: str = "layout") -> T:
+    def chain_layout(
+        self, recipe: Recipe, lead: int, lay_out: Callable[[PromptBuilder, Recipe, int], T], part: str = "layout"
+    ) -> T:
         """A nested chain's layout (`tasks/nested.py`), or another `part` of what its cells share (its absent
         questions: `tasks/nested_absent.py`), laid out once for all the chain's cells: a lane sends a chain's
         requests one after another, so the last few chains laid out are kept."""
@@ -125,9 +132,17 @@ class PromptBuilder:
         check_depth(recipe.depth)
         key = needle_key(recipe)  # the needles and values depend on what is asked, never on the tokenizer
         if is_sized(family):
-            draft, built = compose(family, params, recipe.mode, hashlib.sha256(f"{key}#0".encode()).digest(),
-                                   recipe.context_tokens, self.counter, lead,
-                                   question_position(params), recipe.depth)
+            draft, built = compose(
+                family,
+                params,
+                recipe.mode,
+                hashlib.sha256(f"{key}#0".encode()).digest(),
+                recipe.context_tokens,
+                self.counter,
+                lead,
+                question_position(params),
+                recipe.depth,
+            )
             return self._sample(recipe, draft, built)
         counts = self.unit_counts(recipe.haystack)
         for attempt in range(MAX_ATTEMPTS):
@@ -183,8 +198,10 @@ def build_sample(recipe: Recipe, counter: TokenCounter | None = None) -> Sample:
     anywhere). Without one, only recipes counted with the estimate can be built."""
     if counter is None:
         if not recipe.tokenizer.startswith("estimate"):
-            raise UserError(f"sample {recipe.sample_id()} was counted with tokenizer {recipe.tokenizer}: "
-                            "give its token counter (e.g. --token-counter local:PATH or server:URL)")
+            raise UserError(
+                f"sample {recipe.sample_id()} was counted with tokenizer {recipe.tokenizer}: "
+                "give its token counter (e.g. --token-counter local:PATH or server:URL)"
+            )
         counter = token_counter(recipe.tokenizer)  # the template's size: in the recipe
     return builder_for(counter).build(recipe)
 

@@ -52,7 +52,15 @@ def conversation_spots(draft: Draft, counter: TokenCounter, lead: int) -> list[N
             tokens = offset_of(draft.messages, index, counter, lead)
         else:
             tokens = lead + counter.count_many([prompt[:at]])[0]
-        spots.append(NeedleSpot(role=needle.role, text=needle.text, answer=needle.answer,
-                                char_offset=at, token_offset=tokens, depth_pct=needle.depth))
+        spots.append(
+            NeedleSpot(
+                role=needle.role,
+                text=needle.text,
+                answer=needle.answer,
+                char_offset=at,
+                token_offset=tokens,
+                depth_pct=needle.depth,
+            )
+        )
         at += len(needle.text)
     return spots

@@ -15,9 +15,14 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, create_mod
 QuestionPosition = Literal["end", "start", "both"]
 
 # Parameter -> the default at which a recipe leaves it out.
-OMITTED_AT_DEFAULT: dict[str, str | bool | None] = {"question_position": "end", "lang": "en", "distractors_kind": "other",
-                                             "haystack_order": "coherent", "dataset_sha256": None,
-                                             "absent": False}
+OMITTED_AT_DEFAULT: dict[str, str | bool | None] = {
+    "question_position": "end",
+    "lang": "en",
+    "distractors_kind": "other",
+    "haystack_order": "coherent",
+    "dataset_sha256": None,
+    "absent": False,
+}
 
 
 class _OmitDefaults(BaseModel):
@@ -45,8 +50,15 @@ def with_common_params(params: type[BaseModel]) -> type[BaseModel]:
     if "question_position" in params.model_fields:
         return params
     return create_model(
-        params.__name__, __base__=(params, _OmitDefaults), __module__=params.__module__,
-        question_position=(QuestionPosition, Field(
-            "end", description="where the question goes: end (after the document), start (before it, "
-            "NeedleBench's Start), both")),
+        params.__name__,
+        __base__=(params, _OmitDefaults),
+        __module__=params.__module__,
+        question_position=(
+            QuestionPosition,
+            Field(
+                "end",
+                description="where the question goes: end (after the document), start (before it, "
+                "NeedleBench's Start), both",
+            ),
+        ),
     )

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
+from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.count_cache_prune import prune
 from ctxprobe.tasks.haystack import Haystack
-from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.token_counter import TokenCounter, fingerprint
 
 LOOKAHEAD = 512  # units the assembler's last-gap fill may look at past the budget
@@ -89,7 +88,11 @@ class UnitCounts:
             if grown and not self.counter.approximate:
                 self._save()
             offset = start - at
-            return Span(start=start, counts=self._spans[at][offset:], cumsum=self._cumsum(at)[offset:] - self._cumsum(at)[offset])
+            return Span(
+                start=start,
+                counts=self._spans[at][offset:],
+                cumsum=self._cumsum(at)[offset:] - self._cumsum(at)[offset],
+            )
 
     def count_texts(self, texts: list[str]) -> list[int]:
         """Counts of the pieces of a prompt around its units (its instruction, question and needles), each
@@ -144,9 +147,12 @@ class UnitCounts:
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp.npz")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            np.savez(tmp, starts=np.asarray(starts, dtype=np.int64),
-                     sizes=np.asarray([len(self._spans[s]) for s in starts], dtype=np.int64),
-                     counts=np.concatenate([self._spans[s] for s in starts]) if starts else np.zeros(0, np.int32))
+            np.savez(
+                tmp,
+                starts=np.asarray(starts, dtype=np.int64),
+                sizes=np.asarray([len(self._spans[s]) for s in starts], dtype=np.int64),
+                counts=np.concatenate([self._spans[s] for s in starts]) if starts else np.zeros(0, np.int32),
+            )
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError):
@@ -164,4 +170,4 @@ def _load(path: Path) -> dict[int, np.ndarray]:
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return {}
     bounds = np.concatenate(([0], np.cumsum(sizes)))
-    return {int(s): counts[bounds[i]:bounds[i + 1]].astype(np.int32) for i, s in enumerate(starts)}
+    return {int(s): counts[bounds[i] : bounds[i + 1]].astype(np.int32) for i, s in enumerate(starts)}

@@ -19,6 +19,7 @@ STALE_TMP_S = 3600.0
 
 def limits() -> tuple[int, float]:
     """The bounds in force: (files, megabytes), from the environment or the defaults."""
+
     def read(name: str, default: float) -> float:
         with contextlib.suppress(ValueError):
             value = float(os.environ.get(name, default))

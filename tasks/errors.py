@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -55,8 +55,9 @@ def read_user_text(path: Path, where: str, max_bytes: int = MAX_USER_FILE_BYTES)
         raise UserError(f"{where}: cannot read it: {error.strerror or error}") from None
 
 
-def validated(model: type[M], values: dict[str, Any], problem: str = "invalid option",
-              flags: Mapping[str, str] | None = None) -> M:
+def validated(
+    model: type[M], values: dict[str, Any], problem: str = "invalid option", flags: Mapping[str, str] | None = None
+) -> M:
     """`model(**values)`, or one line naming the first bad option (`--concurrency: ...`; by its flag in `flags`
     where a command names the field's flag otherwise)."""
     try:

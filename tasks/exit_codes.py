@@ -37,23 +37,45 @@ EXIT_CODES = (
     ExitMeaning(ExitCode.OK, "ok"),
     ExitMeaning(ExitCode.OK, "a gate PASSes", ("run", "compare")),
     ExitMeaning(ExitCode.SAMPLE_ERRORS, "samples ended in errors (unless --allow-errors)", ("run",)),
-    ExitMeaning(ExitCode.SAMPLE_ERRORS, "a gate FAILs a row (run --against, compare --fail-if-drop or --metric kl)",
-                ("run", "compare")),
-    ExitMeaning(ExitCode.SAMPLE_ERRORS, "a check failed (a --model the endpoint does not serve, a mode that does not "
-                "answer; a missing feature is not a failure)", ("doctor",)),
+    ExitMeaning(
+        ExitCode.SAMPLE_ERRORS,
+        "a gate FAILs a row (run --against, compare --fail-if-drop or --metric kl)",
+        ("run", "compare"),
+    ),
+    ExitMeaning(
+        ExitCode.SAMPLE_ERRORS,
+        "a check failed (a --model the endpoint does not serve, a mode that does not "
+        "answer; a missing feature is not a failure)",
+        ("doctor",),
+    ),
     ExitMeaning(ExitCode.SAMPLE_ERRORS, "damaged lines found", ("check",)),
-    ExitMeaning(ExitCode.BAD_INPUT, "bad input: one line naming the problem, nothing sent, no folder left (an "
-                "endpoint that does not answer at all before anything was sent included)"),
-    ExitMeaning(ExitCode.ENDPOINT_LOST, "the endpoint stopped serving mid-run (resume when it is back), or gave no "
-                "complete answer within --timeout", ("run", "limit", "doctor")),
+    ExitMeaning(
+        ExitCode.BAD_INPUT,
+        "bad input: one line naming the problem, nothing sent, no folder left (an "
+        "endpoint that does not answer at all before anything was sent included)",
+    ),
+    ExitMeaning(
+        ExitCode.ENDPOINT_LOST,
+        "the endpoint stopped serving mid-run (resume when it is back), or gave no complete answer within --timeout",
+        ("run", "limit", "doctor"),
+    ),
     ExitMeaning(ExitCode.WRITE_FAILED, "a file could not be written (disk full, read-only, no permission)"),
-    ExitMeaning(ExitCode.GATE_REFUSED, "the gate refuses to judge (a run not finished, a run compared with itself, "
-                "different suites or scoring rules, no answer probabilities for --metric p_answer or kl)",
-                ("compare",)),
-    ExitMeaning(ExitCode.UNDECIDED, "a gate is UNDECIDED: no row FAILs, some stay undecided (--undecided fail|pass "
-                "makes it 1 or 0)", ("run", "compare")),
-    ExitMeaning(ExitCode.ENGINE_FAULT, "an engine fault: the cache-path control (--cache-check) found that the "
-                "prefix-cache path changes answers", ("run",)),
+    ExitMeaning(
+        ExitCode.GATE_REFUSED,
+        "the gate refuses to judge (a run not finished, a run compared with itself, "
+        "different suites or scoring rules, no answer probabilities for --metric p_answer or kl)",
+        ("compare",),
+    ),
+    ExitMeaning(
+        ExitCode.UNDECIDED,
+        "a gate is UNDECIDED: no row FAILs, some stay undecided (--undecided fail|pass makes it 1 or 0)",
+        ("run", "compare"),
+    ),
+    ExitMeaning(
+        ExitCode.ENGINE_FAULT,
+        "an engine fault: the cache-path control (--cache-check) found that the prefix-cache path changes answers",
+        ("run",),
+    ),
     ExitMeaning(ExitCode.INTERRUPTED, "interrupted (Ctrl-C or SIGTERM); finished samples are kept", ("run", "limit")),
 )
 
@@ -66,8 +88,9 @@ def gate_exit_code(verdict: str | None, undecided: Undecided = "exit") -> ExitCo
     `pass` 0); no gate (None) 0."""
     if verdict == "UNDECIDED" and undecided != "exit":
         verdict = undecided.upper()
-    return {None: ExitCode.OK, "PASS": ExitCode.OK, "FAIL": ExitCode.SAMPLE_ERRORS,
-            "UNDECIDED": ExitCode.UNDECIDED}[verdict]
+    return {None: ExitCode.OK, "PASS": ExitCode.OK, "FAIL": ExitCode.SAMPLE_ERRORS, "UNDECIDED": ExitCode.UNDECIDED}[
+        verdict
+    ]
 
 
 def exit_codes_for(command: str | None = None) -> list[tuple[int, str]]:
@@ -76,8 +99,9 @@ def exit_codes_for(command: str | None = None) -> list[tuple[int, str]]:
     rows: dict[int, list[str]] = {}
     for row in EXIT_CODES:
         if command is None:
-            rows.setdefault(row.code, []).append(f"{', '.join(row.commands)}: {row.meaning}" if row.commands
-                                                 else row.meaning)
+            rows.setdefault(row.code, []).append(
+                f"{', '.join(row.commands)}: {row.meaning}" if row.commands else row.meaning
+            )
         elif not row.commands or command in row.commands:
             rows.setdefault(row.code, []).append(row.meaning)
     return [(code, "; ".join(meanings)) for code, meanings in sorted(rows.items())]

@@ -50,8 +50,10 @@ def check_facts_fit(family_name: str, params: dict[str, Any], lengths: list[int]
     if not fitting:  # only a family that says how many facts a length holds leaves a length out
         held = facts_held(family_name, params, lengths) or {}
         most = ", ".join(f"{held[n]} at {format_length(n)}" for n in lengths)
-        raise UserError(f"{family_name}: {params['facts']} facts fit in none of the lengths (at most {most}): "
-                        "give fewer facts or longer lengths")
+        raise UserError(
+            f"{family_name}: {params['facts']} facts fit in none of the lengths (at most {most}): "
+            "give fewer facts or longer lengths"
+        )
     return fitting
 
 
@@ -66,5 +68,8 @@ def parse_facts(text: str) -> list[int]:
 def left_out(family_name: str, params: dict[str, Any], lengths: list[int]) -> list[str]:
     """`1024 facts at 8K (holds 285)` for each length the task's facts do not fit."""
     held = facts_held(family_name, params, lengths) or {}
-    return [f"{params['facts']} facts at {format_length(n)} (holds {held[n]})"
-            for n in lengths if n in held and params["facts"] > held[n]]
+    return [
+        f"{params['facts']} facts at {format_length(n)} (holds {held[n]})"
+        for n in lengths
+        if n in held and params["facts"] > held[n]
+    ]

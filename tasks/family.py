@@ -49,10 +49,31 @@ from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import TaskFamily, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 
-__all__ = ["CHAT_SENTENCE_TOKENS", "AnswerRegion", "DataBacked", "Draft", "Expected", "Lang", "LengthConvention",
-           "Mode", "NeedleDraft", "Score", "TaskFamily", "Template", "answer_kind", "english_only", "frame",
-           "join_names", "lang_field", "length_convention_field", "make_key", "make_value", "spread_depths",
-           "task_family", "template_field"]
+__all__ = [
+    "CHAT_SENTENCE_TOKENS",
+    "AnswerRegion",
+    "DataBacked",
+    "Draft",
+    "Expected",
+    "Lang",
+    "LengthConvention",
+    "Mode",
+    "NeedleDraft",
+    "Score",
+    "TaskFamily",
+    "Template",
+    "answer_kind",
+    "english_only",
+    "frame",
+    "join_names",
+    "lang_field",
+    "length_convention_field",
+    "make_key",
+    "make_value",
+    "spread_depths",
+    "task_family",
+    "template_field",
+]
 
 
 @runtime_checkable

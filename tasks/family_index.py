@@ -80,19 +80,24 @@ def _import_file(path: Path) -> None:
         _exec_within(spec.loader, module, path)
     except _Abandoned:
         _forget(name, before)
-        raise UserError(f"--include {path}: still importing after {INCLUDE_DEADLINE_S:g} s (a loop or a wait at "
-                        "import time?); a family module only declares families") from None
+        raise UserError(
+            f"--include {path}: still importing after {INCLUDE_DEADLINE_S:g} s (a loop or a wait at "
+            "import time?); a family module only declares families"
+        ) from None
     except (ImportError, SyntaxError) as exc:
         _forget(name, before)
         raise UserError(f"--include {path}: does not import: {_one_line(exc)}") from None
     except SystemExit as exc:  # `exit(0)` in a module would end ctxprobe with no word said
         _forget(name, before)
-        raise UserError(f"--include {path}: the module called exit({exc.code!r}) while it was imported; a family "
-                        "module only declares families") from None
-    except Exception as exc:  # noqa: BLE001 - foreign code: whatever it raises (RecursionError too) is its failure
+        raise UserError(
+            f"--include {path}: the module called exit({exc.code!r}) while it was imported; a family "
+            "module only declares families"
+        ) from None
+    except Exception as exc:
         _forget(name, before)
-        raise UserError(f"--include {path}: the module raised {type(exc).__name__} while it was imported: "
-                        f"{_one_line(exc)}") from None
+        raise UserError(
+            f"--include {path}: the module raised {type(exc).__name__} while it was imported: {_one_line(exc)}"
+        ) from None
 
 
 class _Abandoned(Exception):
@@ -108,7 +113,7 @@ def _exec_within(loader: Any, module: ModuleType, path: Path) -> None:
     def load() -> None:
         try:
             loader.exec_module(module)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
+        except BaseException as exc:
             raised.append(exc)
 
     thread = threading.Thread(target=load, name=f"--include {path.name}", daemon=True)

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.gguf_vocab import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, GGUFVocab, read_vocab
-from ctxprobe.tasks.cache_folder import cache_dir
 
 SUPPORTED_KINDS = ("llama",)
 BUILDER_VERSION = 1  # part of the cached file's name: bump it when spm_tokenizer changes what it builds
@@ -48,15 +48,20 @@ def spm_tokenizer(vocab: GGUFVocab) -> Any:
         piece = vocab.tokens[i]
         if ids[piece] != i:
             continue
-        merges.extend((piece[:k], piece[k:]) for k in range(1, len(piece))
-                      if piece[:k] in ids and piece[k:] in ids)
+        merges.extend((piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in ids and piece[k:] in ids)
     unk = next((vocab.tokens[i] for i in range(len(vocab.tokens)) if vocab.types[i] == UNKNOWN), None)
-    tokenizer = Tokenizer(models.BPE(vocab=ids, merges=merges, byte_fallback=bool((vocab.types == BYTE).any()),
-                                     unk_token=unk, fuse_unk=False))
+    tokenizer = Tokenizer(
+        models.BPE(
+            vocab=ids, merges=merges, byte_fallback=bool((vocab.types == BYTE).any()), unk_token=unk, fuse_unk=False
+        )
+    )
     steps: list[Any] = [normalizers.Prepend(" ")] if vocab.add_space_prefix else []
     tokenizer.normalizer = normalizers.Sequence([*steps, normalizers.Replace(" ", "\u2581")])
-    special = [AddedToken(vocab.tokens[i], special=True, normalized=False)
-               for i in range(len(vocab.tokens)) if vocab.types[i] in (CONTROL, USER_DEFINED, UNKNOWN)]
+    special = [
+        AddedToken(vocab.tokens[i], special=True, normalized=False)
+        for i in range(len(vocab.tokens))
+        if vocab.types[i] in (CONTROL, USER_DEFINED, UNKNOWN)
+    ]
     tokenizer.add_special_tokens(special)
     return tokenizer
 
@@ -95,9 +100,11 @@ class GGUFCounter:
     def __init__(self, path: Path) -> None:
         vocab = read_vocab(Path(path))
         if vocab.model not in SUPPORTED_KINDS:
-            raise UserError(f"{path}: token counting offline supports SentencePiece-style GGUF vocabularies "
-                            f"(tokenizer.ggml.model 'llama'), not {vocab.model!r}; use --token-counter server "
-                            "(the engine's own /tokenize)")
+            raise UserError(
+                f"{path}: token counting offline supports SentencePiece-style GGUF vocabularies "
+                f"(tokenizer.ggml.model 'llama'), not {vocab.model!r}; use --token-counter server "
+                "(the engine's own /tokenize)"
+            )
         self.spec = f"local:{path}"
         self.identity = f"gguf:{vocab.model}:{vocab.digest[:16]}"
         self.bos_tokens = 1 if vocab.add_bos and vocab.bos_id is not None else 0

@@ -58,8 +58,24 @@ QUESTION_PARAMS = frozenset({"absent"})
 
 DATASET_DIGEST = "dataset_sha256"  # the parameter that identifies a dataset by content (`dataset` is its path)
 
-__all__ = ["DATASET_DIGEST", "QUESTION_PARAMS", "CellKey", "FamilyKey", "cell_key", "chain_key", "condition_key", "condition_of", "family_key",
-           "identity_params", "needle_key", "sample_id", "sharing_key", "task_fields", "task_key", "template_pair_key"]
+__all__ = [
+    "DATASET_DIGEST",
+    "QUESTION_PARAMS",
+    "CellKey",
+    "FamilyKey",
+    "cell_key",
+    "chain_key",
+    "condition_key",
+    "condition_of",
+    "family_key",
+    "identity_params",
+    "needle_key",
+    "sample_id",
+    "sharing_key",
+    "task_fields",
+    "task_key",
+    "template_pair_key",
+]
 
 CellKey = tuple[object, ...]
 FamilyKey = tuple[str, str, str]  # family, parameters (JSON), haystack
@@ -114,9 +130,17 @@ def needle_key(recipe: Recipe) -> str:
 def sharing_key(recipe: Recipe) -> tuple[object, ...]:
     """Recipes with the same key build prompts that are identical up to their first needle (independent
     layout), or up to the shorter one's question (nested layout: the whole chain, every length)."""
-    base = (recipe.mode, recipe.tokenizer_identity, recipe.generator_version, recipe.family,
-            json.dumps({k: v for k, v in identity_params(recipe.params).items() if k not in QUESTION_PARAMS},
-                       sort_keys=True), recipe.haystack, recipe.window)
+    base = (
+        recipe.mode,
+        recipe.tokenizer_identity,
+        recipe.generator_version,
+        recipe.family,
+        json.dumps(
+            {k: v for k, v in identity_params(recipe.params).items() if k not in QUESTION_PARAMS}, sort_keys=True
+        ),
+        recipe.haystack,
+        recipe.window,
+    )
     if recipe.nested is not None:
         grid = recipe.nested
         return (*base, recipe.seed, grid.lengths, grid.depths, *(() if grid.block is None else (grid.block,)))
@@ -142,9 +166,16 @@ def condition_key(recipe: Recipe) -> str:
 
 def cell_key(recipe: Recipe) -> CellKey:
     """A cell: everything that names a sample except its seed (and the seed's haystack window)."""
-    key = (recipe.family, json.dumps(identity_params(recipe.params), sort_keys=True), recipe.haystack,
-           recipe.context_tokens, float(recipe.depth), recipe.mode, recipe.tokenizer_identity,
-           recipe.generator_version)
+    key = (
+        recipe.family,
+        json.dumps(identity_params(recipe.params), sort_keys=True),
+        recipe.haystack,
+        recipe.context_tokens,
+        float(recipe.depth),
+        recipe.mode,
+        recipe.tokenizer_identity,
+        recipe.generator_version,
+    )
     return key if recipe.nested is None else (*key, "nested")
 
 
@@ -156,6 +187,9 @@ def family_key(recipe: Recipe) -> FamilyKey:
 def template_pair_key(recipe: Recipe) -> tuple[str, str]:
     """The needles' key and every layout parameter but the template and the question position (and the
     question parameters: an absent question is another question, not another layout of the same one)."""
-    layout = {k: v for k, v in recipe.params.items()
-              if k in (LAYOUT_PARAMS - {"template", "question_position"}) | QUESTION_PARAMS}
+    layout = {
+        k: v
+        for k, v in recipe.params.items()
+        if k in (LAYOUT_PARAMS - {"template", "question_position"}) | QUESTION_PARAMS
+    }
     return needle_key(recipe), repr(sorted(layout.items()))

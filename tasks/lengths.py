@@ -81,8 +81,9 @@ def parse_depths(text: str) -> list[float]:
         if step <= 0:
             raise UserError(f"invalid depth range {text!r}: step must be positive")
         n = depth_count(start, stop, step, text)
-        return check_depth_list([check_depth(round(start + i * step, 6)) if i else check_depth(start)
-                                 for i in range(n)], text)
+        return check_depth_list(
+            [check_depth(round(start + i * step, 6)) if i else check_depth(start) for i in range(n)], text
+        )
     try:
         out = [check_depth(float(p)) for p in split_items(text, "depths")]
     except ValueError:

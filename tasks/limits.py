@@ -18,8 +18,10 @@ MAX_SUITE_BYTES = 1024 * 1024  # a suite file: YAML that large takes seconds jus
 
 def check_length(value: int, text: object) -> int:
     if value > MAX_CONTEXT_TOKENS:
-        raise UserError(f"invalid length {text!r}: {value:,} tokens is above the largest ctxprobe builds "
-                        f"({MAX_CONTEXT_TOKENS:,} = 16M)")
+        raise UserError(
+            f"invalid length {text!r}: {value:,} tokens is above the largest ctxprobe builds "
+            f"({MAX_CONTEXT_TOKENS:,} = 16M)"
+        )
     return value
 
 
@@ -31,8 +33,10 @@ def depth_count(start: float, stop: float, step: float, text: str) -> int:
         raise UserError(f"invalid depth range {text!r}: stop is below start")
     n = 1 if math.isinf(step) else math.floor((stop - start) / step + 1e-9) + 1
     if n > MAX_DEPTHS:
-        raise UserError(f"invalid depth range {text!r}: it makes {n:,} depths, at most {MAX_DEPTHS} are allowed "
-                        f"(a step of 0.1 or more)")
+        raise UserError(
+            f"invalid depth range {text!r}: it makes {n:,} depths, at most {MAX_DEPTHS} are allowed "
+            f"(a step of 0.1 or more)"
+        )
     return n
 
 
@@ -44,5 +48,7 @@ def check_seed(seed: int) -> int:
 
 def check_suite_size(samples: int, name: str) -> None:
     if samples > MAX_SUITE_SAMPLES:
-        raise UserError(f"suite {name} makes {samples:,} samples, more than {MAX_SUITE_SAMPLES:,} in one run: "
-                        "fewer lengths, depths or samples per cell, or several runs")
+        raise UserError(
+            f"suite {name} makes {samples:,} samples, more than {MAX_SUITE_SAMPLES:,} in one run: "
+            "fewer lengths, depths or samples per cell, or several runs"
+        )

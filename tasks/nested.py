@@ -21,9 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
-
-from ctxprobe.tasks.assemble import (MIN_HAYSTACK_TOKENS, nearest_boundary, opening_cost, reopened, safety_margin,
-                                     tolerance, whole_word)
+from ctxprobe.tasks.assemble import (
+    MIN_HAYSTACK_TOKENS,
+    nearest_boundary,
+    opening_cost,
+    reopened,
+    safety_margin,
+    tolerance,
+    whole_word,
+)
 from ctxprobe.tasks.count_cache import LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.errors import UserError
@@ -46,8 +52,9 @@ class ChainBuilder(Protocol):
 
     def unit_counts(self, haystack_spec: str) -> UnitCounts: ...
 
-    def chain_layout(self, recipe: Recipe, lead: int, lay_out: Callable[[ChainBuilder, Recipe, int], T],
-                     part: str = "layout") -> T: ...
+    def chain_layout(
+        self, recipe: Recipe, lead: int, lay_out: Callable[[ChainBuilder, Recipe, int], T], part: str = "layout"
+    ) -> T: ...
 
 
 MAX_ATTEMPTS = 32  # a cell is redrawn when its keys or values meet an earlier cell's, or the haystack holds one
@@ -64,22 +71,36 @@ def check_nests(family: str, params: dict[str, Any], cells: int | None = None) -
     capacity = getattr(found, "nested_capacity", None)
     most = capacity(validate_params(found, params)) if cells is not None and capacity is not None else None
     if most is not None and cells is not None and cells > most:
-        raise UserError(f"layout nested: {family} ({_shown(params)}) draws each cell's needles apart from a "
-                        f"finite pool, so a chain holds at most {most} cells, and this grid has {cells} "
-                        "(lengths x depths): give fewer lengths or depths, or layout independent")
+        raise UserError(
+            f"layout nested: {family} ({_shown(params)}) draws each cell's needles apart from a "
+            f"finite pool, so a chain holds at most {most} cells, and this grid has {cells} "
+            "(lengths x depths): give fewer lengths or depths, or layout independent"
+        )
     if is_sized(found):
-        raise UserError(f"layout nested: family {family} sizes its whole document to each length, so no length's "
-                        "prompt is the start of a longer one: give it layout independent")
+        raise UserError(
+            f"layout nested: family {family} sizes its whole document to each length, so no length's "
+            "prompt is the start of a longer one: give it layout independent"
+        )
     if params.get("question_position", "end") != "end":
-        raise UserError(f"layout nested: {family}'s question stands at the {params['question_position']} "
-                        "(question_position), before the haystack, so its prompts share no prefix: put it at the end")
+        raise UserError(
+            f"layout nested: {family}'s question stands at the {params['question_position']} "
+            "(question_position), before the haystack, so its prompts share no prefix: put it at the end"
+        )
     if params.get("haystack_order", "coherent") != "coherent":
-        raise UserError(f"layout nested: {family}'s haystack is shuffled per prompt (haystack_order), so no length's "
-                        "haystack is the start of a longer one: keep it coherent")
+        raise UserError(
+            f"layout nested: {family}'s haystack is shuffled per prompt (haystack_order), so no length's "
+            "haystack is the start of a longer one: keep it coherent"
+        )
 
 
-def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float], seeds: Sequence[int],
-                   block: int | None = None, chains: tuple[Sequence[int], Sequence[float]] | None = None) -> list[Recipe]:
+def nested_recipes(
+    task: Recipe,
+    lengths: Sequence[int],
+    depths: Sequence[float],
+    seeds: Sequence[int],
+    block: int | None = None,
+    chains: tuple[Sequence[int], Sequence[float]] | None = None,
+) -> list[Recipe]:
     """The recipes of a task's chains, one chain per seed, each in the order it is sent: ascending length,
     the depths of one length back to back. `task` gives every field but the length, depth, seed and window;
     `block`, the engine's reuse unit where it reuses whole blocks only (`NestedGrid.block`); `chains`, the
@@ -89,13 +110,25 @@ def nested_recipes(task: Recipe, lengths: Sequence[int], depths: Sequence[float]
     grid = NestedGrid(lengths=tuple(sorted(set(grid_lengths))), depths=tuple(sorted(set(grid_depths))), block=block)
     check_nests(task.family, task.params, len(grid.lengths) * len(grid.depths))
     if not set(lengths) <= set(grid.lengths) or not set(depths) <= set(grid.depths):
-        raise UserError(f"layout nested: {task.family} ({_shown(task.params)}) asks lengths or depths that the chains "
-                        "it is asked in do not hold: give it lengths and depths among theirs")
+        raise UserError(
+            f"layout nested: {task.family} ({_shown(task.params)}) asks lengths or depths that the chains "
+            "it is asked in do not hold: give it lengths and depths among theirs"
+        )
     fields = task.model_dump(exclude={"context_tokens", "depth", "seed", "window", "nested"})
-    return [Recipe(**fields, context_tokens=length, depth=depth, seed=seed,
-                   window=seed_window(seed, grid.lengths[-1]), nested=grid)
-            for seed in seeds for length in grid.lengths if length in lengths for depth in depths]
-
+    return [
+        Recipe(
+            **fields,
+            context_tokens=length,
+            depth=depth,
+            seed=seed,
+            window=seed_window(seed, grid.lengths[-1]),
+            nested=grid,
+        )
+        for seed in seeds
+        for length in grid.lengths
+        if length in lengths
+        for depth in depths
+    ]
 
 
 @dataclass(frozen=True)
@@ -129,8 +162,9 @@ class ChainLayout:
     stream_tokens: dict[int, int]  # the stream's tokens through each length's cut (needles and opening included)
 
 
-def build_nested(builder: ChainBuilder, recipe: Recipe, lead: int,
-                 question: Callable[[ChainLayout], tuple[Draft, int]] | None = None) -> Sample:
+def build_nested(
+    builder: ChainBuilder, recipe: Recipe, lead: int, question: Callable[[ChainLayout], tuple[Draft, int]] | None = None
+) -> Sample:
     """The sample of one cell of a nested chain: the chain's head, its stream's first units with every needle
     that stands among them, the length's fill, and the cell's question (or the draft and tail tokens `question`
     gives for the layout: an absent question, tasks/nested_absent.py)."""
@@ -138,15 +172,18 @@ def build_nested(builder: ChainBuilder, recipe: Recipe, lead: int,
     layout = builder.chain_layout(recipe, lead, chain_layout)
     length, cell = recipe.context_tokens, (recipe.context_tokens, float(recipe.depth))
     if cell not in layout.drafts:
-        raise UserError(f"sample {recipe.sample_id()}: length {length} and depth {recipe.depth:g} are not in its "
-                        "chain's grid")
+        raise UserError(
+            f"sample {recipe.sample_id()}: length {length} and depth {recipe.depth:g} are not in its chain's grid"
+        )
     haystack = builder.unit_counts(recipe.haystack).haystack
     cut, start = layout.cuts[length], layout.span.start
     units = haystack.units(start, start + cut) if cut else []
     fill = [haystack.units(u, u + 1)[0] for u in layout.fills[length]]
     draft, tail_tokens = (layout.drafts[cell], layout.tails[cell]) if question is None else question(layout)
     inside = [n for n in layout.needles if n.slot <= cut]
-    hay_tokens = layout.stream_tokens[length] - layout.lead - layout.head_tokens + _tokens(layout.span, layout.fills[length])
+    hay_tokens = (
+        layout.stream_tokens[length] - layout.lead - layout.head_tokens + _tokens(layout.span, layout.fills[length])
+    )
     parts: list[str] = [layout.head]
     spots: list[NeedleSpot] = []
     chars, tokens, cursor = len(layout.head), 0, 0
@@ -172,11 +209,16 @@ def build_nested(builder: ChainBuilder, recipe: Recipe, lead: int,
             break
         offset = tokens  # where the needle starts: before its opening, when it comes first
         text = opened(needle.text)
-        spots.append(NeedleSpot(
-            role=draft.needles[needle.index].role if needle.cell == cell else "distractor",
-            text=text, answer=layout.drafts[needle.cell].needles[needle.index].answer, char_offset=chars,
-            token_offset=layout.lead + layout.head_tokens + offset,
-            depth_pct=round(100.0 * offset / hay_tokens, 3)))
+        spots.append(
+            NeedleSpot(
+                role=draft.needles[needle.index].role if needle.cell == cell else "distractor",
+                text=text,
+                answer=layout.drafts[needle.cell].needles[needle.index].answer,
+                char_offset=chars,
+                token_offset=layout.lead + layout.head_tokens + offset,
+                depth_pct=round(100.0 * offset / hay_tokens, 3),
+            )
+        )
         parts.append(text)
         chars += len(text)
         tokens += needle.tokens
@@ -185,12 +227,22 @@ def build_nested(builder: ChainBuilder, recipe: Recipe, lead: int,
     prompt = "".join(parts)
     planned = layout.stream_tokens[length] + _tokens(layout.span, layout.fills[length]) + tail_tokens
     return Sample(
-        sample_id=recipe.sample_id(), recipe=recipe, prompt=prompt, prompt_sha256=sha256_text(prompt),
-        planned_tokens=planned, approximate=builder.counter.approximate, question=draft.question,
-        answer_prefix=draft.answer_prefix, max_tokens=draft.max_tokens, expected=draft.expected,
+        sample_id=recipe.sample_id(),
+        recipe=recipe,
+        prompt=prompt,
+        prompt_sha256=sha256_text(prompt),
+        planned_tokens=planned,
+        approximate=builder.counter.approximate,
+        question=draft.question,
+        answer_prefix=draft.answer_prefix,
+        max_tokens=draft.max_tokens,
+        expected=draft.expected,
         needles=sorted(spots, key=lambda s: (s.role != "target", s.token_offset)),
-        measures={**draft.measures, "stream_tokens": float(layout.stream_tokens[length]),
-                  "needles_held": float(len(spots))},
+        measures={
+            **draft.measures,
+            "stream_tokens": float(layout.stream_tokens[length]),
+            "needles_held": float(len(spots)),
+        },
     )
 
 
@@ -213,8 +265,9 @@ def haystack_fits(builder: ChainBuilder, recipe: Recipe) -> Callable[[set[str]],
     return lambda own: not _in_haystack(own, haystack, words)
 
 
-def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: True,
-               where: str = "") -> dict[Cell, Draft]:
+def draw_cells(
+    recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: True, where: str = ""
+) -> dict[Cell, Draft]:
     """Every cell's draft of a chain, in grid order, each redrawn until its keys and values are none of an
     earlier cell's and `fits` (the chain's haystack holds none of them). With no haystack (`fits` left out)
     this is what a run checks before anything is made: the refusals that depend on the drafts alone (a family
@@ -234,18 +287,27 @@ def draw_cells(recipe: Recipe, fits: Callable[[set[str]], bool] = lambda own: Tr
             own = {*draft.unique, *(n.answer for n in draft.needles)}
             first = next(iter(drafts.values()), None)
             # a second cell whose first draw asks the first cell's needle; a chain of one cell: other draws
-            if attempt == 0 and all(_same_answers(draft, other) for other in (
-                    [first] if first is not None else
-                    [draw(family, params, recipe, cell, own, f"{chain}#apart#{n}") for n in range(PROBES)])):
-                raise UserError(f"layout nested: family {recipe.family} asks the same needle however it is drawn, "
-                                "and a chain needs a needle of its own per (length, depth), even a chain of one "
-                                "cell: give it layout independent")
+            if attempt == 0 and all(
+                _same_answers(draft, other)
+                for other in (
+                    [first]
+                    if first is not None
+                    else [draw(family, params, recipe, cell, own, f"{chain}#apart#{n}") for n in range(PROBES)]
+                )
+            ):
+                raise UserError(
+                    f"layout nested: family {recipe.family} asks the same needle however it is drawn, "
+                    "and a chain needs a needle of its own per (length, depth), even a chain of one "
+                    "cell: give it layout independent"
+                )
             if own.isdisjoint(taken) and fits(own):
                 break
         else:
-            raise UserError(f"could not draw distinct needles for every cell of a nested chain of {recipe.family}"
-                            f"{where} after {MAX_ATTEMPTS} tries (the family draws from too few keys or values for "
-                            "the grid, or the haystack holds them): give fewer depths or lengths")
+            raise UserError(
+                f"could not draw distinct needles for every cell of a nested chain of {recipe.family}"
+                f"{where} after {MAX_ATTEMPTS} tries (the family draws from too few keys or values for "
+                "the grid, or the haystack holds them): give fewer depths or lengths"
+            )
         drafts[cell] = draft
         taken |= own
     _same_frame(recipe.family, drafts)
@@ -275,8 +337,9 @@ def _in_haystack(texts: set[str], haystack: str, words: set[str]) -> bool:
     """Whether the haystack holds one of the texts as a whole word (as the independent layout checks). A text
     held as a whole word has each of its letter-and-digit runs among the haystack's (`words`): a text with one
     missing is ruled out without scanning the haystack (a 1M-token chain is megabytes of text)."""
-    return any(set(WORD.findall(text)) <= words and text in haystack and whole_word(text).search(haystack)
-               for text in texts)
+    return any(
+        set(WORD.findall(text)) <= words and text in haystack and whole_word(text).search(haystack) for text in texts
+    )
 
 
 def _same_frame(family: str, drafts: dict[Cell, Draft]) -> None:
@@ -284,21 +347,28 @@ def _same_frame(family: str, drafts: dict[Cell, Draft]) -> None:
     first = next(iter(drafts.values()))
     for draft in drafts.values():
         if (draft.head, draft.context_opening, draft.reserve_tokens, draft.document_start) != (
-                first.head, first.context_opening, first.reserve_tokens, first.document_start) or draft.messages:
-            raise UserError(f"layout nested: family {family} writes other instructions for other questions, so its "
-                            "prompts share no prefix: give it layout independent")
+            first.head,
+            first.context_opening,
+            first.reserve_tokens,
+            first.document_start,
+        ) or draft.messages:
+            raise UserError(
+                f"layout nested: family {family} writes other instructions for other questions, so its "
+                "prompts share no prefix: give it layout independent"
+            )
 
 
-def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: int,
-             block: int | None = None) -> ChainLayout:
+def _lay_out(
+    drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: int, block: int | None = None
+) -> ChainLayout:
     haystack = counts.haystack
     first = next(iter(drafts.values()))
     cells = list(drafts)
     texts = {cell: [n.text if n.unit else haystack.wrap_needle(n.text) for n in drafts[cell].needles] for cell in cells}
     flat = [(cell, i, text) for cell in cells for i, text in enumerate(texts[cell])]
     head_n, *rest = counts.count_texts([first.head, *(drafts[c].tail for c in cells), *(t for _, _, t in flat)])
-    tails = dict(zip(cells, rest[:len(cells)]))
-    needle_n = rest[len(cells):]
+    tails = dict(zip(cells, rest[: len(cells)]))
+    needle_n = rest[len(cells) :]
     lengths = sorted({length for length, _ in cells})
     opening = opening_cost(first, counts, [t for _, _, t in flat], window)
     budgets = {}
@@ -307,19 +377,27 @@ def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: i
         frame = lead + head_n + max(tails[c] for c in cells if c[0] == length)
         budgets[length] = target - frame - safety_margin(target) - opening
         if budgets[length] < MIN_HAYSTACK_TOKENS + sum(n for (c, _, _), n in zip(flat, needle_n) if c[0] <= length):
-            raise UserError(f"length {length} is too small for this nested chain: its question and the needles of "
-                            f"its cells and of the shorter lengths' take {target - budgets[length]} tokens or more")
+            raise UserError(
+                f"length {length} is too small for this nested chain: its question and the needles of "
+                f"its cells and of the shorter lengths' take {target - budgets[length]} tokens or more"
+            )
     span = counts.span(window, budgets[lengths[-1]], LOOKAHEAD)
     cum = span.cumsum
     depth_of = [drafts[c].needles[i].depth for c, i, _ in flat]
-    hay = {length: budgets[length] - sum(n for (c, _, _), n in zip(flat, needle_n) if c[0] <= length)
-           for length in lengths}
+    hay = {
+        length: budgets[length] - sum(n for (c, _, _), n in zip(flat, needle_n) if c[0] <= length) for length in lengths
+    }
     slots = [0] * len(flat)
     cuts: dict[int, int] = {}
     # on a block boundary: the stream (from the prompt's first token) ends as near past one as the gap the fill
     # would leave open allows
-    aligned = None if block is None else _Blocks(block, lead + head_n, {
-        length: tolerance(length - first.reserve_tokens) // 2 for length in lengths})
+    aligned = (
+        None
+        if block is None
+        else _Blocks(
+            block, lead + head_n, {length: tolerance(length - first.reserve_tokens) // 2 for length in lengths}
+        )
+    )
     for _ in range(PLACEMENT_ROUNDS):
         slots = [nearest_boundary(cum, depth / 100.0 * hay[c[0]]) for (c, _, _), depth in zip(flat, depth_of)]
         cuts = _cuts(cum, slots, needle_n, budgets, opening, aligned)
@@ -331,19 +409,35 @@ def _lay_out(drafts: dict[Cell, Draft], counts: UnitCounts, lead: int, window: i
             break
         hay = moved
     if any(slot > cuts[c[0]] for slot, (c, _, _) in zip(slots, flat)):
-        raise UserError("could not place every needle of a nested chain inside its own length: give fewer depths "
-                        "or longer lengths")
+        raise UserError(
+            "could not place every needle of a nested chain inside its own length: give fewer depths or longer lengths"
+        )
     order = sorted(range(len(flat)), key=lambda k: (slots[k], flat[k][0], flat[k][1]))
-    needles = tuple(_Needle(cell=flat[k][0], index=flat[k][1], text=flat[k][2], tokens=needle_n[k], slot=slots[k])
-                    for k in order)
+    needles = tuple(
+        _Needle(cell=flat[k][0], index=flat[k][1], text=flat[k][2], tokens=needle_n[k], slot=slots[k]) for k in order
+    )
     delta = _first_piece_delta(first.context_opening, counts, span, needles)
     gaps = {length: budgets[length] - _stream(cum, needles, cuts[length], delta) for length in lengths}
-    fills = {length: () if aligned is not None and gaps[length] <= aligned.gap[length]  # kept on its boundary
-             else _fill(span, cuts[length], gaps[length], tolerance(length - first.reserve_tokens)) for length in lengths}
-    return ChainLayout(head=first.head, head_tokens=head_n, lead=lead, opening=first.context_opening,
-                       opening_delta=delta, span=span, drafts=drafts, tails=tails, needles=needles, cuts=cuts,
-                       fills=fills, stream_tokens={length: lead + head_n + _stream(cum, needles, cuts[length], delta)
-                                                   for length in lengths})
+    fills = {
+        length: ()
+        if aligned is not None and gaps[length] <= aligned.gap[length]  # kept on its boundary
+        else _fill(span, cuts[length], gaps[length], tolerance(length - first.reserve_tokens))
+        for length in lengths
+    }
+    return ChainLayout(
+        head=first.head,
+        head_tokens=head_n,
+        lead=lead,
+        opening=first.context_opening,
+        opening_delta=delta,
+        span=span,
+        drafts=drafts,
+        tails=tails,
+        needles=needles,
+        cuts=cuts,
+        fills=fills,
+        stream_tokens={length: lead + head_n + _stream(cum, needles, cuts[length], delta) for length in lengths},
+    )
 
 
 @dataclass(frozen=True)
@@ -357,8 +451,14 @@ class _Blocks:
     gap: dict[int, int]
 
 
-def _cuts(cum: np.ndarray, slots: list[int], needle_n: list[int], budgets: dict[int, int], opening: int,
-          blocks: _Blocks | None = None) -> dict[int, int]:
+def _cuts(
+    cum: np.ndarray,
+    slots: list[int],
+    needle_n: list[int],
+    budgets: dict[int, int],
+    opening: int,
+    blocks: _Blocks | None = None,
+) -> dict[int, int]:
     """Each length's cut: the most stream units whose tokens, with the needles standing among them (a needle at
     the cut included), fit its budget. With `blocks`, of the cuts within the allowed gap below the budget, the
     one whose stream ends nearest past a block boundary (the longest of equals): an engine that reuses whole

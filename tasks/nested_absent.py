@@ -48,15 +48,21 @@ def absent_question(builder: ChainBuilder, recipe: Recipe, lead: int, layout: Ch
 def _questions(builder: ChainBuilder, recipe: Recipe, layout: ChainLayout) -> AbsentQuestions:
     grid = recipe.nested
     assert grid is not None
-    room = {length: max(t for (cell_length, _), t in layout.tails.items() if cell_length == length)
-            for length in grid.lengths}
+    room = {
+        length: max(t for (cell_length, _), t in layout.tails.items() if cell_length == length)
+        for length in grid.lengths
+    }
     spares = _spares(builder, recipe, layout, min(room.values()))
     by_length = {}
     for length in grid.lengths:
         inside = [n.text for n in layout.needles if n.slot <= layout.cuts[length]]
-        unreached = [(draft, layout.tails[cell]) for cell, draft in layout.drafts.items()
-                     if cell[0] > length and layout.tails[cell] <= room[length]
-                     and not any(key in text for key in asked_keys(draft) for text in inside)]
+        unreached = [
+            (draft, layout.tails[cell])
+            for cell, draft in layout.drafts.items()
+            if cell[0] > length
+            and layout.tails[cell] <= room[length]
+            and not any(key in text for key in asked_keys(draft) for text in inside)
+        ]
         by_length[length] = tuple([*unreached, *spares][: len(grid.depths)])
     return AbsentQuestions(by_length)
 
@@ -74,14 +80,22 @@ def _spares(builder: ChainBuilder, recipe: Recipe, layout: ChainLayout, room: in
     spares: list[Asked] = []
     for index in range(len(grid.depths)):
         for attempt in range(MAX_ATTEMPTS):
-            spare = draw(family, params, recipe, (grid.lengths[-1], grid.depths[0]), taken,
-                         f"{chain_seed(recipe)}#absent#{index}#{attempt}")
+            spare = draw(
+                family,
+                params,
+                recipe,
+                (grid.lengths[-1], grid.depths[0]),
+                taken,
+                f"{chain_seed(recipe)}#absent#{index}#{attempt}",
+            )
             own = {*spare.unique, *(n.answer for n in spare.needles)}
             if own.isdisjoint(taken) and fits(own) and (tokens := count([spare.tail])[0]) <= room:
                 break
         else:
-            raise UserError(f"could not draw an absent question of {recipe.family} apart from its nested chain, and "
-                            f"no longer than its present questions, after {MAX_ATTEMPTS} tries: give fewer depths")
+            raise UserError(
+                f"could not draw an absent question of {recipe.family} apart from its nested chain, and "
+                f"no longer than its present questions, after {MAX_ATTEMPTS} tries: give fewer depths"
+            )
         spares.append((spare, tokens))
         taken |= own
     return spares

@@ -24,7 +24,7 @@ def place_question(draft: Draft, position: QuestionPosition) -> Draft:
     at = draft.tail.rfind(draft.question)
     if not draft.question or at < 0:
         raise ValueError(f"the tail {draft.tail!r} does not hold the question {draft.question!r}")
-    gap, after = draft.tail[:at], draft.tail[at + len(draft.question):]
+    gap, after = draft.tail[:at], draft.tail[at + len(draft.question) :]
     opening = draft.context_opening
     if draft.document_start is None:  # the haystack follows the head
         head = f"{draft.head}{gap}{draft.question}"

@@ -48,8 +48,7 @@ def import_modules(package: str, first: Sequence[str] = (), skip: Sequence[str] 
     """Import every module of `package` (those named in `first` first, in that order; those in `skip` not)."""
     spec = importlib.util.find_spec(package)
     assert spec is not None and spec.submodule_search_locations is not None
-    names = sorted(info.name for info in pkgutil.iter_modules(spec.submodule_search_locations)
-                   if info.name not in skip)
+    names = sorted(info.name for info in pkgutil.iter_modules(spec.submodule_search_locations) if info.name not in skip)
     for name in sorted(names, key=lambda n: (n not in first, first.index(n) if n in first else 0, n)):
         importlib.import_module(f"{package}.{name}")
 
@@ -59,9 +58,17 @@ class Registry(Generic[T]):
     members are found before the first look-up (once per process); `replace` lets a name registered again
     take the new member (else a second, different member of a name is refused); `order` is the listing's."""
 
-    def __init__(self, what: str, *, package: str | None = None, first: Sequence[str] = (),
-                 skip: Sequence[str] = (), group: str | None = None, replace: bool = False,
-                 order: Order[T] = BY_NAME) -> None:
+    def __init__(
+        self,
+        what: str,
+        *,
+        package: str | None = None,
+        first: Sequence[str] = (),
+        skip: Sequence[str] = (),
+        group: str | None = None,
+        replace: bool = False,
+        order: Order[T] = BY_NAME,
+    ) -> None:
         self.what = what
         self.package = package
         self.first = tuple(first)

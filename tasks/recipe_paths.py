@@ -20,9 +20,9 @@ PATH_KINDS = ("file:", "dir:", "hf:")  # haystack kinds, and dataset parameters,
 def _named(spec: str) -> Path | None:
     """The local path `spec` names (`file:PATH`, `dir:PATH`, `hf:PATH[:split[:column]]` when PATH is on disk)."""
     kind = next((k for k in PATH_KINDS if spec.startswith(k)), None)
-    if kind is None or not spec[len(kind):]:
+    if kind is None or not spec[len(kind) :]:
         return None
-    rest = spec[len(kind):]
+    rest = spec[len(kind) :]
     if kind == "hf:":  # a hub name is not a local file; a local parquet file or folder is
         rest = rest.split(":")[0]
         path = Path(rest).expanduser()
@@ -70,7 +70,12 @@ def check_paths_allowed(recipe: Recipe, allowed: Sequence[str | Path], flag: str
             if any(real == root or root in real.parents for root in roots):
                 continue
             shown = repr(spec) if read == path else f"{spec!r} (its file {read} links to {real})"
-            where = f"outside the folders given with {flag} ({', '.join(map(str, roots))})" if roots else \
-                f"and no folder is allowed ({flag} DIR names one)"
-            raise UserError(f"the recipe reads {shown}, {where}: a recipe from elsewhere may not make ctxprobe read "
-                            f"your files; add {flag} with the folder that holds it if you mean it to be read")
+            where = (
+                f"outside the folders given with {flag} ({', '.join(map(str, roots))})"
+                if roots
+                else f"and no folder is allowed ({flag} DIR names one)"
+            )
+            raise UserError(
+                f"the recipe reads {shown}, {where}: a recipe from elsewhere may not make ctxprobe read "
+                f"your files; add {flag} with the folder that holds it if you mean it to be read"
+            )

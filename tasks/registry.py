@@ -7,9 +7,8 @@ package's modules, entry points, `--include` paths. What a family implements: ta
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, ClassVar, Protocol, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from ctxprobe.tasks import family_index
 from ctxprobe.tasks.common_params import with_common_params
@@ -18,9 +17,20 @@ from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.family_index import BASE_VERSION, family_version
 from ctxprobe.tasks.identity import LAYOUT_PARAMS
 from ctxprobe.tasks.sample import Mode
+from pydantic import BaseModel, ValidationError
 
-__all__ = ["BASE_VERSION", "LAYOUT_PARAMS", "Draft", "NeedleDraft", "TaskFamily", "family_version", "get_family",
-           "known_families", "task_family", "validate_params"]
+__all__ = [
+    "BASE_VERSION",
+    "LAYOUT_PARAMS",
+    "Draft",
+    "NeedleDraft",
+    "TaskFamily",
+    "family_version",
+    "get_family",
+    "known_families",
+    "task_family",
+    "validate_params",
+]
 
 
 class TaskFamily(Protocol):

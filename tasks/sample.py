@@ -7,11 +7,10 @@ import json
 import re
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
-
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.family_index import family_version
 from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 Mode = Literal["completions", "chat"]
 _CHAT_SUFFIX = re.compile(r"^(?P<tokenizer>.+)\+chat(?P<tokens>\d+)$")  # how records before the typed field wrote it
@@ -37,10 +36,14 @@ class NestedGrid(BaseModel):
 
     lengths: tuple[int, ...] = Field(min_length=1)
     depths: tuple[float, ...] = Field(min_length=1)
-    block: int | None = Field(None, ge=2, description="the engine's prefix-reuse unit in tokens (it reuses whole "
-                              "blocks only): each length's shared stream is cut on a block boundary where the "
-                              "exact-length tolerance allows; None: cut at the last unit that fits (left out of "
-                              "the record when None)")
+    block: int | None = Field(
+        None,
+        ge=2,
+        description="the engine's prefix-reuse unit in tokens (it reuses whole "
+        "blocks only): each length's shared stream is cut on a block boundary where the "
+        "exact-length tolerance allows; None: cut at the last unit that fits (left out of "
+        "the record when None)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_block(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -71,18 +74,32 @@ class Recipe(BaseModel):
     context_tokens: int = Field(gt=0, le=MAX_CONTEXT_TOKENS)
     depth: float = 50.0
     seed: int = 0
-    window: int = Field(0, ge=0, description="the haystack unit the prompt's haystack starts at: each seed "
-                        "reads its own part of the haystack (see `seed_window`)")
+    window: int = Field(
+        0,
+        ge=0,
+        description="the haystack unit the prompt's haystack starts at: each seed "
+        "reads its own part of the haystack (see `seed_window`)",
+    )
     mode: Mode = "completions"
     tokenizer: str = "estimate:4"
-    chat_template_tokens: int | None = Field(None, ge=0, description="chat mode: the tokens the chat template "
-                                             "adds, where they are not a bare BOS (left out of the record "
-                                             "when None)")
-    generator_version: str = Field("", description="the family's generator version (`@task_family(..., "
-                                   "version=...)`); filled in from the family registry when not given")
-    nested: NestedGrid | None = Field(None, description="the nested layout's chain grid (one haystack stream per "
-                                      "task and seed, every length its first tokens); None: the independent layout, "
-                                      "a prompt of its own per cell (left out of the record when None)")
+    chat_template_tokens: int | None = Field(
+        None,
+        ge=0,
+        description="chat mode: the tokens the chat template "
+        "adds, where they are not a bare BOS (left out of the record "
+        "when None)",
+    )
+    generator_version: str = Field(
+        "",
+        description="the family's generator version (`@task_family(..., "
+        "version=...)`); filled in from the family registry when not given",
+    )
+    nested: NestedGrid | None = Field(
+        None,
+        description="the nested layout's chain grid (one haystack stream per "
+        "task and seed, every length its first tokens); None: the independent layout, "
+        "a prompt of its own per cell (left out of the record when None)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -177,8 +194,10 @@ class Sample(BaseModel):
     max_tokens: int
     expected: Expected
     needles: list[NeedleSpot]
-    measures: dict[str, float] = Field(default_factory=dict, description="figures the family measured on what it "
-                                       "built (the latent family's lexical_overlap)")
+    measures: dict[str, float] = Field(
+        default_factory=dict,
+        description="figures the family measured on what it built (the latent family's lexical_overlap)",
+    )
     # A conversation family's chat messages (rebuilt from the recipe, like the prompt); empty: one user message.
     messages: list[dict[str, str]] = Field(default_factory=list, exclude=True, repr=False)
 

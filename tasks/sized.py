@@ -18,8 +18,6 @@ import random
 from collections.abc import Callable
 from typing import Protocol, TypeGuard, runtime_checkable
 
-from pydantic import BaseModel
-
 from ctxprobe.tasks.assemble import Assembled
 from ctxprobe.tasks.chat_turns import conversation_spots, messages_tokens
 from ctxprobe.tasks.common_params import QuestionPosition
@@ -28,6 +26,7 @@ from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter
+from pydantic import BaseModel
 
 
 @runtime_checkable
@@ -50,8 +49,17 @@ def is_sized(family: object) -> TypeGuard[SizedFamily]:
     return isinstance(family, SizedFamily)
 
 
-def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, length: int, counter: TokenCounter,
-            lead: int, position: QuestionPosition = "end", depth: float = 50.0) -> tuple[Draft, Assembled]:
+def compose(
+    family: SizedFamily,
+    params: BaseModel,
+    mode: Mode,
+    seed: bytes,
+    length: int,
+    counter: TokenCounter,
+    lead: int,
+    position: QuestionPosition = "end",
+    depth: float = 50.0,
+) -> tuple[Draft, Assembled]:
     """The largest size whose prompt fits `length` less the draft's reserved tokens, found by doubling then
     bisection on the prompt's token count; the question at `position`. A family that places needles by depth
     has `sized_draft_at(..., depth)`; a conversation's chat messages are counted by `tasks.chat_turns`."""
@@ -60,8 +68,11 @@ def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, len
 
     def at(size: int, fill: int = 0) -> tuple[Draft, int]:
         extra = {"fill": fill} if fill else {}
-        drafted = (draw_at(params, mode, random.Random(seed), length, size, depth, **extra) if callable(draw_at)
-                   else family.sized_draft(params, mode, random.Random(seed), length, size))
+        drafted = (
+            draw_at(params, mode, random.Random(seed), length, size, depth, **extra)
+            if callable(draw_at)
+            else family.sized_draft(params, mode, random.Random(seed), length, size)
+        )
         draft = place_question(drafted, position)
         if draft.messages:
             return draft, messages_tokens(draft.messages, counter, lead)
@@ -93,12 +104,14 @@ def compose(family: SizedFamily, params: BaseModel, mode: Mode, seed: bytes, len
     if callable(fill_limit) and callable(draw_at):
         best = _filled(at, low, fill_limit(params), length, best)
     draft, tokens = best
-    return draft, Assembled(prompt=draft.head + draft.tail, planned_tokens=tokens,
-                            needles=conversation_spots(draft, counter, lead))
+    return draft, Assembled(
+        prompt=draft.head + draft.tail, planned_tokens=tokens, needles=conversation_spots(draft, counter, lead)
+    )
 
 
-def _filled(at: Callable[[int, int], tuple[Draft, int]], size: int, limit: int, length: int,
-            best: tuple[Draft, int]) -> tuple[Draft, int]:
+def _filled(
+    at: Callable[[int, int], tuple[Draft, int]], size: int, limit: int, length: int, best: tuple[Draft, int]
+) -> tuple[Draft, int]:
     """The draft of `size` with the largest fill up to `limit` that still fits (bisection: a longer fill is
     never shorter in tokens); `best` (no fill) when none fits."""
     low, high = 0, limit + 1

@@ -26,12 +26,16 @@ class _StrictLoader(yaml.SafeLoader):
             except TypeError:
                 continue  # the base class says what is wrong with an unhashable key
             if key in seen:
-                raise DuplicateKey(None, None, f"the key {key!r} is given twice (lines {seen[key] + 1} and "
-                                   f"{key_node.start_mark.line + 1})", key_node.start_mark)
+                raise DuplicateKey(
+                    None,
+                    None,
+                    f"the key {key!r} is given twice (lines {seen[key] + 1} and {key_node.start_mark.line + 1})",
+                    key_node.start_mark,
+                )
             seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)
 
 
 def load_yaml(text: str) -> Any:
     """`text` parsed as YAML; raises `yaml.YAMLError` (a `DuplicateKey` for a key given twice)."""
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader
+    return yaml.load(text, Loader=_StrictLoader)

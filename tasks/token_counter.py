@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.errors import UserError
@@ -125,19 +126,25 @@ class HFTokenizerCounter:
             try:
                 self._tok = Tokenizer.from_file(str(path))
             except Exception as exc:  # tokenizers raises a bare Exception for a file it cannot parse
-                raise UserError(f"{path} is not a tokenizer.json the tokenizers library can read "
-                                f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}); "
-                                "give a .gguf, a tokenizer.json, or a folder with one") from None
+                raise UserError(
+                    f"{path} is not a tokenizer.json the tokenizers library can read "
+                    f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}); "
+                    "give a .gguf, a tokenizer.json, or a folder with one"
+                ) from None
         elif _looks_like_hub_id(source):
             try:
                 self._tok = Tokenizer.from_pretrained(source)
             except Exception as exc:  # the hub client raises many kinds (offline, not found, auth, …)
-                raise UserError(f"tokenizer {source!r} could not be loaded from the hub: "
-                                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+                raise UserError(
+                    f"tokenizer {source!r} could not be loaded from the hub: "
+                    f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                ) from None
         else:
             raise UserError(f"tokenizer not found: {source} (give a .gguf, a tokenizer.json, or a folder with one)")
         self.spec = f"local:{source}"
-        specials = len(self._tok.encode("a", add_special_tokens=True).ids) - len(self._tok.encode("a", add_special_tokens=False).ids)
+        specials = len(self._tok.encode("a", add_special_tokens=True).ids) - len(
+            self._tok.encode("a", add_special_tokens=False).ids
+        )
         self.bos_tokens = max(0, specials)
         self.identity = "tokenizers"
 
@@ -145,14 +152,17 @@ class HFTokenizerCounter:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        encs = self._tok.encode_batch_fast(list(texts), add_special_tokens=False) if hasattr(
-            self._tok, "encode_batch_fast") else self._tok.encode_batch(list(texts), add_special_tokens=False)
+        encs = (
+            self._tok.encode_batch_fast(list(texts), add_special_tokens=False)
+            if hasattr(self._tok, "encode_batch_fast")
+            else self._tok.encode_batch(list(texts), add_special_tokens=False)
+        )
         return [len(e.ids) for e in encs]
 
 
 def _looks_like_hub_id(source: str) -> bool:
     """`org/name` (no leading `/`, `.` or `~`, one slash, not on disk) is a hub id; anything else is a path."""
-    return (source.count("/") == 1 and not source.startswith((".", "/", "~")) and not Path(source).exists())
+    return source.count("/") == 1 and not source.startswith((".", "/", "~")) and not Path(source).exists()
 
 
 def check_counter_spec(spec: str | None) -> None:
@@ -167,8 +177,9 @@ _KNOWN = "estimate[:CHARS], local:PATH_OR_ID (local:gemma3-270m), server[:URL]"
 ServerCounterFactory = Callable[[str], TokenCounter]  # endpoint URL -> a counter using its tokenize call
 
 
-def make_token_counter(spec: str, *, server_url: str | None = None,
-                       server: ServerCounterFactory | None = None) -> TokenCounter:
+def make_token_counter(
+    spec: str, *, server_url: str | None = None, server: ServerCounterFactory | None = None
+) -> TokenCounter:
     """Build a counter from its spec string (see the module docstring). `server` makes the `server` kind
     (`ctxprobe.runners.server_tokenizer.make_counter` passes it); without it that kind is a user error."""
     kind, _, arg = spec.partition(":")
@@ -178,8 +189,9 @@ def make_token_counter(spec: str, *, server_url: str | None = None,
         except ValueError:
             ratio = math.nan
         if not (math.isfinite(ratio) and 0.5 <= ratio <= 100):
-            raise UserError(f"invalid token counter {spec!r}: estimate takes chars per token (0.5 to 100), "
-                            "e.g. estimate:3.5")
+            raise UserError(
+                f"invalid token counter {spec!r}: estimate takes chars per token (0.5 to 100), e.g. estimate:3.5"
+            )
         return EstimateCounter(ratio)
     if kind == "local":
         if arg == PACKAGED_MODEL:
@@ -200,7 +212,9 @@ def make_token_counter(spec: str, *, server_url: str | None = None,
         if not url:
             raise UserError("token counter 'server' needs an endpoint URL (server:http://host:port)")
         if server is None:
-            raise UserError(f"token counter {spec!r} needs its endpoint's client: build it through "
-                            "ctxprobe.runners.server_tokenizer.make_counter")
+            raise UserError(
+                f"token counter {spec!r} needs its endpoint's client: build it through "
+                "ctxprobe.runners.server_tokenizer.make_counter"
+            )
         return server(url)
     raise UserError(f"unknown token counter {spec!r}; known: {_KNOWN}")

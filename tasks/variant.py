@@ -23,10 +23,14 @@ def variant_params(params: dict[str, Any], family: str | None = None) -> dict[st
         registered = get_family(family)
         full = validate_params(registered, params).model_dump(mode="json")
         defaults = registered.Params().model_dump(mode="json")
-        params = {k: v for k, v in full.items() if (k in ALWAYS_SHOWN or v != defaults.get(k)) and _shown(registered, k)}
+        params = {
+            k: v for k, v in full.items() if (k in ALWAYS_SHOWN or v != defaults.get(k)) and _shown(registered, k)
+        }
     if params.get(DATASET_DIGEST):  # a dataset by its content, never by where it lies
-        params = {**{k: v for k, v in params.items() if k != DATASET_DIGEST},
-                  "dataset": f"sha256:{str(params[DATASET_DIGEST])[:12]}"}
+        params = {
+            **{k: v for k, v in params.items() if k != DATASET_DIGEST},
+            "dataset": f"sha256:{str(params[DATASET_DIGEST])[:12]}",
+        }
     keys = [k for k in FIRST_PARAMS if k in params] + sorted(k for k in params if k not in FIRST_PARAMS)
     return {k: params[k] for k in keys}
 

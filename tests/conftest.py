@@ -23,9 +23,13 @@ TIERS = ("engine", "vllm", "router", "floors", "slow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--tiers", default="", metavar="TIER,...",
-                     help=f"opt-in test tiers to run besides the fast tier: {', '.join(TIERS)}, or all "
-                          "(a tier named in -m is opted in too)")
+    parser.addoption(
+        "--tiers",
+        default="",
+        metavar="TIER,...",
+        help=f"opt-in test tiers to run besides the fast tier: {', '.join(TIERS)}, or all "
+        "(a tier named in -m is opted in too)",
+    )
 
 
 def asked_tiers(config: pytest.Config) -> set[str]:

@@ -137,9 +137,12 @@ def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
     (tmp_path / "tasks" / "sub").mkdir(parents=True)
     (tmp_path / "tasks" / "sub" / "m.py").write_text(
         "import json\nfrom ctxprobe.tasks import sample\n"
-        "def f():\n    from ctxprobe.evals.cli.main import main\n    from ...runners import endpoint\n")
-    assert violations("tasks", tmp_path) == ["tasks/sub/m.py imports ctxprobe.evals.cli.main",
-                                             "tasks/sub/m.py imports ctxprobe.runners"]
+        "def f():\n    from ctxprobe.evals.cli.main import main\n    from ...runners import endpoint\n"
+    )
+    assert violations("tasks", tmp_path) == [
+        "tasks/sub/m.py imports ctxprobe.evals.cli.main",
+        "tasks/sub/m.py imports ctxprobe.runners",
+    ]
 
 
 def test_every_module_of_evals_sits_in_a_layer_and_the_order_names_each_once() -> None:
@@ -164,14 +167,21 @@ def test_the_layer_check_catches_a_hidden_upward_import_a_cycle_and_a_flat_modul
     (tmp_path / "evals" / "records" / "m.py").write_text("from ctxprobe.tasks.sample import Sample\n")
     (tmp_path / "evals" / "report" / "m.py").write_text(
         "from ..records import m\nimport ctxprobe.runners.endpoint\n"
-        "def f():\n    from ctxprobe.evals.run.serving import open_counter\n")
-    (tmp_path / "evals" / "run" / "m.py").write_text("def g():\n    from ctxprobe.evals.report.html_report import render\n")
+        "def f():\n    from ctxprobe.evals.run.serving import open_counter\n"
+    )
+    (tmp_path / "evals" / "run" / "m.py").write_text(
+        "def g():\n    from ctxprobe.evals.report.html_report import render\n"
+    )
     assert package_layers(tmp_path) == ["records", "report", "run"]
     edges = evals_edges(tmp_path)
     assert broken_rules(edges, ["records", "report", "run"]) == [
-        "evals/report/m.py imports ctxprobe.evals.run.serving", "evals/report/m.py imports ctxprobe.runners.endpoint"]
+        "evals/report/m.py imports ctxprobe.evals.run.serving",
+        "evals/report/m.py imports ctxprobe.runners.endpoint",
+    ]
     assert broken_rules(edges, ["records", "run", "report"]) == [
-        "evals/report/m.py imports ctxprobe.runners.endpoint", "evals/run/m.py imports ctxprobe.evals.report.html_report"]
+        "evals/report/m.py imports ctxprobe.runners.endpoint",
+        "evals/run/m.py imports ctxprobe.evals.report.html_report",
+    ]
     assert cycle(edges) in (["report", "run", "report"], ["run", "report", "run"])
     (tmp_path / "evals" / "stray.py").write_text("")
     with pytest.raises(AssertionError, match=r"evals/stray\.py sits in no layer"):
@@ -184,8 +194,13 @@ def test_the_layer_check_catches_a_hidden_upward_import_a_cycle_and_a_flat_modul
 def _runtime_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
     """The module's import statements, those under `if TYPE_CHECKING:` left out."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-               and node.test.id == "TYPE_CHECKING" for stmt in node.body for n in ast.walk(stmt)}
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
     return [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in skipped]
 
 
@@ -262,8 +277,10 @@ def test_the_tasks_check_catches_a_circle_through_a_function_level_import(tmp_pa
     (tmp_path / "tasks").mkdir()
     (tmp_path / "tasks" / "__init__.py").write_text("")
     (tmp_path / "tasks" / "a.py").write_text("from ctxprobe.tasks import b\n")
-    (tmp_path / "tasks" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                             "    from ctxprobe.tasks.a import x\ndef f():\n    from . import c\n")
+    (tmp_path / "tasks" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from ctxprobe.tasks.a import x\ndef f():\n    from . import c\n"
+    )
     (tmp_path / "tasks" / "c.py").write_text("def g():\n    from ctxprobe.tasks.a import y\n")
     graph = tasks_edges(tmp_path)
     assert graph["ctxprobe.tasks.b"] == {"ctxprobe.tasks.c"}  # the type-only import is no edge

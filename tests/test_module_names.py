@@ -14,8 +14,9 @@ def stdlib_named(root: Path = ROOT) -> list[str]:
     """The modules and packages under the packages whose name is a standard-library module's."""
     paths = [p for folder in PACKAGES for p in (root / folder).rglob("*.py") if p.name != "__init__.py"]
     names = {p.relative_to(root): p.stem for p in paths}
-    names |= {p.parent.relative_to(root): p.parent.name for folder in PACKAGES
-              for p in (root / folder).rglob("__init__.py")}
+    names |= {
+        p.parent.relative_to(root): p.parent.name for folder in PACKAGES for p in (root / folder).rglob("__init__.py")
+    }
     return sorted(str(where) for where, name in names.items() if name in sys.stdlib_module_names)
 
 

@@ -45,7 +45,9 @@ def test_extension_points_are_exported() -> None:
 
 
 def test_importing_ctxprobe_loads_no_heavy_module() -> None:
-    code = ("import sys, ctxprobe; heavy = {'openai', 'pandas', 'matplotlib', 'datasets', 'httpx2'}; "
-            "print(sorted(heavy & set(sys.modules)))")
+    code = (
+        "import sys, ctxprobe; heavy = {'openai', 'pandas', 'matplotlib', 'datasets', 'httpx2'}; "
+        "print(sorted(heavy & set(sys.modules)))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"

@@ -29,10 +29,13 @@ def fast_sample(cases: Sequence[Any], keys: Callable[[Any], Iterable[Hashable]],
     return kept
 
 
-def tiered(cases: Sequence[Any], ids: Sequence[str], keys: Callable[[Any], Iterable[Hashable]], *,
-           unpack: bool = False) -> list[Any]:
+def tiered(
+    cases: Sequence[Any], ids: Sequence[str], keys: Callable[[Any], Iterable[Hashable]], *, unpack: bool = False
+) -> list[Any]:
     """`cases` as pytest params: the fast sample unmarked, every other case marked `slow`. `unpack` passes a tuple
     case as several arguments (a parametrize of several names)."""
     kept = fast_sample(cases, keys)
-    return [pytest.param(*(case if unpack else (case,)), id=name, marks=() if index in kept else pytest.mark.slow)
-            for index, (case, name) in enumerate(zip(cases, ids, strict=True))]
+    return [
+        pytest.param(*(case if unpack else (case,)), id=name, marks=() if index in kept else pytest.mark.slow)
+        for index, (case, name) in enumerate(zip(cases, ids, strict=True))
+    ]

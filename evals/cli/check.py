@@ -11,14 +11,21 @@ from ctxprobe.evals.cli.options import exit_codes_epilog
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="list the damaged lines of run folders' samples.jsonl (and write a clean copy)",
-                       description="List the lines of each run's samples.jsonl that hold no record (blank, NUL "
-                                   "bytes, not UTF-8, invalid JSON, not a sample record), with their line "
-                                   "numbers.", **exit_codes_epilog("check"))
+    p = sub.add_parser(
+        "check",
+        help="list the damaged lines of run folders' samples.jsonl (and write a clean copy)",
+        description="List the lines of each run's samples.jsonl that hold no record (blank, NUL "
+        "bytes, not UTF-8, invalid JSON, not a sample record), with their line "
+        "numbers.",
+        **exit_codes_epilog("check"),
+    )
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folders")
-    p.add_argument("--repair", action="store_true",
-                   help="write the good lines to samples.clean.jsonl beside samples.jsonl (the original is "
-                        "never changed; replace it yourself once you have looked)")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="write the good lines to samples.clean.jsonl beside samples.jsonl (the original is "
+        "never changed; replace it yourself once you have looked)",
+    )
     p.set_defaults(func=run)
 
 
@@ -30,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     damaged_any = False
     for run_dir in args.run_dirs:
         store = RunStore(Path(run_dir))
-        if not store.dir.is_dir() or not any((store.dir / name).exists() for name in ("manifest.json", "samples.jsonl")):
+        if not store.dir.is_dir() or not any(
+            (store.dir / name).exists() for name in ("manifest.json", "samples.jsonl")
+        ):
             raise UserError(f"not a run folder (no manifest.json, no samples.jsonl): {run_dir}")
         try:
             loaded = store.load_manifest()

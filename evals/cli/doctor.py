@@ -14,12 +14,15 @@ class DoctorArgs(DoctorOptions, JsonOutput):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="what an endpoint exposes, and how to turn on the rest",
-                       description="Check an endpoint with a few tiny requests: engine, version, context length, "
-                                   "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions; and a "
-                                   "deployment lint (--config, --max-length): one line per finding, each naming "
-                                   "its facts and where they were read (not a failure).",
-                       **exit_codes_epilog("doctor"))
+    p = sub.add_parser(
+        "doctor",
+        help="what an endpoint exposes, and how to turn on the rest",
+        description="Check an endpoint with a few tiny requests: engine, version, context length, "
+        "tokenize, cached-token reporting, metrics, reasoning fields, chat or completions; and a "
+        "deployment lint (--config, --max-length): one line per finding, each naming "
+        "its facts and where they were read (not a failure).",
+        **exit_codes_epilog("doctor"),
+    )
     endpoint = DoctorArgs.model_fields["endpoint"].description
     p.add_argument("endpoint", nargs="?", metavar="ENDPOINT", help=f"{endpoint} (the same as --endpoint URL)")
     p.add_argument("--endpoint", dest="endpoint_flag", metavar="URL", help=f"{endpoint}, as `run` and `limit` take it")
@@ -48,8 +51,14 @@ def run(args: argparse.Namespace) -> int:
     args.endpoint = _one_endpoint(args.endpoint, args.endpoint_flag)
     opts = validated(DoctorArgs, model_values(args, DoctorArgs.model_fields))
     check_endpoint_url(opts.endpoint)
-    report = ctxprobe.doctor(opts.endpoint, api_key_env=opts.api_key_env, model=opts.model, timeout_s=opts.timeout,
-                             context_check=not opts.no_context_check, config=opts.config,
-                             max_length=opts.max_length)
+    report = ctxprobe.doctor(
+        opts.endpoint,
+        api_key_env=opts.api_key_env,
+        model=opts.model,
+        timeout_s=opts.timeout,
+        context_check=not opts.no_context_check,
+        config=opts.config,
+        max_length=opts.max_length,
+    )
     print(report.model_dump_json(indent=2) if opts.as_json else render_doctor(report))
     return 1 if failed_checks(report) else 0

@@ -21,13 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.limit.options import LimitOptions
     from ctxprobe.evals.run.send.options import EndpointOptions
 
-    p = sub.add_parser("limit", help="advertised vs configured vs accepted vs effective context length",
-                       description="The four context lengths of an endpoint, each with its source. "
-                                   "Several endpoints are measured side by side; none: the engine ctxprobe starts "
-                                   "(llama.cpp at the model's trained context or --max-length; --engine vllm).",
-                       **exit_codes_epilog("limit"))
-    p.add_argument("urls", nargs="*", metavar="ENDPOINT", help="the endpoint's base URL, as `doctor` takes it "
-                   "(the same as --endpoint URL)")
+    p = sub.add_parser(
+        "limit",
+        help="advertised vs configured vs accepted vs effective context length",
+        description="The four context lengths of an endpoint, each with its source. "
+        "Several endpoints are measured side by side; none: the engine ctxprobe starts "
+        "(llama.cpp at the model's trained context or --max-length; --engine vllm).",
+        **exit_codes_epilog("limit"),
+    )
+    p.add_argument(
+        "urls",
+        nargs="*",
+        metavar="ENDPOINT",
+        help="the endpoint's base URL, as `doctor` takes it (the same as --endpoint URL)",
+    )
     own = {k: v for k, v in LimitOptions.model_fields.items() if k not in EndpointOptions.model_fields}
     add_model_args(p.add_argument_group("limit"), own, repeat={"tasks": "--task"}, renamed=RENAMED)
     add_endpoint_args(p)

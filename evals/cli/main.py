@@ -8,16 +8,32 @@ import importlib
 import os
 import sys
 import warnings
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from ctxprobe.tasks.errors import ExitError, UserError
 
-DESCRIPTION = ("Long-context tests of an OpenAI-compatible endpoint (default: an embedded llama.cpp engine): accuracy "
-               "by depth x context, builds compared sample by sample, the context length that holds.")
+DESCRIPTION = (
+    "Long-context tests of an OpenAI-compatible endpoint (default: an embedded llama.cpp engine): accuracy "
+    "by depth x context, builds compared sample by sample, the context length that holds."
+)
 
 # Each module defines register(subparsers) -> None, which sets `func` on its parser.
-COMMANDS = ("run", "show", "check", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
-            "import_lm_eval", "doctor")
+COMMANDS = (
+    "run",
+    "show",
+    "check",
+    "tasks",
+    "prompt",
+    "limit",
+    "plan",
+    "compare",
+    "history",
+    "report",
+    "export",
+    "import_lm_eval",
+    "doctor",
+)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -35,7 +51,9 @@ class OneLineParser(argparse.ArgumentParser):
             values = value if isinstance(value, list) else [value]
             if action.default is not value and any(isinstance(v, str) and not v.strip() for v in values):
                 if action.option_strings:
-                    self.error(f"{action.option_strings[-1]} is empty: give it a value, or leave it out for its default")
+                    self.error(
+                        f"{action.option_strings[-1]} is empty: give it a value, or leave it out for its default"
+                    )
                 self.error(f"{action.metavar or action.dest} is empty: give it a value")
         return parsed, extra
 
@@ -60,8 +78,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                      file: Any = None, line: str | None = None) -> None:
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
     """A warning on the command line is one line: what, not where in the code."""
     print(f"ctxprobe: warning: {message}", file=sys.stderr)
 

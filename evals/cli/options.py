@@ -15,14 +15,56 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 _UNSET = None
-_METAVARS = {"timeout": "S", "timeout_per_1k": "S", "resume": "RUN_DIR", "results_dir": "DIR", "api_key_env": "VAR",
-             "token_counter": "SPEC", "concurrency": "N", "retries": "N", "samples": "N", "seed": "N", "config": "CONFIG_JSON", "answer_room": "N",
-             "answer_tokens": "N", "reasoning_tokens": "N", "max_samples": "N", "min_samples": "N", "against": "BASELINE_RUN", "fail_if_drop": "MARGIN", "kl_margin": "NATS", "junit": "FILE", "summary_md": "FILE", "threshold": "ACC", "precision": "HALF_WIDTH", "batch": "N", "prefill_rate": "TOK_S", "probe_up_to": "LENGTH", "gpus": "N", "gpu_mem": "SIZE", "weights": "SIZE",
-             "util": "FRACTION", "needles": "FILE", "judge_endpoint": "URL", "judge_model": "NAME",
-             "baseline_endpoint": "URL", "facts": "N,N,...", "question_positions": "POS,POS",
-             "include": "PATH", "contexts": "LENGTHS",
-             "cache_dtype": "DTYPE", "state_dtype": "DTYPE", "mla_cache": "KIND", "layer_pattern": "PATTERN",
-             "weights_from": "DIR", "out_dir": "DIR", "source": "SUITE_OR_RUN", "base_url": "URL", "top_logprobs": "K", "session_header": "NAME"}
+_METAVARS = {
+    "timeout": "S",
+    "timeout_per_1k": "S",
+    "resume": "RUN_DIR",
+    "results_dir": "DIR",
+    "api_key_env": "VAR",
+    "token_counter": "SPEC",
+    "concurrency": "N",
+    "retries": "N",
+    "samples": "N",
+    "seed": "N",
+    "config": "CONFIG_JSON",
+    "answer_room": "N",
+    "answer_tokens": "N",
+    "reasoning_tokens": "N",
+    "max_samples": "N",
+    "min_samples": "N",
+    "against": "BASELINE_RUN",
+    "fail_if_drop": "MARGIN",
+    "kl_margin": "NATS",
+    "junit": "FILE",
+    "summary_md": "FILE",
+    "threshold": "ACC",
+    "precision": "HALF_WIDTH",
+    "batch": "N",
+    "prefill_rate": "TOK_S",
+    "probe_up_to": "LENGTH",
+    "gpus": "N",
+    "gpu_mem": "SIZE",
+    "weights": "SIZE",
+    "util": "FRACTION",
+    "needles": "FILE",
+    "judge_endpoint": "URL",
+    "judge_model": "NAME",
+    "baseline_endpoint": "URL",
+    "facts": "N,N,...",
+    "question_positions": "POS,POS",
+    "include": "PATH",
+    "contexts": "LENGTHS",
+    "cache_dtype": "DTYPE",
+    "state_dtype": "DTYPE",
+    "mla_cache": "KIND",
+    "layer_pattern": "PATTERN",
+    "weights_from": "DIR",
+    "out_dir": "DIR",
+    "source": "SUITE_OR_RUN",
+    "base_url": "URL",
+    "top_logprobs": "K",
+    "session_header": "NAME",
+}
 
 
 class JsonOutput(BaseModel):
@@ -44,8 +86,12 @@ class TableHelpFormatter(argparse.HelpFormatter):
         for line in text.splitlines():
             row = re.match(r"\s+\S+\s+", line)  # an indented row: its meaning's column
             hang = " " * len(row.group()) if row else ""
-            out += textwrap.wrap(line.strip(), width, initial_indent=indent + line[:len(line) - len(line.lstrip())],
-                                 subsequent_indent=indent + hang) or [""]
+            out += textwrap.wrap(
+                line.strip(),
+                width,
+                initial_indent=indent + line[: len(line) - len(line.lstrip())],
+                subsequent_indent=indent + hang,
+            ) or [""]
         return "\n".join(out)
 
 
@@ -68,16 +114,29 @@ class DeprecatedFlag(argparse.Action):
         self.instead = instead
         super().__init__(option_strings, dest, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        print(f"ctxprobe: warning: {option_string} is deprecated: it is {self.instead} now (the same meaning)",
-              file=sys.stderr)
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"ctxprobe: warning: {option_string} is deprecated: it is {self.instead} now (the same meaning)",
+            file=sys.stderr,
+        )
         setattr(namespace, self.dest, values)
 
 
-def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, str] | None = None,
-                   positional: tuple[str, ...] = (), metavars: Mapping[str, str] | None = None,
-                   renamed: Mapping[str, str] | None = None) -> None:
+def add_model_args(
+    group: Any,
+    fields: Mapping[str, Any],
+    *,
+    repeat: dict[str, str] | None = None,
+    positional: tuple[str, ...] = (),
+    metavars: Mapping[str, str] | None = None,
+    renamed: Mapping[str, str] | None = None,
+) -> None:
     """One flag per field (named by its alias where it has one): booleans are switches, lists repeat
     (`--endpoint A --endpoint B`), Literal fields get choices; the `positional` fields are arguments (a list
     one takes one or more). Defaults stay the model's: an unset flag is left out of the values. `metavars`
@@ -90,8 +149,12 @@ def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, s
     for name in positional:
         field = fields[name]
         many = typing.get_origin(field.annotation) is list
-        group.add_argument(name, nargs="+" if many else None, help=field.description or "",
-                           metavar=name.rstrip("s") if many else known.get(name))
+        group.add_argument(
+            name,
+            nargs="+" if many else None,
+            help=field.description or "",
+            metavar=name.rstrip("s") if many else known.get(name),
+        )
     for name, field in fields.items():
         if name in positional:
             continue
@@ -106,8 +169,12 @@ def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, s
         elif _optional_bool(annotation):  # on, off, or left to the run: --name / --no-name
             kwargs.update(action=argparse.BooleanOptionalAction, default=_UNSET)
         elif name in repeat or typing.get_origin(annotation) is list:
-            group.add_argument(repeat.get(name, _flag(name)), action="append",
-                               metavar=known.get(name, name.rstrip("s").upper()), **kwargs)
+            group.add_argument(
+                repeat.get(name, _flag(name)),
+                action="append",
+                metavar=known.get(name, name.rstrip("s").upper()),
+                **kwargs,
+            )
             continue
         else:
             choices = _literal_choices(annotation)
@@ -118,8 +185,12 @@ def add_model_args(group: Any, fields: Mapping[str, Any], *, repeat: dict[str, s
                 kwargs["type"] = kind
             kwargs["metavar"] = None if choices else known.get(name, name.upper())
         if name in renamed:  # a value flag (not a switch): the old name reads the same value
-            group.add_argument(_flag(field.alias or name), action=DeprecatedFlag, instead=renamed[name],
-                               **{**kwargs, "help": argparse.SUPPRESS})
+            group.add_argument(
+                _flag(field.alias or name),
+                action=DeprecatedFlag,
+                instead=renamed[name],
+                **{**kwargs, "help": argparse.SUPPRESS},
+            )
         group.add_argument(renamed.get(name, _flag(field.alias or name)), **kwargs)
 
 

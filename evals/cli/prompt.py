@@ -15,26 +15,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("prompt", help="rebuild and print one prompt from its recipe")
     p.add_argument("source", help="a run folder, or a recipe JSON file")
     p.add_argument("sample_id", nargs="?", help="the sample id (with a run folder)")
-    p.add_argument("--token-counter", metavar="SPEC",
-                   help="where to reach the recipe's tokenizer (default: the run's; estimate recipes need none)")
-    p.add_argument("--api-key-env", default=DEFAULT_API_KEY_ENV, metavar="VAR",
-                   help="environment variable holding the API key of a server token counter")
+    p.add_argument(
+        "--token-counter",
+        metavar="SPEC",
+        help="where to reach the recipe's tokenizer (default: the run's; estimate recipes need none)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        default=DEFAULT_API_KEY_ENV,
+        metavar="VAR",
+        help="environment variable holding the API key of a server token counter",
+    )
     p.add_argument("--sha256", action="store_true", help="print the prompt's sha256 instead of the prompt")
-    p.add_argument("--allow-path", action="append", default=[], metavar="DIR",
-                   help="a folder the recipe's file:/dir: haystack or local hf: dataset may be read from "
-                        "(repeatable; none by default: a recipe from elsewhere cannot make ctxprobe print your files)")
+    p.add_argument(
+        "--allow-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder the recipe's file:/dir: haystack or local hf: dataset may be read from "
+        "(repeatable; none by default: a recipe from elsewhere cannot make ctxprobe print your files)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
     from ctxprobe.evals.records.store import RunStore
     from ctxprobe.tasks.build import build_sample
     from ctxprobe.tasks.errors import UserError, read_user_text
     from ctxprobe.tasks.recipe_paths import check_paths_allowed
     from ctxprobe.tasks.sample import Recipe
     from ctxprobe.tasks.token_counter import check_counter_spec
+    from pydantic import ValidationError
 
     check_counter_spec(args.token_counter)
     for folder in args.allow_path:
@@ -67,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
         counter = open_counter(spec, endpoint=None, api_key_env=args.api_key_env)
     sample = build_sample(recipe, counter)
     if recorded is not None and sample.prompt_sha256 != recorded:
-        raise UserError(f"the rebuilt prompt of {recipe.sample_id()} has sha256 {sample.prompt_sha256[:16]}…, "
-                        f"the run recorded {recorded[:16]}…: this ctxprobe builds it differently "
-                        f"(generator version {recipe.generator_version} in the run)")
+        raise UserError(
+            f"the rebuilt prompt of {recipe.sample_id()} has sha256 {sample.prompt_sha256[:16]}…, "
+            f"the run recorded {recorded[:16]}…: this ctxprobe builds it differently "
+            f"(generator version {recipe.generator_version} in the run)"
+        )
     sys.stdout.write(sample.prompt_sha256 + "\n" if args.sha256 else sample.prompt)
     return 0

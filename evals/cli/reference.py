@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 from ctxprobe.evals.cli.main import build_parser
 

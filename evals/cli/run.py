@@ -17,10 +17,16 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     from ctxprobe.runners.launchers import launchers
 
     first = ("endpoints", "engine")  # --endpoint, then the engine started without one
-    fields = dict(sorted(EndpointOptions.model_fields.items(), key=lambda kv: first.index(kv[0]) if kv[0] in first
-                         else len(first)))
-    add_model_args(p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
-                   {k: v for k, v in fields.items() if k != "launcher"}, repeat={"endpoints": "--endpoint"})
+    fields = dict(
+        sorted(
+            EndpointOptions.model_fields.items(), key=lambda kv: first.index(kv[0]) if kv[0] in first else len(first)
+        )
+    )
+    add_model_args(
+        p.add_argument_group("endpoint (default: the embedded llama.cpp engine)"),
+        {k: v for k, v in fields.items() if k != "launcher"},
+        repeat={"endpoints": "--endpoint"},
+    )
     for found in launchers():
         add_model_args(p.add_argument_group(found.group), found.settings.model_fields, metavars=found.metavars)
 
@@ -28,13 +34,21 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     from ctxprobe.evals.run.send.options import DryRunOptions, EndpointOptions, JudgeOptions, RunOptions, SuiteOptions
 
-    p = sub.add_parser("run", help="run a suite against an endpoint and table accuracy by depth x context",
-                       description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
-                                   "print accuracy by depth x context.", **exit_codes_epilog("run"))
+    p = sub.add_parser(
+        "run",
+        help="run a suite against an endpoint and table accuracy by depth x context",
+        description="Run a suite against an endpoint (default: the embedded llama.cpp engine) and "
+        "print accuracy by depth x context.",
+        **exit_codes_epilog("run"),
+    )
     add_model_args(p.add_argument_group("what to run"), SuiteOptions.model_fields)
     add_endpoint_args(p)
-    grouped = {*SuiteOptions.model_fields, *EndpointOptions.flat_fields(), *JudgeOptions.model_fields,
-               *DryRunOptions.model_fields}
+    grouped = {
+        *SuiteOptions.model_fields,
+        *EndpointOptions.flat_fields(),
+        *JudgeOptions.model_fields,
+        *DryRunOptions.model_fields,
+    }
     output = {k: v for k, v in RunOptions.flat_fields().items() if k not in grouped}
     add_model_args(p.add_argument_group("output"), output, repeat={"baseline_endpoint": "--baseline-endpoint"})
     add_model_args(p.add_argument_group("judge (optional, needle files)"), JudgeOptions.model_fields)
@@ -43,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ctxprobe.evals.run.send.options import RunOptions, validated
     from ctxprobe.evals.run.plan import resolve
+    from ctxprobe.evals.run.send.options import RunOptions, validated
 
     options = validated(RunOptions, model_values(args, RunOptions.flat_fields()))
     if options.cost.dry_run:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="print a run's accuracy table (and rewrite its summary and heatmaps)")
     p.add_argument("run_dir", help="a run folder under results/")

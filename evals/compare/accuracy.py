@@ -15,20 +15,31 @@ into recall. `absent_beside` sets its accuracy beside the recall of the present 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
-
 from ctxprobe.evals.compare.clusters import cluster_of, clustered_proportion
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.rows import record_row
 
-__all__ = ["ABSENT_COLUMNS", "ATTRIBUTION_COLUMNS", "CELL", "CONDITION", "ERROR_COLUMNS", "absent_beside",
-           "absent_shown_beside", "accuracy_table", "aggregate", "context_summary", "framed", "record_frame"]
+__all__ = [
+    "ABSENT_COLUMNS",
+    "ATTRIBUTION_COLUMNS",
+    "CELL",
+    "CONDITION",
+    "ERROR_COLUMNS",
+    "absent_beside",
+    "absent_shown_beside",
+    "accuracy_table",
+    "aggregate",
+    "context_summary",
+    "framed",
+    "record_frame",
+]
 
 CONDITION = ["family", "variant", "haystack"]
 CELL = [*CONDITION, "context_tokens", "depth"]
@@ -77,17 +88,30 @@ def _frame(records: list[SampleRecord]) -> pd.DataFrame:
         full = record_row(rec)
         scored = full["error"] is None
         row: dict[str, Any] = {key: full[key] for key in CELL}
-        row.update(depth=float(full["depth"]), scored=scored,
-                   correct=float(full["correct"]) if scored and full["correct"] is not None else math.nan,
-                   partial=full["partial"] if scored and full["partial"] is not None else math.nan)
+        row.update(
+            depth=float(full["depth"]),
+            scored=scored,
+            correct=float(full["correct"]) if scored and full["correct"] is not None else math.nan,
+            partial=full["partial"] if scored and full["partial"] is not None else math.nan,
+        )
         row.update({col: col == f"err_{full['error']}" for col in ERROR_COLUMNS})
         row.update({col: scored and full["attribution"] == col for col in ATTRIBUTION_COLUMNS})
         row["rival_depth"] = full["rival_depth"] if scored and full["attribution"] == "rival" else math.nan
         row["cluster"] = cluster_of(rec)
         row["question"], row["present_variant"] = full["question"], full["present_variant"]
         rows.append(row)
-    columns = [*CELL, "scored", "correct", "partial", *ATTRIBUTION_COLUMNS, "rival_depth", *ERROR_COLUMNS, "cluster",
-               "question", "present_variant"]
+    columns = [
+        *CELL,
+        "scored",
+        "correct",
+        "partial",
+        *ATTRIBUTION_COLUMNS,
+        "rival_depth",
+        *ERROR_COLUMNS,
+        "cluster",
+        "question",
+        "present_variant",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -97,7 +121,9 @@ def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFr
     Where a group holds several scored samples of one chain (a nested run pooled over cells), its interval is
     the chains' (`clustered_proportion`) and a `clusters` column counts them."""
     spec: dict[str, tuple[str, str]] = {
-        "n": ("scored", "sum"), "correct": ("correct", "sum"), "partial_mean": ("partial", "mean"),
+        "n": ("scored", "sum"),
+        "correct": ("correct", "sum"),
+        "partial_mean": ("partial", "mean"),
     }
     spec.update({col: (col, "sum") for col in [*ATTRIBUTION_COLUMNS, *ERROR_COLUMNS]})
     out = frame.groupby(keys, sort=True).agg(**spec).reset_index()
@@ -108,16 +134,28 @@ def aggregate(frame: pd.DataFrame, keys: list[str], z: float = Z95) -> pd.DataFr
     out["errors"] = out[ERROR_COLUMNS].sum(axis=1)
     out["accuracy"] = (out["correct"] / out["n"]).where(out["n"] > 0)
     bounds = [clopper_pearson(int(c), int(n), z) for c, n in zip(out["correct"], out["n"])]
-    columns = [*keys, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", *ATTRIBUTION_COLUMNS, "errors",
-               *ERROR_COLUMNS]
+    columns = [
+        *keys,
+        "n",
+        "correct",
+        "accuracy",
+        "ci_lo",
+        "ci_hi",
+        "partial_mean",
+        *ATTRIBUTION_COLUMNS,
+        "errors",
+        *ERROR_COLUMNS,
+    ]
     nested = "cluster" in frame and not frame["cluster"].astype(str).str.startswith("sample:").all()
     if nested:
         chains = _chains(frame, keys)
         groups = [chains.get(tuple(row), []) for row in out[keys].itertuples(index=False)]
         out["clusters"] = [len(got) for got in groups]
         # a group with one sample per chain (a cell) keeps its exact interval: its samples are independent
-        bounds = [clustered_proportion([y for y, _ in got], [m for _, m in got], z) if len(got) < int(n) else bound
-                  for got, n, bound in zip(groups, out["n"], bounds)]
+        bounds = [
+            clustered_proportion([y for y, _ in got], [m for _, m in got], z) if len(got) < int(n) else bound
+            for got, n, bound in zip(groups, out["n"], bounds)
+        ]
         columns.append("clusters")
     out["ci_lo"] = [lo for lo, _ in bounds]
     out["ci_hi"] = [hi for _, hi in bounds]

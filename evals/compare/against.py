@@ -25,18 +25,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.records.load import Run, load_run
-from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.records.rows import variant_label
-from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare import metrics
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of, is_clustered
 from ctxprobe.evals.compare.confseq import PairedTally
+from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.ci_outputs import SEQUENTIAL_INTERVAL, GateCase, metric_text
 from ctxprobe.evals.compare.sequential.gate import (
-    PASS_MEANING, SequentialRow, decide, fewest_to_pass, final_verdicts, gate_verdict, open_rows,
+    PASS_MEANING,
+    SequentialRow,
+    decide,
+    fewest_to_pass,
+    final_verdicts,
+    gate_verdict,
+    open_rows,
 )
+from ctxprobe.evals.records.load import Run, load_run
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import FamilyKey, chain_key, family_key
 from ctxprobe.tasks.lengths import format_length
@@ -63,7 +69,9 @@ class PairedRun:
     lacking: dict[str, dict[RowKey, int]] = field(default_factory=dict)  # pairs of a row without the metric
     counted: set[str] = field(default_factory=set)
     extension: set[str] = field(default_factory=set)  # sample ids the baseline endpoint answers (lockstep)
-    pairs: dict[RowKey, int] = field(default_factory=dict)  # nested: the pairs of each gated row (its tally counts chains)
+    pairs: dict[RowKey, int] = field(
+        default_factory=dict
+    )  # nested: the pairs of each gated row (its tally counts chains)
 
     def add_baseline(self, records: dict[str, SampleRecord]) -> None:
         """The baseline endpoint's scored answers to the extension's samples."""
@@ -101,9 +109,15 @@ def _rows(recipes: list[Recipe], name: str) -> dict[RowKey, SequentialRow]:
     return dict(sorted(rows.items()))
 
 
-def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer: str,
-               extend: Callable[[Run], list[Recipe]] | None = None, metric: str = "correct",
-               kl_margin: float = kl_gate.KL_MARGIN) -> PairedRun:
+def paired_run(
+    baseline_dir: str | Path,
+    margin: float,
+    alpha: float,
+    tokenizer: str,
+    extend: Callable[[Run], list[Recipe]] | None = None,
+    metric: str = "correct",
+    kl_margin: float = kl_gate.KL_MARGIN,
+) -> PairedRun:
     """The plan of a paired run against `baseline_dir`; one line when it cannot be one. `extend` gives the
     samples the baseline endpoint adds in lockstep (`lockstep.extension_recipes`). `metric`: what the gate
     judges (`evals.compare.metrics`: correct, the answer probability, KL against `kl_margin` nats, or one
@@ -116,8 +130,10 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
         raise UserError(str(e)) from None
     baseline = load_run(baseline_dir)
     if baseline.manifest.tokenizer and tokenizer and baseline.manifest.tokenizer != tokenizer:
-        raise UserError(f"--against {baseline.dir}: the baseline was counted by tokenizer {baseline.manifest.tokenizer}, "
-                        f"this endpoint's is {tokenizer}: the prompts would differ")
+        raise UserError(
+            f"--against {baseline.dir}: the baseline was counted by tokenizer {baseline.manifest.tokenizer}, "
+            f"this endpoint's is {tokenizer}: the prompts would differ"
+        )
     scored = [r for r in baseline.records if r.error is None and r.score is not None]
     if not scored:
         raise UserError(f"--against {baseline.dir}: the baseline has no scored sample")
@@ -128,10 +144,18 @@ def paired_run(baseline_dir: str | Path, margin: float, alpha: float, tokenizer:
         raise UserError(gated.missing(str(baseline.dir)))
     extra = extend(baseline) if extend is not None else []
     recipes = sorted([*(r.sample.recipe for r in scored), *extra], key=lambda r: r.seed)
-    return PairedRun(baseline=baseline, margin=margin, alpha=alpha, recipes=recipes,
-                     base={r.sample.sample_id: r for r in scored}, rows=_rows(recipes, name), metric=name,
-                     beside={m: _rows(recipes, m) for m in metrics.metric_names() if m != name and has[m]},
-                     kl_margin=kl_margin, extension={r.sample_id() for r in extra})
+    return PairedRun(
+        baseline=baseline,
+        margin=margin,
+        alpha=alpha,
+        recipes=recipes,
+        base={r.sample.sample_id: r for r in scored},
+        rows=_rows(recipes, name),
+        metric=name,
+        beside={m: _rows(recipes, m) for m in metrics.metric_names() if m != name and has[m]},
+        kl_margin=kl_margin,
+        extension={r.sample_id() for r in extra},
+    )
 
 
 def pass_reach(plan: PairedRun) -> str | None:
@@ -153,11 +177,13 @@ def pass_reach(plan: PairedRun) -> str | None:
     need = fewest_to_pass(margin, plan.alpha, tally.lo, tally.hi) if 0.0 < margin < -tally.lo else None
     if need is None or len(held) >= need:
         return None
-    return (f"--against: the baseline's nested families hold {len(held)} chain{'' if len(held) == 1 else 's'} "
-            f"({'at the fewest: ' if len(chains) > 1 else ''}{fam[0]}), and a row of chains PASSes at "
-            f"this margin from {need} at the fewest (every chain equal): this run can FAIL the candidate but not "
-            f"PASS it, and an equal build is sent every chain to end UNDECIDED. To PASS one: a baseline of {need} "
-            "chains or more, or the independent layout's pairs (a suite's -independent twin)")
+    return (
+        f"--against: the baseline's nested families hold {len(held)} chain{'' if len(held) == 1 else 's'} "
+        f"({'at the fewest: ' if len(chains) > 1 else ''}{fam[0]}), and a row of chains PASSes at "
+        f"this margin from {need} at the fewest (every chain equal): this run can FAIL the candidate but not "
+        f"PASS it, and an equal build is sent every chain to end UNDECIDED. To PASS one: a baseline of {need} "
+        "chains or more, or the independent layout's pairs (a suite's -independent twin)"
+    )
 
 
 def update(plan: PairedRun, records: list[SampleRecord]) -> None:
@@ -185,8 +211,10 @@ def update(plan: PairedRun, records: list[SampleRecord]) -> None:
     for name, rows in plan.by_metric.items():
         for key, values in fresh[name].items():
             # one observation per chain (each sample its own chain in the independent layout: as before)
-            rows[key].add_diffs(chain_means(values, chains[name][key]) if is_clustered(chains[name][key]) else values,
-                                plan.row_margin(name))
+            rows[key].add_diffs(
+                chain_means(values, chains[name][key]) if is_clustered(chains[name][key]) else values,
+                plan.row_margin(name),
+            )
     decide(list(plan.rows.values()), plan.row_margin(plan.metric), plan.alpha)
 
 
@@ -219,28 +247,49 @@ def gate_report(plan: PairedRun) -> dict[str, Any]:
     verdicts = final_verdicts(rows, plan.row_margin(plan.metric), plan.alpha)
     entries = []
     for ((family, params, haystack), length), row, verdict in zip(plan.rows, rows, verdicts):
-        of_row = [r.sample_id() for r in plan.recipes if family_key(r) == (family, params, haystack)
-                  and length in (0, r.context_tokens)]
+        of_row = [
+            r.sample_id()
+            for r in plan.recipes
+            if family_key(r) == (family, params, haystack) and length in (0, r.context_tokens)
+        ]
         planned = sum(1 for sid in of_row if sid not in plan.extension)
         extended = sum(1 for sid in of_row if sid in plan.extension and sid in plan.base)
         key = ((family, params, haystack), length)
-        entry = {"family": family, "params": json.loads(params), "haystack": haystack,
-                 "context_tokens": length, "primary": row.primary, "verdict": verdict,
-                 "n": plan.pairs.get(key, row.tally.n), "baseline_samples": planned,
-                 **({"clusters": row.tally.n} if key in plan.pairs else {}),
-                 "baseline_extended": extended, "losses": row.tally.losses,
-                 "wins": row.tally.wins, **shown(plan, plan.metric, row),
-                 "p_fail": row.p_fail, "p_pass": row.p_pass, "rounds": row.rounds}
+        entry = {
+            "family": family,
+            "params": json.loads(params),
+            "haystack": haystack,
+            "context_tokens": length,
+            "primary": row.primary,
+            "verdict": verdict,
+            "n": plan.pairs.get(key, row.tally.n),
+            "baseline_samples": planned,
+            **({"clusters": row.tally.n} if key in plan.pairs else {}),
+            "baseline_extended": extended,
+            "losses": row.tally.losses,
+            "wins": row.tally.wins,
+            **shown(plan, plan.metric, row),
+            "p_fail": row.p_fail,
+            "p_pass": row.p_pass,
+            "rounds": row.rounds,
+        }
         for name in (m for m in metrics.metric_names() if not metrics.metric(m).always and m in plan.by_metric):
             entry[f"lacking_{name}"] = plan.lacking.get(name, {}).get(key, 0)
-        entry["beside"] = [{"metric": m, "n": other[key].tally.n, **shown(plan, m, other[key])}
-                           for m, other in plan.beside.items()]
+        entry["beside"] = [
+            {"metric": m, "n": other[key].tally.n, **shown(plan, m, other[key])} for m, other in plan.beside.items()
+        ]
         entries.append(entry)
-    return {"baseline": str(plan.baseline.dir), "baseline_extended": len(plan.extension & set(plan.base)),
-            "margin": plan.margin, "alpha": plan.alpha, "metric": plan.metric,
-            **({"kl_margin": plan.kl_margin} if "kl" in plan.by_metric else {}),
-            "method": metrics.metric(plan.metric).method,
-            "verdict": gate_verdict(rows, verdicts), "rows": entries}
+    return {
+        "baseline": str(plan.baseline.dir),
+        "baseline_extended": len(plan.extension & set(plan.base)),
+        "margin": plan.margin,
+        "alpha": plan.alpha,
+        "metric": plan.metric,
+        **({"kl_margin": plan.kl_margin} if "kl" in plan.by_metric else {}),
+        "method": metrics.metric(plan.metric).method,
+        "verdict": gate_verdict(rows, verdicts),
+        "rows": entries,
+    }
 
 
 def _beside(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -261,15 +310,22 @@ def render_gate(report: dict[str, Any]) -> str:
     baseline's."""
     gated = report.get("metric", "correct")
     on = f" --metric {gated}" if gated != "correct" else ""
-    margin = (f"--kl-margin {report.get('kl_margin', kl_gate.KL_MARGIN)}" if metrics.metric(gated).margin_flag == "--kl-margin"
-              else f"--fail-if-drop {report['margin']}")
+    margin = (
+        f"--kl-margin {report.get('kl_margin', kl_gate.KL_MARGIN)}"
+        if metrics.metric(gated).margin_flag == "--kl-margin"
+        else f"--fail-if-drop {report['margin']}"
+    )
     others = [b["metric"] for b in _beside(report["rows"][0])] if report["rows"] else []
-    lines = [f"paired against {report['baseline']} ({margin}{on}): {report['verdict']}",
-             f"{'row':<52} {'verdict':>9} {'diff':>7} {'interval':>17} {'pairs used':>12}"
-             + (f"  beside it: {', '.join(others)}: diff [interval] n" if others else "")]
+    lines = [
+        f"paired against {report['baseline']} ({margin}{on}): {report['verdict']}",
+        f"{'row':<52} {'verdict':>9} {'diff':>7} {'interval':>17} {'pairs used':>12}"
+        + (f"  beside it: {', '.join(others)}: diff [interval] n" if others else ""),
+    ]
     for e in report["rows"]:
         variant = variant_label(e["params"], e["family"])
-        where = f"{e['family']} {variant} [{e['haystack']}] " + ("pooled" if e["primary"] else format_length(e["context_tokens"]))
+        where = f"{e['family']} {variant} [{e['haystack']}] " + (
+            "pooled" if e["primary"] else format_length(e["context_tokens"])
+        )
         interval = f"[{value_text(gated, e['diff_lo'])}, {value_text(gated, e['diff_hi'])}]"
         diff = "-" if e["n"] == 0 else value_text(gated, e["diff"])
         held = f"{e['baseline_samples']}" + (f"+{e['baseline_extended']}" if e.get("baseline_extended") else "")
@@ -278,18 +334,31 @@ def render_gate(report: dict[str, Any]) -> str:
             line += f"  ({e['clusters']} chains)"
         for b in _beside(e):
             m = b["metric"]
-            line += (f"  no {m}" if b["n"] == 0 else f"  {m} {value_text(m, b['diff'])} "
-                     f"[{value_text(m, b['diff_lo'])}, {value_text(m, b['diff_hi'])}] {b['n']}")
+            line += (
+                f"  no {m}"
+                if b["n"] == 0
+                else f"  {m} {value_text(m, b['diff'])} "
+                f"[{value_text(m, b['diff_lo'])}, {value_text(m, b['diff_hi'])}] {b['n']}"
+            )
         if e.get(f"lacking_{gated}"):
             line += f"  ({e[f'lacking_{gated}']} pairs without {gated})"
         lines.append(line)
     if report.get("baseline_extended"):
-        lines.append(f"the baseline endpoint answered {report['baseline_extended']} more samples in lockstep "
-                     "(of N+M: N the baseline run held, M it added)")
-    units = [metrics.metric(m).unit_note for m in metrics.metric_names() if metrics.metric(m).unit_note and (m == gated or m in others)]
-    lines.append(f"method: {report['method']}. Each bound of the interval is one-sided at 95 % (a 90 % "
-                 "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided. "
-                 + PASS_MEANING + "".join(f" {u}." for u in units))
+        lines.append(
+            f"the baseline endpoint answered {report['baseline_extended']} more samples in lockstep "
+            "(of N+M: N the baseline run held, M it added)"
+        )
+    units = [
+        metrics.metric(m).unit_note
+        for m in metrics.metric_names()
+        if metrics.metric(m).unit_note and (m == gated or m in others)
+    ]
+    lines.append(
+        f"method: {report['method']}. Each bound of the interval is one-sided at 95 % (a 90 % "
+        "betting confidence sequence, not adjusted for the rows); a pooled row stops taking pairs once decided. "
+        + PASS_MEANING
+        + "".join(f" {u}." for u in units)
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -297,13 +366,35 @@ def gate_cases(report: dict[str, Any], candidate: str) -> list[GateCase]:
     """The paired run's rows as CI cases (JUnit, markdown summary)."""
     out = []
     for e in report["rows"]:
-        where = (f"{e['family']} {variant_label(e['params'], e['family'])} [{e['haystack']}] "
-                 + ("all lengths" if e["primary"] else format_length(e["context_tokens"])))
-        other = "; ".join(metric_text(b["metric"], b["diff"] if b["n"] else float("nan"), b["diff_lo"], b["diff_hi"],
-                                      b["n"], SEQUENTIAL_INTERVAL) for b in _beside(e))
-        out.append(GateCase(candidate=candidate, where=where, primary=e["primary"], verdict=e["verdict"],
-                            diff=e["diff"] if e["n"] else float("nan"), diff_lo=e["diff_lo"], diff_hi=e["diff_hi"],
-                            n=e["n"], detail=f"{e['n']} of the baseline's {e['baseline_samples']} samples used, "
-                            f"anytime-valid p (FAIL side) {e['p_fail']:.3g}",
-                            interval=SEQUENTIAL_INTERVAL, metric=report.get("metric", "correct"), other=other))
+        where = f"{e['family']} {variant_label(e['params'], e['family'])} [{e['haystack']}] " + (
+            "all lengths" if e["primary"] else format_length(e["context_tokens"])
+        )
+        other = "; ".join(
+            metric_text(
+                b["metric"],
+                b["diff"] if b["n"] else float("nan"),
+                b["diff_lo"],
+                b["diff_hi"],
+                b["n"],
+                SEQUENTIAL_INTERVAL,
+            )
+            for b in _beside(e)
+        )
+        out.append(
+            GateCase(
+                candidate=candidate,
+                where=where,
+                primary=e["primary"],
+                verdict=e["verdict"],
+                diff=e["diff"] if e["n"] else float("nan"),
+                diff_lo=e["diff_lo"],
+                diff_hi=e["diff_hi"],
+                n=e["n"],
+                detail=f"{e['n']} of the baseline's {e['baseline_samples']} samples used, "
+                f"anytime-valid p (FAIL side) {e['p_fail']:.3g}",
+                interval=SEQUENTIAL_INTERVAL,
+                metric=report.get("metric", "correct"),
+                other=other,
+            )
+        )
     return out

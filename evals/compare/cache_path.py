@@ -32,11 +32,19 @@ def sign_test_p(cold_only: int, cached_only: int) -> float:
     n = cold_only + cached_only
     if n == 0:
         return 1.0
-    return math.fsum(math.comb(n, k) for k in range(cold_only, n + 1)) / 2.0 ** n
+    return math.fsum(math.comb(n, k) for k in range(cold_only, n + 1)) / 2.0**n
 
 
-def decide(checks: Iterable[CacheCheckRecord], *, chosen: Iterable[str], engine: str, how: str, asked: str,
-           kl_floor: float = KL_NOISE_FLOOR, alpha: float = ALPHA) -> CacheCheck:
+def decide(
+    checks: Iterable[CacheCheckRecord],
+    *,
+    chosen: Iterable[str],
+    engine: str,
+    how: str,
+    asked: str,
+    kl_floor: float = KL_NOISE_FLOOR,
+    alpha: float = ALPHA,
+) -> CacheCheck:
     """The manifest's `CacheCheck` from the checks made (`chosen`: the sample ids chosen for a check)."""
     chosen = list(chosen)
     made = [c for c in checks if c.sample_id in set(chosen)]
@@ -61,9 +69,22 @@ def decide(checks: Iterable[CacheCheckRecord], *, chosen: Iterable[str], engine:
     else:
         verdict = "agrees"
     return CacheCheck(
-        verdict=verdict, engine=engine, how=how, asked=asked, chosen=len(chosen), checked=len(compared),
-        differed=differed, cold_right_cached_wrong=cold_only, cached_right_cold_wrong=cached_only,
-        unchecked=len(chosen) - len(compared), per_length=[lengths[k] for k in sorted(lengths)],
-        cold_ids=[cold_id(c.sample_id) for c in made], p_value=p,
-        kl_median=statistics.median(kls) if kls else None, kl_max=max(kls) if kls else None, kl_mean=kl_mean,
-        kl_noise_floor=kl_floor if kls else None, prefill_tokens=sum(c.context_tokens for c in made))
+        verdict=verdict,
+        engine=engine,
+        how=how,
+        asked=asked,
+        chosen=len(chosen),
+        checked=len(compared),
+        differed=differed,
+        cold_right_cached_wrong=cold_only,
+        cached_right_cold_wrong=cached_only,
+        unchecked=len(chosen) - len(compared),
+        per_length=[lengths[k] for k in sorted(lengths)],
+        cold_ids=[cold_id(c.sample_id) for c in made],
+        p_value=p,
+        kl_median=statistics.median(kls) if kls else None,
+        kl_max=max(kls) if kls else None,
+        kl_mean=kl_mean,
+        kl_noise_floor=kl_floor if kls else None,
+        prefill_tokens=sum(c.context_tokens for c in made),
+    )

@@ -56,8 +56,10 @@ from ctxprobe.evals.compare.stats import Z95, beta_quantile, clopper_pearson
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.identity import chain_key
 
-CLUSTERED_METHOD = ("pooled over a nested run's chains: Korn-Graubard Clopper-Pearson at the effective sample size "
-                    "(between-chain variance, t with the chains' effective count as df), chains as the unit")
+CLUSTERED_METHOD = (
+    "pooled over a nested run's chains: Korn-Graubard Clopper-Pearson at the effective sample size "
+    "(between-chain variance, t with the chains' effective count as df), chains as the unit"
+)
 
 
 def cluster_of(record: SampleRecord) -> str:

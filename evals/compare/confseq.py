@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-
 from math import lgamma as gammaln
+
 
 def betaln(a: float, b: float) -> float:
     """log B(a, b)."""

@@ -11,15 +11,14 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
-from matplotlib.patches import Rectangle
-
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.compare import CompareResult, CompareRow
 from ctxprobe.evals.records.safe_write import save_figure
 from ctxprobe.tasks.lengths import format_length
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
 
 DIFF_CMAP = matplotlib.colormaps["RdBu"].with_extremes(bad="#d9d9d9")
 
@@ -70,9 +69,11 @@ def plot_family(result: CompareResult, candidate: str, family: str, path: Path) 
     fig, axes = stacked_axes([(len({c.depth for c in g}), len({c.context_tokens for c in g})) for g in grids])
     images = [_panel(ax, grid, result.alpha) for ax, grid in zip(axes, grids)]
     fig.colorbar(images[0], ax=axes, label=f"accuracy: {candidate} - {result.baseline.label}", shrink=0.8)
-    fig.suptitle(f"{family}: {candidate} - {result.baseline.label}\n"
-                 f"cell: diff, baseline -> candidate accuracy, pairs; * boxed: McNemar p < {result.alpha} (unadjusted)",
-                 fontsize=9)
+    fig.suptitle(
+        f"{family}: {candidate} - {result.baseline.label}\n"
+        f"cell: diff, baseline -> candidate accuracy, pairs; * boxed: McNemar p < {result.alpha} (unadjusted)",
+        fontsize=9,
+    )
     return save_figure(fig, path, dpi=110)
 
 

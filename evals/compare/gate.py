@@ -26,8 +26,10 @@ def gate_problems(base: Run, cands: list[Run], labels: list[str]) -> list[str]:
     for label, run in zip(labels, [base, *cands]):
         if run.manifest.status != "finished":
             done = len(run.records)
-            problems.append(f"{label} is not finished (status {run.manifest.status}, {done} of "
-                            f"{run.manifest.samples_planned or '?'} samples)")
+            problems.append(
+                f"{label} is not finished (status {run.manifest.status}, {done} of "
+                f"{run.manifest.samples_planned or '?'} samples)"
+            )
     for label, cand in zip(labels[1:], cands):
         if cand.dir.resolve() == base.dir.resolve():
             problems.append(f"{label} is the baseline itself ({base.dir})")
@@ -37,8 +39,10 @@ def gate_problems(base: Run, cands: list[Run], labels: list[str]) -> list[str]:
             problems.append(f"{label} ran another suite than the baseline ({diff})")
         rules, base_rules = scorer_versions(cand), scorer_versions(base)
         if rules and base_rules and rules != base_rules:
-            problems.append(f"the scoring rule changed: {label} was scored by scorer v{_versions(rules)}, the "
-                            f"baseline by v{_versions(base_rules)}, so a difference may be the rule's, not the build's")
+            problems.append(
+                f"the scoring rule changed: {label} was scored by scorer v{_versions(rules)}, the "
+                f"baseline by v{_versions(base_rules)}, so a difference may be the rule's, not the build's"
+            )
     return problems
 
 

@@ -8,13 +8,12 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from matplotlib.figure import Figure
-
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.history import HISTORY_JSON, HistoryPoint, HistoryResult
 from ctxprobe.evals.records.outputs import write_output
 from ctxprobe.evals.records.safe_write import make_folder, replace_file, save_figure
 from ctxprobe.tasks.lengths import format_length
+from matplotlib.figure import Figure
 
 Column = tuple[str, str, str, int]
 
@@ -24,7 +23,7 @@ def _column(p: HistoryPoint) -> Column:
 
 
 def _when(created: float) -> str:
-    return dt.datetime.fromtimestamp(created, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return dt.datetime.fromtimestamp(created, dt.UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def _cell(p: HistoryPoint | None) -> str:
@@ -51,9 +50,12 @@ def step_lines(result: HistoryResult) -> list[str]:
         head = f"{names[step.previous]} -> {names[step.current]}: {step.pairs} pairs"
         if step.note:
             head += f" ({step.note})"
-        drops = "; ".join(step.flagged or [f"{r.where()} {signed(r.diff)} points (p_holm {r.p_holm:.3g})"
-                                           for r in step.drops])
-        word, none = ("DIVERGES", "no divergence above the margin") if result.metric == "kl" else ("DROP", "no significant drop")
+        drops = "; ".join(
+            step.flagged or [f"{r.where()} {signed(r.diff)} points (p_holm {r.p_holm:.3g})" for r in step.drops]
+        )
+        word, none = (
+            ("DIVERGES", "no divergence above the margin") if result.metric == "kl" else ("DROP", "no significant drop")
+        )
         lines.append(f"{head}: " + (f"{word} {drops}" if drops else none))
         lines += [f"  with it: {signal}" for signal in step.signals]
     return lines
@@ -62,8 +64,10 @@ def step_lines(result: HistoryResult) -> list[str]:
 def _test(result: HistoryResult) -> str:
     """What flags a night, in the history's metric."""
     if result.metric == "kl":
-        return (f"mean KL at the answer positions above {result.kl_margin:g} nats, anytime-valid betting, "
-                f"Holm, alpha {result.alpha}")
+        return (
+            f"mean KL at the answer positions above {result.kl_margin:g} nats, anytime-valid betting, "
+            f"Holm, alpha {result.alpha}"
+        )
     if result.metric == "p_answer":
         return f"p_answer's paired difference, anytime-valid betting, Holm, alpha {result.alpha}"
     return f"exact McNemar on paired samples, Holm, alpha {result.alpha}"
@@ -72,7 +76,10 @@ def _test(result: HistoryResult) -> str:
 def render_text(result: HistoryResult) -> str:
     rows = table_rows(result)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = [f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Clopper-Pearson] (n), errors apart", ""]
+    out = [
+        f"suite {result.suite}: {len(result.runs)} finished runs; accuracy [95% Clopper-Pearson] (n), errors apart",
+        "",
+    ]
     out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     out += [f"ENGINE FAULT in {r.label}: {r.engine_fault}" for r in result.runs if r.engine_fault]
     out += ["", f"night to night ({_test(result)}):", *step_lines(result)]
@@ -101,8 +108,9 @@ def plot_trend(result: HistoryResult, path: Path) -> Path:
         ax.set_ylim(-0.05, 1.05)
         ax.set_xticks(range(len(result.runs)), [_when(r.created) for r in result.runs], rotation=30, fontsize=7)
         ax.set_ylabel("accuracy")
-        ax.set_title(f"{panel[0]}  {panel[1]}  [{panel[2]}]   (red ring: significant drop from the run before)",
-                     fontsize=9)
+        ax.set_title(
+            f"{panel[0]}  {panel[1]}  [{panel[2]}]   (red ring: significant drop from the run before)", fontsize=9
+        )
         ax.legend(title="length", fontsize=7)
     fig.suptitle(f"suite {result.suite}: accuracy over time")
     return save_figure(fig, path, dpi=110)

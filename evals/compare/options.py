@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from ctxprobe.tasks.same_field import same_field
 from ctxprobe.evals.compare.paired.kl_gate import GateMetric, margin_option, metric_option
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
+from ctxprobe.tasks.same_field import same_field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class CompareOptions(BaseModel):
@@ -16,18 +15,26 @@ class CompareOptions(BaseModel):
     baseline: str = Field(description="the baseline run folder")
     candidates: list[str] = Field(min_length=1, description="candidate run folders")
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="significance level after Holm")
-    fail_if_drop: float | None = Field(None, description="exit 1 when a family x length row of a candidate is worse "
-                                       "by more than MARGIN (e.g. 0.05) with Holm-adjusted p < alpha")
-    metric: GateMetric = metric_option("", ": exit 1 when a row's mean KL is above --kl-margin, with no "
-                                       "--fail-if-drop needed")
+    fail_if_drop: float | None = Field(
+        None,
+        description="exit 1 when a family x length row of a candidate is worse "
+        "by more than MARGIN (e.g. 0.05) with Holm-adjusted p < alpha",
+    )
+    metric: GateMetric = metric_option(
+        "", ": exit 1 when a row's mean KL is above --kl-margin, with no --fail-if-drop needed"
+    )
     kl_margin: float = margin_option("with --metric kl")
     undecided: Undecided = Field("exit", description=f"with --fail-if-drop or --metric kl: {UNDECIDED_HELP}")
     results_dir: str = Field("results", description="where the compare folder is made")
     no_report: bool = Field(False, description="do not write report.html into the compare folder")
-    junit: str | None = Field(None, description="write the gate's rows as JUnit XML (failed / passed / skipped "
-                              "when undecided)")
-    summary_md: str | None = Field(None, description="write the gate's verdicts as a short markdown table (also "
-                                   "appended to $GITHUB_STEP_SUMMARY when set)")
+    junit: str | None = Field(
+        None, description="write the gate's rows as JUnit XML (failed / passed / skipped when undecided)"
+    )
+    summary_md: str | None = Field(
+        None,
+        description="write the gate's verdicts as a short markdown table (also "
+        "appended to $GITHUB_STEP_SUMMARY when set)",
+    )
 
     @model_validator(mode="after")
     def _undecided_needs_a_gate(self) -> CompareOptions:

@@ -6,16 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
-from ctxprobe.evals.records.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
 from ctxprobe.evals.compare.paired.kl_text import gate_line, kl_lines
+from ctxprobe.evals.compare.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells
 from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text
+from ctxprobe.evals.compare.sequential.gate import PASS_MEANING
+from ctxprobe.evals.compare.signed import signed
+from ctxprobe.evals.records.compare import COMPARE_JSON, AnswerProbabilityRow, CompareResult, CompareRow
 from ctxprobe.evals.records.outputs import write_output
 from ctxprobe.evals.records.safe_write import make_folder, replace_file
 from ctxprobe.evals.records.store import run_folder
-from ctxprobe.evals.compare.sequential.gate import PASS_MEANING
-from ctxprobe.evals.compare.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells
-from ctxprobe.evals.compare.signed import signed
 
 
 def _columns(result: CompareResult) -> list[str]:
@@ -30,6 +29,7 @@ def _with_p(result: CompareResult) -> bool:
 def _cells(result: CompareResult, row: CompareRow) -> list[str]:
     return row_cells(row) + (p_answer_cells(row) if _with_p(result) else [])
 
+
 def _blocks(result: CompareResult, candidate: str) -> dict[tuple[str, str, str], list[CompareRow]]:
     blocks: dict[tuple[str, str, str], list[CompareRow]] = {}
     for row in result.rows:
@@ -40,8 +40,10 @@ def _blocks(result: CompareResult, candidate: str) -> dict[tuple[str, str, str],
 
 def _header(result: CompareResult, candidate: str) -> list[str]:
     pairing = next(p for p in result.pairings if p.candidate == candidate)
-    lines = [f"baseline {result.baseline.label}  vs  candidate {candidate}: {pairing.pairs} pairs "
-             f"({pairing.by_prompt} same prompt, {pairing.by_task} same task fields only)"]
+    lines = [
+        f"baseline {result.baseline.label}  vs  candidate {candidate}: {pairing.pairs} pairs "
+        f"({pairing.by_prompt} same prompt, {pairing.by_task} same task fields only)"
+    ]
     for side, errs in (("baseline", pairing.errored_base), ("candidate", pairing.errored_cand)):
         if errs:
             lines.append(f"  left out, errored in {side}: " + ", ".join(f"{v} {k}" for k, v in sorted(errs.items())))
@@ -58,38 +60,53 @@ def render_text(result: CompareResult) -> str:
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
             pooled = [r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
             cells = [r for r in rows if r.level == "cell" and r.diff != 0]
-            out += ["", f"{family}  {variant}  [{haystack}]",
-                    *aligned([_columns(result)] + [_cells(result, r) for r in pooled + cells])]
+            out += [
+                "",
+                f"{family}  {variant}  [{haystack}]",
+                *aligned([_columns(result)] + [_cells(result, r) for r in pooled + cells]),
+            ]
         out.append("")
     out += [*kl_lines(result), "", *_footer(result)]
     return "\n".join(out) + "\n"
 
 
 def _footer(result: CompareResult) -> list[str]:
-    lines = [f"diff = candidate - baseline (points); CI: {result.interval_method}; p: {result.p_method}; "
-             f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm; "
-             f"'pooled': the family over all its lengths, the gate's primary test."]
+    lines = [
+        f"diff = candidate - baseline (points); CI: {result.interval_method}; p: {result.p_method}; "
+        f"partial: {result.partial_method}; significant at alpha={result.alpha} after Holm; "
+        f"'pooled': the family over all its lengths, the gate's primary test."
+    ]
     if _with_p(result):
-        lines.append("p_ans: the answer's probability (the chance the model writes exactly the expected answer when "
-                     "sampling), mean of each build over the pairs where both records have it (n, of the row's pairs "
-                     "where some lack it); diff in probability points with an anytime-valid betting 95% confidence "
-                     "sequence; 'no p_answer': none of the row's pairs has it.")
+        lines.append(
+            "p_ans: the answer's probability (the chance the model writes exactly the expected answer when "
+            "sampling), mean of each build over the pairs where both records have it (n, of the row's pairs "
+            "where some lack it); diff in probability points with an anytime-valid betting 95% confidence "
+            "sequence; 'no p_answer': none of the row's pairs has it."
+        )
     significant = [r for r in result.rows if r.significant]
-    lines.append("rows that differ: " + ("; ".join(f"{r.candidate} {r.where()} {signed(r.diff)}" for r in significant)
-                                         if significant else "none"))
+    lines.append(
+        "rows that differ: "
+        + ("; ".join(f"{r.candidate} {r.where()} {signed(r.diff)}" for r in significant) if significant else "none")
+    )
     lines += signal_lines(result)
     for ex in result.examples[:12]:
-        lines.append(f"  e.g. {ex.candidate} {ex.where} ({ex.worse} worse) expected {ex.expected}: baseline "
-                     f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%")
+        lines.append(
+            f"  e.g. {ex.candidate} {ex.where} ({ex.worse} worse) expected {ex.expected}: baseline "
+            f"{ex.base_extracted}, candidate {ex.cand_extracted}, needle at {ex.needle_depth:.0f}%"
+        )
     if result.metric == "kl":
         lines += [*gate_line(result), PASS_MEANING]
     elif result.fail_if_drop is not None:
         verdict = compare_verdict(result)
-        named = ("; ".join(_failed_text(result, r) for r in result.failed) if verdict == "FAIL"
-                 else undecided_text(result) if verdict == "UNDECIDED" else "")
+        named = (
+            "; ".join(_failed_text(result, r) for r in result.failed)
+            if verdict == "FAIL"
+            else undecided_text(result)
+            if verdict == "UNDECIDED"
+            else ""
+        )
         on = " --metric p_answer" if result.metric == "p_answer" else ""
-        lines.append(f"gate --fail-if-drop {result.fail_if_drop}{on}: {verdict}"
-                     + (f": {named}" if named else ""))
+        lines.append(f"gate --fail-if-drop {result.fail_if_drop}{on}: {verdict}" + (f": {named}" if named else ""))
         lines.append(PASS_MEANING)
     return lines
 
@@ -114,16 +131,26 @@ def render_markdown(result: CompareResult) -> str:
     out += [f"> **{w}**" for w in result.warnings] + ([""] if result.warnings else [])
     for run in [result.baseline, *result.candidates]:
         role = "baseline" if run is result.baseline else "candidate"
-        out.append(f"- {role} **{run.label}**: `{run.path}` (suite {run.suite}, {run.status}, {run.samples} samples, "
-                   f"tokenizer {run.tokenizer}, engine {run.engine.engine if run.engine else '?'})")
+        out.append(
+            f"- {role} **{run.label}**: `{run.path}` (suite {run.suite}, {run.status}, {run.samples} samples, "
+            f"tokenizer {run.tokenizer}, engine {run.engine.engine if run.engine else '?'})"
+        )
     for cand in result.candidates:
         out += ["", f"## {result.baseline.label} vs {cand.label}", "", *_header(result, cand.label)]
         for (family, variant, haystack), rows in _blocks(result, cand.label).items():
-            ordered = ([r for r in rows if r.level == "family"] + [r for r in rows if r.level == "family_length"]
-                       + [r for r in rows if r.level == "cell"])
+            ordered = (
+                [r for r in rows if r.level == "family"]
+                + [r for r in rows if r.level == "family_length"]
+                + [r for r in rows if r.level == "cell"]
+            )
             columns = _columns(result)
-            out += ["", f"### {family} — {variant} — {haystack}", "", "| " + " | ".join(columns) + " |",
-                    "|" + "|".join("---:" for _ in columns) + "|"]
+            out += [
+                "",
+                f"### {family} — {variant} — {haystack}",
+                "",
+                "| " + " | ".join(columns) + " |",
+                "|" + "|".join("---:" for _ in columns) + "|",
+            ]
             out += ["| " + " | ".join(_cells(result, r)) + " |" for r in ordered]
     out += ["", *kl_lines(result, markdown=True), "", *_footer(result)]
     return "\n".join(out) + "\n"
@@ -145,8 +172,10 @@ def write_outputs(result: CompareResult, results_dir: Path) -> CompareResult:
     labels = "-vs-".join([result.baseline.label, *(c.label for c in result.candidates)])
     out_dir = run_folder(results_dir, f"compare-{labels}")
     make_folder(out_dir, exist_ok=False)
-    paths = [replace_file(out_dir / "compare.md", render_markdown(result)),
-             replace_file(out_dir / "compare.csv", pd.DataFrame([_csv_row(r) for r in result.rows]).to_csv(index=False))]
+    paths = [
+        replace_file(out_dir / "compare.md", render_markdown(result)),
+        replace_file(out_dir / "compare.csv", pd.DataFrame([_csv_row(r) for r in result.rows]).to_csv(index=False)),
+    ]
     paths += write_diff_heatmaps(result, out_dir) + write_kl_heatmaps(result, out_dir)
     paths.append(out_dir / COMPARE_JSON)
     done = result.model_copy(update={"out_dir": str(out_dir), "files": [str(p) for p in paths]})

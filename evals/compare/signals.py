@@ -37,8 +37,12 @@ def moved_signals(base: Run, cand: Run, pairs: list[Pair], drops: list[CompareRo
     wanted = {(r.level, (r.family, r.variant, r.haystack, r.context_tokens, r.depth)) for r in drops}
     levels = {level for level, _ in wanted}
     dropped = [p for p in pairs if any((level, group_key(p, level)) in wanted for level in levels)]
-    lines = [served_line(dropped), cache_line(base.manifest.cache_check, cand.manifest.cache_check),
-             *lint_lines(base.manifest.deployment_lint, cand.manifest.deployment_lint), rival_line(dropped)]
+    lines = [
+        served_line(dropped),
+        cache_line(base.manifest.cache_check, cand.manifest.cache_check),
+        *lint_lines(base.manifest.deployment_lint, cand.manifest.deployment_lint),
+        rival_line(dropped),
+    ]
     return [line for line in lines if line]
 
 
@@ -47,8 +51,10 @@ def served_line(pairs: list[Pair]) -> str:
     base, cand = (sum(1 for p in pairs if getattr(p, side).prompt_tokens_off is not None) for side in ("base", "cand"))
     if base == cand:
         return ""
-    return f"served != planned in {base} -> {cand} of {len(pairs)} samples (prompt_tokens_off: a prompt served at " \
-           "another length than its recipe's)"
+    return (
+        f"served != planned in {base} -> {cand} of {len(pairs)} samples (prompt_tokens_off: a prompt served at "
+        "another length than its recipe's)"
+    )
 
 
 def _checks(check: CacheCheck | None) -> str | None:
@@ -77,8 +83,9 @@ def lint_lines(base: list[LintLine] | None, cand: list[LintLine] | None) -> list
         side = "candidate" if base is None else "baseline"
         return [f"deployment lint (run on the {side} only): {line.message}" for line in ran or []]
     before, after = {line.message for line in base}, {line.message for line in cand}
-    return ([f"deployment lint, new: {line.message}" for line in cand if line.message not in before]
-            + [f"deployment lint, gone: {line.message}" for line in base if line.message not in after])
+    return [f"deployment lint, new: {line.message}" for line in cand if line.message not in before] + [
+        f"deployment lint, gone: {line.message}" for line in base if line.message not in after
+    ]
 
 
 def rival_share(records: list[SampleRecord]) -> tuple[int, int] | None:
@@ -101,5 +108,7 @@ def rival_line(pairs: list[Pair]) -> str:
     (b, n), (c, _) = base, cand
     if not n or abs(c - b) / n < RIVAL_SHARE_STEP:
         return ""
-    return f"rival share {100 * b / n:.0f} % -> {100 * c / n:.0f} % ({b} -> {c} of {n} answers named another needle " \
-           "of their prompt)"
+    return (
+        f"rival share {100 * b / n:.0f} % -> {100 * c / n:.0f} % ({b} -> {c} of {n} answers named another needle "
+        "of their prompt)"
+    )

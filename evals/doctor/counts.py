@@ -40,26 +40,39 @@ def counts_add_up(counter: ServerTokenizer, served_prompt: str, served_tokens: i
         problems.append(f"one text counted {whole} then {again} tokens")
     margin = safety_margin(whole)
     if abs(sum(parts) - whole) > margin:
-        problems.append(f"{UNITS} haystack units count {sum(parts)} one by one but {whole} together "
-                        f"(more than the {margin}-token margin prompts are planned with)")
+        problems.append(
+            f"{UNITS} haystack units count {sum(parts)} one by one but {whole} together "
+            f"(more than the {margin}-token margin prompts are planned with)"
+        )
     if served_tokens is not None and served_tokens != planned:
         problems.append(f"a prompt counted {planned} tokens (BOS included) was served as {served_tokens}")
     if problems:
-        return Check(name="token counts", status="failed", found="counts do not add up: " + "; ".join(problems),
-                     advice="prompt lengths will not be exact: use --token-counter local:PATH with the served "
-                     "model's own tokenizer, and check the table's 'prompt length off the plan' line")
-    served = f"; the server's usage agrees ({served_tokens})" if served_tokens is not None else \
-        "; the server reported no usage to compare"
-    return Check(name="token counts", status="ok",
-                 found=f"repeatable, {UNITS} units sum to their whole ({whole} tokens){served}: exact prompt lengths")
+        return Check(
+            name="token counts",
+            status="failed",
+            found="counts do not add up: " + "; ".join(problems),
+            advice="prompt lengths will not be exact: use --token-counter local:PATH with the served "
+            "model's own tokenizer, and check the table's 'prompt length off the plan' line",
+        )
+    served = (
+        f"; the server's usage agrees ({served_tokens})"
+        if served_tokens is not None
+        else "; the server reported no usage to compare"
+    )
+    return Check(
+        name="token counts",
+        status="ok",
+        found=f"repeatable, {UNITS} units sum to their whole ({whole} tokens){served}: exact prompt lengths",
+    )
 
 
 async def context_accepted(client: EndpointClient, counter: ServerTokenizer, context_length: int | None) -> Check:
     """One prompt of about `context_length - CONTEXT_ROOM` tokens, for one answer token."""
     name = "context accepted"
     if not context_length:
-        return Check(name=name, status="n/a", found="the engine states no context length",
-                     advice="ctxprobe limit measures it")
+        return Check(
+            name=name, status="n/a", found="the engine states no context length", advice="ctxprobe limit measures it"
+        )
     target = context_length - CONTEXT_ROOM - counter.bos_tokens
     try:
         prompt, tokens = _filler_of(counter, target)
@@ -71,14 +84,21 @@ async def context_accepted(client: EndpointClient, counter: ServerTokenizer, con
     except EndpointError as exc:
         said = f" (the engine says its limit is {exc.limit:,})" if exc.limit else ""
         if exc.kind is ErrorKind.rejected_too_long:
-            return Check(name=name, status="failed",
-                         found=f"the stated {context_length:,} tokens do not hold: a prompt of {planned:,} tokens "
-                         f"was rejected as too long{said}", advice="ctxprobe limit finds the length it accepts")
-        return Check(name=name, status="failed", found=f"a prompt of {planned:,} tokens failed: "
-                     f"{exc.kind.value}: {exc.detail}"[:300], advice="ctxprobe limit finds the length it accepts")
+            return Check(
+                name=name,
+                status="failed",
+                found=f"the stated {context_length:,} tokens do not hold: a prompt of {planned:,} tokens "
+                f"was rejected as too long{said}",
+                advice="ctxprobe limit finds the length it accepts",
+            )
+        return Check(
+            name=name,
+            status="failed",
+            found=f"a prompt of {planned:,} tokens failed: {exc.kind.value}: {exc.detail}"[:300],
+            advice="ctxprobe limit finds the length it accepts",
+        )
     served = f" (the server counted {reply.prompt_tokens:,})" if reply.prompt_tokens not in (None, planned) else ""
-    return Check(name=name, status="ok",
-                 found=f"{context_length:,} tokens: a prompt of {planned:,}{served} was taken")
+    return Check(name=name, status="ok", found=f"{context_length:,} tokens: a prompt of {planned:,}{served} was taken")
 
 
 def _filler_of(counter: ServerTokenizer, target: int) -> tuple[str, int]:

@@ -11,8 +11,15 @@ from ctxprobe.runners.model_facts import served_model_facts
 from ctxprobe.runners.retry import RetryPolicy
 
 
-def endpoint_lint(endpoint: str, *, config: str | None, max_length: int | None, model: str | None,
-                  api_key_env: str, policy: RetryPolicy) -> list[LintLine]:
+def endpoint_lint(
+    endpoint: str,
+    *,
+    config: str | None,
+    max_length: int | None,
+    model: str | None,
+    api_key_env: str,
+    policy: RetryPolicy,
+) -> list[LintLine]:
     """The lint's lines for `endpoint`. A `config` that cannot be read is a `UserError`."""
     engine = read_engine_facts(endpoint, model=model, api_key_env=api_key_env, policy=policy)
     facts = served_model_facts(config, engine.model_path, engine.config_overrides)

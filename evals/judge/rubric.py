@@ -19,8 +19,12 @@ RUBRIC = (
     "several, or gives none. Reply with one JSON object and nothing else: "
     '{"verdict": "correct" or "incorrect", "reason": "one short sentence"}.'
 )
-_RULES = {"exact": "one of the accepted answers", "number": "the same number as an accepted answer",
-          "set": "every member of the set", "contains": "one of the accepted answers"}
+_RULES = {
+    "exact": "one of the accepted answers",
+    "number": "the same number as an accepted answer",
+    "set": "every member of the set",
+    "contains": "one of the accepted answers",
+}
 _OBJECT = re.compile(r"\{[^{}]*\}", re.S)
 _BARE = re.compile(r"^[\W_]*(correct|incorrect)\b", re.I)
 REPLY_TOKENS = 128
@@ -33,8 +37,10 @@ def judge_messages(sample: Sample, output: str) -> list[dict[str, str]]:
     answer = f"{sample.answer_prefix} {region}".strip() if sample.answer_prefix else region
     accepted = " | ".join(sample.expected.answers)
     wanted = _RULES.get(sample.expected.kind, "one of the accepted answers")
-    user = (f"Question: {sample.question}\nAccepted answers: {accepted}\nA correct answer gives: {wanted}\n"
-            f"Model's answer: {answer or '(nothing)'}\n\nYour JSON verdict:")
+    user = (
+        f"Question: {sample.question}\nAccepted answers: {accepted}\nA correct answer gives: {wanted}\n"
+        f"Model's answer: {answer or '(nothing)'}\n\nYour JSON verdict:"
+    )
     return [{"role": "system", "content": RUBRIC}, {"role": "user", "content": user}]
 
 

@@ -31,21 +31,42 @@ class JudgeSummary:
     errors: int
 
     def line(self) -> str:
-        return (f"judge: {self.judged} samples judged, {self.disagree} disagree with the exact score, "
-                f"{self.errors} judge errors (judge.jsonl)")
+        return (
+            f"judge: {self.judged} samples judged, {self.disagree} disagree with the exact score, "
+            f"{self.errors} judge errors (judge.jsonl)"
+        )
 
 
 def to_judge(records: Iterable[SampleRecord], done: set[str]) -> list[SampleRecord]:
     """The records the judge is asked about: scored (no error), of a user's answer kind, not judged yet."""
-    return [r for r in records if r.error is None and r.score is not None and r.response is not None
-            and r.sample.expected.kind in USER_KINDS and r.sample.sample_id not in done]
+    return [
+        r
+        for r in records
+        if r.error is None
+        and r.score is not None
+        and r.response is not None
+        and r.sample.expected.kind in USER_KINDS
+        and r.sample.sample_id not in done
+    ]
 
 
 # The rubric's verdict object as an OpenAI `response_format` JSON schema.
-VERDICT_FORMAT: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": {
-    "type": "object", "properties": {"verdict": {"type": "string", "enum": ["correct", "incorrect"]},
-                                     "reason": {"type": "string"}},
-    "required": ["verdict", "reason"], "additionalProperties": False}}}
+VERDICT_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "verdict",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
+                "reason": {"type": "string"},
+            },
+            "required": ["verdict", "reason"],
+            "additionalProperties": False,
+        },
+    },
+}
 
 
 class Judge:
@@ -68,8 +89,11 @@ class Judge:
     def verdict(self, record: SampleRecord) -> JudgeVerdict:
         sample, score = record.sample, record.score
         assert score is not None and record.response is not None
-        payload: dict[str, Any] = {"messages": judge_messages(sample, record.response.text), "temperature": 0,
-                                   "max_tokens": REPLY_TOKENS}
+        payload: dict[str, Any] = {
+            "messages": judge_messages(sample, record.response.text),
+            "temperature": 0,
+            "max_tokens": REPLY_TOKENS,
+        }
         if self.model:
             payload["model"] = self.model
         base = {"sample_id": sample.sample_id, "judge": self.name, "exact": score.correct}
@@ -81,15 +105,18 @@ class Judge:
             return JudgeVerdict(**base, error=f"HTTP {status}: {shown_body(body, 200)}")
         reply = _content(body)
         reading = read_reply(reply)
-        return JudgeVerdict(**base, verdict=reading.verdict, reason=reading.reason, error=reading.error,
-                            reply=reply[:2000])
+        return JudgeVerdict(
+            **base, verdict=reading.verdict, reason=reading.reason, error=reading.error, reply=reply[:2000]
+        )
 
     def _send(self, payload: dict[str, Any]) -> tuple[int, Any]:
         """Ask with the verdict's JSON schema as `response_format` (vLLM, SGLang and llama-server then
         decode only a verdict object, which a small judge otherwise seldom writes); an endpoint that refuses
         the field (HTTP 400) is asked without it from then on."""
         if self.structured:
-            status, body = self.calls.send("POST", "/v1/chat/completions", {**payload, "response_format": VERDICT_FORMAT})
+            status, body = self.calls.send(
+                "POST", "/v1/chat/completions", {**payload, "response_format": VERDICT_FORMAT}
+            )
             if status != 400:
                 return status, body
             self.structured = False
@@ -103,8 +130,13 @@ def _content(body: dict[str, Any]) -> str:
         return ""
 
 
-def judge_run(run_dir: Path, records: Iterable[SampleRecord], url: str, model: str | None = None,
-              settings: ClientSettings | None = None) -> JudgeSummary:
+def judge_run(
+    run_dir: Path,
+    records: Iterable[SampleRecord],
+    url: str,
+    model: str | None = None,
+    settings: ClientSettings | None = None,
+) -> JudgeSummary:
     """Judge the run's samples not judged yet (each call under the run's client `settings`: its
     `--timeout` and `--retries`); the summary counts every verdict the run now holds."""
     todo = to_judge(records, set(read_verdicts(run_dir)))
@@ -114,6 +146,8 @@ def judge_run(run_dir: Path, records: Iterable[SampleRecord], url: str, model: s
             for verdict in pool.map(judge.verdict, todo):
                 append_verdict(run_dir, verdict)
     held = read_verdicts(run_dir).values()
-    return JudgeSummary(judged=sum(1 for v in held if v.verdict is not None),
-                        disagree=sum(1 for v in held if v.disagrees()),
-                        errors=sum(1 for v in held if v.error is not None))
+    return JudgeSummary(
+        judged=sum(1 for v in held if v.verdict is not None),
+        disagree=sum(1 for v in held if v.disagrees()),
+        errors=sum(1 for v in held if v.error is not None),
+    )

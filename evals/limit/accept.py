@@ -14,8 +14,8 @@ longer than a rejected one."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Awaitable, Callable
 
 from ctxprobe.evals.records.limit import AcceptedResult
 from ctxprobe.tasks.assemble import tolerance
@@ -36,8 +36,9 @@ class Probe:
 Try = Callable[[int], Awaitable[Probe]]
 
 
-async def find_accepted(try_length: Try, *, start: int, max_length: int, max_tokens: int,
-                        configured: int | None = None) -> AcceptedResult:
+async def find_accepted(
+    try_length: Try, *, start: int, max_length: int, max_tokens: int, configured: int | None = None
+) -> AcceptedResult:
     """`try_length(n)` sends a prompt of about n tokens (asking for `max_tokens`) and says what happened."""
     probes: list[Probe] = []
     tried: set[int] = set()
@@ -97,9 +98,16 @@ def _result(probes: list[Probe], max_tokens: int, configured: int | None) -> Acc
     if stated and configured and stated != configured:
         basis += f"; the engine states {stated:,} tokens but was configured with {configured:,}"
     return AcceptedResult(
-        accepted_tokens=accepted, basis=basis, largest_taken=largest,
-        rejected_tokens=hi.planned_tokens if hi else None, largest_taken_served=lo.prompt_tokens if lo else None,
+        accepted_tokens=accepted,
+        basis=basis,
+        largest_taken=largest,
+        rejected_tokens=hi.planned_tokens if hi else None,
+        largest_taken_served=lo.prompt_tokens if lo else None,
         rejected_served=hi.prompt_tokens if hi else None,
-        rejected_served_at_least=hi.prompt_at_least if hi else None, max_tokens=max_tokens, stated_limit=stated,
-        stopped_by_error=error, requests=len(probes), probes=[asdict(p) for p in probes],
+        rejected_served_at_least=hi.prompt_at_least if hi else None,
+        max_tokens=max_tokens,
+        stated_limit=stated,
+        stopped_by_error=error,
+        requests=len(probes),
+        probes=[asdict(p) for p in probes],
     )

@@ -42,7 +42,11 @@ def _from_config(config: dict[str, Any], where: str) -> Advertised:
     if isinstance(original, int) and original > 0:
         # YaRN / llama3-style: max_position_embeddings may already be the extended length.
         tokens = max(max_pos, int(original * factor))
-        return Advertised(tokens=tokens, source=f"{where}: max(max_position_embeddings, "
-                                                f"rope_scaling original {original} x factor {factor:g})")
-    return Advertised(tokens=int(max_pos * factor),
-                      source=f"{where}: max_position_embeddings {max_pos} x rope_scaling factor {factor:g}")
+        return Advertised(
+            tokens=tokens,
+            source=f"{where}: max(max_position_embeddings, rope_scaling original {original} x factor {factor:g})",
+        )
+    return Advertised(
+        tokens=int(max_pos * factor),
+        source=f"{where}: max_position_embeddings {max_pos} x rope_scaling factor {factor:g}",
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.evals.limit.advertised import advertised_length
 from ctxprobe.evals.limit.options import LimitOptions
@@ -31,6 +31,7 @@ from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import TokenCounter
+
 
 @dataclass(frozen=True)
 class LimitReport:
@@ -64,8 +65,9 @@ def started_context(opts: LimitOptions) -> int | None:
     return launcher_for(opts.engine).start_context(opts.launcher)
 
 
-def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None = None,
-          **kwargs: object) -> LimitReport:
+def limit(
+    options: LimitOptions | None = None, *, on_progress: OnProgress | None = None, **kwargs: object
+) -> LimitReport:
     """Measure the four lengths; writes `limit.json` (and the effective search's samples) into a run folder.
     SIGTERM stops it as Ctrl-C does (KeyboardInterrupt), the folder's manifest then says `interrupted`."""
     opts = options if options is not None else validated(LimitOptions, dict(kwargs))
@@ -85,8 +87,15 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
     if started:  # the engine ctxprobe starts: its context is known before it starts
         room_for_prompt(opts.answer_room, started, "the context the engine is started with", min_length)
     store = RunStore(run_folder(Path(opts.results_dir), f"limit-{opts.label}" if opts.label else "limit"))
-    suite = Suite.model_validate({"name": "limit", "lengths": [min_length], "depths": [50.0],
-                                  "tasks": [t.model_dump() for t in tasks], "haystack": opts.haystack})
+    suite = Suite.model_validate(
+        {
+            "name": "limit",
+            "lengths": [min_length],
+            "depths": [50.0],
+            "tasks": [t.model_dump() for t in tasks],
+            "haystack": opts.haystack,
+        }
+    )
     suite.check()
     results: list[TargetLimits] = []
     try:
@@ -109,46 +118,89 @@ def limit(options: LimitOptions | None = None, *, on_progress: OnProgress | None
     return LimitReport(run_dir=store.dir, targets=results)
 
 
-def _measure(opts: LimitOptions, suite: Suite, store: RunStore, tasks: list[TaskSpec], advertised: Advertised,
-             min_length: int, max_length: int | None, search_args: dict[str, object], results: list[TargetLimits],
-             on_progress: OnProgress | None) -> None:
+def _measure(
+    opts: LimitOptions,
+    suite: Suite,
+    store: RunStore,
+    tasks: list[TaskSpec],
+    advertised: Advertised,
+    min_length: int,
+    max_length: int | None,
+    search_args: dict[str, object],
+    results: list[TargetLimits],
+    on_progress: OnProgress | None,
+) -> None:
     """Each target in turn (each endpoint; none: the engine ctxprobe starts), appended to `results`."""
     for urls in [[u] for u in opts.endpoints] or [[]]:  # each endpoint is its own target here
         with serving(opts.model_copy(update={"endpoints": urls}), suite) as served:
             config, engine, counter = served.config, served.engine, served.counter
             if engine.context_length:  # before the run folder is made (the first target's manifest makes it)
-                room_for_prompt(opts.answer_room, engine.context_length,
-                                f"the served context of {public_url(config.base_urls[0])}", min_length)
+                room_for_prompt(
+                    opts.answer_room,
+                    engine.context_length,
+                    f"the served context of {public_url(config.base_urls[0])}",
+                    min_length,
+                )
             if not results:
-                store.write_manifest(RunManifest(
-                    command="limit", ctxprobe_version=ctxprobe_version(), label=opts.label,
-                    endpoints=[public_url(u) for u in opts.endpoints], model=served.model, engine=engine,
-                    mode=served.mode, suite=suite, tokenizer=builder_for(counter).tokenizer,
-                    token_counter=served.counter_spec, api_key_env=opts.api_key_env,
-                    options=saved_options(opts.flat())))
+                store.write_manifest(
+                    RunManifest(
+                        command="limit",
+                        ctxprobe_version=ctxprobe_version(),
+                        label=opts.label,
+                        endpoints=[public_url(u) for u in opts.endpoints],
+                        model=served.model,
+                        engine=engine,
+                        mode=served.mode,
+                        suite=suite,
+                        tokenizer=builder_for(counter).tokenizer,
+                        token_counter=served.counter_spec,
+                        api_key_env=opts.api_key_env,
+                        options=saved_options(opts.flat()),
+                    )
+                )
             configured = engine.context_length
             known = max(configured or 0, advertised.tokens or 0)
             ceiling = max_length or (known + known // 4 if known else 2 * 1024 * 1024)  # room to see a rejection
-            accepted = accepted_length(config, counter, start=min(min_length, ceiling), max_length=ceiling,
-                                       configured=configured, answer_room=opts.answer_room)
+            accepted = accepted_length(
+                config,
+                counter,
+                start=min(min_length, ceiling),
+                max_length=ceiling,
+                configured=configured,
+                answer_room=opts.answer_room,
+            )
             effective = None
             where = public_url(config.base_urls[0])
-            _say(f"{where}: configured {_n(configured)}; accepted {_n(accepted.accepted_tokens)} "
-                 f"({accepted.requests} requests)")
+            _say(
+                f"{where}: configured {_n(configured)}; accepted {_n(accepted.accepted_tokens)} "
+                f"({accepted.requests} requests)"
+            )
             if not opts.skip_effective and (max_length or accepted.accepted_tokens):
-                bounds = search_bounds(counter, tasks, opts, served.mode, min_length, max_length,
-                                       accepted.accepted_tokens, search_args)
+                bounds = search_bounds(
+                    counter, tasks, opts, served.mode, min_length, max_length, accepted.accepted_tokens, search_args
+                )
                 search, taken = bounds.config, bounds.context_length
-                _say(f"{where}: effective search from {search.min_length:,} to {search.max_length:,} tokens "
-                     f"({bounds.why}), {len(tasks)} tasks, batches of {search.batch} up to {search.max_samples} "
-                     f"samples per length (the full grid: {len(full_grid(search))} lengths, "
-                     f"{len(full_grid(search)) * search.max_samples} samples)")
-                effective = effective_length(config, counter, store, tasks, search, opts.haystack,
-                                             on_progress=on_progress, context_length=taken)
-            results.append(TargetLimits(
-                endpoint=where, engine=engine, advertised=advertised,
-                configured=configured, configured_source=engine.context_source, accepted=accepted,
-                effective=effective, tasks=tasks))
+                _say(
+                    f"{where}: effective search from {search.min_length:,} to {search.max_length:,} tokens "
+                    f"({bounds.why}), {len(tasks)} tasks, batches of {search.batch} up to {search.max_samples} "
+                    f"samples per length (the full grid: {len(full_grid(search))} lengths, "
+                    f"{len(full_grid(search)) * search.max_samples} samples)"
+                )
+                effective = effective_length(
+                    config, counter, store, tasks, search, opts.haystack, on_progress=on_progress, context_length=taken
+                )
+            results.append(
+                TargetLimits(
+                    endpoint=where,
+                    engine=engine,
+                    advertised=advertised,
+                    configured=configured,
+                    configured_source=engine.context_source,
+                    accepted=accepted,
+                    effective=effective,
+                    tasks=tasks,
+                )
+            )
 
 
 @dataclass(frozen=True)
@@ -162,17 +214,31 @@ class SearchBounds:
     context_length: int | None
 
 
-def search_bounds(counter: TokenCounter, tasks: list[TaskSpec], opts: LimitOptions, mode: Mode, min_length: int,
-                  max_length: int | None, accepted: int | None, search_args: dict[str, Any]) -> SearchBounds:
+def search_bounds(
+    counter: TokenCounter,
+    tasks: list[TaskSpec],
+    opts: LimitOptions,
+    mode: Mode,
+    min_length: int,
+    max_length: int | None,
+    accepted: int | None,
+    search_args: dict[str, Any],
+) -> SearchBounds:
     """The lengths the effective search may measure. Its top: the accepted length (the longest prompt that left
     `--answer-room`), less what a task's own answer budget needs beyond that room, and `--max-length` where it
     is shorter; its lower end: `--min-length`, or the tasks' shortest prompt where that is longer, and the floor
     the search steps down to when the shortest length fails."""
     granularity = int(search_args.get("granularity", 256))
     top = min(n for n in (max_length, accepted) if n)
-    shortest, budget = shortest_length(counter, tasks, opts.haystack, mode, up_to=top,
-                                       samples=max(len(tasks), int(search_args["batch"])),
-                                       granularity=granularity)
+    shortest, budget = shortest_length(
+        counter,
+        tasks,
+        opts.haystack,
+        mode,
+        up_to=top,
+        samples=max(len(tasks), int(search_args["batch"])),
+        granularity=granularity,
+    )
     why = "--max-length" if max_length and (accepted is None or max_length < accepted) else "the accepted length"
     context_length = None
     if accepted is not None:
@@ -184,8 +250,7 @@ def search_bounds(counter: TokenCounter, tasks: list[TaskSpec], opts: LimitOptio
         raise UserError(f"the tasks' shortest prompt ({shortest:,} tokens) does not fit {why} ({top:,})")
     low = min(max(min_length, shortest), top)
     ceiling = "--max-length" if why == "--max-length" else "the accepted length"
-    config = LimitConfig(min_length=low, max_length=top, floor=shortest, ceiling=ceiling,
-                         **search_args)
+    config = LimitConfig(min_length=low, max_length=top, floor=shortest, ceiling=ceiling, **search_args)
     return SearchBounds(config, why, context_length)
 
 
@@ -198,8 +263,10 @@ def room_for_prompt(answer_room: int, length: int, what: str, min_length: int) -
     refused run leaves no folder)."""
     floor = min(MIN_PROMPT_TOKENS, min_length)
     if answer_room > length - floor:
-        raise UserError(f"--answer-room {answer_room:,} leaves no room for a prompt within {what} ({length:,} tokens): "
-                        f"give at most {max(0, length - floor):,}")
+        raise UserError(
+            f"--answer-room {answer_room:,} leaves no room for a prompt within {what} ({length:,} tokens): "
+            f"give at most {max(0, length - floor):,}"
+        )
 
 
 def _n(tokens: int | None) -> str:

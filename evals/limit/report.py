@@ -10,12 +10,14 @@ def _n(x: int | None) -> str:
 
 
 def render_limits(results: list[TargetLimits]) -> str:
-    rows: list[list[str]] = [["", *[r.endpoint for r in results]],
-                             ["engine", *[_engine(r) for r in results]],
-                             ["advertised", *[_n(r.advertised.tokens) for r in results]],
-                             ["configured", *[_n(r.configured) for r in results]],
-                             ["accepted", *[_n(r.accepted.accepted_tokens) for r in results]],
-                             ["effective", *[_effective(r) for r in results]]]
+    rows: list[list[str]] = [
+        ["", *[r.endpoint for r in results]],
+        ["engine", *[_engine(r) for r in results]],
+        ["advertised", *[_n(r.advertised.tokens) for r in results]],
+        ["configured", *[_n(r.configured) for r in results]],
+        ["accepted", *[_n(r.accepted.accepted_tokens) for r in results]],
+        ["effective", *[_effective(r) for r in results]],
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     for r in results:
@@ -30,21 +32,26 @@ def render_limits(results: list[TargetLimits]) -> str:
         else:
             out.append(f"  accepted: {_n(a.accepted_tokens)} prompt tokens {room} ({a.basis})")
             served = _served(a.rejected_tokens, a.rejected_served) or _at_least(a.rejected_served_at_least)
-            above = (f"rejected as too long at {_n(a.rejected_tokens)}{served}"
-                     if a.rejected_tokens else "none rejected")
-            out.append(f"    largest prompt taken {_n(a.largest_taken)}{_served(a.largest_taken, a.largest_taken_served)}; "
-                       f"{above} (ctxprobe's counts); {a.requests} requests")
+            above = f"rejected as too long at {_n(a.rejected_tokens)}{served}" if a.rejected_tokens else "none rejected"
+            out.append(
+                f"    largest prompt taken {_n(a.largest_taken)}{_served(a.largest_taken, a.largest_taken_served)}; "
+                f"{above} (ctxprobe's counts); {a.requests} requests"
+            )
         if a.stopped_by_error:
             out.append(f"    search stopped by an error: {a.stopped_by_error}")
         if r.effective is not None:
             e = r.effective
             said = e.verdict.removeprefix("effective: ").removeprefix("effective ")  # the label is this line's
             out.append(f"  effective: {said}")
-            out.append(f"    {e.requests} samples used; the equivalent full grid ({e.full_grid_lengths} lengths) "
-                       f"would use {e.full_grid_requests}")
+            out.append(
+                f"    {e.requests} samples used; the equivalent full grid ({e.full_grid_lengths} lengths) "
+                f"would use {e.full_grid_requests}"
+            )
             for row in e.lengths:
                 acc = "-" if row.accuracy is None else f"{row.accuracy:.2f}"
-                out.append(f"    {row.length:>9,}  acc {acc}  n {row.n:<3} CI [{row.lo:.2f}, {row.hi:.2f}]  {row.verdict}")
+                out.append(
+                    f"    {row.length:>9,}  acc {acc}  n {row.n:<3} CI [{row.lo:.2f}, {row.hi:.2f}]  {row.verdict}"
+                )
     return "\n".join(out)
 
 

@@ -26,10 +26,9 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from ctxprobe.evals.records.limit import LengthResult, LimitResult
 from ctxprobe.evals.compare.stats import clopper_pearson, z_for
+from ctxprobe.evals.records.limit import LengthResult, LimitResult
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Measure(Protocol):
@@ -44,8 +43,13 @@ class SearchSettings(BaseModel):
     manifest) is made of them, and `LimitConfig` adds the lengths."""
 
     threshold: float = Field(0.856, gt=0.0, le=1.0, description="absolute accuracy a length must reach (RULER's)")
-    relative: float | None = Field(None, gt=0.0, le=1.0, description="instead of --min-accuracy: the fraction of "
-                                   "the accuracy at the shortest length that a length must keep, e.g. 0.85")
+    relative: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="instead of --min-accuracy: the fraction of "
+        "the accuracy at the shortest length that a length must keep, e.g. 0.85",
+    )
     confidence: float = Field(0.95, gt=0.5, lt=1.0, description="confidence of each length's verdict")
     max_samples: int = Field(40, ge=1, description="sample cap per length; at the cap the point estimate decides")
     batch: int = Field(8, ge=1, description="samples requested at a time before the interval is checked")
@@ -59,10 +63,14 @@ class LimitConfig(SearchSettings):
     max_length: int = Field(gt=0, description="longest context length tried, in tokens")
     growth: float = Field(2.0, gt=1.0, description="step of the geometric climb from the shortest length")
     granularity: int = Field(256, ge=1, description="lengths between min and max are multiples of this")
-    floor: int = Field(256, ge=1, description="shortest length tried below min_length when min_length fails: the "
-                       "tasks' own shortest prompt")
-    ceiling: str | None = Field(None, description="what max_length is, where the verdict names it (`ctxprobe "
-                                "limit`: the accepted length)")
+    floor: int = Field(
+        256,
+        ge=1,
+        description="shortest length tried below min_length when min_length fails: the tasks' own shortest prompt",
+    )
+    ceiling: str | None = Field(
+        None, description="what max_length is, where the verdict names it (`ctxprobe limit`: the accepted length)"
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> LimitConfig:
@@ -94,8 +102,9 @@ def full_grid(config: LimitConfig) -> list[int]:
     return lengths
 
 
-def judge_length(measure: Measure, length: int, threshold: float, config: LimitConfig,
-                 early_stop: bool = True) -> LengthResult:
+def judge_length(
+    measure: Measure, length: int, threshold: float, config: LimitConfig, early_stop: bool = True
+) -> LengthResult:
     """Sample `length` in batches until the Clopper-Pearson interval clears `threshold` or the cap is reached."""
     z = z_for(config.confidence)
     successes = n = requests = 0
@@ -110,14 +119,41 @@ def judge_length(measure: Measure, length: int, threshold: float, config: LimitC
         if trials == 0:
             break  # a whole batch errored (prompts rejected, endpoint down): nothing more to learn here
         if early_stop and (lo > threshold or hi < threshold):
-            return LengthResult(length=length, successes=successes, n=n, requests=requests, accuracy=successes / n,
-                                lo=lo, hi=hi, verdict="pass" if lo > threshold else "fail", settled=True)
+            return LengthResult(
+                length=length,
+                successes=successes,
+                n=n,
+                requests=requests,
+                accuracy=successes / n,
+                lo=lo,
+                hi=hi,
+                verdict="pass" if lo > threshold else "fail",
+                settled=True,
+            )
     if n == 0:
-        return LengthResult(length=length, successes=0, n=0, requests=requests, accuracy=None, lo=lo, hi=hi,
-                            verdict="no_data", settled=False)
+        return LengthResult(
+            length=length,
+            successes=0,
+            n=0,
+            requests=requests,
+            accuracy=None,
+            lo=lo,
+            hi=hi,
+            verdict="no_data",
+            settled=False,
+        )
     acc = successes / n
-    return LengthResult(length=length, successes=successes, n=n, requests=requests, accuracy=acc, lo=lo, hi=hi,
-                        verdict="pass" if acc >= threshold else "fail", settled=not early_stop)
+    return LengthResult(
+        length=length,
+        successes=successes,
+        n=n,
+        requests=requests,
+        accuracy=acc,
+        lo=lo,
+        hi=hi,
+        verdict="pass" if acc >= threshold else "fail",
+        settled=not early_stop,
+    )
 
 
 def find_effective_length(measure: Measure, config: LimitConfig) -> LimitResult:
@@ -160,10 +196,16 @@ def find_effective_length(measure: Measure, config: LimitConfig) -> LimitResult:
 
     grid = full_grid(config)
     return LimitResult(
-        effective=passing, bracket=(passing, failing) if passing and failing else None, first_failing=failing,
-        threshold=threshold, criterion="absolute" if config.relative is None else "relative",
-        confidence=config.confidence, lengths=measured, requests=sum(r.requests for r in measured),
-        full_grid_lengths=len(grid), full_grid_requests=len(grid) * config.max_samples,
+        effective=passing,
+        bracket=(passing, failing) if passing and failing else None,
+        first_failing=failing,
+        threshold=threshold,
+        criterion="absolute" if config.relative is None else "relative",
+        confidence=config.confidence,
+        lengths=measured,
+        requests=sum(r.requests for r in measured),
+        full_grid_lengths=len(grid),
+        full_grid_requests=len(grid) * config.max_samples,
         verdict=_verdict(measured, passing, failing, threshold, config),
     )
 
@@ -184,14 +226,18 @@ def _confidence(measured: list[LengthResult], length: int, threshold: float, con
     if config.relative is not None and length == config.min_length:
         return "the reference length: it passes by definition"
     acc = "no scored samples" if r.accuracy is None else f"accuracy {r.accuracy:.2f} over {r.n}"
-    where = (f"at the {config.max_samples}-sample cap" if r.requests >= config.max_samples
-             else f"after {r.requests} requests, when a whole batch errored")
+    where = (
+        f"at the {config.max_samples}-sample cap"
+        if r.requests >= config.max_samples
+        else f"after {r.requests} requests, when a whole batch errored"
+    )
     holds = f" still holds {threshold:.3g}" if r.lo <= threshold <= r.hi else ""
     return f"a point estimate {where}, not {conf}: {acc}, its {conf} interval [{r.lo:.2f}, {r.hi:.2f}]{holds}"
 
 
-def _verdict(measured: list[LengthResult], passing: int | None, failing: int | None, threshold: float,
-             config: LimitConfig) -> str:
+def _verdict(
+    measured: list[LengthResult], passing: int | None, failing: int | None, threshold: float, config: LimitConfig
+) -> str:
     if config.relative is None:
         bar = f"{threshold:.3g}"
     else:
@@ -223,8 +269,9 @@ def _verdict(measured: list[LengthResult], passing: int | None, failing: int | N
             text += f" (below the shortest length asked, {config.min_length:,}, which failed)"
     unsettled = [r.length for r in measured if not r.settled and r.verdict != "no_data"]
     if unsettled:
-        text += (f"; decided on the point estimate at the {config.max_samples}-sample cap: "
-                 + ", ".join(f"{x:,}" for x in unsettled))
+        text += f"; decided on the point estimate at the {config.max_samples}-sample cap: " + ", ".join(
+            f"{x:,}" for x in unsettled
+        )
     no_data = [r.length for r in measured if r.verdict == "no_data"]
     if no_data:
         text += "; no scored samples at " + ", ".join(f"{x:,}" for x in no_data)

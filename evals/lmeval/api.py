@@ -18,11 +18,12 @@ from ctxprobe.evals.lmeval.hf import HfExport, write_hf_dataset
 from ctxprobe.evals.lmeval.importer import ImportResult, import_lm_eval
 from ctxprobe.evals.lmeval.source import export_samples
 
-__all__ = ["export_lm_eval", "export_hf", "import_lm_eval", "LmEvalExport", "HfExport", "ImportResult"]
+__all__ = ["HfExport", "ImportResult", "LmEvalExport", "export_hf", "export_lm_eval", "import_lm_eval"]
 
 
-def export_lm_eval(source: str, out_dir: str | Path, *, token_counter: str | None = None,
-                   **overrides: Any) -> LmEvalExport:
+def export_lm_eval(
+    source: str, out_dir: str | Path, *, token_counter: str | None = None, **overrides: Any
+) -> LmEvalExport:
     """Write an lm-eval task directory of `source`'s samples (see the module docstring); `overrides` are the
     suite overrides `ctxprobe.run` takes (`lengths="1k"`, `qa="hf:squad.json"`, ...)."""
     return write_lm_eval_tasks(export_samples(source, token_counter=token_counter, **overrides), out_dir)

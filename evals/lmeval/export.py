@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-
 from ctxprobe.evals.lmeval.source import ExportSource
 from ctxprobe.evals.records.safe_write import writing
 from ctxprobe.tasks.answers.absence import ABSENT, ABSTAINED
@@ -50,17 +49,18 @@ class LmEvalExport:
     samples: int
     modes: list[str] = field(default_factory=list)
 
-    def commands(self, base_url: str = "http://127.0.0.1:8080", model: str = "MODEL",
-                 output: str = "lm-eval-out") -> dict[str, str]:
+    def commands(
+        self, base_url: str = "http://127.0.0.1:8080", model: str = "MODEL", output: str = "lm-eval-out"
+    ) -> dict[str, str]:
         """The `lm_eval` command lines to run this export: completions (base models) and chat."""
         root = base_url.rstrip("/").removesuffix("/v1")
         common = f"lm_eval run --include_path {self.dir} --tasks {self.group}"
         tail = f"--log_samples --output_path {output}"
         return {
             "completions": f"{common} --model local-completions --model_args model={model},base_url={root}"
-                           f"/v1/completions,tokenizer_backend=None,tokenized_requests=False {tail}",
+            f"/v1/completions,tokenizer_backend=None,tokenized_requests=False {tail}",
             "chat": f"{common} --model local-chat-completions --model_args model={model},base_url={root}"
-                    f"/v1/chat/completions,tokenizer_backend=None,tokenized_requests=False --apply_chat_template {tail}",
+            f"/v1/chat/completions,tokenizer_backend=None,tokenized_requests=False --apply_chat_template {tail}",
         }
 
 
@@ -77,8 +77,10 @@ def task_name(sample: Sample) -> str:
     return "ctxprobe_" + re.sub(r"[^a-z0-9]+", "_", "_".join(parts).lower()).strip("_")
 
 
-ABSENT_SCORING = ("absent needle: correct when the reply says the text does not hold the asked key and gives "
-                  "no value of its kind; a value is wrong (hallucinated); the target is one reply that counts")
+ABSENT_SCORING = (
+    "absent needle: correct when the reply says the text does not hold the asked key and gives "
+    "no value of its kind; a value is wrong (hallucinated); the target is one reply that counts"
+)
 PRESENT_SCORING = "ctxprobe's scorer on the answer read from the reply; the target lists the expected answers"
 
 
@@ -86,11 +88,19 @@ def doc_row(sample: Sample) -> dict[str, object]:
     recipe = sample.recipe
     absent = sample.expected.kind == ABSENT
     return {
-        "sample_id": sample.sample_id, "prompt": sample.prompt, "prompt_sha256": sample.prompt_sha256,
-        "target": ABSTAINED if absent else " | ".join(sample.expected.answers), "answers": sample.expected.answers,
-        "absent": absent, "scoring": ABSENT_SCORING if absent else PRESENT_SCORING,
-        "family": recipe.family, "context_tokens": recipe.context_tokens, "depth": recipe.depth,
-        "planned_tokens": sample.planned_tokens, "mode": recipe.mode, "max_tokens": sample.max_tokens,
+        "sample_id": sample.sample_id,
+        "prompt": sample.prompt,
+        "prompt_sha256": sample.prompt_sha256,
+        "target": ABSTAINED if absent else " | ".join(sample.expected.answers),
+        "answers": sample.expected.answers,
+        "absent": absent,
+        "scoring": ABSENT_SCORING if absent else PRESENT_SCORING,
+        "family": recipe.family,
+        "context_tokens": recipe.context_tokens,
+        "depth": recipe.depth,
+        "planned_tokens": sample.planned_tokens,
+        "mode": recipe.mode,
+        "max_tokens": sample.max_tokens,
         "sample_json": sample.model_dump_json(),
     }
 
@@ -117,12 +127,17 @@ def _write_tasks(source: ExportSource, out: Path) -> LmEvalExport:
     group = "ctxprobe_" + re.sub(r"[^a-z0-9]+", "_", source.name.lower()).strip("_")
     if group in by_task:
         group += "_suite"
-    _write_yaml(out / f"{group}.yaml", {
-        "group": group, "task": sorted(by_task),
-        "aggregate_metric_list": [{"metric": m, "aggregation": "mean", "weight_by_size": True}
-                                  for m in ("exact", "partial")],
-        "metadata": {"version": 1.0},
-    })
+    _write_yaml(
+        out / f"{group}.yaml",
+        {
+            "group": group,
+            "task": sorted(by_task),
+            "aggregate_metric_list": [
+                {"metric": m, "aggregation": "mean", "weight_by_size": True} for m in ("exact", "partial")
+            ],
+            "metadata": {"version": 1.0},
+        },
+    )
     modes: list[str] = sorted({str(s.recipe.mode) for s in source.samples})
     return LmEvalExport(dir=out, group=group, tasks=sorted(by_task), samples=len(source.samples), modes=modes)
 
@@ -152,8 +167,12 @@ def _task_config(name: str, data_file: str, samples: list[Sample]) -> dict[str, 
         "process_results": "!function utils.process_results",
         "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in ("exact", "partial")],
         # as `ctxprobe run` sends them: greedy, no stop sequence, the sample's answer budget
-        "generation_kwargs": {"until": [], "max_gen_toks": samples[0].max_tokens,
-                              "do_sample": False, "temperature": 0.0},
+        "generation_kwargs": {
+            "until": [],
+            "max_gen_toks": samples[0].max_tokens,
+            "do_sample": False,
+            "temperature": 0.0,
+        },
         "repeats": 1,
         "metadata": {"version": 1.0},
     }

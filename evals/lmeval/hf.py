@@ -27,13 +27,24 @@ class HfExport:
 def hf_row(sample: Sample) -> dict[str, Any]:
     recipe = sample.recipe
     return {
-        "sample_id": sample.sample_id, "prompt": sample.prompt, "prompt_sha256": sample.prompt_sha256,
-        "answers": list(sample.expected.answers), "expected_kind": sample.expected.kind,
-        "question": sample.question, "answer_prefix": sample.answer_prefix, "max_tokens": sample.max_tokens,
-        "family": recipe.family, "params_json": json.dumps(recipe.params, sort_keys=True),
-        "haystack": recipe.haystack, "context_tokens": recipe.context_tokens, "depth": float(recipe.depth),
-        "seed": recipe.seed, "mode": recipe.mode, "tokenizer": recipe.tokenizer,
-        "generator_version": recipe.generator_version, "planned_tokens": sample.planned_tokens,
+        "sample_id": sample.sample_id,
+        "prompt": sample.prompt,
+        "prompt_sha256": sample.prompt_sha256,
+        "answers": list(sample.expected.answers),
+        "expected_kind": sample.expected.kind,
+        "question": sample.question,
+        "answer_prefix": sample.answer_prefix,
+        "max_tokens": sample.max_tokens,
+        "family": recipe.family,
+        "params_json": json.dumps(recipe.params, sort_keys=True),
+        "haystack": recipe.haystack,
+        "context_tokens": recipe.context_tokens,
+        "depth": float(recipe.depth),
+        "seed": recipe.seed,
+        "mode": recipe.mode,
+        "tokenizer": recipe.tokenizer,
+        "generator_version": recipe.generator_version,
+        "planned_tokens": sample.planned_tokens,
         "sample_json": sample.model_dump_json(),
     }
 

@@ -56,8 +56,9 @@ class ImportResult:
         return exact, sum(r.reference_scores[SUBSTRING] == 1.0 for r in ruler) / len(ruler)
 
 
-def import_lm_eval(paths: Sequence[str | Path], *, results_dir: str | Path = "results",
-                   label: str = "lm-eval") -> ImportResult:
+def import_lm_eval(
+    paths: Sequence[str | Path], *, results_dir: str | Path = "results", label: str = "lm-eval"
+) -> ImportResult:
     """Read every sample log under `paths` and write one new run folder under `results_dir`."""
     logs = sample_logs(paths)
     records: dict[str, SampleRecord] = {}
@@ -71,8 +72,15 @@ def import_lm_eval(paths: Sequence[str | Path], *, results_dir: str | Path = "re
             records[record.sample.sample_id] = record
             ref = record.reference_scores.get(SUBSTRING)
             if ref is not None and record.score is not None and (ref == 1.0) != record.score.correct:
-                disagreements.append(Disagreement(record.sample.sample_id, logged.output,
-                                                  record.sample.expected.answers, record.score.correct, ref))
+                disagreements.append(
+                    Disagreement(
+                        record.sample.sample_id,
+                        logged.output,
+                        record.sample.expected.answers,
+                        record.score.correct,
+                        ref,
+                    )
+                )
     store = RunStore(run_folder(Path(results_dir), label))
     manifest = _manifest(list(records.values()), runs, logs, label)
     for record in records.values():
@@ -89,23 +97,34 @@ def _record(logged: LoggedDoc, run: LogRun) -> SampleRecord:
     if "sample_json" in logged.doc:
         sample = doc_sample(logged.doc)
         if sha256_text(prompt) != sample.prompt_sha256 or sha256_text(sample.prompt) != sample.prompt_sha256:
-            raise UserError(f"{logged.path}: doc {logged.doc_id} (sample {sample.sample_id}): the prompt lm-eval sent "
-                            f"(prompt_hash {logged.prompt_hash[:12]}) is not the exported prompt "
-                            f"(sha256 {sample.prompt_sha256[:12]}): the export's data or lm-eval's prompt changed")
+            raise UserError(
+                f"{logged.path}: doc {logged.doc_id} (sample {sample.sample_id}): the prompt lm-eval sent "
+                f"(prompt_hash {logged.prompt_hash[:12]}) is not the exported prompt "
+                f"(sha256 {sample.prompt_sha256[:12]}): the export's data or lm-eval's prompt changed"
+            )
     elif is_ruler_doc(logged.doc):
         tokenizer = str(run.model_args.get("tokenizer") or "unknown")
         generator = f"lm-eval-{run.lm_eval_version or 'unknown'}"
-        sample = ruler_sample(logged, prompt, mode="chat" if chat else "completions", tokenizer=f"ruler:{tokenizer}",
-                              generator=generator)
+        sample = ruler_sample(
+            logged, prompt, mode="chat" if chat else "completions", tokenizer=f"ruler:{tokenizer}", generator=generator
+        )
         logged_score = logged.metrics.get(str(logged.doc["max_length"]))
-        references[SUBSTRING] = (float(logged_score) if isinstance(logged_score, (int, float)) and logged_score >= 0
-                                 else ruler_substring(logged.output, sample.expected.answers))
+        references[SUBSTRING] = (
+            float(logged_score)
+            if isinstance(logged_score, (int, float)) and logged_score >= 0
+            else ruler_substring(logged.output, sample.expected.answers)
+        )
     else:
         raise UserError(f"{logged.path}: task {logged.task!r} is neither a ctxprobe export nor a RULER task")
     endpoint = public_url(str(run.model_args.get("base_url") or "lm-eval"))
     response = Response(endpoint=endpoint, text=logged.output, latency_s=None)  # lm-eval logs no timings
-    return SampleRecord(sample=sample, response=response, score=score_sample(sample, logged.output),
-                        reference_scores=references, finished_at=time.time())
+    return SampleRecord(
+        sample=sample,
+        response=response,
+        score=score_sample(sample, logged.output),
+        reference_scores=references,
+        finished_at=time.time(),
+    )
 
 
 def _sent_prompt(sent: str) -> tuple[bool, str]:
@@ -126,19 +145,38 @@ def _manifest(records: list[SampleRecord], runs: list[LogRun], logs: list[Path],
     recipes = [r.sample.recipe for r in records]
     conditions: dict[str, SuiteTask] = {}
     for recipe in recipes:
-        conditions.setdefault(condition_key(recipe), SuiteTask(family=recipe.family, params=recipe.params,
-                                             lengths=sorted({r.context_tokens for r in recipes if r.family == recipe.family
-                                                             and r.params == recipe.params})))
+        conditions.setdefault(
+            condition_key(recipe),
+            SuiteTask(
+                family=recipe.family,
+                params=recipe.params,
+                lengths=sorted(
+                    {r.context_tokens for r in recipes if r.family == recipe.family and r.params == recipe.params}
+                ),
+            ),
+        )
     models = sorted({str(r.model_args.get("model") or r.model) for r in runs if r.model_args.get("model") or r.model})
     endpoints = sorted({public_url(str(r.model_args["base_url"])) for r in runs if r.model_args.get("base_url")})
-    suite = Suite(name="lm-eval", description="imported from lm-eval sample logs",
-                  lengths=sorted({r.context_tokens for r in recipes}), depths=sorted({r.depth for r in recipes}),
-                  tasks=list(conditions.values()))
-    return RunManifest(command="import-lm-eval", ctxprobe_version=ctxprobe_version(), status="finished",
-                       label=label, endpoints=endpoints, model=models[0] if models else None,
-                       engine=EngineInfo(engine="lm-eval", version=next((r.lm_eval_version for r in runs
-                                                                         if r.lm_eval_version), None)),
-                       mode=",".join(sorted({r.mode for r in recipes})), suite=suite,
-                       tokenizer=",".join(sorted({r.tokenizer for r in recipes})),
-                       options={"logs": [str(p) for p in logs]}, samples_planned=len(records),
-                       samples_done=len(records), samples_errored=0)
+    suite = Suite(
+        name="lm-eval",
+        description="imported from lm-eval sample logs",
+        lengths=sorted({r.context_tokens for r in recipes}),
+        depths=sorted({r.depth for r in recipes}),
+        tasks=list(conditions.values()),
+    )
+    return RunManifest(
+        command="import-lm-eval",
+        ctxprobe_version=ctxprobe_version(),
+        status="finished",
+        label=label,
+        endpoints=endpoints,
+        model=models[0] if models else None,
+        engine=EngineInfo(engine="lm-eval", version=next((r.lm_eval_version for r in runs if r.lm_eval_version), None)),
+        mode=",".join(sorted({r.mode for r in recipes})),
+        suite=suite,
+        tokenizer=",".join(sorted({r.tokenizer for r in recipes})),
+        options={"logs": [str(p) for p in logs]},
+        samples_planned=len(records),
+        samples_done=len(records),
+        samples_errored=0,
+    )

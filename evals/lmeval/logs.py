@@ -52,8 +52,10 @@ def sample_logs(paths: Sequence[str | Path]) -> list[Path]:
         else:
             raise UserError(f"no such lm-eval output: {path}")
     if not found:
-        raise UserError(f"no lm-eval sample logs (samples_<task>_<time>.jsonl) under {', '.join(map(str, paths))}: "
-                        "run lm_eval with --log_samples --output_path OUT")
+        raise UserError(
+            f"no lm-eval sample logs (samples_<task>_<time>.jsonl) under {', '.join(map(str, paths))}: "
+            "run lm_eval with --log_samples --output_path OUT"
+        )
     return list(dict.fromkeys(found))
 
 
@@ -72,11 +74,21 @@ def read_log(path: Path) -> Iterator[LoggedDoc]:
                 row = json.loads(line)
                 args = row["arguments"]["gen_args_0"]
                 metrics = {name: row[name] for name in row.get("metrics", []) if name in row}
-                yield LoggedDoc(task=task, path=path, doc_id=int(row["doc_id"]), doc=row["doc"], sent=args["arg_0"],
-                                gen_kwargs=args.get("arg_1") or {}, output=_first_response(row["resps"]),
-                                prompt_hash=row["prompt_hash"], metrics=metrics)
+                yield LoggedDoc(
+                    task=task,
+                    path=path,
+                    doc_id=int(row["doc_id"]),
+                    doc=row["doc"],
+                    sent=args["arg_0"],
+                    gen_kwargs=args.get("arg_1") or {},
+                    output=_first_response(row["resps"]),
+                    prompt_hash=row["prompt_hash"],
+                    metrics=metrics,
+                )
             except (json.JSONDecodeError, KeyError, TypeError, IndexError, ValueError) as exc:
-                raise UserError(f"{path}:{number}: not an lm-eval sample log line ({type(exc).__name__}: {exc})") from None
+                raise UserError(
+                    f"{path}:{number}: not an lm-eval sample log line ({type(exc).__name__}: {exc})"
+                ) from None
 
 
 def log_run(path: Path) -> LogRun:

@@ -52,13 +52,26 @@ def ruler_sample(logged: LoggedDoc, prompt: str, *, mode: str, tokenizer: str, g
     start, end = _haystack_span(text)
     needles = [_needle(text, answer, start, end) for answer in answers] if has_needles(logged.task) else []
     kind = "any" if is_qa(logged.task) else "value" if len(answers) == 1 else "values"
-    recipe = Recipe(family=FAMILY, params={"task": logged.task}, haystack=FAMILY, context_tokens=int(doc["max_length"]),
-                    depth=round(needles[0].depth_pct / 10) * 10 if needles else 0.0,
-                    seed=logged.doc_id, mode=mode, tokenizer=tokenizer, generator_version=generator)
+    recipe = Recipe(
+        family=FAMILY,
+        params={"task": logged.task},
+        haystack=FAMILY,
+        context_tokens=int(doc["max_length"]),
+        depth=round(needles[0].depth_pct / 10) * 10 if needles else 0.0,
+        seed=logged.doc_id,
+        mode=mode,
+        tokenizer=tokenizer,
+        generator_version=generator,
+    )
     return Sample(
-        sample_id=recipe.sample_id(), recipe=recipe, prompt=prompt, prompt_sha256=sha256_text(prompt),
-        planned_tokens=int(doc.get("length") or doc["max_length"]), approximate=False,
-        question=text[end:].strip(), answer_prefix=str(doc.get("gen_prefix") or "").strip(),
+        sample_id=recipe.sample_id(),
+        recipe=recipe,
+        prompt=prompt,
+        prompt_sha256=sha256_text(prompt),
+        planned_tokens=int(doc.get("length") or doc["max_length"]),
+        approximate=False,
+        question=text[end:].strip(),
+        answer_prefix=str(doc.get("gen_prefix") or "").strip(),
         max_tokens=int(logged.gen_kwargs.get("max_gen_toks") or 128),
         expected=Expected(kind=kind, answers=answers),
         needles=needles,
@@ -82,5 +95,11 @@ def _needle(text: str, answer: str, start: int, end: int) -> NeedleSpot:
     sentence_end = text.find("\n", at, end)
     sentence = text[sentence_start : sentence_end if sentence_end > 0 else at + len(answer)].strip()
     depth = 100.0 * (sentence_start - start) / max(end - start, 1)
-    return NeedleSpot(role="target", text=sentence, answer=answer, char_offset=at, token_offset=-1,
-                      depth_pct=round(min(max(depth, 0.0), 100.0), 2))
+    return NeedleSpot(
+        role="target",
+        text=sentence,
+        answer=answer,
+        char_offset=at,
+        token_offset=-1,
+        depth_pct=round(min(max(depth, 0.0), 100.0), 2),
+    )

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.evals.run.send.options import SUITE_OVERRIDES
 from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV
 from ctxprobe.tasks.build import builder_for
-from ctxprobe.evals.run.send.options import SUITE_OVERRIDES
 from ctxprobe.tasks.errors import UserError, validated
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL
@@ -35,8 +35,10 @@ def export_samples(source: str, *, token_counter: str | None = None, **overrides
     given = {k: v for k, v in overrides.items() if v not in (None, [])}
     if (path / "manifest.json").is_file():
         if given:
-            raise UserError(f"{', '.join('--' + k.replace('_', '-') for k in sorted(given))}: suite overrides "
-                            "apply to suites, not to a run folder")
+            raise UserError(
+                f"{', '.join('--' + k.replace('_', '-') for k in sorted(given))}: suite overrides "
+                "apply to suites, not to a run folder"
+            )
         from ctxprobe.evals.records.load import load_run
 
         run = load_run(path)

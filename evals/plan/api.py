@@ -9,6 +9,7 @@ from typing import Any
 from ctxprobe.evals.plan.budget import BudgetOptions, GpuBudget, MlaCache, plan_budget
 from ctxprobe.evals.plan.config import ModelConfig, load_config
 from ctxprobe.evals.plan.layers import read_layers
+from ctxprobe.evals.plan.options import CACHE_DTYPES, DEFAULT_CONTEXTS, DEFAULT_UTIL, STATE_DTYPES, PlanOptions
 from ctxprobe.evals.plan.report import PlanReport, build_report
 from ctxprobe.evals.plan.units import (
     DTYPE_BYTES,
@@ -19,8 +20,6 @@ from ctxprobe.evals.plan.units import (
 )
 from ctxprobe.tasks.errors import UserError, validated
 from ctxprobe.tasks.lengths import parse_lengths
-
-from ctxprobe.evals.plan.options import CACHE_DTYPES, DEFAULT_CONTEXTS, DEFAULT_UTIL, STATE_DTYPES, PlanOptions
 
 __all__ = ["CACHE_DTYPES", "DEFAULT_CONTEXTS", "DEFAULT_UTIL", "STATE_DTYPES", "PlanOptions", "plan"]
 
@@ -46,13 +45,15 @@ def plan(config: str | Path | PlanOptions, **kwargs: Any) -> PlanReport:
     )
     if opts.weights is not None and opts.weights_from is not None:
         raise UserError("give --weights or --weights-from, not both")
-    gpu = _gpu_budget(opts.gpus, opts.gpu_mem, opts.util, opts.weights,
-                      Path(opts.weights_from) if opts.weights_from else None)
+    gpu = _gpu_budget(
+        opts.gpus, opts.gpu_mem, opts.util, opts.weights, Path(opts.weights_from) if opts.weights_from else None
+    )
     return build_report(plan_budget(model, options, gpu), cache, state)
 
 
-def _gpu_budget(gpus: int | None, gpu_mem: str | None, util: str, weights: str | None,
-                weights_from: Path | None) -> GpuBudget | None:
+def _gpu_budget(
+    gpus: int | None, gpu_mem: str | None, util: str, weights: str | None, weights_from: Path | None
+) -> GpuBudget | None:
     given = [gpus is not None, gpu_mem is not None, weights is not None or weights_from is not None]
     if not any(given):
         return None

@@ -48,14 +48,19 @@ class ModelConfig:
         value = (self.keys if section is None else section).get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-                or int(value) != value:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or int(value) != value
+        ):
             raise UserError(f"{self.name}: key {key!r} should be an integer, got {value!r}")
         if value < 0:
             raise UserError(f"{self.name}: key {key!r} should not be negative, got {value!r}")
         if value > MAX_DIMENSION:
-            raise UserError(f"{self.name}: key {key!r} is {value:,}, more than any model has (at most "
-                            f"{MAX_DIMENSION:,})")
+            raise UserError(
+                f"{self.name}: key {key!r} is {value:,}, more than any model has (at most {MAX_DIMENSION:,})"
+            )
         return int(value)
 
     def require(

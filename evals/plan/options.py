@@ -3,11 +3,10 @@ reused by `ctxprobe run --dry-run --config`)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from ctxprobe.evals.plan.layers import PATTERN_HELP
 from ctxprobe.evals.plan.units import parse_fraction, parse_size
 from ctxprobe.tasks.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DEFAULT_CONTEXTS = "32k,128k,262144,1m"
 CACHE_DTYPES = ("bf16", "fp16", "fp8")
@@ -52,15 +51,20 @@ DEFAULT_UTIL: str = GpuOptions.model_fields["util"].default
 
 class PlanOptions(GpuOptions):
     config: str = Field(description="the model's config.json (or the directory holding it)")
-    contexts: str = Field(DEFAULT_CONTEXTS, description="context lengths, comma-separated; k = 1024, "
-                          "m = 1,000,000, M = 2^20")
+    contexts: str = Field(
+        DEFAULT_CONTEXTS, description="context lengths, comma-separated; k = 1024, m = 1,000,000, M = 2^20"
+    )
     cache_dtype: str = Field("bf16", description=f"KV / latent cache dtype: {', '.join(CACHE_DTYPES)}")
     state_dtype: str = Field("fp32", description=f"recurrent state dtype: {', '.join(STATE_DTYPES)}")
-    mla_cache: str = Field("absorbed", description="absorbed (latent + rope per token, as vLLM/SGLang serve MLA) "
-                           "or expanded (per-head K and V)")
-    layer_pattern: str | None = Field(None, description=f"override the layout, repeated to the layer count: "
-                                      f"{PATTERN_HELP}")
+    mla_cache: str = Field(
+        "absorbed",
+        description="absorbed (latent + rope per token, as vLLM/SGLang serve MLA) or expanded (per-head K and V)",
+    )
+    layer_pattern: str | None = Field(
+        None, description=f"override the layout, repeated to the layer count: {PATTERN_HELP}"
+    )
     include_mtp: bool = Field(False, description="count the MTP layer(s) as full attention")
     include_conv: bool = Field(False, description="count the short-convolution state in totals and fits")
-    weights_from: str | None = Field(None, description="instead of --weights: a checkpoint directory, its "
-                                     "*.safetensors sizes summed")
+    weights_from: str | None = Field(
+        None, description="instead of --weights: a checkpoint directory, its *.safetensors sizes summed"
+    )

@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.evals.records.sample_lines import append_line, read_latest
+from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
+from pydantic import BaseModel, ConfigDict, Field
 
 CACHE_CHECKS_FILE = "cache_checks.jsonl"
 CACHE_CHECK_VERSION = 1  # the manifest's `cache_check` record
@@ -42,14 +41,22 @@ class CacheCheckRecord(BaseModel):
     how: str = Field(description="the engine's per-request cold path (e.g. cache_salt, cache_prompt=false)")
     cached_text: str
     cached_correct: bool
-    cached_tokens: int | None = Field(None, description="prompt tokens the engine said it served from cache "
-                                      "for the sample's own request")
+    cached_tokens: int | None = Field(
+        None, description="prompt tokens the engine said it served from cache for the sample's own request"
+    )
     cold_text: str | None = None
     cold_correct: bool | None = None
-    cold_cached_tokens: int | None = Field(None, description="prompt tokens the engine said it served from "
-                                           "cache for the cold request (0 on a working cold path)")
-    kl: float | None = Field(None, ge=0, description="KL(cached || cold) in nats over the gold answer's "
-                             "positions, where both sides have answer log-probabilities")
+    cold_cached_tokens: int | None = Field(
+        None,
+        description="prompt tokens the engine said it served from "
+        "cache for the cold request (0 on a working cold path)",
+    )
+    kl: float | None = Field(
+        None,
+        ge=0,
+        description="KL(cached || cold) in nats over the gold answer's "
+        "positions, where both sides have answer log-probabilities",
+    )
     error: str | None = Field(None, description="why the cold request gave no scored answer")
     checked_at: float = Field(default_factory=time.time)
 
@@ -75,26 +82,33 @@ class CacheCheck(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     version: int = CACHE_CHECK_VERSION
-    verdict: Verdict = Field(description="agrees (no difference, or differences a healthy engine's numerics "
-                             "explain); differs (checks differ, too few or too balanced to decide); fault (the "
-                             "cache path changes answers: an engine fault); unsupported (no per-request cold "
-                             "path); off; unchecked (chosen, none compared yet)")
+    verdict: Verdict = Field(
+        description="agrees (no difference, or differences a healthy engine's numerics "
+        "explain); differs (checks differ, too few or too balanced to decide); fault (the "
+        "cache path changes answers: an engine fault); unsupported (no per-request cold "
+        "path); off; unchecked (chosen, none compared yet)"
+    )
     engine: str = ""
     how: str = Field("", description="the cold path used, or where there is none, what the engine offers")
     asked: str = Field("auto", description="--cache-check as given: auto, off or a share of the servable requests")
-    stated: str = Field("", description="where that was stated, in words (the flag, or the suite's cache_check); "
-                        "empty: the layout's default")
+    stated: str = Field(
+        "",
+        description="where that was stated, in words (the flag, or the suite's cache_check); "
+        "empty: the layout's default",
+    )
     chosen: int = 0
     checked: int = Field(0, description="checks with a cold answer compared to the cached one")
     differed: int = Field(0, description="checks whose cold answer's text or score differs (each counted)")
     cold_right_cached_wrong: int = 0
     cached_right_cold_wrong: int = 0
-    unchecked: int = Field(0, description="checks chosen and not compared (not sent yet, the sample or the cold "
-                           "request in error)")
+    unchecked: int = Field(
+        0, description="checks chosen and not compared (not sent yet, the sample or the cold request in error)"
+    )
     per_length: list[LengthChecks] = Field(default_factory=list)
     cold_ids: list[str] = Field(default_factory=list, description="the cold requests' own ids")
-    p_value: float | None = Field(None, description="one-sided paired sign test: cold right where cached is "
-                                  "wrong more often than the reverse")
+    p_value: float | None = Field(
+        None, description="one-sided paired sign test: cold right where cached is wrong more often than the reverse"
+    )
     kl_median: float | None = None
     kl_max: float | None = None
     kl_mean: float | None = None
@@ -113,14 +127,18 @@ class CacheCheck(BaseModel):
             return f"cache path: not checked ({self.stated or '--cache-check off'})"
         if self.verdict == "unsupported":
             return f"cache path: not checked: {self.how}"
-        counts = (f"{self.differed} of {self.checked} cold re-sends differed ({self.cold_right_cached_wrong} right "
-                  f"only cold, {self.cached_right_cold_wrong} right only cached)")
+        counts = (
+            f"{self.differed} of {self.checked} cold re-sends differed ({self.cold_right_cached_wrong} right "
+            f"only cold, {self.cached_right_cold_wrong} right only cached)"
+        )
         kl = "" if self.kl_max is None else f", KL median {self.kl_median:.3g} max {self.kl_max:.3g} nats"
         left = f"; {self.unchecked} chosen not checked" if self.unchecked else ""
         p = "" if self.p_value is None else f", sign test p={self.p_value:.3g}"
         if self.verdict == "fault":
-            return (f"ENGINE FAULT: the prefix-cache path changes answers: {counts}{p}{kl}{left}; the model's "
-                    "scores in this run are suspect")
+            return (
+                f"ENGINE FAULT: the prefix-cache path changes answers: {counts}{p}{kl}{left}; the model's "
+                "scores in this run are suspect"
+            )
         if self.verdict == "differs":
             return f"cache path: {counts}{p}{kl}: not enough to call an engine fault{left}"
         if self.verdict == "unchecked":

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
-
 from ctxprobe.evals.records.kl import KLComparison
 from ctxprobe.evals.records.manifest import engine_facts
 from ctxprobe.evals.records.outputs import read_output
@@ -16,6 +14,7 @@ from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.exit_codes import ExitCode, Undecided, gate_exit_code
 from ctxprobe.tasks.lengths import format_length
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 COMPARE_JSON = "compare.json"
 Level = Literal["cell", "family_length", "family"]  # family: pooled over its lengths (context_tokens 0)
@@ -34,8 +33,9 @@ class RunInput(BaseModel):
     model: str | None = None
     engine: EngineInfo | None = None
     samples: int
-    engine_fault: str | None = Field(None, description="the run's cache-path control found an engine fault: its "
-                                     "line (the run's scores are suspect)")
+    engine_fault: str | None = Field(
+        None, description="the run's cache-path control found an engine fault: its line (the run's scores are suspect)"
+    )
 
     @field_validator("engine", mode="before")
     @classmethod
@@ -54,9 +54,12 @@ class CandidatePairing(BaseModel):
     errored_cand: dict[str, int]
     unpaired_base: int
     unpaired_cand: int
-    signals: list[str] = Field(default_factory=list, description="beside a drop: one line per signal that moved "
-                               "with it (served != planned, the cache path, deployment lint lines, the rival share; "
-                               "`evals/compare/signals.py`); empty without a drop, or in comparisons before them")
+    signals: list[str] = Field(
+        default_factory=list,
+        description="beside a drop: one line per signal that moved "
+        "with it (served != planned, the cache path, deployment lint lines, the rival share; "
+        "`evals/compare/signals.py`); empty without a drop, or in comparisons before them",
+    )
 
 
 class AnswerProbabilityRow(BaseModel):
@@ -110,11 +113,17 @@ class CompareRow(BaseModel):
     partial_diff: float
     partial_lo: float
     partial_hi: float
-    p_answer: AnswerProbabilityRow | None = Field(None, description="the answer probability's paired difference "
-                                                  "(None: no pair of the row has answer probabilities on both sides)")
-    clusters: int | None = Field(None, description="the chains a row of a nested run pools, its unit of independence "
-                                 "(its interval and p-value are over chain means); None: each pair is its own unit "
-                                 "(the independent layout, a cell; left out of compare.json then)")
+    p_answer: AnswerProbabilityRow | None = Field(
+        None,
+        description="the answer probability's paired difference "
+        "(None: no pair of the row has answer probabilities on both sides)",
+    )
+    clusters: int | None = Field(
+        None,
+        description="the chains a row of a nested run pools, its unit of independence "
+        "(its interval and p-value are over chain means); None: each pair is its own unit "
+        "(the independent layout, a cell; left out of compare.json then)",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_clusters(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -165,19 +174,28 @@ class CompareResult(BaseModel):
     rows: list[CompareRow]
     examples: list[Example]
     failed: list[CompareRow] = Field(description="pooled family and family x length rows the gate fails")
-    passed: list[CompareRow] | None = Field(None, description="runs that stopped adaptively: the rows the gate passes "
-                                            "by the paired gate's rule (else a row passes when its interval is above "
-                                            "-fail_if_drop)")
+    passed: list[CompareRow] | None = Field(
+        None,
+        description="runs that stopped adaptively: the rows the gate passes "
+        "by the paired gate's rule (else a row passes when its interval is above "
+        "-fail_if_drop)",
+    )
     sequential: bool = Field(False, description="a run stopped adaptively: intervals and p-values are anytime-valid")
     metric: Literal["correct", "p_answer", "kl"] = Field(
-        "correct", description="what the gate judged: correctness (the default), the answer probability's "
-        "difference, or KL at the answer positions against `kl.margin` nats")
+        "correct",
+        description="what the gate judged: correctness (the default), the answer probability's "
+        "difference, or KL at the answer positions against `kl.margin` nats",
+    )
     verdict: Literal["PASS", "FAIL", "UNDECIDED"] | None = Field(
-        None, description="the gate's word on the comparison, as every output says it (None: no gate asked for, "
-        "or a comparison written before the word was recorded)")
+        None,
+        description="the gate's word on the comparison, as every output says it (None: no gate asked for, "
+        "or a comparison written before the word was recorded)",
+    )
     warnings: list[str] = Field(default_factory=list)
-    kl: KLComparison | None = Field(None, description="KL at depth and top-1 agreement at the answer positions "
-                                    "(None in comparisons written before it)")
+    kl: KLComparison | None = Field(
+        None,
+        description="KL at depth and top-1 agreement at the answer positions (None in comparisons written before it)",
+    )
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
 

@@ -5,14 +5,12 @@ suite, its accuracy per family x length, and each night against the one before. 
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from ctxprobe.evals.records.compare import CompareRow, RunInput
 from ctxprobe.evals.records.outputs import read_output
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
+from pydantic import BaseModel, Field
 
 HISTORY_JSON = "history.json"
 
@@ -43,10 +41,15 @@ class NightStep(BaseModel):
     pairs: int = 0
     rows: list[CompareRow] = Field(default_factory=list)
     drops: list[CompareRow] = Field(default_factory=list)
-    flagged: list[str] = Field(default_factory=list, description="each flagged row as the tables say it, in the "
-                               "history's metric (empty in histories written before it: `drops` then)")
-    signals: list[str] = Field(default_factory=list, description="beside a flagged drop: one line per signal "
-                               "that moved with it (`evals/compare/signals.py`)")
+    flagged: list[str] = Field(
+        default_factory=list,
+        description="each flagged row as the tables say it, in the "
+        "history's metric (empty in histories written before it: `drops` then)",
+    )
+    signals: list[str] = Field(
+        default_factory=list,
+        description="beside a flagged drop: one line per signal that moved with it (`evals/compare/signals.py`)",
+    )
     note: str | None = None
 
 
@@ -56,14 +59,19 @@ class HistoryResult(BaseModel):
     schema_version: SchemaVersion = SCHEMA_VERSION
     suite: str
     alpha: float
-    metric: Literal["correct", "p_answer", "kl"] = Field("correct", description="what flags a night: a significant "
-                                                         "drop in accuracy or in p_answer, or KL above `kl_margin`")
+    metric: Literal["correct", "p_answer", "kl"] = Field(
+        "correct",
+        description="what flags a night: a significant drop in accuracy or in p_answer, or KL above `kl_margin`",
+    )
     kl_margin: float | None = None
     runs: list[RunInput]
     points: list[HistoryPoint]
     steps: list[NightStep]
-    skipped: list[str] = Field(default_factory=list, description="folders left out, each with why: a manifest "
-                               "that could not be read, or a run of the suite that is not finished")
+    skipped: list[str] = Field(
+        default_factory=list,
+        description="folders left out, each with why: a manifest "
+        "that could not be read, or a run of the suite that is not finished",
+    )
     out_dir: str | None = None
     files: list[str] = Field(default_factory=list)
 

@@ -37,14 +37,21 @@ class KLRow(BaseModel):
     top1: MaybeNumber = Field(description="share of positions where both runs' likeliest token is the same")
     top1_lo: MaybeNumber
     top1_hi: MaybeNumber
-    base_rest: float = Field(description="mean baseline probability outside the tokens it lists: divergence "
-                             "the top-k lists cannot see lies in this mass")
+    base_rest: float = Field(
+        description="mean baseline probability outside the tokens it lists: divergence "
+        "the top-k lists cannot see lies in this mass"
+    )
     top_k: int = Field(description="the shortest top-k list either run gave in the group")
     verdict: Literal["FAIL", "PASS", "UNDECIDED"] | None = Field(
-        None, description="`compare --metric kl`, on pooled family and family x length rows: the KL gate's "
-        "verdict against the margin (None where the gate did not judge)")
-    gate_lo: float | None = Field(None, description="the gate's lower bound on the capped mean KL, nats "
-                                  "(one-sided at alpha: a 2 alpha betting confidence sequence)")
+        None,
+        description="`compare --metric kl`, on pooled family and family x length rows: the KL gate's "
+        "verdict against the margin (None where the gate did not judge)",
+    )
+    gate_lo: float | None = Field(
+        None,
+        description="the gate's lower bound on the capped mean KL, nats "
+        "(one-sided at alpha: a 2 alpha betting confidence sequence)",
+    )
     gate_hi: float | None = Field(None, description="the gate's upper bound, likewise")
     p_fail: float | None = Field(None, description="anytime-valid p-value against 'mean KL at most the margin'")
     p_pass: float | None = Field(None, description="anytime-valid p-value against 'capped mean KL at least the margin'")
@@ -69,8 +76,9 @@ class KLComparison(BaseModel):
     method: str
     interval_method: str
     candidates: list[CandidateKL]
-    margin: float | None = Field(None, description="`compare --metric kl`: the margin in nats the gate judged "
-                                 "against (None: no KL gate)")
+    margin: float | None = Field(
+        None, description="`compare --metric kl`: the margin in nats the gate judged against (None: no KL gate)"
+    )
     gate_method: str | None = None
 
     def computed(self) -> bool:
@@ -78,12 +86,18 @@ class KLComparison(BaseModel):
         return any(c.pairs for c in self.candidates)
 
 
-def find_row(kl: KLComparison | None, candidate: str, level: str, family: str, variant: str, haystack: str,
-             context_tokens: int) -> KLRow | None:
+def find_row(
+    kl: KLComparison | None, candidate: str, level: str, family: str, variant: str, haystack: str, context_tokens: int
+) -> KLRow | None:
     """The KL row of one compare row (None where its pairs had nothing to compare position by position)."""
     for cand in kl.candidates if kl else []:
         for row in cand.rows if cand.candidate == candidate else []:
             if (row.level, row.family, row.variant, row.haystack, row.context_tokens) == (
-                    level, family, variant, haystack, context_tokens):
+                level,
+                family,
+                variant,
+                haystack,
+                context_tokens,
+            ):
                 return row
     return None

@@ -16,11 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.tasks.errors import UserError, first_problem
+from pydantic import ValidationError
 
 CLEAN_COPY = "samples.clean.jsonl"
 
@@ -100,11 +99,15 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
 def impossible(record: SampleRecord) -> str | None:
     """What no run writes: a negative count, a duration that is not a finite non-negative number, a partial
     score outside 0-1. A line holding one was edited or damaged, and counts as damage, not as a sample."""
-    checks: list[tuple[str, float | None, bool]] = [("sample.planned_tokens", record.sample.planned_tokens, False),
-                                                    ("attempts", record.attempts, False)]
+    checks: list[tuple[str, float | None, bool]] = [
+        ("sample.planned_tokens", record.sample.planned_tokens, False),
+        ("attempts", record.attempts, False),
+    ]
     if record.response is not None:
-        checks += [(f"response.{name}", getattr(record.response, name), False)
-                   for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")]
+        checks += [
+            (f"response.{name}", getattr(record.response, name), False)
+            for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens")
+        ]
         checks += [(f"response.{name}", getattr(record.response, name), True) for name in ("latency_s", "ttft_s")]
     for name, value, duration in checks:
         if value is not None and (not math.isfinite(value) or value < 0):
@@ -127,8 +130,9 @@ def samples_file_exists(path: Path) -> bool:
     return True
 
 
-def read_records(path: Path, damaged: list[DamagedLine], model: type[SampleRecord] = SampleRecord
-                 ) -> Iterator[tuple[int, SampleRecord]]:
+def read_records(
+    path: Path, damaged: list[DamagedLine], model: type[SampleRecord] = SampleRecord
+) -> Iterator[tuple[int, SampleRecord]]:
     """Each record of a samples file with its line number, as it is read (as `model`); each damaged line is
     added to `damaged` instead (nothing is raised for one line). An unfinished last line is neither."""
     if not samples_file_exists(path):
@@ -172,9 +176,13 @@ def warn_damaged(path: Path, damaged: list[DamagedLine]) -> None:
     _warned.add(key)
     shown = "; ".join(d.describe() for d in damaged[:3])
     more = f"; and {len(damaged) - 3} more" if len(damaged) > 3 else ""
-    warnings.warn(DamagedLineWarning(
-        f"{path}: skipped {len(damaged)} damaged line{'s' if len(damaged) > 1 else ''} ({shown}{more}); "
-        f"the other lines are read. `ctxprobe check {path.parent}` lists them"), stacklevel=3)
+    warnings.warn(
+        DamagedLineWarning(
+            f"{path}: skipped {len(damaged)} damaged line{'s' if len(damaged) > 1 else ''} ({shown}{more}); "
+            f"the other lines are read. `ctxprobe check {path.parent}` lists them"
+        ),
+        stacklevel=3,
+    )
 
 
 def write_clean_copy(found: Scan, out: Path | None = None) -> Path:

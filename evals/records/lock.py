@@ -39,8 +39,10 @@ def writer_lock(run_dir: Path) -> Iterator[None]:
         except OSError as exc:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise WriteFailed(path, exc) from None
-            raise FolderBusy(f"{run_dir} is being written by another ctxprobe process (pid {_holder(fd)}); "
-                             "wait for it to end, or start a new run") from None
+            raise FolderBusy(
+                f"{run_dir} is being written by another ctxprobe process (pid {_holder(fd)}); "
+                "wait for it to end, or start a new run"
+            ) from None
         try:
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 from pathlib import Path
-
-from pydantic import ConfigDict, create_model
+from typing import TYPE_CHECKING, Any
 
 from ctxprobe.evals.records.lines import iter_lines, parse_line
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.sample import Sample
+from pydantic import ConfigDict, create_model
 
 __all__ = ["RecordOutline", "SampleOutline"]
 
@@ -25,13 +24,15 @@ __all__ = ["RecordOutline", "SampleOutline"]
 OUTLINE_LEAVES_OUT = ("needles", "prompt", "messages")  # the needles; the prompt and messages are never stored
 
 # `tasks.sample.Sample` less OUTLINE_LEAVES_OUT, made from Sample's own fields (a field added there is here too).
-_OUTLINED: dict[str, Any] = {name: (info.annotation, info) for name, info in Sample.model_fields.items()
-                             if name not in OUTLINE_LEAVES_OUT}
+_OUTLINED: dict[str, Any] = {
+    name: (info.annotation, info) for name, info in Sample.model_fields.items() if name not in OUTLINE_LEAVES_OUT
+}
 if TYPE_CHECKING:
     SampleOutline = Sample  # what a type checker can know of a model made at import: Sample's fields, less three
 else:
     SampleOutline = create_model(
-        "SampleOutline", __config__=ConfigDict(frozen=True, extra="ignore"), __module__=__name__, **_OUTLINED)
+        "SampleOutline", __config__=ConfigDict(frozen=True, extra="ignore"), __module__=__name__, **_OUTLINED
+    )
 
 
 class RecordOutline(SampleRecord):
@@ -48,7 +49,7 @@ class RecordOutline(SampleRecord):
         `needles`) is returned as it is, or fails to validate once cut, and is then read whole (`lines.parse_line`)."""
         start = raw.find(_NEEDLES)
         end = raw.find(_NEEDLES_END, start) if start >= 0 else -1
-        return raw if end < 0 else raw[:start + len(_NEEDLES)] + raw[end:]
+        return raw if end < 0 else raw[: start + len(_NEEDLES)] + raw[end:]
 
 
 _NEEDLES, _NEEDLES_END = b'"needles":[', b'],"measures":'

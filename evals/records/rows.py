@@ -36,24 +36,39 @@ def record_row(record: SampleRecord) -> dict[str, Any]:
     sample, recipe, response, score = record.sample, record.sample.recipe, record.response, record.score
     absent = sample.expected.kind == ABSENT
     row: dict[str, Any] = {
-        "sample_id": sample.sample_id, "family": recipe.family, "variant": variant_label(recipe.params, recipe.family),
+        "sample_id": sample.sample_id,
+        "family": recipe.family,
+        "variant": variant_label(recipe.params, recipe.family),
         "question": "absent" if absent else "present",
         "present_variant": variant_label({k: v for k, v in recipe.params.items() if k != ABSENT}, recipe.family)
-        if absent else variant_label(recipe.params, recipe.family),
-        "haystack": recipe.haystack, "context_tokens": recipe.context_tokens, "depth": recipe.depth,
-        "seed": recipe.seed, "mode": recipe.mode, "tokenizer": recipe.tokenizer,
+        if absent
+        else variant_label(recipe.params, recipe.family),
+        "haystack": recipe.haystack,
+        "context_tokens": recipe.context_tokens,
+        "depth": recipe.depth,
+        "seed": recipe.seed,
+        "mode": recipe.mode,
+        "tokenizer": recipe.tokenizer,
         "generator_version": recipe.generator_version,
     }
     row.update({f"param_{k}": v for k, v in sorted(recipe.params.items())})
-    row.update({
-        "prompt_sha256": sample.prompt_sha256, "planned_tokens": sample.planned_tokens,
-        "prompt_tokens": response.prompt_tokens if response else None,
-        "cached_tokens": response.cached_tokens if response else None,
-        "latency_s": response.latency_s if response else None, "ttft_s": response.ttft_s if response else None,
-        "endpoint": response.endpoint if response else None,
-        "correct": score.correct if score else None, "partial": score.partial if score else None,
-        "expected": " | ".join(sample.expected.answers), "extracted": " | ".join(score.extracted) if score else None,
-        "attribution": score.attribution if score else None, "rival_depth": score.rival_depth if score else None,
-        "error": record.error.value if record.error else None, "attempts": record.attempts,
-    })
+    row.update(
+        {
+            "prompt_sha256": sample.prompt_sha256,
+            "planned_tokens": sample.planned_tokens,
+            "prompt_tokens": response.prompt_tokens if response else None,
+            "cached_tokens": response.cached_tokens if response else None,
+            "latency_s": response.latency_s if response else None,
+            "ttft_s": response.ttft_s if response else None,
+            "endpoint": response.endpoint if response else None,
+            "correct": score.correct if score else None,
+            "partial": score.partial if score else None,
+            "expected": " | ".join(sample.expected.answers),
+            "extracted": " | ".join(score.extracted) if score else None,
+            "attribution": score.attribution if score else None,
+            "rival_depth": score.rival_depth if score else None,
+            "error": record.error.value if record.error else None,
+            "attempts": record.attempts,
+        }
+    )
     return row

@@ -13,8 +13,10 @@ SCHEMA_VERSION = 3
 
 def _known_version(version: int) -> int:
     if not 1 <= version <= SCHEMA_VERSION:
-        raise ValueError(f"schema version {version} is not one this ctxprobe reads (1 to {SCHEMA_VERSION}): "
-                         "written by a newer ctxprobe? upgrade to read it")
+        raise ValueError(
+            f"schema version {version} is not one this ctxprobe reads (1 to {SCHEMA_VERSION}): "
+            "written by a newer ctxprobe? upgrade to read it"
+        )
     return version
 
 

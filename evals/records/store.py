@@ -11,11 +11,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
-
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError
+from typing import Any
 
 from ctxprobe.evals.records.lines import DamagedLine, read_records, samples_file_exists, warn_damaged
 from ctxprobe.evals.records.manifest import RunManifest
@@ -24,6 +22,8 @@ from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.tasks.errors import UserError, first_problem
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -78,8 +78,10 @@ class RunStore:
         out of a copy, which is said in one line rather than shown as a run with nothing done."""
         counted = (manifest.samples_done or 0) + (manifest.samples_errored or 0)
         if counted and not samples_file_exists(self.samples_path):
-            raise UserError(f"{self.dir} has no {SAMPLES}, though its manifest counts {counted:,} finished samples: "
-                            "the records are missing (a copy that left them out?)")
+            raise UserError(
+                f"{self.dir} has no {SAMPLES}, though its manifest counts {counted:,} finished samples: "
+                "the records are missing (a copy that left them out?)"
+            )
 
     def records(self, *, needles: bool = True) -> Iterator[SampleRecord]:
         """Every complete record (without needles: as `RecordOutline`s, see `evals/records/outline.py`). A torn last line (a kill during a write) is skipped; so is a damaged line
@@ -164,8 +166,10 @@ def _check_writable(results_dir: Path) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".ctxprobe-probe-", dir=existing))
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise UserError(f"results folder {results_dir}: no folder can be made in {existing} ({reason}); "
-                        "give a writable --results-dir") from None
+        raise UserError(
+            f"results folder {results_dir}: no folder can be made in {existing} ({reason}); "
+            "give a writable --results-dir"
+        ) from None
 
 
 def claim_run_folder(results_dir: Path, label: str) -> Path:
@@ -220,6 +224,7 @@ RUN_FILE_ROOM = 40  # the longest name ctxprobe writes inside a run folder, with
 def _check_name_lengths(folder: Path, existing: Path) -> None:
     """Refuse a folder name the filesystem would refuse (`File name too long`) before anything is made: each
     name in the path within the filesystem's NAME_MAX, the whole with a run's files within its PATH_MAX."""
+
     def limit(name: str, default: int) -> int:
         try:
             return int(os.pathconf(existing, name))
@@ -231,12 +236,16 @@ def _check_name_lengths(folder: Path, existing: Path) -> None:
         size = len(os.fsencode(part))
         if size > name_max:
             shown = part if len(part) <= 40 else part[:37] + "..."
-            raise UserError(f"results folder {shown!r}: its name is {size} bytes, more than the {name_max} this "
-                            "filesystem allows; give a shorter --results-dir")
+            raise UserError(
+                f"results folder {shown!r}: its name is {size} bytes, more than the {name_max} this "
+                "filesystem allows; give a shorter --results-dir"
+            )
     size = len(os.fsencode(str(folder.absolute()))) + RUN_FILE_ROOM
     if size > path_max:
-        raise UserError(f"results folder {str(folder)[:40]}...: its path and a run's files would be {size} bytes, "
-                        f"more than the {path_max} this filesystem allows; give a shorter --results-dir")
+        raise UserError(
+            f"results folder {str(folder)[:40]}...: its path and a run's files would be {size} bytes, "
+            f"more than the {path_max} this filesystem allows; give a shorter --results-dir"
+        )
 
 
 def _free_name(base: Path) -> Path:

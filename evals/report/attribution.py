@@ -19,16 +19,17 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
-
 from ctxprobe.evals.compare.accuracy import ATTRIBUTION_COLUMNS, CONDITION, aggregate, record_frame
 from ctxprobe.evals.records.record import SampleRecord
 
 ANSWER_COLUMNS = ["correct", *ATTRIBUTION_COLUMNS]
 RIVAL_AT = "rival at"
-HEADING = ("answers by depth (lengths pooled; share of the scored answers): correct, rival (another needle's value "
-           "of the prompt), other (no needle of the prompt), hallucinated (a value where the prompt holds none); "
-           "rival at: the median depth of the needles the rivals named; on an absent question's rows rival, other and "
-           "rival at are - (its verdict names neither)")
+HEADING = (
+    "answers by depth (lengths pooled; share of the scored answers): correct, rival (another needle's value "
+    "of the prompt), other (no needle of the prompt), hallucinated (a value where the prompt holds none); "
+    "rival at: the median depth of the needles the rivals named; on an absent question's rows rival, other and "
+    "rival at are - (its verdict names neither)"
+)
 NOT_NAMED = ["rival", "other"]  # what an absent question's verdict never names (`tasks/answers/absence.py`)
 
 
@@ -41,8 +42,9 @@ def answers_by_depth(records: Iterable[SampleRecord]) -> pd.DataFrame | None:
     keys = [*CONDITION, "depth"]
     table = aggregate(frame, keys)
     grouped = frame.assign(absent=frame["question"] == "absent").groupby(keys, sort=True)
-    table = table.merge(grouped.agg(rival_depth=("rival_depth", "median"), absent=("absent", "all")).reset_index(),
-                        on=keys, how="left")
+    table = table.merge(
+        grouped.agg(rival_depth=("rival_depth", "median"), absent=("absent", "all")).reset_index(), on=keys, how="left"
+    )
     return table[table["n"] > 0][[*keys, "n", *ANSWER_COLUMNS, "rival_depth", "absent"]].reset_index(drop=True)
 
 
@@ -50,16 +52,24 @@ def share_cells(row: Any) -> list[str]:
     """`12 (40%)` for each of `ANSWER_COLUMNS` of a row with n scored answers, then the rivals' median depth
     (`-` without a rival); an absent question's row has `-` for what its verdict never names."""
     depth, absent = row["rival_depth"], bool(row["absent"])
-    return [*("-" if absent and col in NOT_NAMED else f"{int(row[col])} ({100 * int(row[col]) / int(row['n']):.0f}%)"
-              for col in ANSWER_COLUMNS),
-            "-" if absent or pd.isna(depth) else f"{depth:.0f}%"]
+    return [
+        *(
+            "-" if absent and col in NOT_NAMED else f"{int(row[col])} ({100 * int(row[col]) / int(row['n']):.0f}%)"
+            for col in ANSWER_COLUMNS
+        ),
+        "-" if absent or pd.isna(depth) else f"{depth:.0f}%",
+    ]
 
 
 def _blocks(table: pd.DataFrame) -> list[tuple[str, list[list[str]]]]:
     header = ["depth", "n", *ANSWER_COLUMNS, RIVAL_AT]
-    return [(f"{family}  {variant}  [{haystack}]",
-             [header, *([f"{row['depth']:g}%", str(int(row["n"])), *share_cells(row)] for _, row in block.iterrows())])
-            for (family, variant, haystack), block in table.groupby(CONDITION, sort=True)]
+    return [
+        (
+            f"{family}  {variant}  [{haystack}]",
+            [header, *([f"{row['depth']:g}%", str(int(row["n"])), *share_cells(row)] for _, row in block.iterrows())],
+        )
+        for (family, variant, haystack), block in table.groupby(CONDITION, sort=True)
+    ]
 
 
 def render_attribution(records: Iterable[SampleRecord]) -> str:
@@ -81,6 +91,12 @@ def attribution_markdown(records: Iterable[SampleRecord]) -> str:
         return ""
     out = ["## Answers by depth", "", HEADING[0].upper() + HEADING[1:] + ".", ""]
     for title, rows in _blocks(table):
-        out += [f"### {title}", "", "| " + " | ".join(rows[0]) + " |", "|" + "|".join("---:" for _ in rows[0]) + "|",
-                *("| " + " | ".join(r) + " |" for r in rows[1:]), ""]
+        out += [
+            f"### {title}",
+            "",
+            "| " + " | ".join(rows[0]) + " |",
+            "|" + "|".join("---:" for _ in rows[0]) + "|",
+            *("| " + " | ".join(r) + " |" for r in rows[1:]),
+            "",
+        ]
     return "\n".join(out)

@@ -11,15 +11,14 @@ N, is recalled. Cells come from the records' own parameters, so runs compare and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import pandas as pd
-
+from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.report.table import CONDITION, aggregate, record_frame
-from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.tasks.lengths import format_length
 
 DEFAULT_THRESHOLD = 0.9
@@ -81,8 +80,7 @@ def curve_table(records: Iterable[SampleRecord], z: float = Z95) -> pd.DataFrame
         return pd.DataFrame(columns=[*CURVE, "n", "correct", "accuracy", "ci_lo", "ci_hi", "partial_mean", "errors"])
     frame = record_frame(held)
     frame["facts"] = [int(r.sample.recipe.params["facts"]) for r in held]
-    frame["variant"] = [variant_label(r.sample.recipe.params, r.sample.recipe.family, without=("facts",))
-                        for r in held]
+    frame["variant"] = [variant_label(r.sample.recipe.params, r.sample.recipe.family, without=("facts",)) for r in held]
     return aggregate(frame, CURVE, z)
 
 
@@ -97,15 +95,27 @@ def capacities(curve: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> lis
                 too_few = int(row.n) if row.n and clopper_pearson(int(row.n), int(row.n))[0] < threshold else 0
                 break
             held = int(row.facts)
-        out.append(Capacity(str(family), str(variant), str(haystack), int(length), held,
-                            tuple(int(n) for n in block["facts"]), threshold, too_few))
+        out.append(
+            Capacity(
+                str(family),
+                str(variant),
+                str(haystack),
+                int(length),
+                held,
+                tuple(int(n) for n in block["facts"]),
+                threshold,
+                too_few,
+            )
+        )
     return out
 
 
 def _cell(row: pd.Series) -> str:
     if row["n"] == 0:
         return f"- (0, {int(row['errors'])} err)" if row["errors"] else "- (0)"
-    return f"{round(100 * row['accuracy'])}% ({int(row['n'])}) [{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
+    return (
+        f"{round(100 * row['accuracy'])}% ({int(row['n'])}) [{round(100 * row['ci_lo'])}-{round(100 * row['ci_hi'])}]"
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +131,9 @@ class CapacityCurve:
         return self.table.empty
 
 
-def capacity_curve(records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD, z: float = Z95) -> CapacityCurve:
+def capacity_curve(
+    records: Iterable[SampleRecord], threshold: float = DEFAULT_THRESHOLD, z: float = Z95
+) -> CapacityCurve:
     """The curve of the records that hold facts (`curve_table`) with its capacities (`capacities`)."""
     table = curve_table(records, z)
     caps = {(c.family, c.variant, c.haystack, c.context_tokens): c for c in capacities(table, threshold)}
@@ -134,17 +146,21 @@ def capacity_grids(curve: CapacityCurve) -> list[tuple[tuple[str, str, str], lis
     for cond, block in curve.table.groupby(CONDITION, sort=True):
         lengths = sorted(int(n) for n in block["context_tokens"].unique())
         cells = {(int(r["facts"]), int(r["context_tokens"])): r for _, r in block.iterrows()}
-        rows = [[str(n)] + [_cell(cells[(n, c)]) if (n, c) in cells else "" for c in lengths]
-                for n in sorted(int(n) for n in block["facts"].unique())]
+        rows = [
+            [str(n)] + [_cell(cells[(n, c)]) if (n, c) in cells else "" for c in lengths]
+            for n in sorted(int(n) for n in block["facts"].unique())
+        ]
         rows.append(["capacity"] + [curve.caps[(*cond, c)].label() for c in lengths])
         out.append(((str(cond[0]), str(cond[1]), str(cond[2])), ["facts"] + [format_length(c) for c in lengths], rows))
     return out
 
 
 def rule_text(threshold: float) -> str:
-    return (f"Capacity: the largest number of facts N whose accuracy has a 95% Clopper-Pearson lower bound of at least "
-            f"{threshold:g} at N and at every smaller N tested (>=N: every N tested passed; <N: not even the "
-            f"fewest). Cells: accuracy (n) [95% Clopper-Pearson], depths pooled; errors never counted.")
+    return (
+        f"Capacity: the largest number of facts N whose accuracy has a 95% Clopper-Pearson lower bound of at least "
+        f"{threshold:g} at N and at every smaller N tested (>=N: every N tested passed; <N: not even the "
+        f"fewest). Cells: accuracy (n) [95% Clopper-Pearson], depths pooled; errors never counted."
+    )
 
 
 def capacity_markdown(curve: CapacityCurve) -> str:
@@ -154,8 +170,14 @@ def capacity_markdown(curve: CapacityCurve) -> str:
         return ""
     out = ["# Recall capacity", "", rule_text(curve.threshold), ""]
     for (family, variant, haystack), header, rows in grids:
-        out += [f"## {family} — {variant} — {haystack}", "", "| " + " | ".join(header) + " |",
-                "|" + "|".join("---:" for _ in header) + "|", *("| " + " | ".join(r) + " |" for r in rows), ""]
+        out += [
+            f"## {family} — {variant} — {haystack}",
+            "",
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join("---:" for _ in header) + "|",
+            *("| " + " | ".join(r) + " |" for r in rows),
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -164,7 +186,9 @@ def capacity_text(curve: CapacityCurve) -> str:
     out = []
     for (family, variant, haystack), header, rows in capacity_grids(curve):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        out.append(f"capacity  {family}  {variant}  [{haystack}]  (threshold {curve.threshold:g}, 95% Clopper-Pearson lower bound)")
+        out.append(
+            f"capacity  {family}  {variant}  [{haystack}]  (threshold {curve.threshold:g}, 95% Clopper-Pearson lower bound)"
+        )
         out += ["  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
         out.append("")
     return "\n".join(out)

@@ -6,12 +6,12 @@ inline SVG of the same figure. Drawn on a bare `Figure`, so no pyplot state or d
 from __future__ import annotations
 
 from pathlib import Path
-from matplotlib.figure import Figure
 
 from ctxprobe.evals.records.safe_write import save_figure
 from ctxprobe.evals.report.capacity import CapacityCurve
 from ctxprobe.evals.report.table import CONDITION
 from ctxprobe.tasks.lengths import format_length
+from matplotlib.figure import Figure
 
 CAPACITY_PNG = "capacity.png"
 
@@ -31,8 +31,9 @@ def capacity_figure(curve: CapacityCurve, title: str = "") -> Figure | None:
             cap = curve.caps[(*cond, int(length))]
             label = f"{format_length(int(length))}: capacity {cap.label()}"
             (drawn,) = ax.plot(line["facts"], line["accuracy"], marker="o", label=label)
-            ax.fill_between(line["facts"], line["ci_lo"], line["ci_hi"], color=drawn.get_color(), alpha=0.18,
-                            linewidth=0)
+            ax.fill_between(
+                line["facts"], line["ci_lo"], line["ci_hi"], color=drawn.get_color(), alpha=0.18, linewidth=0
+            )
         ax.axhline(threshold, color="#b00020", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
         ax.set_xscale("log", base=2)
         ax.set_xticks(facts, [str(n) for n in facts])

@@ -15,6 +15,8 @@ def count_note(records: Iterable[SampleRecord]) -> str:
         return ""
     worst = max(off, key=lambda r: abs(r.prompt_tokens_off or 0))
     planned = worst.sample.planned_tokens
-    return (f"prompt length off the plan: {len(off)} samples served at a length beyond the tolerance (worst: "
-            f"{worst.sample.sample_id} planned {planned:,} tokens, the server counted "
-            f"{planned + (worst.prompt_tokens_off or 0):,}); is the token counter the served model's?\n")
+    return (
+        f"prompt length off the plan: {len(off)} samples served at a length beyond the tolerance (worst: "
+        f"{worst.sample.sample_id} planned {planned:,} tokens, the server counted "
+        f"{planned + (worst.prompt_tokens_off or 0):,}); is the token counter the served model's?\n"
+    )

@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import matplotlib
 import numpy as np
+from ctxprobe.evals.compare.stats import Z95
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.safe_write import make_folder, save_figure
+from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
+from ctxprobe.tasks.lengths import format_length
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
-
-from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.records.safe_write import make_folder, save_figure
-from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
-from ctxprobe.evals.compare.stats import Z95
-from ctxprobe.tasks.lengths import format_length
 
 DRAWING = "2"  # raised whenever the drawing changes, so that PNGs drawn the old way are drawn again
 STAMP_KEY = "ctxprobe-drawn-from"
@@ -64,7 +63,8 @@ def heatmap_grids(records: Iterable[SampleRecord], z: float = Z95) -> dict[str, 
                 acc[i, j], lo[i, j], hi[i, j] = row.accuracy, row.ci_lo, row.ci_hi
         kinds = {col[4:]: int(block[col].sum()) for col in ERROR_COLUMNS if block[col].sum()}
         out.setdefault(str(family), []).append(
-            HeatmapGrid(str(family), str(variant), str(haystack), depths, contexts, acc, n, lo, hi, errors, kinds))
+            HeatmapGrid(str(family), str(variant), str(haystack), depths, contexts, acc, n, lo, hi, errors, kinds)
+        )
     return out
 
 
@@ -91,11 +91,20 @@ def _draw_panel(ax: Axes, grid: HeatmapGrid, fontsize: float) -> AxesImage:
         for j in range(cols):
             empty = grid.n[i, j] == 0
             if empty:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#9a9a9a",
-                                       linewidth=0))
+                ax.add_patch(
+                    Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#9a9a9a", linewidth=0)
+                )
             colour = "#444444" if empty else _text_colour(float(grid.accuracy[i, j]))
-            ax.text(j, i, _cell_label(grid, i, j), ha="center", va="center", fontsize=fontsize, color=colour,
-                    linespacing=1.1)
+            ax.text(
+                j,
+                i,
+                _cell_label(grid, i, j),
+                ha="center",
+                va="center",
+                fontsize=fontsize,
+                color=colour,
+                linespacing=1.1,
+            )
     ax.set_xticks(range(cols), [format_length(c) for c in grid.contexts])
     ax.set_yticks(range(rows), [f"{d:g}%" for d in grid.depths])
     ax.set_xlabel("context length (tokens)")
@@ -122,8 +131,12 @@ def plot_family(grids: list[HeatmapGrid], title: str, path: Path, stamp: str | N
     fontsize = 7.0 if max(len(g.depths) for g in grids) <= 8 and cols <= 6 else 6.0
     top, images = height - TOP_IN, []
     for grid, panel, title_in in zip(grids, heights, titles):
-        box = (LEFT_IN / width, (top - panel + XLABEL_IN) / height, (width - LEFT_IN - RIGHT_IN) / width,
-               (panel - XLABEL_IN - title_in) / height)
+        box = (
+            LEFT_IN / width,
+            (top - panel + XLABEL_IN) / height,
+            (width - LEFT_IN - RIGHT_IN) / width,
+            (panel - XLABEL_IN - title_in) / height,
+        )
         images.append(_draw_panel(fig.add_axes(box), grid, fontsize))
         top -= panel
     bar = fig.add_axes(((width - RIGHT_IN + 0.25) / width, 0.1, BAR_IN / width, 0.8 * (height - TOP_IN) / height))
@@ -150,8 +163,15 @@ def drawn_from(grids: list[HeatmapGrid], title: str) -> str:
     """A digest of everything a family's PNG shows, and of how it is drawn (`DRAWING`)."""
     digest = hashlib.sha256(f"{DRAWING}\0{title}".encode())
     for g in grids:
-        shown = (g.family, g.variant, g.haystack, g.depths, g.contexts, g.error_kinds,
-                 *(a.tolist() for a in (g.accuracy, g.n, g.lo, g.hi, g.errors)))
+        shown = (
+            g.family,
+            g.variant,
+            g.haystack,
+            g.depths,
+            g.contexts,
+            g.error_kinds,
+            *(a.tolist() for a in (g.accuracy, g.n, g.lo, g.hi, g.errors)),
+        )
         digest.update(repr(shown).encode())
     return digest.hexdigest()
 

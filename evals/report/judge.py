@@ -25,9 +25,11 @@ def render_judge(records: list[SampleRecord], run_dir: Path) -> str:
     failed = [v for v in held if v.error is not None]
     judge_right = sum(1 for v in given if v.verdict == "correct")
     exact_right = sum(1 for v in given if v.exact)
-    lines = [f"\njudge ({held[0].judge}) beside the exact score: {len(given)} judged, "
-             f"{len(given) - len(differ)} agree, {len(differ)} disagree, {len(failed)} judge errors",
-             f"  on the judged samples: exact {exact_right}/{len(given)} correct, judge {judge_right}/{len(given)}"]
+    lines = [
+        f"\njudge ({held[0].judge}) beside the exact score: {len(given)} judged, "
+        f"{len(given) - len(differ)} agree, {len(differ)} disagree, {len(failed)} judge errors",
+        f"  on the judged samples: exact {exact_right}/{len(given)} correct, judge {judge_right}/{len(given)}",
+    ]
     for v in differ[:SHOWN]:
         lines.append("  " + _row(by_id[v.sample_id], v))
     if len(differ) > SHOWN:
@@ -41,6 +43,8 @@ def _row(record: SampleRecord, verdict: JudgeVerdict) -> str:
     recipe, score = record.sample.recipe, record.score
     name = variant_params(recipe.params, recipe.family).get("name", recipe.family)
     said = " | ".join(score.extracted) if score else ""
-    return (f"{record.sample.sample_id} {name} {recipe.context_tokens}@{recipe.depth:g}%: exact "
-            f"{'correct' if verdict.exact else 'wrong'}, judge {verdict.verdict} (extracted {said!r}; "
-            f"judge: {verdict.reason[:120]!r})")
+    return (
+        f"{record.sample.sample_id} {name} {recipe.context_tokens}@{recipe.depth:g}%: exact "
+        f"{'correct' if verdict.exact else 'wrong'}, judge {verdict.verdict} (extracted {said!r}; "
+        f"judge: {verdict.reason[:120]!r})"
+    )

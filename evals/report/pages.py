@@ -30,17 +30,33 @@ def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT
     return render.report(paths, output, history_of=_history_of)
 
 
-def compare(baseline: str | Path, *candidates: str | Path, alpha: float = 0.05, fail_if_drop: float | None = None,
-            results_dir: str | Path = "results", write: bool = True, html_report: bool = True,
-            metric: Metric = "correct", kl_margin: float = KL_MARGIN) -> CompareResult:
+def compare(
+    baseline: str | Path,
+    *candidates: str | Path,
+    alpha: float = 0.05,
+    fail_if_drop: float | None = None,
+    results_dir: str | Path = "results",
+    write: bool = True,
+    html_report: bool = True,
+    metric: Metric = "correct",
+    kl_margin: float = KL_MARGIN,
+) -> CompareResult:
     """Compare candidate run folders with a baseline run folder; write the outputs (and `report.html`
     unless `html_report=False`) unless `write=False`. `result.exit_code` is the gate's: 1 when a candidate
     drops by more than `fail_if_drop` significantly (in accuracy, or with `metric="p_answer"` in answer
     probability), or with `metric="kl"` when its mean KL is above `kl_margin` nats; 6 when it is UNDECIDED
     (`result.gate_exit_code` maps that as `run --undecided` does). With the gate, runs it cannot judge (not
     finished, the baseline itself, another suite) raise `GateRefused` (exit code 5)."""
-    written = compare_api.compare_folders(baseline, *candidates, alpha=alpha, fail_if_drop=fail_if_drop,
-                                          results_dir=results_dir, write=write, metric=metric, kl_margin=kl_margin)
+    written = compare_api.compare_folders(
+        baseline,
+        *candidates,
+        alpha=alpha,
+        fail_if_drop=fail_if_drop,
+        results_dir=results_dir,
+        write=write,
+        metric=metric,
+        kl_margin=kl_margin,
+    )
     if write and html_report and written.out_dir:
         page = render.write_folder_report(written.out_dir)
         written = written.model_copy(update={"files": [*written.files, str(page)]})

@@ -27,12 +27,16 @@ def render_ruler_beside(records: Iterable[SampleRecord]) -> str:
             groups.setdefault(key, []).append(r)
     if not groups:
         return ""
-    lines = ["RULER's own metric (string_match_all: recall of the answers as substrings) beside ctxprobe's strict "
-             "score, same outputs:"]
+    lines = [
+        "RULER's own metric (string_match_all: recall of the answers as substrings) beside ctxprobe's strict "
+        "score, same outputs:"
+    ]
     for (family, variant, haystack, length), group in sorted(groups.items()):
         ruler = [r.reference_scores[SUBSTRING] for r in group]
         strict = sum(1 for r in group if r.score is not None and r.score.correct)
-        lines.append(f"  {family}  {variant}  [{haystack}]  {format_length(length)}: RULER "
-                     f"{100 * sum(ruler) / len(ruler):.1f} ({sum(s == 1.0 for s in ruler)}/{len(ruler)} all found)"
-                     f"  ctxprobe strict {100 * strict / len(group):.0f}% ({strict}/{len(group)})")
+        lines.append(
+            f"  {family}  {variant}  [{haystack}]  {format_length(length)}: RULER "
+            f"{100 * sum(ruler) / len(ruler):.1f} ({sum(s == 1.0 for s in ruler)}/{len(ruler)} all found)"
+            f"  ctxprobe strict {100 * strict / len(group):.0f}% ({strict}/{len(group)})"
+        )
     return "\n".join(lines) + "\n"

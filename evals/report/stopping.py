@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-
-from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.compare.sequential.cells import STOP_REASONS, StopRule, cell_interval, stop_reason
+from ctxprobe.evals.records.manifest import RunManifest
 
 TAGS = {"above": "A", "below": "B", "precision": "P", "cap": "C"}
 
@@ -20,12 +19,15 @@ class Stopping:
     cap: int
 
     def legend(self) -> str:
-        goal = [f"A above / B below {self.rule.threshold:g}" if self.rule.threshold is not None else "",
-                f"P half-width <= {self.rule.precision:g}" if self.rule.precision is not None else ""]
-        return (f"--stop decided: n then why the cell stopped ({', '.join(g for g in goal if g)}, C at the cap "
-                f"{self.cap}, blank: not decided when the run ended); intervals: anytime-valid "
-                f"{1 - self.rule.alpha:.0%} confidence sequences")
-
+        goal = [
+            f"A above / B below {self.rule.threshold:g}" if self.rule.threshold is not None else "",
+            f"P half-width <= {self.rule.precision:g}" if self.rule.precision is not None else "",
+        ]
+        return (
+            f"--stop decided: n then why the cell stopped ({', '.join(g for g in goal if g)}, C at the cap "
+            f"{self.cap}, blank: not decided when the run ended); intervals: anytime-valid "
+            f"{1 - self.rule.alpha:.0%} confidence sequences"
+        )
 
     def cell(self, correct: int, n: int) -> tuple[float, float, str, str]:
         """One cell's confidence sequence, its tag (A, B, P, C; empty while open) and why it stopped, in

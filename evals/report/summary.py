@@ -41,13 +41,12 @@ def write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManife
 
 
 def _write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManifest) -> str:
-    from ctxprobe.evals.report.heatmap import write_heatmaps
-
     from ctxprobe.evals.compare.paired.templates import render_template_sensitivity
-    from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
-    from ctxprobe.evals.report.capacity_chart import write_capacity_png
     from ctxprobe.evals.report.answer_probs import render_answer_probabilities
     from ctxprobe.evals.report.attribution import attribution_markdown, render_attribution
+    from ctxprobe.evals.report.capacity import capacity_curve, capacity_markdown, capacity_text
+    from ctxprobe.evals.report.capacity_chart import write_capacity_png
+    from ctxprobe.evals.report.heatmap import write_heatmaps
     from ctxprobe.evals.report.ruler_beside import render_ruler_beside
 
     stopping = stopping_of(manifest)
@@ -58,8 +57,10 @@ def _write_report(records: list[SampleRecord], run_dir: Path, manifest: RunManif
     ruler = render_ruler_beside(records)
     probabilities = render_answer_probabilities(records)
     attributed = render_attribution(records)
-    table = with_cache_path(render_text(records, stopping=stopping) + attributed + probabilities + ruler + layouts
-                            + judged + capacity, manifest)
+    table = with_cache_path(
+        render_text(records, stopping=stopping) + attributed + probabilities + ruler + layouts + judged + capacity,
+        manifest,
+    )
     control = control_of(manifest)
     if not writable(run_dir):  # a read-only folder is still read: the table, without refreshing its files
         return table + f"(summary files not refreshed: {run_dir} is read-only)\n"

@@ -7,26 +7,46 @@ record's typed recipe fields."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
-
+from ctxprobe.evals.compare.accuracy import (
+    ABSENT_COLUMNS,
+    CELL,
+    CONDITION,
+    ERROR_COLUMNS,
+    absent_beside,
+    absent_shown_beside,
+    accuracy_table,
+    aggregate,
+    context_summary,
+    record_frame,
+)
+from ctxprobe.evals.compare.stats import Z95
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.records.safe_write import make_folder, replace_file
-from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.evals.report.count_note import count_note
-from ctxprobe.evals.compare.accuracy import (ABSENT_COLUMNS, CELL, CONDITION, ERROR_COLUMNS, absent_beside,
-                                             absent_shown_beside, accuracy_table, aggregate, context_summary,
-                                             record_frame)
-from ctxprobe.evals.compare.stats import Z95
+from ctxprobe.evals.report.stopping import TAGS, Stopping, apply_stopping
 from ctxprobe.tasks.lengths import format_length
 
-__all__ = ["CELL", "CONDITION", "ERROR_COLUMNS", "absent_shown_beside", "accuracy_table", "aggregate", "context_summary",
-           "record_frame",
-           "render_markdown", "render_text", "variant_label", "write_summary"]
+__all__ = [
+    "CELL",
+    "CONDITION",
+    "ERROR_COLUMNS",
+    "absent_shown_beside",
+    "accuracy_table",
+    "aggregate",
+    "context_summary",
+    "record_frame",
+    "render_markdown",
+    "render_text",
+    "variant_label",
+    "write_summary",
+]
 
 
 def _pct(x: float) -> str:
@@ -53,8 +73,9 @@ def natural_key(text: str) -> tuple[Any, ...]:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
-def _blocks(cells: pd.DataFrame, summary: pd.DataFrame,
-            beside: AbstractSet[tuple[str, str, str]] = frozenset()) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
+def _blocks(
+    cells: pd.DataFrame, summary: pd.DataFrame, beside: AbstractSet[tuple[str, str, str]] = frozenset()
+) -> Iterable[tuple[tuple[str, ...], pd.DataFrame, pd.DataFrame]]:
     """Each condition's cells and its rows by length; the absent conditions shown `beside` present ones are not
     blocks of their own."""
     groups = sorted(cells.groupby(CONDITION, sort=True), key=lambda g: tuple(natural_key(str(c)) for c in g[0]))
@@ -83,9 +104,16 @@ def _grid(block: pd.DataFrame, summary: pd.DataFrame) -> tuple[list[str], list[l
         add(f"{depth:g}%", {c: by_cell[(depth, c)] for c in contexts if (depth, c) in by_cell})
     add("all", {r["context_tokens"]: r for _, r in summary.iterrows()})
     if "absent_n" in summary and summary["absent_n"].notna().any():  # asked beside it: a key held nowhere
-        add("absent", {r["context_tokens"]: pd.Series({**{k.removeprefix("absent_"): r[k] for k in ABSENT_COLUMNS},
-                                                       "n": int(r["absent_n"])}, dtype=object)
-                       for _, r in summary.iterrows() if pd.notna(r["absent_n"])})
+        add(
+            "absent",
+            {
+                r["context_tokens"]: pd.Series(
+                    {**{k.removeprefix("absent_"): r[k] for k in ABSENT_COLUMNS}, "n": int(r["absent_n"])}, dtype=object
+                )
+                for _, r in summary.iterrows()
+                if pd.notna(r["absent_n"])
+            },
+        )
     scored = summary[summary["n"] > 0]
     partial = dict(zip(scored["context_tokens"], scored["partial_mean"]))
     if ((scored["partial_mean"] - scored["accuracy"]).abs() > 1e-9).any():  # partial credit was given
@@ -112,7 +140,9 @@ def render_text(records: Iterable[SampleRecord], z: float = Z95, stopping: Stopp
         out.append(f"{family}  {variant}  [{haystack}]")
         for row in [header, *rows]:
             out.append("  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip())
-        notes = [f"{format_length(int(r['context_tokens']))}: {_error_note(r)}" for _, r in summ.iterrows() if r["errors"]]
+        notes = [
+            f"{format_length(int(r['context_tokens']))}: {_error_note(r)}" for _, r in summ.iterrows() if r["errors"]
+        ]
         if notes:
             out.append("errors (not in n): " + "; ".join(notes))
         out.append("")
@@ -135,20 +165,27 @@ def render_markdown(records: Iterable[SampleRecord], z: float = Z95, stopping: S
         merged = [[a[0]] + [f"{x} {y}".strip() for x, y in zip(a[1:], b[1:])] for a, b in zip(rows[::2], rows[1::2])]
         merged += [r for r in rows if r[0] == "errors"]
         out += [f"## {family} — {variant} — {haystack}", "", *_markdown(header, merged), ""]
-        notes = [f"- {format_length(int(r['context_tokens']))}: {_error_note(r)}" for _, r in summ.iterrows() if r["errors"]]
+        notes = [
+            f"- {format_length(int(r['context_tokens']))}: {_error_note(r)}" for _, r in summ.iterrows() if r["errors"]
+        ]
         if notes:
             out += ["Errors (not counted in n):", "", *notes, ""]
     return "\n".join(out)
 
 
-def write_summary(records: Iterable[SampleRecord], out_dir: Path, z: float = Z95,
-                  stopping: Stopping | None = None) -> list[Path]:
+def write_summary(
+    records: Iterable[SampleRecord], out_dir: Path, z: float = Z95, stopping: Stopping | None = None
+) -> list[Path]:
     """Write `summary.csv` (one row per cell), `summary_by_context.csv` (pooled across depths) and
     `summary.md`; return their paths."""
     records = list(records)
     out_dir = Path(out_dir)
     make_folder(out_dir)
-    return [replace_file(out_dir / "summary.csv", apply_stopping(accuracy_table(records, z), stopping).to_csv(index=False)),
-            replace_file(out_dir / "summary_by_context.csv",
-                         apply_stopping(context_summary(records, z), stopping).to_csv(index=False)),
-            replace_file(out_dir / "summary.md", render_markdown(records, z, stopping))]
+    return [
+        replace_file(out_dir / "summary.csv", apply_stopping(accuracy_table(records, z), stopping).to_csv(index=False)),
+        replace_file(
+            out_dir / "summary_by_context.csv",
+            apply_stopping(context_summary(records, z), stopping).to_csv(index=False),
+        ),
+        replace_file(out_dir / "summary.md", render_markdown(records, z, stopping)),
+    ]

@@ -51,10 +51,14 @@ async def chat_fit(client: EndpointClient) -> ChatFit:
     low = said.lower()
     echoed = "reply with" in low or "<|im_" in low  # a base model continues the template's text
     if CHAT_WORD not in low or echoed:
-        return ChatFit("missing", f"chat answered {said!r}, not the word it was asked for "
-                       f"({'with' if reasons else 'no'} reasoning text)", reasons)
-    return ChatFit("ok", f"chat works ({'with a reasoning field' if reasons else 'no reasoning text'}); "
-                   f"answered {said!r}", reasons)
+        return ChatFit(
+            "missing",
+            f"chat answered {said!r}, not the word it was asked for ({'with' if reasons else 'no'} reasoning text)",
+            reasons,
+        )
+    return ChatFit(
+        "ok", f"chat works ({'with a reasoning field' if reasons else 'no reasoning text'}); answered {said!r}", reasons
+    )
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,9 @@ async def answer_style(client: EndpointClient, mode: Mode, counter: TokenCounter
     builder = builder_for(counter)
     sample = builder.build(builder.recipe(family="niah", context_tokens=STYLE_LENGTH, depth=50.0, mode=mode))
     budget = sample.max_tokens
-    reply = await client.send(sample.prompt, max_tokens=STYLE_MAX_TOKENS[mode], planned_tokens=sample.planned_tokens,
-                              seed=0)
+    reply = await client.send(
+        sample.prompt, max_tokens=STYLE_MAX_TOKENS[mode], planned_tokens=sample.planned_tokens, seed=0
+    )
     score = score_sample(sample, reply.text)
     value = sample.expected.answers[0]
     region = answer_region(sample, reply.text)
@@ -98,11 +103,17 @@ async def answer_style(client: EndpointClient, mode: Mode, counter: TokenCounter
     reasoning_tokens = reply.reasoning_tokens
     if reply.reasoning and reasoning_tokens is None:
         reasoning_tokens = _count(counter, reply.reasoning)
-    return AnswerStyle(mode=mode, correct=score.correct, tokens_before_answer=before,
-                       completion_tokens=reply.completion_tokens, reasons=bool(reply.reasoning),
-                       reasoning_tokens=reasoning_tokens, family_budget=budget,
-                       recommended_answer_tokens=recommend(through, budget),
-                       text=(region.text or reply.text)[:120])
+    return AnswerStyle(
+        mode=mode,
+        correct=score.correct,
+        tokens_before_answer=before,
+        completion_tokens=reply.completion_tokens,
+        reasons=bool(reply.reasoning),
+        reasoning_tokens=reasoning_tokens,
+        family_budget=budget,
+        recommended_answer_tokens=recommend(through, budget),
+        text=(region.text or reply.text)[:120],
+    )
 
 
 def _count(counter: TokenCounter, text: str) -> int:

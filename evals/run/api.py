@@ -23,34 +23,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.evals.records.manifest import RunManifest
-from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.records.outline import full_records
+from ctxprobe.evals.records.cache_check import read_checks
 from ctxprobe.evals.records.lock import writer_lock
+from ctxprobe.evals.records.manifest import RunManifest
+from ctxprobe.evals.records.outline import full_records
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore, claim_run_folder
 from ctxprobe.evals.records.write_errors import WriteFailed, space_reserve
 from ctxprobe.evals.run import engine_metrics
-from ctxprobe.evals.records.cache_check import read_checks
-from ctxprobe.evals.run.bookkeeping import (cache_use, count_samples, drop_unsent, logprob_totals, remove_if_empty,
-                                            run_manifest)
+from ctxprobe.evals.run.bookkeeping import (
+    cache_use,
+    count_samples,
+    drop_unsent,
+    logprob_totals,
+    remove_if_empty,
+    run_manifest,
+)
 from ctxprobe.evals.run.cache_check import CacheControl, plan_control
 from ctxprobe.evals.run.ending import ending, write_failed_result
-from ctxprobe.evals.run.prefill_cost import lanes_of, requests, tail_counter
+from ctxprobe.evals.run.lint import run_lint
 from ctxprobe.evals.run.plan import RunPlan, resolve
+from ctxprobe.evals.run.prefill_cost import lanes_of, requests, tail_counter
 from ctxprobe.evals.run.preflight import preflight
 from ctxprobe.evals.run.result import ExitCode, RunResult
-from ctxprobe.evals.run.reuse import measure_reuse
-from ctxprobe.evals.run.lint import run_lint
-from ctxprobe.evals.run.served_lengths import check_lengths, engine_line
 from ctxprobe.evals.run.resume import check_resumable
-from ctxprobe.evals.run.served_lengths import same_limit
-from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
-from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
+from ctxprobe.evals.run.reuse import measure_reuse
 from ctxprobe.evals.run.send.cold_check import cold_path, send_checks
+from ctxprobe.evals.run.send.interrupt import sigterm_as_interrupt
 from ctxprobe.evals.run.send.logprobs import say_unavailable, wanted
 from ctxprobe.evals.run.send.loop import EndpointLost, Progress, planned_tokens
 from ctxprobe.evals.run.send.options import RunOptions, validated
 from ctxprobe.evals.run.send.serving import Served, serving
+from ctxprobe.evals.run.served_lengths import check_lengths, engine_line, same_limit
+from ctxprobe.evals.run.strategy import Sender, Strategy, strategy_for
 from ctxprobe.runners.deployment_lint import render_lint
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.sample import Recipe
@@ -58,8 +63,9 @@ from ctxprobe.tasks.sample import Recipe
 __all__ = ["ExitCode", "RunResult", "check_resumable", "run", "run_planned"]
 
 
-def run(options: RunOptions | None = None, *, on_progress: Callable[[Progress], None] | None = None,
-        **kwargs: Any) -> RunResult:
+def run(
+    options: RunOptions | None = None, *, on_progress: Callable[[Progress], None] | None = None, **kwargs: Any
+) -> RunResult:
     """Run a suite (see `RunOptions`; keyword arguments are its parts, `endpoint=EndpointOptions(...)`, or any
     option by its flat name, `label="q4km"`, as the command line's flags) and return how it ended, with every
     output the command line writes (summary files, heatmaps, report.html, --junit, --summary-md).
@@ -115,17 +121,26 @@ class _Outcome:
         return self.latest
 
 
-def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Callable[[Progress], None] | None,
-            free_reserve: Callable[[], None]) -> tuple[RunResult, list[SampleRecord]]:
+def _run_in(
+    store: RunStore,
+    plan: RunPlan,
+    strategy: Strategy,
+    on_progress: Callable[[Progress], None] | None,
+    free_reserve: Callable[[], None],
+) -> tuple[RunResult, list[SampleRecord]]:
     """How the run ended, and the latest record of each sample it holds (outlines), read once at its end."""
     suite, previous = plan.suite, plan.previous
-    with sigterm_as_interrupt(), serving(plan.endpoint, suite, plan.logprobs) as served, \
-            contextlib.ExitStack() as stack:
+    with (
+        sigterm_as_interrupt(),
+        serving(plan.endpoint, suite, plan.logprobs) as served,
+        contextlib.ExitStack() as stack,
+    ):
         print(f"ctxprobe: {engine_line(served.engine, served.config.base_urls[0])}", file=sys.stderr, flush=True)
         builder = builder_for(served.counter)
         recipes = strategy.recipes(builder, served, stack)
-        lengths = check_lengths(Counter(r.context_tokens for r in recipes), served.engine,
-                                plan.budgets.answer_tokens or 1)
+        lengths = check_lengths(
+            Counter(r.context_tokens for r in recipes), served.engine, plan.budgets.answer_tokens or 1
+        )
         if not lengths.served:
             print(f"ctxprobe: {lengths.line()}", file=sys.stderr)
         lint = run_lint(served, plan.model_config, [r.context_tokens for r in recipes], plan.budgets.answer_tokens or 1)
@@ -134,8 +149,9 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
         budget = preflight(plan.mode, plan.budgets, suite, served, recipes)
         done = check_resumable(store, recipes, budget, same_limit(previous.engine, served.engine)) if previous else {}
         todo = [r for r in recipes if r.sample_id() not in done]
-        manifest = run_manifest(plan.recorded, plan.outputs.label, suite, served, builder.tokenizer, previous,
-                                len(recipes))
+        manifest = run_manifest(
+            plan.recorded, plan.outputs.label, suite, served, builder.tokenizer, previous, len(recipes)
+        )
         manifest.deployment_lint = lint
         strategy.start(manifest)
         store.write_manifest(manifest)
@@ -144,11 +160,11 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
             say_unavailable(served.engine.engine, served.logprobs.logprobs)
         progress = Progress(total=len(todo), total_tokens=planned_tokens(todo))
         control = _control(plan, recipes, served)
-        outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine),
-                           control=control)
+        outcome = _Outcome(metrics_before=engine_metrics.scrape(served.config, served.engine.engine), control=control)
         try:
-            asyncio.run(strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget,
-                                                     plan.prefill_rate)))
+            asyncio.run(
+                strategy.send(todo, Sender(served, store, plan.order, progress, on_progress, budget, plan.prefill_rate))
+            )
             if control.chosen and outcome.metrics_before is not None:  # the run's own counters, not the checks'
                 outcome.metrics_after = engine_metrics.scrape(served.config, served.engine.engine)
             asyncio.run(send_checks(control.chosen, served, store, budget, outcome.records(store)))
@@ -165,8 +181,9 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
             manifest.status = "failed"
             raise
         finally:
-            _close(store, manifest, served, strategy, progress, outcome, fresh=previous is None,
-                   free_reserve=free_reserve)
+            _close(
+                store, manifest, served, strategy, progress, outcome, fresh=previous is None, free_reserve=free_reserve
+            )
     records = list(outcome.records(store).values())
     if outcome.write_failed is not None:
         return write_failed_result(store, manifest, progress, outcome.write_failed), records
@@ -178,17 +195,35 @@ def _run_in(store: RunStore, plan: RunPlan, strategy: Strategy, on_progress: Cal
 def _control(plan: RunPlan, recipes: list[Recipe], served: Served) -> CacheControl:
     """The run's cache-path control; an engine without a per-request cold path is said in one line."""
     how, unsupported = cold_path(served.engine.engine)
-    control = plan_control(plan.cache_check, recipes, seed=plan.suite.seed, engine=served.engine.engine, how=how,
-                           unsupported=unsupported, stated=plan.cache_check_stated,
-                           computed_prefill=lambda: sum(r.computed for r in requests(
-                               lanes_of(recipes, plan.order, served.config.concurrency), tail_counter(served.counter))))
+    control = plan_control(
+        plan.cache_check,
+        recipes,
+        seed=plan.suite.seed,
+        engine=served.engine.engine,
+        how=how,
+        unsupported=unsupported,
+        stated=plan.cache_check_stated,
+        computed_prefill=lambda: sum(
+            r.computed
+            for r in requests(lanes_of(recipes, plan.order, served.config.concurrency), tail_counter(served.counter))
+        ),
+    )
     if control.chosen and how is None:
         print(f"ctxprobe: cache path not checked: {unsupported}", file=sys.stderr)
     return control
 
 
-def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Strategy, progress: Progress,
-           outcome: _Outcome, *, fresh: bool, free_reserve: Callable[[], None]) -> None:
+def _close(
+    store: RunStore,
+    manifest: RunManifest,
+    served: Served,
+    strategy: Strategy,
+    progress: Progress,
+    outcome: _Outcome,
+    *,
+    fresh: bool,
+    free_reserve: Callable[[], None],
+) -> None:
     """The manifest's last word, whatever stopped the sending: the counts, the cache's use, the engine's
     metrics, the strategy's state (the gate's, the stopping rule's); a new run that sent nothing leaves no
     folder."""
@@ -213,16 +248,22 @@ def _close(store: RunStore, manifest: RunManifest, served: Served, strategy: Str
             print(f"ctxprobe: {manifest.cache_check.line()}", file=sys.stderr)
     # this run's answers (a resumed run's earlier ones were served by another process, perhaps another engine);
     # the engine's own computed count is theirs alone where nothing else reached it
-    others = (manifest.logprobs and manifest.logprobs.extra_requests) or (manifest.cache_check and
-                                                                          manifest.cache_check.chosen)
+    others = (manifest.logprobs and manifest.logprobs.extra_requests) or (
+        manifest.cache_check and manifest.cache_check.chosen
+    )
     this_run = [r for r in latest.values() if r.finished_at >= outcome.started]
     # an independent prompt's bound runs to its first needle: those few records are read whole (a nested one's
     # bound is its shared stream, which its outline keeps)
     whole = full_records(store.samples_path, [r.sample.sample_id for r in this_run if r.sample.recipe.nested is None])
     this_run = [whole.get(r.sample.sample_id, r) for r in this_run]
-    manifest.reuse = measure_reuse(this_run,
-                                   manifest.order_detail, manifest.engine_metrics, served.engine.engine,
-                                   served.engine.reuse_block, only_answers=not others)
+    manifest.reuse = measure_reuse(
+        this_run,
+        manifest.order_detail,
+        manifest.engine_metrics,
+        served.engine.engine,
+        served.engine.reuse_block,
+        only_answers=not others,
+    )
     manifest.samples_count_off = sum(1 for r in latest.values() if r.prompt_tokens_off is not None)
     manifest.updated = time.time()
     if fresh and not latest and not progress.sent and manifest.status != "finished":
@@ -243,8 +284,9 @@ def _after(store: RunStore, manifest: RunManifest, plan: RunPlan, records: list[
     if judge is not None and judge.judge_endpoint and manifest.status == "finished":
         from ctxprobe.evals.judge.verdicts import judge_run
 
-        summary = judge_run(store.dir, store.latest_records().values(), judge.judge_endpoint, judge.judge_model,
-                            plan.endpoint)
+        summary = judge_run(
+            store.dir, store.latest_records().values(), judge.judge_endpoint, judge.judge_model, plan.endpoint
+        )
         print(f"ctxprobe: {summary.line()}", file=sys.stderr)
     if not plan.outputs.no_report and (manifest.samples_done or manifest.samples_errored):
         from ctxprobe.evals.records.load import Run

@@ -10,28 +10,45 @@ from typing import Any
 from ctxprobe.evals.records.lock import LOCK
 from ctxprobe.evals.records.manifest import LogprobTotals, RunManifest, ctxprobe_version, public_url
 from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.records.write_errors import RESERVE
 from ctxprobe.evals.run.send.serving import Served
+from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs
 from ctxprobe.tasks.suite import Suite
 
 
 # Options a resume may change: where and how to reach the endpoint (not the mode, which is part of the plan)
 # and how the run reports. What to run always comes from the run.
-def run_manifest(recorded: dict[str, Any], label: str, suite: Suite, served: Served, tokenizer: str,
-                 previous: RunManifest | None, planned: int) -> RunManifest:
+def run_manifest(
+    recorded: dict[str, Any],
+    label: str,
+    suite: Suite,
+    served: Served,
+    tokenizer: str,
+    previous: RunManifest | None,
+    planned: int,
+) -> RunManifest:
     """The manifest a run starts with (a resumed run's, updated): `recorded`, the options as the plan keeps
     them; what runs, where, by which tokenizer; status running."""
     base: dict[str, Any] = previous.model_dump() if previous is not None else {"created": time.time()}
     base.update(
-        schema_version=RunManifest.model_fields["schema_version"].default, command="run",
-        ctxprobe_version=ctxprobe_version(), status="running", updated=time.time(), label=label,
-        endpoints=[public_url(u) for u in served.config.base_urls], model=served.model,
-        engine=served.engine, mode=served.mode, suite=suite,
+        schema_version=RunManifest.model_fields["schema_version"].default,
+        command="run",
+        ctxprobe_version=ctxprobe_version(),
+        status="running",
+        updated=time.time(),
+        label=label,
+        endpoints=[public_url(u) for u in served.config.base_urls],
+        model=served.model,
+        engine=served.engine,
+        mode=served.mode,
+        suite=suite,
         seeds=sorted({suite.seed + i for i in range(max(t.samples or suite.samples for t in suite.tasks))}),
-        tokenizer=tokenizer, token_counter=served.counter_spec, api_key_env=served.config.api_key_env,
-        options=recorded, samples_planned=planned,
+        tokenizer=tokenizer,
+        token_counter=served.counter_spec,
+        api_key_env=served.config.api_key_env,
+        options=recorded,
+        samples_planned=planned,
     )
     return RunManifest.model_validate(base)
 
@@ -54,16 +71,25 @@ def logprob_totals(latest: dict[str, SampleRecord], top: int | None) -> LogprobT
     methods: dict[str, int] = {}
     for lp in measured:
         methods[lp.method] = methods.get(lp.method, 0) + 1
-    return LogprobTotals(samples_measured=len(measured), samples_unmeasured=unmeasured, samples_unavailable=unavailable,
-                         methods=methods, extra_requests=sum(lp.extra_requests for lp in measured),
-                         extra_prompt_tokens=sum(lp.extra_prompt_tokens for lp in measured), top_logprobs=top)
+    return LogprobTotals(
+        samples_measured=len(measured),
+        samples_unmeasured=unmeasured,
+        samples_unavailable=unavailable,
+        methods=methods,
+        extra_requests=sum(lp.extra_requests for lp in measured),
+        extra_prompt_tokens=sum(lp.extra_prompt_tokens for lp in measured),
+        top_logprobs=top,
+    )
 
 
 def cache_use(records: list[SampleRecord]) -> dict[str, float] | None:
     """How much of the prompt tokens the server said came from its prefix cache, and the prefill seconds that
     saved at the run's own prefill rate (uncached tokens per second of time to first token)."""
-    seen = [r.response for r in records if r.response is not None and r.response.cached_tokens is not None
-            and r.response.prompt_tokens]
+    seen = [
+        r.response
+        for r in records
+        if r.response is not None and r.response.cached_tokens is not None and r.response.prompt_tokens
+    ]
     if not seen:
         return None
     prompt = sum(r.prompt_tokens or 0 for r in seen)

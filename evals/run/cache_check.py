@@ -62,7 +62,7 @@ def choose(recipes: Sequence[Recipe], ask: str, *, seed: int, computed_prefill: 
     lengths = sorted(by_length)
     if ask != AUTO:
         share = float(ask)
-        return [r for n in lengths for r in by_length[n][:max(1, round(share * len(by_length[n])))]]
+        return [r for n in lengths for r in by_length[n][: max(1, round(share * len(by_length[n])))]]
     taken = {n: 1 for n in lengths}  # the floor: every length once
     cost = sum(lengths)
     budget = COST_SHARE * computed_prefill
@@ -81,10 +81,10 @@ def choose(recipes: Sequence[Recipe], ask: str, *, seed: int, computed_prefill: 
     while sum(taken.values()) < MIN_CHECKS:  # one more per length in turn, shortest first
         added = False
         for n in lengths:
-            added = sum(taken.values()) < MIN_CHECKS and add(n) or added
+            added = (sum(taken.values()) < MIN_CHECKS and add(n)) or added
         if not added:
             break
-    return [r for n in lengths for r in by_length[n][:taken[n]]]
+    return [r for n in lengths for r in by_length[n][: taken[n]]]
 
 
 def check_tokens(chosen: Sequence[Recipe]) -> int:
@@ -116,18 +116,36 @@ class CacheControl:
         if self.asked == OFF:
             return CacheCheck(verdict="off", engine=self.engine, asked=self.asked, stated=self.stated)
         if self.how is None:
-            return CacheCheck(verdict="unsupported", engine=self.engine, how=self.unsupported, asked=self.asked,
-                              stated=self.stated, chosen=len(self.chosen), unchecked=len(self.chosen))
-        return decide(checks, chosen=[r.sample_id() for r in self.chosen], engine=self.engine, how=self.how,
-                      asked=self.asked).model_copy(update={"stated": self.stated})
+            return CacheCheck(
+                verdict="unsupported",
+                engine=self.engine,
+                how=self.unsupported,
+                asked=self.asked,
+                stated=self.stated,
+                chosen=len(self.chosen),
+                unchecked=len(self.chosen),
+            )
+        return decide(
+            checks, chosen=[r.sample_id() for r in self.chosen], engine=self.engine, how=self.how, asked=self.asked
+        ).model_copy(update={"stated": self.stated})
 
 
-def plan_control(value: str | None, recipes: Sequence[Recipe], *, seed: int, engine: str, how: str | None,
-                 unsupported: str, computed_prefill: Callable[[], int], stated: str = "") -> CacheControl:
+def plan_control(
+    value: str | None,
+    recipes: Sequence[Recipe],
+    *,
+    seed: int,
+    engine: str,
+    how: str | None,
+    unsupported: str,
+    computed_prefill: Callable[[], int],
+    stated: str = "",
+) -> CacheControl:
     """The control of a run of `recipes` (`computed_prefill` is asked only where the choice depends on it)."""
     ask = asked(value, recipes)
     if ask == OFF:
         return CacheControl(ask, (), engine, how, unsupported, stated)
     computed = computed_prefill() if ask == AUTO else 0
-    return CacheControl(ask, tuple(choose(recipes, ask, seed=seed, computed_prefill=computed)), engine, how,
-                        unsupported, stated)
+    return CacheControl(
+        ask, tuple(choose(recipes, ask, seed=seed, computed_prefill=computed)), engine, how, unsupported, stated
+    )

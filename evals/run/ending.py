@@ -10,9 +10,9 @@ from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.evals.run.result import ExitCode, RunResult
+from ctxprobe.evals.run.resume import CAPPED
 from ctxprobe.evals.run.send.loop import Progress
 from ctxprobe.evals.run.send.options import OutputOptions
-from ctxprobe.evals.run.resume import CAPPED
 from ctxprobe.runners.retry import DEFAULT_TIMEOUT_S
 from ctxprobe.tasks.exit_codes import Undecided, gate_exit_code
 
@@ -20,14 +20,23 @@ from ctxprobe.tasks.exit_codes import Undecided, gate_exit_code
 def write_failed_result(store: RunStore, manifest: RunManifest, progress: Progress, failed: WriteFailed) -> RunResult:
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
-    msg = (f"{failed}; the run stopped: {done} samples done and {errored} errored are kept in {store.dir}, "
-           f"{planned - done - errored} not sent. Make room (or copy the folder where there is some) and run "
-           f"ctxprobe run --resume FOLDER")
+    msg = (
+        f"{failed}; the run stopped: {done} samples done and {errored} errored are kept in {store.dir}, "
+        f"{planned - done - errored} not sent. Make room (or copy the folder where there is some) and run "
+        f"ctxprobe run --resume FOLDER"
+    )
     return RunResult(store.dir, manifest, progress, ExitCode.WRITE_FAILED, msg)
 
 
-def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: OutputOptions, undecided: Undecided,
-           lost_detail: str | None, latest: list[SampleRecord]) -> RunResult:
+def ending(
+    store: RunStore,
+    manifest: RunManifest,
+    progress: Progress,
+    outputs: OutputOptions,
+    undecided: Undecided,
+    lost_detail: str | None,
+    latest: list[SampleRecord],
+) -> RunResult:
     """How the run ended, in one line and an exit code (`undecided`: a paired run's code for undecided rows;
     `latest`: the latest record of each sample, outlines). A run that finished with its cache path found at fault
     exits `ENGINE_FAULT`, whatever its samples say: their verdicts are suspect."""
@@ -39,17 +48,29 @@ def ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: 
     return result
 
 
-def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs: OutputOptions, undecided: Undecided,
-            lost_detail: str | None, latest: list[SampleRecord]) -> RunResult:
+def _ending(
+    store: RunStore,
+    manifest: RunManifest,
+    progress: Progress,
+    outputs: OutputOptions,
+    undecided: Undecided,
+    lost_detail: str | None,
+    latest: list[SampleRecord],
+) -> RunResult:
     planned = manifest.samples_planned or 0
     done, errored = manifest.samples_done or 0, manifest.samples_errored or 0
     resume = f"ctxprobe run --resume {store.dir}"
     counts = _left_counts(planned - done - errored, progress)
-    off = (f"; {manifest.samples_count_off} samples served at another length than planned (see the table)"
-           if manifest.samples_count_off else "")
+    off = (
+        f"; {manifest.samples_count_off} samples served at another length than planned (see the table)"
+        if manifest.samples_count_off
+        else ""
+    )
     if manifest.status == "endpoint_lost":
-        msg = (f"the endpoint stopped serving ({lost_detail}); {done} samples done, {errored} errored, {counts}. "
-               f"When it is back: {resume}" + (" --endpoint URL if it moved" if manifest.options.get("endpoints") else ""))
+        msg = (
+            f"the endpoint stopped serving ({lost_detail}); {done} samples done, {errored} errored, {counts}. "
+            f"When it is back: {resume}" + (" --endpoint URL if it moved" if manifest.options.get("endpoints") else "")
+        )
         return RunResult(store.dir, manifest, progress, ExitCode.ENDPOINT_LOST, msg + off)
     if manifest.status == "interrupted":
         where = f"; continue with: {resume}" if store.dir.exists() else " before anything was sent"
@@ -70,8 +91,10 @@ def _ending(store: RunStore, manifest: RunManifest, progress: Progress, outputs:
         if errored > capped:
             again = f"`{resume}` sends {'them' if not capped else 'the others'} again"
             if timed_out:
-                again = (f"{len(timed_out)} timed out: {resume} {_deadline_flag(manifest.options, timed_out)} sends "
-                         "them again with a longer deadline")
+                again = (
+                    f"{len(timed_out)} timed out: {resume} {_deadline_flag(manifest.options, timed_out)} sends "
+                    "them again with a longer deadline"
+                )
             if cut:
                 again += f" ({cut} truncated at the answer budget: resume with a larger --answer-tokens)"
             advice.append(again)
@@ -86,8 +109,10 @@ def _capped_advice(capped: int, manifest: RunManifest, resume: str) -> str:
     """The samples over the server's context: a resume against this server keeps them (it would reject them
     again: `resume.check_resumable`); only a server that holds more serves them."""
     where = " --endpoint URL" if manifest.options.get("endpoints") else ""
-    return (f"{capped} did not fit in the server's context: `{resume}` against this server keeps them as they "
-            f"are, never sends them again; a server with a longer context serves them ({resume}{where})")
+    return (
+        f"{capped} did not fit in the server's context: `{resume}` against this server keeps them as they "
+        f"are, never sends them again; a server with a longer context serves them ({resume}{where})"
+    )
 
 
 def _deadline_flag(options: dict[str, Any], timed_out: list[SampleRecord]) -> str:

@@ -29,8 +29,10 @@ def scrape(config: EndpointConfig, engine: str) -> dict[str, float] | None:
 
 
 SAMPLES_SOURCE = "each reply's usage.prompt_tokens_details.cached_tokens"
-METRICS_SOURCE = ("the engine's /metrics over the run (prefix-cache hits of queried prompt tokens); the replies "
-                  "did not say their cached tokens")
+METRICS_SOURCE = (
+    "the engine's /metrics over the run (prefix-cache hits of queried prompt tokens); the replies "
+    "did not say their cached tokens"
+)
 
 
 def cache_from_metrics(counters: dict[str, float] | None) -> dict[str, float] | None:

@@ -15,13 +15,18 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from ctxprobe.evals.run.cache_check import asked, check_tokens, choose
-from ctxprobe.evals.run.prefill_cost import (PrefillFit, Request, fit_prefill_time, lanes_of, requests, shape_fits,
-                                             tail_counter)
-from ctxprobe.evals.run.served_lengths import LengthCheck, check_lengths, engine_line
+from ctxprobe.evals.run.prefill_cost import (
+    PrefillFit,
+    Request,
+    fit_prefill_time,
+    lanes_of,
+    requests,
+    shape_fits,
+    tail_counter,
+)
 from ctxprobe.evals.run.send.options import DryRunOptions, EndpointOptions, RunOptions, validated
+from ctxprobe.evals.run.served_lengths import LengthCheck, check_lengths, engine_line
 from ctxprobe.runners.endpoint_config import PREFILL_SHARE
 from ctxprobe.runners.response import in_flight
 from ctxprobe.tasks.errors import UserError
@@ -29,6 +34,7 @@ from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, make_token_counter
+from pydantic import BaseModel
 
 PROBE_MAX_TOKENS = 4096  # the longest probe: 1K, 2K and 4K take seconds on a CPU engine (8K took 107 s on 2 busy cores)
 PROBE_MIN_TOKENS = 256
@@ -130,15 +136,19 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     capped = capped_suite(suite, rule)
 
     def recipes_of(of: Suite) -> list[Recipe]:
-        return of.recipes(lambda mode: TokenizerIdentity("estimate"), mode=plan.mode,
-                          default_mode=default_mode(plan.endpoint))
+        return of.recipes(
+            lambda mode: TokenizerIdentity("estimate"), mode=plan.mode, default_mode=default_mode(plan.endpoint)
+        )
 
     recipes = recipes_of(capped)
     layout = "nested" if any(r.nested is not None for r in recipes) else "independent"
     other_layout = "independent" if layout == "nested" else "nested"
     try:  # the same cells in the other layout, for comparison; a task the nested layout refuses: none
-        other = recipes_of(capped.model_copy(update={
-            "layout": other_layout, "tasks": [t.model_copy(update={"layout": None}) for t in capped.tasks]}))
+        other = recipes_of(
+            capped.model_copy(
+                update={"layout": other_layout, "tasks": [t.model_copy(update={"layout": None}) for t in capped.tasks]}
+            )
+        )
     except UserError:
         other = None
     cost = plan.cost
@@ -154,8 +164,10 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     concurrency = probe.concurrency if probe else in_flight(plan.endpoint.concurrency, known_slots(plan.endpoint))
     tail = tail_counter(probe.counter if probe else _offline_counter(plan.endpoint.token_counter))
     unserved = set(probe.check.unserved) if probe else set()
-    lengths = [LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k, served=n not in unserved)
-               for n, k in sorted(by_length.items())]
+    lengths = [
+        LengthCost(context_tokens=n, samples=k, prompt_tokens=n * k, served=n not in unserved)
+        for n, k in sorted(by_length.items())
+    ]
     recipes = [r for r in recipes if r.context_tokens not in unserved]  # what can be served is what is costed
     other = None if other is None else [r for r in other if r.context_tokens not in unserved]
     reqs = requests(lanes_of(recipes, plan.order, concurrency), tail)
@@ -163,12 +175,22 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     computed = sum(r.computed for r in reqs)
     listed = sum(r.computed for r in requests(lanes_of(recipes, "as-listed", concurrency), tail))
     other_reqs = requests(lanes_of(other, plan.order, concurrency), tail) if other is not None else None
-    est = Estimate(suite=suite.name, order=plan.order, concurrency=concurrency, samples=len(recipes),
-                   prompt_tokens=total, longest_prompt=max((r.context_tokens for r in recipes), default=0),
-                   lengths=lengths, cached_tokens=total - computed,
-                   cached_tokens_as_listed=total - listed, stop=rule.stop, layout=layout, computed_prefill=computed,
-                   other_layout=other_layout if other_reqs is not None else None,
-                   other_computed_prefill=sum(r.computed for r in other_reqs) if other_reqs is not None else None)
+    est = Estimate(
+        suite=suite.name,
+        order=plan.order,
+        concurrency=concurrency,
+        samples=len(recipes),
+        prompt_tokens=total,
+        longest_prompt=max((r.context_tokens for r in recipes), default=0),
+        lengths=lengths,
+        cached_tokens=total - computed,
+        cached_tokens_as_listed=total - listed,
+        stop=rule.stop,
+        layout=layout,
+        computed_prefill=computed,
+        other_layout=other_layout if other_reqs is not None else None,
+        other_computed_prefill=sum(r.computed for r in other_reqs) if other_reqs is not None else None,
+    )
     if probe is not None:
         est.engine, est.served_context = probe.engine_line, probe.check.context
         est.unserved = sorted(unserved)
@@ -195,15 +217,17 @@ def estimate(options: RunOptions | None = None, **kwargs: object) -> Estimate:
     return est
 
 
-def _fitted_time(est: Estimate, probe: _Probe, reqs: list[Request], other_reqs: list[Request] | None,
-                 checks: list[Recipe]) -> None:
+def _fitted_time(
+    est: Estimate, probe: _Probe, reqs: list[Request], other_reqs: list[Request] | None, checks: list[Recipe]
+) -> None:
     """The prefill time of `reqs` (and of the other layout's) through the probe's fit, the range the other
     shapes that fit the probes give, how far past its longest probe it reaches, and a deadline warning."""
     fit = probe.fit
     assert fit is not None
     est.prefill_tokens_per_s, est.prefill_rate_source = probe.rate, probe.source
-    est.fit = FitShown(a=fit.a, b=fit.b, c=fit.c, lengths=list(fit.lengths), seconds=list(fit.seconds),
-                       held=list(fit.held))
+    est.fit = FitShown(
+        a=fit.a, b=fit.b, c=fit.c, lengths=list(fit.lengths), seconds=list(fit.seconds), held=list(fit.held)
+    )
     shapes = [f for f in shape_fits(fit.lengths, fit.seconds).values() if f.fits_probes()] or [fit]
     est.fit_s = fit.total(reqs)
     est.cache_check_s = fit.total([Request(r.context_tokens, 0) for r in checks])
@@ -212,8 +236,11 @@ def _fitted_time(est: Estimate, probe: _Probe, reqs: list[Request], other_reqs: 
         est.other_fit_s = fit.total(other_reqs)
         est.other_fit_range_s = _span([f.total(other_reqs) for f in shapes] + [est.other_fit_s])
     est.extrapolation = est.longest_prompt / max(fit.lengths) if est.longest_prompt else None
-    warning = deadline_warning(fit, est.longest_prompt, probe.deadline_s, probe.timeout_s, probe.per_1k) \
-        if est.longest_prompt else None
+    warning = (
+        deadline_warning(fit, est.longest_prompt, probe.deadline_s, probe.timeout_s, probe.per_1k)
+        if est.longest_prompt
+        else None
+    )
     if warning:
         est.warnings.append(warning)
 
@@ -221,11 +248,18 @@ def _fitted_time(est: Estimate, probe: _Probe, reqs: list[Request], other_reqs: 
 def _paired_cost(est: Estimate, metric: str, share: float, total: int, computed: int) -> PairedCost:
     """The share of the run's cost a paired gate on `metric` sends (its share of the samples)."""
     return PairedCost(
-        metric=metric, share=share, prompt_tokens=round(share * total), computed_prefill=round(share * computed),
-        other_computed_prefill=None if est.other_computed_prefill is None else round(share * est.other_computed_prefill),
+        metric=metric,
+        share=share,
+        prompt_tokens=round(share * total),
+        computed_prefill=round(share * computed),
+        other_computed_prefill=None
+        if est.other_computed_prefill is None
+        else round(share * est.other_computed_prefill),
         fit_s=None if est.fit_s is None else share * est.fit_s,
         other_fit_s=None if est.other_fit_s is None else share * est.other_fit_s,
-        fit_range_s=_scaled(est.fit_range_s, share), other_fit_range_s=_scaled(est.other_fit_range_s, share))
+        fit_range_s=_scaled(est.fit_range_s, share),
+        other_fit_range_s=_scaled(est.other_fit_range_s, share),
+    )
 
 
 def _span(values: list[float]) -> tuple[float, float]:
@@ -244,9 +278,11 @@ def deadline_warning(fit: PrefillFit, longest: int, deadline_s: float, timeout_s
     if need <= deadline_s:
         return None
     proposed = math.ceil(need / PREFILL_SHARE / (longest / 1000.0) * 100) / 100
-    return (f"a {longest:,}-token prompt takes about {need:,.0f} s to prefill at the measured time, past its "
-            f"{deadline_s:,.0f} s deadline (--timeout {timeout_s:g}, --timeout-per-1k {per_1k:g}): give "
-            f"--timeout-per-1k {proposed:g}")
+    return (
+        f"a {longest:,}-token prompt takes about {need:,.0f} s to prefill at the measured time, past its "
+        f"{deadline_s:,.0f} s deadline (--timeout {timeout_s:g}, --timeout-per-1k {per_1k:g}): give "
+        f"--timeout-per-1k {proposed:g}"
+    )
 
 
 def _offline_counter(spec: str | None) -> TokenCounter:
@@ -261,16 +297,19 @@ def _memory(est: Estimate, cost: DryRunOptions) -> None:
     from ctxprobe.evals.plan.api import plan
 
     contexts = ",".join(str(c.context_tokens) for c in est.lengths)
-    report = plan(cost.config or "", contexts=contexts, gpus=cost.gpus, gpu_mem=cost.gpu_mem, weights=cost.weights,
-                  util=cost.util)
+    report = plan(
+        cost.config or "", contexts=contexts, gpus=cost.gpus, gpu_mem=cost.gpu_mem, weights=cost.weights, util=cost.util
+    )
     per_seq = {c.tokens: c.bytes for c in report.total.per_sequence}
     fits = {f.tokens: f.sequences for f in report.total.fits or []}
     for row in est.lengths:
         row.bytes_per_sequence = per_seq.get(row.context_tokens)
         row.sequences_that_fit = fits.get(row.context_tokens)
         if row.sequences_that_fit is not None and row.sequences_that_fit < est.concurrency:
-            est.warnings.append(f"concurrency {est.concurrency} does not fit at {row.context_tokens:,} tokens: "
-                                f"the caches hold {row.sequences_that_fit} sequences of that length")
+            est.warnings.append(
+                f"concurrency {est.concurrency} does not fit at {row.context_tokens:,} tokens: "
+                f"the caches hold {row.sequences_that_fit} sequences of that length"
+            )
 
 
 @dataclass(frozen=True)
@@ -300,8 +339,7 @@ def probe_lengths(reach: int, up_to: int | None = None) -> list[int]:
     return [top // 4, top // 2, top]
 
 
-def _probe(endpoint: EndpointOptions, suite: Suite, by_length: Counter[int], room: int,
-           up_to: int | None) -> _Probe:
+def _probe(endpoint: EndpointOptions, suite: Suite, by_length: Counter[int], room: int, up_to: int | None) -> _Probe:
     """Serve the endpoint as the run would (an engine ctxprobe starts is sized to the suite, so its context is
     the run's), check the suite's lengths against what it serves, then time the prefill at three lengths below
     the longest it serves, one request each (each its own seed: no probe reuses another's prefix), after a tiny
@@ -319,21 +357,36 @@ def _probe(endpoint: EndpointOptions, suite: Suite, by_length: Counter[int], roo
         longest = max(servable, default=0)
         deadline = config.request_timeout_s(longest)
         if not servable:
-            return _Probe(line, check, None, None, "nothing to probe", config.concurrency, served.counter, deadline,
-                          config.timeout, config.timeout_per_1k)
+            return _Probe(
+                line,
+                check,
+                None,
+                None,
+                "nothing to probe",
+                config.concurrency,
+                served.counter,
+                deadline,
+                config.timeout,
+                config.timeout_per_1k,
+            )
         reach = min(longest, check.context - room - 1) if check.context else longest
         lengths = probe_lengths(reach, up_to)
         builder = builder_for(served.counter)
-        samples = [builder.build(builder.recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0,
-                                                seed=k, mode=served.mode)) for k, n in enumerate([WARM_UP_TOKENS, *lengths])]
+        samples = [
+            builder.build(
+                builder.recipe(family="niah", haystack="noise", context_tokens=n, depth=50.0, seed=k, mode=served.mode)
+            )
+            for k, n in enumerate([WARM_UP_TOKENS, *lengths])
+        ]
 
         async def send() -> list[tuple[int, float]]:
             out = []
             async with EndpointClient(served.config) as client:
                 for k, sample in enumerate(samples):
                     started = time.monotonic()
-                    response = await client.send(sample.prompt, max_tokens=1, planned_tokens=sample.planned_tokens,
-                                                 seed=k)
+                    response = await client.send(
+                        sample.prompt, max_tokens=1, planned_tokens=sample.planned_tokens, seed=k
+                    )
                     out.append((response.prompt_tokens or sample.planned_tokens, time.monotonic() - started))
             return out
 
@@ -341,39 +394,63 @@ def _probe(endpoint: EndpointOptions, suite: Suite, by_length: Counter[int], roo
     tokens, seconds = measured[-1]
     fit = fit_prefill_time([n for n, _ in measured], [t for _, t in measured])
     shown = ", ".join(f"{n:,} in {t:.2f} s" for n, t in measured)
-    return _Probe(line, check, fit, tokens / seconds, f"measured: {shown}", config.concurrency, served.counter,
-                  deadline, config.timeout, config.timeout_per_1k)
+    return _Probe(
+        line,
+        check,
+        fit,
+        tokens / seconds,
+        f"measured: {shown}",
+        config.concurrency,
+        served.counter,
+        deadline,
+        config.timeout,
+        config.timeout_per_1k,
+    )
 
 
 def render_estimate(est: Estimate) -> str:
     """The dry run's printout."""
+
     def gb(b: int | None) -> str:
         return "-" if b is None else f"{b / 1e9:,.2f} GB"
 
     out = [est.engine] if est.engine else []
     if est.unserved_line:
         out.append(f"lengths: {est.unserved_line}; the costs below count only what it serves")
-    out += [f"suite {est.suite}: {est.samples:,} samples, {est.prompt_tokens:,} prompt tokens, longest prompt "
-            f"{est.longest_prompt:,} tokens; order {est.order}, concurrency {est.concurrency}"
-            + (" (the lengths it serves)" if est.unserved else ""),
-            f"{'length':>10} {'samples':>8} {'prompt tokens':>15} {'KV+state/seq':>13} {'fit':>6}"]
+    out += [
+        f"suite {est.suite}: {est.samples:,} samples, {est.prompt_tokens:,} prompt tokens, longest prompt "
+        f"{est.longest_prompt:,} tokens; order {est.order}, concurrency {est.concurrency}"
+        + (" (the lengths it serves)" if est.unserved else ""),
+        f"{'length':>10} {'samples':>8} {'prompt tokens':>15} {'KV+state/seq':>13} {'fit':>6}",
+    ]
     for row in est.lengths:
         fit = "-" if row.sequences_that_fit is None else str(row.sequences_that_fit)
-        out.append(f"{row.context_tokens:>10,} {row.samples:>8,} {row.prompt_tokens:>15,} "
-                   f"{gb(row.bytes_per_sequence):>13} {fit:>6}" + ("" if row.served else "  not served: not costed"))
+        out.append(
+            f"{row.context_tokens:>10,} {row.samples:>8,} {row.prompt_tokens:>15,} "
+            f"{gb(row.bytes_per_sequence):>13} {fit:>6}" + ("" if row.served else "  not served: not costed")
+        )
     share = est.cached_tokens / est.prompt_tokens if est.prompt_tokens else 0.0
     listed = est.cached_tokens_as_listed / est.prompt_tokens if est.prompt_tokens else 0.0
-    out.append(f"prefix cache (one slot per lane): {est.cached_tokens:,} tokens ({share:.1%}) in {est.order} order; "
-               f"{est.cached_tokens_as_listed:,} ({listed:.1%}) as listed")
-    out.append(f"computed prefill, layout {est.layout}: {est.computed_prefill:,} tokens "
-               f"({_share(est.computed_prefill, est.prompt_tokens)} of the prompt tokens sent)"
-               + ("" if est.other_computed_prefill is None else
-                  f"; layout {est.other_layout}: {est.other_computed_prefill:,} "
-                  f"({_share(est.other_computed_prefill, est.prompt_tokens)})"))
+    out.append(
+        f"prefix cache (one slot per lane): {est.cached_tokens:,} tokens ({share:.1%}) in {est.order} order; "
+        f"{est.cached_tokens_as_listed:,} ({listed:.1%}) as listed"
+    )
+    out.append(
+        f"computed prefill, layout {est.layout}: {est.computed_prefill:,} tokens "
+        f"({_share(est.computed_prefill, est.prompt_tokens)} of the prompt tokens sent)"
+        + (
+            ""
+            if est.other_computed_prefill is None
+            else f"; layout {est.other_layout}: {est.other_computed_prefill:,} "
+            f"({_share(est.other_computed_prefill, est.prompt_tokens)})"
+        )
+    )
     if est.prefill_s is not None and est.prefill_rate_source == "given":
-        out.append(f"prefill at {est.prefill_tokens_per_s:,.0f} tok/s (--prefill-rate): "
-                   f"{_hours(est.prefill_s)} in {est.order} order, {_hours(est.prefill_s_as_listed or 0.0)} as listed "
-                   f"(one stream; divide by the replicas' parallel throughput)")
+        out.append(
+            f"prefill at {est.prefill_tokens_per_s:,.0f} tok/s (--prefill-rate): "
+            f"{_hours(est.prefill_s)} in {est.order} order, {_hours(est.prefill_s_as_listed or 0.0)} as listed "
+            f"(one stream; divide by the replicas' parallel throughput)"
+        )
     if est.fit is not None and est.fit_s is not None:
         out += _fit_lines(est)
     elif not est.samples:
@@ -383,26 +460,36 @@ def render_estimate(est: Estimate) -> str:
     elif est.cache_check != "off":
         time = "" if est.cache_check_s is None else f", {_hours(est.cache_check_s)}"
         stated = est.cache_check_stated or f"--cache-check {est.cache_check}"
-        out.append(f"cache-path control ({stated}): {est.cache_check_requests} cold re-sends, "
-                   f"{est.cache_check_tokens:,} tokens prefilled ({_share(est.cache_check_tokens, est.computed_prefill)} "
-                   f"of the computed prefill{time}; at least one per length)")
+        out.append(
+            f"cache-path control ({stated}): {est.cache_check_requests} cold re-sends, "
+            f"{est.cache_check_tokens:,} tokens prefilled ({_share(est.cache_check_tokens, est.computed_prefill)} "
+            f"of the computed prefill{time}; at least one per length)"
+        )
     if est.stop == "decided":
-        out.append(f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
-                   f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "
-                   f"{est.fixed_grid_prompt_tokens or 0:,}")
+        out.append(
+            f"--stop decided: at most {est.prompt_tokens:,} prompt tokens (every cell to its cap), at least "
+            f"{est.min_prompt_tokens or 0:,} (every cell decided at --min-samples); the suite's fixed grid: "
+            f"{est.fixed_grid_prompt_tokens or 0:,}"
+        )
     if est.paired_gate_tokens and est.samples:
         shown = ", ".join(f"{tokens:,} gated on {metric}" for metric, tokens in est.paired_gate_tokens.items())
-        out.append(f"a paired run against a baseline of this grid (run --against, --fail-if-drop 0.05) is expected to "
-                   f"send, when nothing dropped: {shown} prompt tokens (benchmarks/bench_sequential.py's model)")
+        out.append(
+            f"a paired run against a baseline of this grid (run --against, --fail-if-drop 0.05) is expected to "
+            f"send, when nothing dropped: {shown} prompt tokens (benchmarks/bench_sequential.py's model)"
+        )
         for paired in est.paired:
-            line = (f"  {paired.metric}: {paired.share:.0%} of the grid, {paired.prompt_tokens:,} prompt tokens; computed "
-                    f"prefill {paired.computed_prefill:,} (layout {est.layout})")
+            line = (
+                f"  {paired.metric}: {paired.share:.0%} of the grid, {paired.prompt_tokens:,} prompt tokens; computed "
+                f"prefill {paired.computed_prefill:,} (layout {est.layout})"
+            )
             if paired.other_computed_prefill is not None:
                 line += f", {paired.other_computed_prefill:,} (layout {est.other_layout})"
             if paired.fit_s is not None:
                 line += f"; {_cost(paired.fit_s, paired.fit_range_s)} (layout {est.layout})" + (
-                    "" if paired.other_fit_s is None else f", {_cost(paired.other_fit_s, paired.other_fit_range_s)} "
-                    f"(layout {est.other_layout})")
+                    ""
+                    if paired.other_fit_s is None
+                    else f", {_cost(paired.other_fit_s, paired.other_fit_range_s)} (layout {est.other_layout})"
+                )
             out.append(line)
     out += [f"warning: {w}" for w in est.warnings]
     return "\n".join(out)
@@ -417,8 +504,9 @@ def _fit_lines(est: Estimate) -> list[str]:
     f = est.fit
     assert f is not None and est.fit_s is not None
     probes = ", ".join(f"{n:,} in {t:.2f} s" for n, t in zip(f.lengths, f.seconds))
-    held = (f"; the unconstrained fit's {' and '.join(f.held)} part came out negative (noise), held at 0"
-            if f.held else "")
+    held = (
+        f"; the unconstrained fit's {' and '.join(f.held)} part came out negative (noise), held at 0" if f.held else ""
+    )
     out = [f"prefill probes: {probes}; fitted t = {f.a:.3g} + {f.b:.3g} L + {f.c:.3g} L^2 s, every part >= 0{held}"]
     line = f"expected prefill time (one stream): {_cost(est.fit_s, est.fit_range_s)} in layout {est.layout}"
     if est.other_fit_s is not None:
@@ -427,11 +515,16 @@ def _fit_lines(est: Estimate) -> list[str]:
     x = est.extrapolation or 0.0
     longest = max(f.lengths)
     if x > 1.05:
-        how = (f"carried {x:,.1f}x past its data: a floor where attention grows faster than the probes show"
-               if x > EXTRAPOLATED else f"{x:,.1f}x past it")
+        how = (
+            f"carried {x:,.1f}x past its data: a floor where attention grows faster than the probes show"
+            if x > EXTRAPOLATED
+            else f"{x:,.1f}x past it"
+        )
         served = f" (the engine serves {est.served_context:,})" if est.served_context else ""
-        out.append(f"  the longest prompt costed is {est.longest_prompt:,} tokens, the longest probe {longest:,}: "
-                   f"{how}; --probe-up-to {est.longest_prompt} probes up to it{served}, a few prefills of that length")
+        out.append(
+            f"  the longest prompt costed is {est.longest_prompt:,} tokens, the longest probe {longest:,}: "
+            f"{how}; --probe-up-to {est.longest_prompt} probes up to it{served}, a few prefills of that length"
+        )
     else:
         out.append(f"  the probes reach the longest prompt costed ({est.longest_prompt:,} tokens): no extrapolation")
     return out

@@ -18,9 +18,17 @@ def run_lint(served: Served, config: str | None, lengths: Sequence[int], answer_
     """The lines for the run's first endpoint: its facts, the model's, the longest of `lengths` (the prompts'
     context tokens) and that prompt with `answer_room` tokens for its answer."""
     facts = probed_facts(served.engine) or read_engine_facts(
-        served.config.base_urls[0], model=served.model, api_key_env=served.config.api_key_env,
-        policy=RetryPolicy.of(served.config))
+        served.config.base_urls[0],
+        model=served.model,
+        api_key_env=served.config.api_key_env,
+        policy=RetryPolicy.of(served.config),
+    )
     longest = max(lengths, default=None)
-    return lint_deployment(Deployment(facts, served_model_facts(config, facts.model_path, facts.config_overrides),
-                                      longest_prompt=longest + answer_room if longest is not None else None,
-                                      longest_length=longest))
+    return lint_deployment(
+        Deployment(
+            facts,
+            served_model_facts(config, facts.model_path, facts.config_overrides),
+            longest_prompt=longest + answer_room if longest is not None else None,
+            longest_length=longest,
+        )
+    )

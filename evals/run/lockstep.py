@@ -43,8 +43,15 @@ def baseline_endpoint(endpoint: EndpointOptions, urls: list[str]) -> EndpointOpt
 
 def baseline_recorded(recorded: dict[str, Any], urls: list[str], label: str) -> dict[str, Any]:
     """The extension's options as its manifest records them: the candidate's, sent to the baseline's URLs."""
-    return {**recorded, "endpoints": [public_url(u) for u in urls], "token_counter": None, "model": None,
-            "baseline_endpoint": [], "label": label, "against": None}
+    return {
+        **recorded,
+        "endpoints": [public_url(u) for u in urls],
+        "token_counter": None,
+        "model": None,
+        "baseline_endpoint": [],
+        "label": label,
+        "against": None,
+    }
 
 
 def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], TokenizerIdentity | str]) -> list[Recipe]:
@@ -52,7 +59,9 @@ def extension_recipes(baseline: Run, cap: int, tokenizer: Callable[[Mode], Token
     it sent and got an error for stays out: its pair is not judged)."""
     suite = baseline.manifest.suite
     tasks = [t.model_copy(update={"samples": max(cap, t.samples or suite.samples)}) for t in suite.tasks]
-    planned = suite.model_copy(update={"tasks": tasks}).recipes(tokenizer, mode=cast("Mode | None", baseline.manifest.mode))
+    planned = suite.model_copy(update={"tasks": tasks}).recipes(
+        tokenizer, mode=cast("Mode | None", baseline.manifest.mode)
+    )
     held = {r.sample.sample_id for r in baseline.records}
     kept = {(r.sample.recipe.family, r.sample.recipe.haystack) for r in baseline.records}
     return [r for r in planned if r.sample_id() not in held and (r.family, r.haystack) in kept]

@@ -14,14 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.records.manifest import RunManifest, saved_options
 from ctxprobe.evals.records.safe_write import check_output_target
 from ctxprobe.evals.records.store import RunStore, run_folder
-from ctxprobe.evals.run.send.inline_suite import suite_for
-from ctxprobe.evals.run.send.options import (AgainstOptions, DryRunOptions, EndpointOptions, JudgeOptions,
-                                             OutputOptions, RunOptions, validated)
-from ctxprobe.evals.compare.sequential.cells import StopRule
 from ctxprobe.evals.run.rounds import stop_rule
+from ctxprobe.evals.run.send.inline_suite import suite_for
+from ctxprobe.evals.run.send.options import (
+    AgainstOptions,
+    DryRunOptions,
+    EndpointOptions,
+    JudgeOptions,
+    OutputOptions,
+    RunOptions,
+    validated,
+)
 from ctxprobe.evals.run.send.order import Order
 from ctxprobe.evals.scoring.score import check_answer_kinds
 from ctxprobe.runners.launchers import launcher_for
@@ -34,10 +41,18 @@ from ctxprobe.tasks.token_counter import check_counter_spec
 
 # What `--resume RUN` may give again: how to reach the endpoint (a moved server), the answer budgets (a
 # raised one sends the truncated samples again) and the judge, never what to run.
-RESUME_OVERRIDES = (set(EndpointOptions.flat_fields()) - {"mode"}) | {"quiet", "allow_errors", "no_report",
-                                                                     "answer_tokens", "reasoning_tokens", "baseline_endpoint",
-                                                                     "judge_endpoint", "judge_model", "prefill_rate",
-                                                                     "probe_up_to"}
+RESUME_OVERRIDES = (set(EndpointOptions.flat_fields()) - {"mode"}) | {
+    "quiet",
+    "allow_errors",
+    "no_report",
+    "answer_tokens",
+    "reasoning_tokens",
+    "baseline_endpoint",
+    "judge_endpoint",
+    "judge_model",
+    "prefill_rate",
+    "probe_up_to",
+}
 
 
 Kind = Literal["fixed", "sequential", "paired"]
@@ -96,14 +111,26 @@ def _plan(opts: RunOptions, suite: Suite, store: RunStore, previous: RunManifest
         if target:  # refused now, not after the whole run
             check_output_target(target, flag)
     return RunPlan(
-        suite=suite, rule=rule, kind=kind, order=opts.order, mode=opts.endpoint.mode, endpoint=opts.endpoint,
+        suite=suite,
+        rule=rule,
+        kind=kind,
+        order=opts.order,
+        mode=opts.endpoint.mode,
+        endpoint=opts.endpoint,
         logprobs=opts.probabilities,
         budgets=Budgets(answer_tokens=opts.answer_tokens, reasoning_tokens=opts.reasoning_tokens),
-        outputs=opts.outputs, against=opts.gate if kind == "paired" else None,
+        outputs=opts.outputs,
+        against=opts.gate if kind == "paired" else None,
         judge=opts.judge if opts.judge.judge_endpoint else None,
-        store=store, previous=previous, recorded=saved_options(opts.flat()), prefill_rate=opts.cost.prefill_rate,
-        cache_check=cache_check, cache_check_stated=cache_check_stated, model_config=opts.cost.config,
-        cost=opts.cost)
+        store=store,
+        previous=previous,
+        recorded=saved_options(opts.flat()),
+        prefill_rate=opts.cost.prefill_rate,
+        cache_check=cache_check,
+        cache_check_stated=cache_check_stated,
+        model_config=opts.cost.config,
+        cost=opts.cost,
+    )
 
 
 def stated_control(flag: str | None, suite: Suite) -> tuple[str | None, str]:
@@ -161,9 +188,11 @@ def resumed_options(given: RunOptions, previous: RunManifest) -> RunOptions:
     changed = [key for key in sorted(named - RESUME_OVERRIDES - {"resume"}) if now[key] != saved.get(key)]
     if changed:
         flags = ", ".join("--" + key.replace("_", "-") for key in changed)
-        raise UserError(f"--resume continues the run as it was planned; {flags} would change it: start a new run "
-                        "for another plan (only how to reach the endpoint, the answer budgets, the judge and the "
-                        "output may be given again)")
+        raise UserError(
+            f"--resume continues the run as it was planned; {flags} would change it: start a new run "
+            "for another plan (only how to reach the endpoint, the answer budgets, the judge and the "
+            "output may be given again)"
+        )
     for key in RESUME_OVERRIDES & named:
         if now[key] not in (None, []):
             saved[key] = now[key]

@@ -32,7 +32,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
 from ctxprobe.evals.run.send.order import Order, send_groups
 from ctxprobe.evals.run.send.prefix_share import ChainParts, shared_tokens
 from ctxprobe.tasks.common_params import question_position
@@ -41,7 +40,9 @@ from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.token_counter import TokenCounter, count
 
-FILL_TOKENS = 32  # a nested length's fill after the shared stream, at most: under one haystack unit (a sentence, a line)
+FILL_TOKENS = (
+    32  # a nested length's fill after the shared stream, at most: under one haystack unit (a sentence, a line)
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,9 @@ def lanes_of(recipes: Sequence[Recipe], order: Order, lanes: int) -> list[list[R
     ones); as listed: dealt to the lanes in turn."""
     if order == "as-listed":
         return [list(recipes[k::lanes]) for k in range(lanes)]
-    return (send_groups([r for r in recipes if r.nested is None], order)
-            + send_groups([r for r in recipes if r.nested is not None], order))
+    return send_groups([r for r in recipes if r.nested is None], order) + send_groups(
+        [r for r in recipes if r.nested is not None], order
+    )
 
 
 def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:
@@ -76,8 +78,7 @@ def tail_counter(counter: TokenCounter) -> Callable[[Recipe], int]:
         if key not in seen:
             family = get_family(recipe.family)
             params = validate_params(family, recipe.params)
-            draft = place_question(family.draft(params, 50.0, recipe.mode, random.Random(0)),
-                                   question_position(params))
+            draft = place_question(family.draft(params, 50.0, recipe.mode, random.Random(0)), question_position(params))
             seen[key] = count(counter, draft.tail)
         return seen[key]
 
@@ -89,8 +90,9 @@ def estimated_chain(tail: Callable[[Recipe], int], fill: int = FILL_TOKENS) -> C
     return ChainParts(lambda recipe: recipe.context_tokens - fill - tail(recipe), fill)
 
 
-def requests(lanes: Sequence[Sequence[Recipe]], tail: Callable[[Recipe], int],
-             fill: int = FILL_TOKENS) -> list[Request]:
+def requests(
+    lanes: Sequence[Sequence[Recipe]], tail: Callable[[Recipe], int], fill: int = FILL_TOKENS
+) -> list[Request]:
     """Every request of the lanes with the tokens its lane's cache serves it (`prefix_share.shared_tokens`)."""
     chain = estimated_chain(tail, fill)
     out: list[Request] = []
@@ -158,8 +160,13 @@ def _nonnegative_fit(lengths: Sequence[int], seconds: Sequence[float], parts: Se
             if residual < best[0] - 1e-15:
                 best = (residual, dict(zip(subset, (float(c) for c in coef))))
     got = best[1]
-    return PrefillFit(got.get("fixed", 0.0), got.get("linear", 0.0) / scale, got.get("square", 0.0) / scale**2,
-                      tuple(lengths), tuple(seconds))
+    return PrefillFit(
+        got.get("fixed", 0.0),
+        got.get("linear", 0.0) / scale,
+        got.get("square", 0.0) / scale**2,
+        tuple(lengths),
+        tuple(seconds),
+    )
 
 
 def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> PrefillFit:
@@ -180,8 +187,9 @@ def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> Prefil
     parts = PARTS if len(set(lengths)) >= 3 else PARTS[:2]
     fit = _nonnegative_fit(lengths, seconds, parts)
     x = np.asarray(lengths, dtype=float) / max(lengths)
-    free = np.linalg.lstsq(np.stack([x**k for k in range(len(parts))], axis=1), np.asarray(seconds, dtype=float),
-                           rcond=None)[0]
+    free = np.linalg.lstsq(
+        np.stack([x**k for k in range(len(parts))], axis=1), np.asarray(seconds, dtype=float), rcond=None
+    )[0]
     held = tuple(p for p, c in zip(parts, free) if c < 0)
     return PrefillFit(fit.a, fit.b, fit.c, fit.lengths, fit.seconds, held)
 
@@ -189,8 +197,10 @@ def fit_prefill_time(lengths: Sequence[int], seconds: Sequence[float]) -> Prefil
 def shape_fits(lengths: Sequence[int], seconds: Sequence[float]) -> dict[str, PrefillFit]:
     """The non-negative fits of each shape the probes might follow: the full quadratic, no attention growth
     (a + b L) and all growth as attention (a + c L^2); the estimate's range is over those that fit the probes."""
-    fits = {"fitted": fit_prefill_time(lengths, seconds),
-            "no growth past the probes": _nonnegative_fit(lengths, seconds, ("fixed", "linear"))}
+    fits = {
+        "fitted": fit_prefill_time(lengths, seconds),
+        "no growth past the probes": _nonnegative_fit(lengths, seconds, ("fixed", "linear")),
+    }
     if len(set(lengths)) >= 3:
         fits["all growth as attention"] = _nonnegative_fit(lengths, seconds, ("fixed", "square"))
     return fits

@@ -13,8 +13,8 @@ import asyncio
 import sys
 
 from ctxprobe.evals.run.answer_style import ChatFit, chat_fit
-from ctxprobe.evals.run.send.answer_budget import AnswerBudget, reasoning_field, suite_budgets
 from ctxprobe.evals.run.plan import Budgets
+from ctxprobe.evals.run.send.answer_budget import AnswerBudget, reasoning_field, suite_budgets
 from ctxprobe.evals.run.send.serving import Served
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode, Recipe
@@ -57,8 +57,10 @@ def preflight(mode: Mode | None, given: Budgets, suite: Suite, served: Served, r
         elif fit.status == "failed" and "HTTP 404" in fit.found:  # the name, not the mode (vLLM, SGLang)
             raise UserError(f"the endpoint does not serve --model {served.config.model!r}: {fit.found}")
         elif fit.status != "ok":
-            fix = (f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
-                   "template) continues the template as text")
+            fix = (
+                f"chat mode does not fit this model: {fit.found}. A base model (or one served without a chat "
+                "template) continues the template as text"
+            )
             asked = chat_asked(mode, suite)
             if asked is None:
                 raise UserError(f"{fix}: use --mode completions (or --mode chat to run chat mode anyway)")
@@ -67,8 +69,14 @@ def preflight(mode: Mode | None, given: Budgets, suite: Suite, served: Served, r
     if reasoning is None:
         reasoning = DEFAULT_REASONING_TOKENS if reasons else 0
         if reasons:
-            print(f"ctxprobe: the model reasons: {reasoning} reasoning tokens on top of each answer budget "
-                  "(--reasoning-tokens N sets them)", file=sys.stderr)
-    return AnswerBudget(answer_tokens=given.answer_tokens, reasoning_tokens=reasoning,
-                        reasoning_field=reasoning_field(served.engine.engine), by_task=suite_budgets(suite))
-
+            print(
+                f"ctxprobe: the model reasons: {reasoning} reasoning tokens on top of each answer budget "
+                "(--reasoning-tokens N sets them)",
+                file=sys.stderr,
+            )
+    return AnswerBudget(
+        answer_tokens=given.answer_tokens,
+        reasoning_tokens=reasoning,
+        reasoning_field=reasoning_field(served.engine.engine),
+        by_task=suite_budgets(suite),
+    )

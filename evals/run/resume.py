@@ -11,12 +11,12 @@ from ctxprobe.evals.run.send.answer_budget import AnswerBudget
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Recipe
 
-
 CAPPED = (ErrorKind.rejected_too_long, ErrorKind.no_answer_room)  # over the server's context: its cap, not a fault
 
 
-def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget | None = None,
-                    same_server: bool = False) -> dict[str, SampleRecord]:
+def check_resumable(
+    store: RunStore, recipes: list[Recipe], budget: AnswerBudget | None = None, same_server: bool = False
+) -> dict[str, SampleRecord]:
     """The finished samples to keep: the scored ones, the truncated ones unless `budget` now gives them
     more room (a truncated answer sent again with the same budget is cut again), and where the server is the
     one that capped them (`same_server`: `served_lengths.same_limit`) the samples over its context (too long,
@@ -34,12 +34,18 @@ def check_resumable(store: RunStore, recipes: list[Recipe], budget: AnswerBudget
                 diff = first_difference(old.model_dump(mode="json"), now.model_dump(mode="json"))
             else:
                 diff = "it is no longer in the suite (suite, lengths, depths or generator version changed)"
-            raise UserError(f"cannot resume {store.dir}: sample {sid} was planned differently: {diff}; "
-                            "start a new run (finished samples are kept as they are)")
-    return {sid: r for sid, r in latest.items() if r.error is None or (
-        r.error is ErrorKind.truncated and budget is not None and not budget.raised_for(r)) or (
-        same_server and r.error is ErrorKind.rejected_too_long) or (
-        same_server and r.error is ErrorKind.no_answer_room and budget is not None and not budget.lowered_for(r))}
+            raise UserError(
+                f"cannot resume {store.dir}: sample {sid} was planned differently: {diff}; "
+                "start a new run (finished samples are kept as they are)"
+            )
+    return {
+        sid: r
+        for sid, r in latest.items()
+        if r.error is None
+        or (r.error is ErrorKind.truncated and budget is not None and not budget.raised_for(r))
+        or (same_server and r.error is ErrorKind.rejected_too_long)
+        or (same_server and r.error is ErrorKind.no_answer_room and budget is not None and not budget.lowered_for(r))
+    }
 
 
 def first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:

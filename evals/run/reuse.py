@@ -45,20 +45,29 @@ def reuse_bound(samples: Sequence[Sample], order: Order, lanes: int, block: int 
     """The prompt tokens a one-slot prefix cache per lane can serve when `samples` are sent in `order` over
     `lanes` lanes (each sample's prompt as built)."""
     streams = {s.sample_id: s.measures["stream_tokens"] for s in samples if "stream_tokens" in s.measures}
-    offsets = {s.sample_id: min(n.token_offset for n in s.needles) for s in samples
-               if s.recipe.nested is None and s.needles}
+    offsets = {
+        s.sample_id: min(n.token_offset for n in s.needles) for s in samples if s.recipe.nested is None and s.needles
+    }
     groups = lanes_of([s.recipe for s in samples], order, lanes)
     return expected_cached_tokens(groups, streams=streams, offsets=offsets, block=block)[1]
 
 
-def measure_reuse(records: Sequence[SampleRecord], detail: OrderDetail | None,
-                  counters: Mapping[str, float] | None = None, engine: str | None = None,
-                  block: int | None = None, only_answers: bool = True) -> ReuseRecord | None:
+def measure_reuse(
+    records: Sequence[SampleRecord],
+    detail: OrderDetail | None,
+    counters: Mapping[str, float] | None = None,
+    engine: str | None = None,
+    block: int | None = None,
+    only_answers: bool = True,
+) -> ReuseRecord | None:
     """The run's reuse record; None where no reply said its cached tokens or nothing was sent in order.
     `counters` are the engine's /metrics deltas over the run, compared where the engine's adapter names its
     computed-tokens counter and `only_answers` (no other request reached the engine)."""
-    answered = [r for r in records if r.response is not None and r.response.cached_tokens is not None
-                and r.response.prompt_tokens]
+    answered = [
+        r
+        for r in records
+        if r.response is not None and r.response.cached_tokens is not None and r.response.prompt_tokens
+    ]
     if not answered or detail is None:
         return None
     prompt = sum(r.response.prompt_tokens or 0 for r in answered if r.response is not None)
@@ -75,13 +84,25 @@ def measure_reuse(records: Sequence[SampleRecord], detail: OrderDetail | None,
         own = int(value) if value is not None else None
     below = (share is not None and share < WARN_SHARE) or (floor > 0 and computed > WARN_EXCESS * floor)
     timed = [r for r in answered if r.response is not None and r.response.timings is not None]
-    disagreed = [(r.sample.sample_id, said) for r in timed if r.response is not None
-                 and (said := timings_disagreement(r.response)) is not None]
-    return ReuseRecord(prompt_tokens=prompt, cached_tokens=cached, bound_tokens=bound, share=share,
-                       computed_tokens=computed, floor_tokens=floor, block=block, engine_computed_tokens=own,
-                       timed_replies=len(timed), timings_disagreed=len(disagreed),
-                       timings_disagreement=f"sample {disagreed[0][0]}: {disagreed[0][1]}" if disagreed else None,
-                       below=below)
+    disagreed = [
+        (r.sample.sample_id, said)
+        for r in timed
+        if r.response is not None and (said := timings_disagreement(r.response)) is not None
+    ]
+    return ReuseRecord(
+        prompt_tokens=prompt,
+        cached_tokens=cached,
+        bound_tokens=bound,
+        share=share,
+        computed_tokens=computed,
+        floor_tokens=floor,
+        block=block,
+        engine_computed_tokens=own,
+        timed_replies=len(timed),
+        timings_disagreed=len(disagreed),
+        timings_disagreement=f"sample {disagreed[0][0]}: {disagreed[0][1]}" if disagreed else None,
+        below=below,
+    )
 
 
 def timings_disagreement(response: Response) -> str | None:
@@ -92,11 +113,15 @@ def timings_disagreement(response: Response) -> str | None:
         return None
     said = []
     if response.cached_tokens is not None and response.cached_tokens != timings.cache_n:
-        said.append(f"usage.prompt_tokens_details.cached_tokens {response.cached_tokens:,} but timings.cache_n "
-                    f"{timings.cache_n:,}")
+        said.append(
+            f"usage.prompt_tokens_details.cached_tokens {response.cached_tokens:,} but timings.cache_n "
+            f"{timings.cache_n:,}"
+        )
     if response.prompt_tokens is not None and timings.cache_n + timings.prompt_n != response.prompt_tokens:
-        said.append(f"usage.prompt_tokens {response.prompt_tokens:,} but timings.cache_n + timings.prompt_n "
-                    f"{timings.cache_n:,} + {timings.prompt_n:,}")
+        said.append(
+            f"usage.prompt_tokens {response.prompt_tokens:,} but timings.cache_n + timings.prompt_n "
+            f"{timings.cache_n:,} + {timings.prompt_n:,}"
+        )
     return "; ".join(said) or None
 
 
@@ -104,29 +129,38 @@ def reuse_lines(record: ReuseRecord, engine: str | None, session_header: str | N
     """What a run prints of its reuse: the share line, a disagreement of the engine's own count where there
     is one, and the causes line where reuse fell short."""
     if record.share is None:
-        head = f"reuse: the layout and order allow none ({record.cached_tokens:,} of {record.prompt_tokens:,} " \
-               "prompt tokens cached)"
+        head = (
+            f"reuse: the layout and order allow none ({record.cached_tokens:,} of {record.prompt_tokens:,} "
+            "prompt tokens cached)"
+        )
     else:
-        head = (f"reuse: {100 * record.share:.0f} % of the layout's bound ({record.cached_tokens:,} cached of "
-                f"{record.bound_tokens:,} it allows"
-                + (f", in blocks of {record.block}" if record.block else "") + ")")
+        head = (
+            f"reuse: {100 * record.share:.0f} % of the layout's bound ({record.cached_tokens:,} cached of "
+            f"{record.bound_tokens:,} it allows" + (f", in blocks of {record.block}" if record.block else "") + ")"
+        )
     if record.floor_tokens > 0:
         head += f"; computed prefill {record.computed_tokens / record.floor_tokens:.2f} x its floor"
     lines = [head]
     own = record.engine_computed_tokens
     if own is not None and abs(own - record.computed_tokens) > DISAGREE_SHARE * record.prompt_tokens:
-        lines.append(f"reuse: the engine's /metrics says it computed {own:,} prompt tokens, its replies "
-                     f"{record.computed_tokens:,} (sent less cached): they disagree (a request that timed out or "
-                     "failed is computed and not answered; behind a router /metrics is one worker's; else the "
-                     "replies' cached tokens are not what it reused)")
+        lines.append(
+            f"reuse: the engine's /metrics says it computed {own:,} prompt tokens, its replies "
+            f"{record.computed_tokens:,} (sent less cached): they disagree (a request that timed out or "
+            "failed is computed and not answered; behind a router /metrics is one worker's; else the "
+            "replies' cached tokens are not what it reused)"
+        )
     if record.timings_disagreed:
-        lines.append(f"reuse: the engine's own count of the prompt disagrees with its usage in "
-                     f"{record.timings_disagreed:,} of {record.timed_replies:,} replies (first, "
-                     f"{record.timings_disagreement}): a fault of the engine's reporting, not the model's; the "
-                     "share above reads the usage")
+        lines.append(
+            f"reuse: the engine's own count of the prompt disagrees with its usage in "
+            f"{record.timings_disagreed:,} of {record.timed_replies:,} replies (first, "
+            f"{record.timings_disagreement}): a fault of the engine's reporting, not the model's; the "
+            "share above reads the usage"
+        )
     if record.below:
-        lines.append(f"reuse below {100 * WARN_SHARE:.0f} % of the bound or computed prefill above "
-                     f"{WARN_EXCESS:g} x its floor: " + likely_causes(engine, session_header))
+        lines.append(
+            f"reuse below {100 * WARN_SHARE:.0f} % of the bound or computed prefill above "
+            f"{WARN_EXCESS:g} x its floor: " + likely_causes(engine, session_header)
+        )
     return lines
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.sequential.cells import StopOptions, StopRule, resolve_rule, stop_reason
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.identity import CellKey, cell_key
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
-
 
 
 def stop_rule(opts: object, suite: Suite) -> StopRule:
@@ -32,8 +31,10 @@ def capped_suite(suite: Suite, rule: StopRule) -> Suite:
 
 def fixed_grid_tokens(suite: Suite) -> int:
     """Prompt tokens the suite's own grid (its `samples` per cell) would spend."""
-    per_task = [(t.samples or suite.samples) * len(t.depths or suite.depths) * sum(t.lengths or suite.lengths)
-                for t in suite.tasks]
+    per_task = [
+        (t.samples or suite.samples) * len(t.depths or suite.depths) * sum(t.lengths or suite.lengths)
+        for t in suite.tasks
+    ]
     return int(sum(per_task) * max(1, len(suite.templates or [None])) * len(suite.question_positions or [None]))
 
 
@@ -48,8 +49,9 @@ def cell_counts(records: Iterable[SampleRecord]) -> dict[CellKey, tuple[int, int
     return {k: (v[0], v[1]) for k, v in counts.items()}
 
 
-def next_round(recipes: list[Recipe], records: Iterable[SampleRecord], rule: StopRule,
-               caps: dict[CellKey, int], sent: set[str]) -> list[Recipe]:
+def next_round(
+    recipes: list[Recipe], records: Iterable[SampleRecord], rule: StopRule, caps: dict[CellKey, int], sent: set[str]
+) -> list[Recipe]:
     """The recipes of the earliest seed an undecided cell still has, for every undecided cell (an empty
     list: every cell is decided or out of seeds). Neither a finished sample nor one `sent` already by this
     process (an error is sent again only by a resume) is in it."""
@@ -57,8 +59,9 @@ def next_round(recipes: list[Recipe], records: Iterable[SampleRecord], rule: Sto
     skip = {r.sample.sample_id for r in records if r.error is None} | sent
     counts = cell_counts(records)
     open_recipes = [r for r in recipes if r.sample_id() not in skip]
-    undecided = [r for r in open_recipes
-                 if stop_reason(*counts.get(cell_key(r), (0, 0)), rule, caps[cell_key(r)]) is None]
+    undecided = [
+        r for r in open_recipes if stop_reason(*counts.get(cell_key(r), (0, 0)), rule, caps[cell_key(r)]) is None
+    ]
     if not undecided:
         return []
     first = min(r.seed for r in undecided)

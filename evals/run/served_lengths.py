@@ -35,8 +35,11 @@ def same_limit(before: EngineInfo | None, now: EngineInfo | None) -> bool:
     if before is None or now is None or served_context(before)[0] != served_context(now)[0]:
         return False
     launched = before.context_requested is not None or before.context_trained is not None
-    key = ("engine", "version", "model", "context_requested", "context_trained") if launched else \
-        ("engine", "version", "model", "base_url")
+    key = (
+        ("engine", "version", "model", "context_requested", "context_trained")
+        if launched
+        else ("engine", "version", "model", "base_url")
+    )
     return all(getattr(before, k) == getattr(now, k) for k in key)
 
 
@@ -58,11 +61,16 @@ class LengthCheck:
         """One line: which lengths the engine cannot serve, and what that leaves of the suite."""
         assert self.context is not None
         left = self.samples - self.served_samples
-        what = ("nothing of the suite" if not self.served_samples else
-                f"{self.served_samples:,} of the suite's {self.samples:,} samples")
-        return (f"the engine serves at most {self.context:,} tokens a request ({self.source}): it cannot serve length"
-                f"{'s' if len(self.unserved) > 1 else ''} {', '.join(f'{n:,}' for n in self.unserved)} "
-                f"({left:,} sample{'' if left == 1 else 's'}, recorded as too long, never sent); that leaves {what}")
+        what = (
+            "nothing of the suite"
+            if not self.served_samples
+            else f"{self.served_samples:,} of the suite's {self.samples:,} samples"
+        )
+        return (
+            f"the engine serves at most {self.context:,} tokens a request ({self.source}): it cannot serve length"
+            f"{'s' if len(self.unserved) > 1 else ''} {', '.join(f'{n:,}' for n in self.unserved)} "
+            f"({left:,} sample{'' if left == 1 else 's'}, recorded as too long, never sent); that leaves {what}"
+        )
 
 
 def check_lengths(samples_by_length: Mapping[int, int], engine: EngineInfo, answer_room: int = 1) -> LengthCheck:
@@ -83,10 +91,15 @@ def engine_line(engine: EngineInfo, url: str) -> str:
     version = f" {engine.version}" if engine.version else ""
     model = engine.model or "an unnamed model"
     if engine.context_trained is not None or engine.context_requested is not None:  # started by ctxprobe
-        parts = [f"started with {engine.context_requested:,} tokens a slot" if engine.context_requested else "",
-                 f"trained context {engine.context_trained:,}" if engine.context_trained else "",
-                 f"serves {context:,} tokens a request" if context else ""]
-        return (f"engine {engine.engine}{version} (embedded, {url}), model {model} (GGUF; "
-                + "; ".join(p for p in parts if p) + ")")
+        parts = [
+            f"started with {engine.context_requested:,} tokens a slot" if engine.context_requested else "",
+            f"trained context {engine.context_trained:,}" if engine.context_trained else "",
+            f"serves {context:,} tokens a request" if context else "",
+        ]
+        return (
+            f"engine {engine.engine}{version} (embedded, {url}), model {model} (GGUF; "
+            + "; ".join(p for p in parts if p)
+            + ")"
+        )
     served = f"{context:,} tokens a request ({source})" if context else source
     return f"engine {engine.engine}{version} at {url}, model {model}, context {served}"

@@ -39,6 +39,7 @@ import re
 from dataclasses import replace
 
 from ctxprobe.tasks.answers.attribution import ATTRIBUTED_KINDS, attribute
+
 # check_answer_kinds is read from here, where the general kinds are registered
 from ctxprobe.tasks.answers.kinds import answer_kind, check_answer_kinds, scorer_for  # noqa: F401
 from ctxprobe.tasks.answers.reading import CandidateKind, Reading, candidate_kind, comparable
@@ -47,8 +48,18 @@ from ctxprobe.tasks.answers.tokens import find_tokens, is_cjk, norm_tokens, shap
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.sample import Sample
 
-_WRAPPERS = (("**", "**"), ("__", "__"), ("```", "```"), ("`", "`"), ('"', '"'), ("'", "'"),
-             ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("*", "*"), ("_", "_"))
+_WRAPPERS = (
+    ("**", "**"),
+    ("__", "__"),
+    ("```", "```"),
+    ("`", "`"),
+    ('"', '"'),
+    ("'", "'"),
+    ("\u201c", "\u201d"),
+    ("\u2018", "\u2019"),
+    ("*", "*"),
+    ("_", "_"),
+)
 _DELIMITERS = frozenset("\"'`*\u201c\u201d\u2018\u2019")
 # Chinese text puts no space around a value: a CJK character, or a full-width mark, delimits it too
 _CJK_BEFORE = frozenset("\uff1a\u300c\u300e\uff08\u3001\uff0c")  # ：「『（、，
@@ -99,8 +110,9 @@ def _extracted(reading: Reading, region: AnswerRegion, kind: CandidateKind, expe
     if shown:
         return shown
     said = replace(region, lines=tuple(reading.asserted_text.split("\n")))
-    return candidates(answer_sentence(said, shape(expected[0]), expected[0]), shape(expected[0]), expected[0],
-                      region.excluded)
+    return candidates(
+        answer_sentence(said, shape(expected[0]), expected[0]), shape(expected[0]), expected[0], region.excluded
+    )
 
 
 def _score_value(region: AnswerRegion, expected: str) -> Score:
@@ -112,9 +124,11 @@ def _score_values(region: AnswerRegion, expected: list[str]) -> Score:
     reading = reading_of(region, expected, kind)
     wanted = list(dict.fromkeys(kind.canonical(v) for v in expected))
     found, others = reading.offers(wanted)
-    return Score(extracted=_extracted(reading, region, kind, expected),
-                 correct=len(found) == len(wanted) and not others,
-                 partial=recall_times_precision(len(found), len(wanted), len(others)))
+    return Score(
+        extracted=_extracted(reading, region, kind, expected),
+        correct=len(found) == len(wanted) and not others,
+        partial=recall_times_precision(len(found), len(wanted), len(others)),
+    )
 
 
 def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
@@ -129,13 +143,19 @@ def _score_chain(region: AnswerRegion, chain: list[str]) -> Score:
         _, other_keys = reading_of(region, chain[:-1], hop_kind).offers([hop_kind.canonical(h) for h in chain])
         others += other_keys
     hay = norm_tokens(reading.asserted_text)
-    reached = [j for j, hop in enumerate(chain, 1)
-               if find_tokens(norm_tokens(hop), hay) >= 0 or kind.canonical(hop) in reading.plain]
+    reached = [
+        j
+        for j, hop in enumerate(chain, 1)
+        if find_tokens(norm_tokens(hop), hay) >= 0 or kind.canonical(hop) in reading.plain
+    ]
     furthest = max(reached, default=0) / len(chain)
     named = len(reached)
     precision = named / (named + len(others)) if named else 0.0
-    return Score(extracted=_extracted(reading, region, kind, chain), correct=bool(final) and not others,
-                 partial=furthest * precision)
+    return Score(
+        extracted=_extracted(reading, region, kind, chain),
+        correct=bool(final) and not others,
+        partial=furthest * precision,
+    )
 
 
 def _score_string(region: AnswerRegion, expected: str) -> Score:
@@ -164,8 +184,9 @@ def _score_string(region: AnswerRegion, expected: str) -> Score:
     return _closest(affirmed, expected, kind, numbers, reading.candidates)
 
 
-def _closest(affirmed: AnswerRegion, expected: str, kind: CandidateKind, numbers: set[str],
-             offered: tuple[str, ...] = ()) -> Score:
+def _closest(
+    affirmed: AnswerRegion, expected: str, kind: CandidateKind, numbers: set[str], offered: tuple[str, ...] = ()
+) -> Score:
     """A wrong free-text answer: the span closest to `expected` (edit similarity), over one plus the numbers
     offered beside it."""
     target = _drop_period(comparable(expected).strip())
@@ -181,8 +202,9 @@ def _closest(affirmed: AnswerRegion, expected: str, kind: CandidateKind, numbers
             best, best_sim = span, sim
     attempted = set(kind.candidates(best)) | numbers  # a number inside the closest span is part of the attempt
     others = [c for c in offered if c not in attempted]
-    return Score(extracted=[best, *others] if best else others, correct=False,
-                 partial=max(best_sim, 0.0) / (1 + len(others)))
+    return Score(
+        extracted=[best, *others] if best else others, correct=False, partial=max(best_sim, 0.0) / (1 + len(others))
+    )
 
 
 def recall_times_precision(found: int, expected: int, invented: int) -> float:
@@ -236,7 +258,11 @@ def _stands_whole(target: str, line: str) -> bool:
         end = start + len(target)
         before, after, next_ = line[start - 1 : start], line[end : end + 1], line[end + 1 : end + 2]
         if (not before or before.isspace() or before in _DELIMITERS or before in _CJK_BEFORE or is_cjk(before)) and (
-            not after or after.isspace() or after in _DELIMITERS or after in _CJK_AFTER or is_cjk(after)
+            not after
+            or after.isspace()
+            or after in _DELIMITERS
+            or after in _CJK_AFTER
+            or is_cjk(after)
             or (after in ".," and (not next_ or next_.isspace() or next_ in _DELIMITERS))
         ):
             return True

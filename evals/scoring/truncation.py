@@ -32,14 +32,18 @@ def cut_off(sample: Sample, response: Response, score: Score) -> str | None:
         return _name_cut_off(sample, response, score)
     if response.finish_reason != "length" or score.correct or slot_closed(sample, response.text):
         return None
-    expected = sample.expected.chain[-1:] if sample.expected.kind == "chain" and sample.expected.chain \
+    expected = (
+        sample.expected.chain[-1:]
+        if sample.expected.kind == "chain" and sample.expected.chain
         else sample.expected.answers
+    )
     inside = _ends_inside(response.text, expected)
     if inside is not None:
         return f"the answer stopped inside a value ({inside!r})"
     if not score.extracted:
-        return "it stopped before giving a value" + (" (still reasoning)" if response.reasoning and
-                                                      not response.text.strip() else "")
+        return "it stopped before giving a value" + (
+            " (still reasoning)" if response.reasoning and not response.text.strip() else ""
+        )
     if sample.expected.kind == "values" and len(score.extracted) < len(expected):
         return f"it stopped after {len(score.extracted)} of {len(expected)} values"
     return None

@@ -19,8 +19,19 @@ from ctxprobe.runners.engines.base import (
 )
 from ctxprobe.tasks.plugins import import_modules
 
-__all__ = ["ENGINES", "ENTRY_POINT_GROUP", "Call", "Calls", "EngineAdapter", "TooLong", "adapter", "adapters",
-           "known_engines", "register", "unregister"]
+__all__ = [
+    "ENGINES",
+    "ENTRY_POINT_GROUP",
+    "Call",
+    "Calls",
+    "EngineAdapter",
+    "TooLong",
+    "adapter",
+    "adapters",
+    "known_engines",
+    "register",
+    "unregister",
+]
 
 import_modules(__name__, skip=("base",))  # each adapter module registers its engine
 

@@ -126,6 +126,7 @@ class EngineAdapter(ABC):
         """The tokens the engine reuses a cached prefix in whole multiples of, as its /metrics text states
         them; None: any number of tokens (or not stated)."""
         return None
+
     context_source: ClassVar[str | None] = None  # the call the context length comes from
     # too-long rejections (HTTP 400): a marker that says "this is one", then where N and M are said
     too_long_marker: ClassVar[re.Pattern[str] | None] = None
@@ -144,8 +145,9 @@ class EngineAdapter(ABC):
     logprob_body: ClassVar[Mapping[str, Any]] = {}  # what an answer request adds to get its tokens' ids
     max_top_logprobs: ClassVar[int] = 20  # the most alternatives per position it accepts
 
-    def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
-                      model: str | None) -> tuple[list[int], list[int]]:
+    def answer_tokens(
+        self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None, model: str | None
+    ) -> tuple[list[int], list[int]]:
         """The token ids of what the engine serves (the prompt, BOS and chat template included) and of the
         same with the gold text after it. Completions: the prompt as text (`messages` None); chat: the
         conversation with the generation prompt, where the engine can apply its template through a call."""
@@ -252,8 +254,12 @@ class EngineAdapter(ABC):
         """A `TooLong` when `text` (the error's message and whole body) is this engine's rejection."""
         if self.too_long_marker is None or not self.too_long_marker.search(text):
             return None
-        return TooLong(limit=first_int(self.too_long_limit, text), prompt_tokens=first_int(self.too_long_prompt, text),
-                       message=message, prompt_at_least=first_int(self.too_long_prompt_at_least, text))
+        return TooLong(
+            limit=first_int(self.too_long_limit, text),
+            prompt_tokens=first_int(self.too_long_prompt, text),
+            message=message,
+            prompt_at_least=first_int(self.too_long_prompt_at_least, text),
+        )
 
 
 # Causes of lost reuse that belong to no one engine: the deployment and the run.
@@ -272,8 +278,9 @@ def with_model(payload: dict[str, Any], model: str | None) -> dict[str, Any]:
 
 ENTRY_POINT_GROUP = "ctxprobe.engines"  # [project.entry-points."ctxprobe.engines"] name = "module"
 # Listed in the order engines are tried (`probe_rank`, then name).
-ENGINES: Registry[EngineAdapter] = Registry("engine", group=ENTRY_POINT_GROUP,
-                                            order=lambda name, found: (found.probe_rank, name))
+ENGINES: Registry[EngineAdapter] = Registry(
+    "engine", group=ENTRY_POINT_GROUP, order=lambda name, found: (found.probe_rank, name)
+)
 
 
 def register(cls: type[EngineAdapter]) -> type[EngineAdapter]:

@@ -11,8 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ctxprobe.runners.answer_logprobs import Unmeasurable
-from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, positive_int, register,
-                                           with_model)
+from ctxprobe.runners.engines.base import (
+    Call,
+    Calls,
+    EngineAdapter,
+    Stated,
+    TooLong,
+    dig,
+    positive_int,
+    register,
+    with_model,
+)
 
 BATCH_SEPARATOR = -1  # a token id no text tokenizes to, put after each text of a batched count
 
@@ -106,8 +115,9 @@ class LlamaServer(EngineAdapter):
                 last = at
         return counts
 
-    def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
-                      model: str | None) -> tuple[list[int], list[int]]:
+    def answer_tokens(
+        self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None, model: str | None
+    ) -> tuple[list[int], list[int]]:
         """Chat: `POST /apply-template` gives the conversation as the server renders it (generation prompt
         included), tokenized as the server tokenizes a chat prompt (with its special tokens)."""
         if messages is None:

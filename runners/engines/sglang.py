@@ -35,14 +35,19 @@ class SGLang(EngineAdapter):
     }
     # "The input (M tokens) is longer than the model's context length (N tokens)." or
     # "Requested token count exceeds the model's maximum context length of N tokens. ..."
-    too_long_marker = re.compile(r"longer than the model's context length|exceeds the model's maximum context length",
-                                 re.IGNORECASE)
-    too_long_limit = (re.compile(r"longer than the model's context length \((\d+) tokens?\)", re.IGNORECASE),
-                      re.compile(r"maximum context length of (\d+)", re.IGNORECASE))
+    too_long_marker = re.compile(
+        r"longer than the model's context length|exceeds the model's maximum context length", re.IGNORECASE
+    )
+    too_long_limit = (
+        re.compile(r"longer than the model's context length \((\d+) tokens?\)", re.IGNORECASE),
+        re.compile(r"maximum context length of (\d+)", re.IGNORECASE),
+    )
     too_long_prompt = (re.compile(r"The input \((\d+) tokens?\)", re.IGNORECASE),)
 
-    no_cold_path = ("SGLang has no per-request cold prefill; it offers POST /flush_cache, which empties the whole "
-                    "radix cache (for every request in flight), so ctxprobe does not use it mid-run")
+    no_cold_path = (
+        "SGLang has no per-request cold prefill; it offers POST /flush_cache, which empties the whole "
+        "radix cache (for every request in flight), so ctxprobe does not use it mid-run"
+    )
 
     def identify(self, calls: Calls) -> Mapping[str, Any] | None:
         body = calls.get("/server_info")

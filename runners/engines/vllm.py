@@ -15,8 +15,18 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ctxprobe.runners.engines.base import (Call, Calls, EngineAdapter, Stated, TooLong, dig, metric_labels,
-                                           positive_int, register, with_model)
+from ctxprobe.runners.engines.base import (
+    Call,
+    Calls,
+    EngineAdapter,
+    Stated,
+    TooLong,
+    dig,
+    metric_labels,
+    positive_int,
+    register,
+    with_model,
+)
 
 
 @register
@@ -61,7 +71,9 @@ class VLLM(EngineAdapter):
     def parse_too_long(self, body: object, text: str, message: str) -> TooLong | None:
         found = super().parse_too_long(body, text, message)
         if found is None and self.no_answer_room.search(text):
-            return TooLong(limit=None, prompt_tokens=None, message=f"the prompt leaves no room for an answer: {message}")
+            return TooLong(
+                limit=None, prompt_tokens=None, message=f"the prompt leaves no room for an answer: {message}"
+            )
         return found
 
     # a request's `cache_salt` is mixed into the hash of its first block: a salt no earlier request had finds
@@ -101,17 +113,28 @@ class VLLM(EngineAdapter):
     def tokenize_call(self, text: str, *, special: bool, model: str | None) -> Call:
         return Call("/tokenize", with_model({"prompt": text, "add_special_tokens": special}, model))
 
-    def answer_tokens(self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None,
-                      model: str | None) -> tuple[list[int], list[int]]:
+    def answer_tokens(
+        self, calls: Calls, *, prompt: str, gold: str, messages: list[dict[str, str]] | None, model: str | None
+    ) -> tuple[list[int], list[int]]:
         """Chat: `/tokenize` applies the template, with the generation prompt, and with the gold as the
         assistant's unfinished message (`continue_final_message`)."""
         if messages is None:
             return super().answer_tokens(calls, prompt=prompt, gold=gold, messages=None, model=model)
         answered = [*messages, {"role": "assistant", "content": gold}]
-        return (self._ids(calls, Call("/tokenize", with_model({"messages": messages, "add_generation_prompt": True},
-                                                                model))),
-                self._ids(calls, Call("/tokenize", with_model({"messages": answered, "add_generation_prompt": False,
-                                                                "continue_final_message": True}, model))))
+        return (
+            self._ids(
+                calls, Call("/tokenize", with_model({"messages": messages, "add_generation_prompt": True}, model))
+            ),
+            self._ids(
+                calls,
+                Call(
+                    "/tokenize",
+                    with_model(
+                        {"messages": answered, "add_generation_prompt": False, "continue_final_message": True}, model
+                    ),
+                ),
+            ),
+        )
 
     def chat_call(self, messages: list[dict[str, str]], model: str | None) -> Call | None:
         return Call("/tokenize", with_model({"messages": messages, "add_generation_prompt": True}, model))

@@ -21,8 +21,19 @@ from ctxprobe.runners.launchers.base import (
 )
 from ctxprobe.tasks.plugins import import_modules
 
-__all__ = ["DEFAULT_LAUNCHER", "ENTRY_POINT_GROUP", "LAUNCHERS", "Launch", "Launcher", "discover", "launcher",
-           "launcher_for", "launcher_names", "launchers", "unregister"]
+__all__ = [
+    "DEFAULT_LAUNCHER",
+    "ENTRY_POINT_GROUP",
+    "LAUNCHERS",
+    "Launch",
+    "Launcher",
+    "discover",
+    "launcher",
+    "launcher_for",
+    "launcher_names",
+    "launchers",
+    "unregister",
+]
 
 import_modules(__name__, skip=("base",))  # each launcher module registers its engine
 

@@ -20,11 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel
-
 from ctxprobe.runners.settings import ClientSettings
 from ctxprobe.tasks.plugins import Registry
 from ctxprobe.tasks.sample import Mode
+from pydantic import BaseModel
 
 if TYPE_CHECKING:  # the client, the counters and the suite load when an engine starts, not with the flags
     from ctxprobe.runners.served import Launched
@@ -82,8 +81,9 @@ class Launcher(ABC):
 
 ENTRY_POINT_GROUP = "ctxprobe.launchers"  # [project.entry-points."ctxprobe.launchers"] name = "module"
 # Listed in the order the help shows them (`rank`, then name); plugins are imported on first use.
-LAUNCHERS: Registry[Launcher] = Registry("launcher", group=ENTRY_POINT_GROUP,
-                                         order=lambda name, found: (found.rank, name))
+LAUNCHERS: Registry[Launcher] = Registry(
+    "launcher", group=ENTRY_POINT_GROUP, order=lambda name, found: (found.rank, name)
+)
 
 
 def launcher(cls: type[Launcher]) -> type[Launcher]:
@@ -94,8 +94,9 @@ def launcher(cls: type[Launcher]) -> type[Launcher]:
             continue
         shared = set(cls.settings.model_fields) & set(other.settings.model_fields)
         if shared:
-            raise ValueError(f"launcher {cls.name!r} declares {', '.join(sorted(shared))}, already "
-                             f"launcher {other.name!r}'s")
+            raise ValueError(
+                f"launcher {cls.name!r} declares {', '.join(sorted(shared))}, already launcher {other.name!r}'s"
+            )
     LAUNCHERS.add(cls.name, cls())
     return cls
 

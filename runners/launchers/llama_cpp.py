@@ -21,13 +21,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, Field
-
 from ctxprobe.runners import launcher as machinery  # by its module, so a test can stand in for the engine
 from ctxprobe.runners.launcher import EMBEDDED_MODE, check_gguf
 from ctxprobe.runners.launchers.base import Launch, Launcher, launcher
 from ctxprobe.runners.response import in_flight
 from ctxprobe.runners.settings import EngineSettings
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from ctxprobe.runners.served import Launched
@@ -63,8 +62,10 @@ def over_trained_context(requested: int | None, trained: int | None, allocated: 
     if not requested or not trained or requested <= trained:
         return None
     given = f"{allocated:,}" if allocated else "an unknown context"
-    return (f"ctxprobe: --n-ctx {requested:,} is above the model's trained context of {trained:,}; llama-server "
-            f"allocated {given} per slot")
+    return (
+        f"ctxprobe: --n-ctx {requested:,} is above the model's trained context of {trained:,}; llama-server "
+        f"allocated {given} per slot"
+    )
 
 
 def _own(settings: BaseModel) -> EmbeddedSettings:
@@ -129,12 +130,25 @@ class LlamaCpp(Launcher):
             info = info.model_copy(update={"context_requested": settings.n_ctx, "context_trained": trained})
             if counter is None:  # the engine's own tokenizer, now that it runs
                 spec = f"server:{engine.base_url}"
-                counter = open_counter(spec, endpoint=engine.base_url, api_key_env=client.api_key_env, policy=policy,
-                                       concurrency=in_flight(launch.concurrency, settings.slots), info=info)
+                counter = open_counter(
+                    spec,
+                    endpoint=engine.base_url,
+                    api_key_env=client.api_key_env,
+                    policy=policy,
+                    concurrency=in_flight(launch.concurrency, settings.slots),
+                    info=info,
+                )
             else:  # counted offline; the chat template is the server's
-                counter = with_chat_lead(counter, engine.base_url, info.engine, model=info.model,
-                                         api_key_env=client.api_key_env, policy=policy)
+                counter = with_chat_lead(
+                    counter,
+                    engine.base_url,
+                    info.engine,
+                    model=info.model,
+                    api_key_env=client.api_key_env,
+                    policy=policy,
+                )
             # The launcher knows what suits its server; the user's flags win. Its model: the alias it serves.
-            config = engine.endpoint_config(client, mode=launch.mode,
-                                            concurrency=in_flight(launch.concurrency, engine.parallel))
+            config = engine.endpoint_config(
+                client, mode=launch.mode, concurrency=in_flight(launch.concurrency, engine.parallel)
+            )
             yield Launched(config, info, spec, counter)

@@ -21,8 +21,14 @@ class Vllm(Launcher):
     summary = "vLLM's OpenAI server, a model folder"
     group = "vLLM engine (--engine vllm)"
     settings = VllmSettings
-    metavars: ClassVar[Mapping[str, str]] = {"model_dir": "DIR", "vllm_python": "PATH", "max_model_len": "N", "tensor_parallel_size": "N",
-                "vllm_args": "ARGS", "kv_cache_dtype": "DTYPE"}
+    metavars: ClassVar[Mapping[str, str]] = {
+        "model_dir": "DIR",
+        "vllm_python": "PATH",
+        "max_model_len": "N",
+        "tensor_parallel_size": "N",
+        "vllm_args": "ARGS",
+        "kv_cache_dtype": "DTYPE",
+    }
     rank = 20
     default_mode = "chat"
 
@@ -37,6 +43,12 @@ class Vllm(Launcher):
         client = launch.client
         with VllmEngine(settings=settings, model_alias=client.model) as vllm:
             info = vllm.info()
-            yield as_remote(client.model_copy(update={"model": vllm.model_alias}), [vllm.base_url], info,
-                            RetryPolicy.of(client), launch.mode, concurrency=launch.concurrency,
-                            token_counter=launch.token_counter)
+            yield as_remote(
+                client.model_copy(update={"model": vllm.model_alias}),
+                [vllm.base_url],
+                info,
+                RetryPolicy.of(client),
+                launch.mode,
+                concurrency=launch.concurrency,
+                token_counter=launch.token_counter,
+            )

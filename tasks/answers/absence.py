@@ -43,7 +43,13 @@ def score_absent(region: AnswerRegion, sample: Sample) -> Score:
     if reading.candidates:
         held = rival_values(sample, kind)
         quoted = next((held[c] for c in reading.candidates if c in held), None)
-        return Score(extracted=reading.shown(), correct=False, partial=0.0, unit=unit.unit,
-                     attribution="hallucinated", rival_depth=quoted)
+        return Score(
+            extracted=reading.shown(),
+            correct=False,
+            partial=0.0,
+            unit=unit.unit,
+            attribution="hallucinated",
+            rival_depth=quoted,
+        )
     said = abstention(comparable(unit.text))
     return Score(extracted=[said] if said else [], correct=bool(said), partial=float(bool(said)), unit=unit.unit)

@@ -41,8 +41,10 @@ def scorer_for(kind: str) -> Scorer:
     family_index.discover()
     scorer = _SCORERS.find(kind)
     if scorer is None:
-        raise UserError(f"no scorer for answer kind {kind!r}; known: {', '.join(known_answer_kinds())} "
-                        "(register one with @ctxprobe.answer_kind)")
+        raise UserError(
+            f"no scorer for answer kind {kind!r}; known: {', '.join(known_answer_kinds())} "
+            "(register one with @ctxprobe.answer_kind)"
+        )
     return scorer
 
 

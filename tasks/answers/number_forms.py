@@ -32,12 +32,39 @@ _PLAIN = re.compile(r"\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _SPELLED_MARK = "\x00"  # before digits spell_out wrote: a number in words is read, never plain
 _SCIENTIFIC = re.compile(
     rf"{_EDGE_BEFORE}(\d+(?:\.\d+)?)\s*(?:[eE]\s*([+-]?\d+)|[xX\u00d7*\u00b7]\s*10\s*(?:\^|\*\*)\s*([+-]?\d+))"
-    rf"(?![0-9A-Za-z_])")
+    rf"(?![0-9A-Za-z_])"
+)
 
-_UNITS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_TENS = {
+    w: 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2)
+}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _WORD = "|".join(sorted([*_UNITS, *_TENS, "hundred", *_SCALES], key=len, reverse=True))
 # a run of number words joined by spaces, hyphens or `and`; or a number times a scale word
@@ -70,6 +97,7 @@ def _words_value(words: list[str]) -> int | None:
 
 def spell_out(text: str) -> str:
     """`text` with scientific notation, scaled numbers and number words replaced by their digits."""
+
     def scientific(m: re.Match[str]) -> str:
         try:
             value = Decimal(m.group(1)) * Decimal(10) ** int(m.group(2) or m.group(3))
@@ -102,6 +130,8 @@ def canonical_numbers(text: str) -> list[tuple[str, str, bool]]:
         written = m.group(0)
         digits = written.rstrip("stndrdh")  # noqa: B005 - the letters of the ordinal suffixes st, nd, rd, th
         canonical = digits if re.fullmatch(r"\d{5,}\.\d+", digits) else re.sub(r"\D", "", digits)
-        plain = written == digits and bool(_PLAIN.fullmatch(digits)) and text[m.start() - 1 : m.start()] != _SPELLED_MARK
+        plain = (
+            written == digits and bool(_PLAIN.fullmatch(digits)) and text[m.start() - 1 : m.start()] != _SPELLED_MARK
+        )
         out.append((canonical, written, plain))
     return out

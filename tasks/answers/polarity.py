@@ -30,27 +30,34 @@ __all__ = ["ABSTENTIONS", "Asserted", "Polarity", "abstention", "asserted"]
 
 Polarity = Literal["asserted", "negated", "refused", "denied", "jest", "hedged", "asked", "withdrawn", "silent"]
 
-_BAD = (r"(?:incorrect|wrong|false|invalid|mistaken|a\s+mistake|an\s+error|a\s+lie|lies|a\s+joke|a\s+fake|fake"
-        r"|made\s+up|fabricated|invented|bogus|nonsense|a\s+guess)")
+_BAD = (
+    r"(?:incorrect|wrong|false|invalid|mistaken|a\s+mistake|an\s+error|a\s+lie|lies|a\s+joke|a\s+fake|fake"
+    r"|made\s+up|fabricated|invented|bogus|nonsense|a\s+guess)"
+)
 _GOOD = r"(?:right|correct|true|valid|it|the\s+(?:right\s+|correct\s+)?(?:answer|one|number|value|name|word)s?)"
 _JEST = r"(?:just\s+)?(?:kidding|joking)|jk|j/k|lol|april\s+fools?|not\s+really|haha"
 _REPLY = r"(?:(?:certainly|definitely|absolutely|of\s+course|surely)\s+not|no\s+way|nope|not\s+at\s+all|no)"
 _GUESS = r"(?:just\s+)?(?:a\s+)?(?:wild\s+|random\s+)?guess(?:ing)?|I['\u2019]m\s+guessing|I\s+am\s+guessing"
 
-_NEGATION = (r"\b(?:not|never|neither|nor|except|instead\s+of|rather\s+than|other\s+than)\b"
-             r"|\w+n['\u2019]t\b|\u4e0d\u662f|\u5e76\u975e|\u800c\u975e|\u4e0d")
+_NEGATION = (
+    r"\b(?:not|never|neither|nor|except|instead\s+of|rather\s+than|other\s+than)\b"
+    r"|\w+n['\u2019]t\b|\u4e0d\u662f|\u5e76\u975e|\u800c\u975e|\u4e0d"
+)
 _REFUSAL = r"\b(?:cannot|can\s+not|unable\s+to|refuse\s+to|decline\s+to|won['\u2019]t)\b"
 
 # (category, direction, pattern): the one table every scorer's polarity comes from, applied in this order (a
 # denial that says `not`, "X is not the answer", before the negation that would otherwise take `not` alone)
 CUES: tuple[tuple[Polarity, str, str], ...] = (
     ("denied", "label", rf"(?:^|(?<=[.;!?\n(]))\s*(?:{_BAD}|not\s+(?:this|it)|lie|joke|jest|fake)\s*:"),
-    ("denied", "backward",
-     rf"\b(?:is|are|was|were|would\s+be|must\s+be|sounds?\s+like)\s+(?:(?:definitely|certainly|probably|clearly"
-     rf"|obviously|totally|all)\s+)?{_BAD}\b"
-     rf"|\b(?:(?:is|are|was|were)\s+not|isn['\u2019]t|aren['\u2019]t|wasn['\u2019]t|weren['\u2019]t)\s+{_GOOD}\b"
-     rf"|\(\s*(?:{_BAD}|not|no|wrong\s+answer)\s*[.!]?\s*\)"
-     r"|\u662f\u9519(?:\u8bef)?\u7684|\u9519\u4e86|\u4e0d\u5bf9|\u4e0d\u6b63\u786e|\u4e0d\u662f(?:\u6b63\u786e)?\u7b54\u6848"),
+    (
+        "denied",
+        "backward",
+        rf"\b(?:is|are|was|were|would\s+be|must\s+be|sounds?\s+like)\s+(?:(?:definitely|certainly|probably|clearly"
+        rf"|obviously|totally|all)\s+)?{_BAD}\b"
+        rf"|\b(?:(?:is|are|was|were)\s+not|isn['\u2019]t|aren['\u2019]t|wasn['\u2019]t|weren['\u2019]t)\s+{_GOOD}\b"
+        rf"|\(\s*(?:{_BAD}|not|no|wrong\s+answer)\s*[.!]?\s*\)"
+        r"|\u662f\u9519(?:\u8bef)?\u7684|\u9519\u4e86|\u4e0d\u5bf9|\u4e0d\u6b63\u786e|\u4e0d\u662f(?:\u6b63\u786e)?\u7b54\u6848",
+    ),
     ("jest", "backward", rf"\(?\b(?:{_JEST})\b\)?"),
     ("hedged", "backward", rf"\(?\b(?:{_GUESS})\b\)?"),
     ("denied", "backward", rf"(?:^|(?<=[.;!?\n]))\s*{_REPLY}\s*(?=[.!]|$)"),
@@ -62,9 +69,11 @@ CUES: tuple[tuple[Polarity, str, str], ...] = (
 # not mention", "isn't provided", "cannot find", "Not found.", "I don't know", "no number is given", within
 # its clause); or a word that names nothing ("there is no", "none", "nothing", "unknown", "N/A"). Doubt ("not sure") says
 # nothing about the text, so it is none of them.
-_HOLDING = (r"(?:mention|contain|includ|hold|say|said|state|specif|provid|give|given|list|find|found|locat|present"
-            r"|appear|exist|know|available|see|seen|identif|determin|refer|record|in\s+(?:the|this|your)\s+"
-            r"(?:text|context|document|passage|prompt))\w*")
+_HOLDING = (
+    r"(?:mention|contain|includ|hold|say|said|state|specif|provid|give|given|list|find|found|locat|present"
+    r"|appear|exist|know|available|see|seen|identif|determin|refer|record|in\s+(?:the|this|your)\s+"
+    r"(?:text|context|document|passage|prompt))\w*"
+)
 ABSTENTIONS: tuple[str, ...] = (
     rf"(?:{_NEGATION}|{_REFUSAL}|\bno\b|\bfail(?:s|ed)?\s+to\b)(?:[\s'\u2019-]+\w+){{0,8}}?[\s'\u2019-]+{_HOLDING}",
     r"\bthere\s*(?:is|are|was|were|['\u2019]s)\s+(?:no|not)\b|\bthere\s+(?:is|are|was|were)n['\u2019]t\b"
@@ -73,8 +82,11 @@ ABSTENTIONS: tuple[str, ...] = (
 _ABSTAINS = re.compile("|".join(f"(?:{p})" for p in ABSTENTIONS), re.I)
 _COMPILED = tuple((category, direction, re.compile(pattern, re.I)) for category, direction, pattern in CUES)
 # "not sure", "not certain", "not 100% sure", "not entirely certain": doubt, not denial
-_DOUBT = re.compile(r"\s*(?:(?:100\s*%|entirely|completely|quite|totally|fully|very)\s+)?"
-                    r"(?:sure|certain|confident|positive)\b", re.I)
+_DOUBT = re.compile(
+    r"\s*(?:(?:100\s*%|entirely|completely|quite|totally|fully|very)\s+)?"
+    r"(?:sure|certain|confident|positive)\b",
+    re.I,
+)
 _CLAUSE_END = re.compile(r"[.,](?!\d)|[;:!?\n\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u3001]|\bbut\b|\bhowever\b", re.I)
 _SENTENCE_END = re.compile(r"[.;!?\n\u3002\uff1b\uff01\uff1f]")
 _SENTENCE_START = re.compile(r"[.;:!?\n\u3002\uff1b\uff1a\uff01\uff1f]|\bbut\b|\bhowever\b", re.I)

@@ -61,22 +61,31 @@ class CandidateKind:
     def found(self, text: str, strict: bool = True) -> list[Found]:
         """Every candidate `text` names (`strict`: only those of the kind's width), in order, with how it is
         written."""
+
         def words(items: Iterable[tuple[str, bool]], keep: Callable[[str], bool], fold_case: bool) -> list[Found]:
             return [(w.casefold() if fold_case else w, w, plain) for w, plain in items if keep(w)]
 
         readers: dict[Shape, Callable[[], list[Found]]] = {
             "number": lambda: [f for f in canonical_numbers(text) if not strict or len(f[0]) >= self.width - 1],
             "uuid": lambda: [f for f in canonical_hex(text) if not strict or len(f[0]) >= 16],
-            "hex": lambda: [f for f in canonical_hex(text)
-                            if not strict or (len(f[0]) >= self.width // 2 and any(c.isdigit() for c in f[0]))],
+            "hex": lambda: [
+                f
+                for f in canonical_hex(text)
+                if not strict or (len(f[0]) >= self.width // 2 and any(c.isdigit() for c in f[0]))
+            ],
             "code": lambda: canonical_statements(text),
-            "var": lambda: words(canonical_words(text),
-                                 lambda w: len(w) == self.width and w.isascii() and w.isupper(), False),
+            "var": lambda: words(
+                canonical_words(text), lambda w: len(w) == self.width and w.isascii() and w.isupper(), False
+            ),
             "closed": lambda: words(canonical_words(text), lambda w: w.casefold() in self.vocabulary, True),
-            "open": lambda: words(((w, True) for w, _ in list_items(text)),
-                                  lambda w: w.casefold() in self.vocabulary, True),
-            "coded": lambda: words(((w, True) for w, _ in list_items(text)),
-                                   lambda w: len(w) == self.width and w.isascii() and w.islower(), False),
+            "open": lambda: words(
+                ((w, True) for w, _ in list_items(text)), lambda w: w.casefold() in self.vocabulary, True
+            ),
+            "coded": lambda: words(
+                ((w, True) for w, _ in list_items(text)),
+                lambda w: len(w) == self.width and w.isascii() and w.islower(),
+                False,
+            ),
             "key": lambda: [(k, k, True) for k in _keys(text)],
             "text": lambda: canonical_numbers(text),
         }
@@ -101,8 +110,12 @@ def _vocabularies() -> tuple[tuple[frozenset[str], bool], ...]:
     def lower(words: Iterable[str]) -> frozenset[str]:
         return frozenset(w.casefold() for w in words)
 
-    return ((lower(VALUE_WORDS), True), (lower(GIVEN_NAMES), True), (lower(character_names()), True),
-            (lower(cwe_words()), False))
+    return (
+        (lower(VALUE_WORDS), True),
+        (lower(GIVEN_NAMES), True),
+        (lower(character_names()), True),
+        (lower(cwe_words()), False),
+    )
 
 
 def candidate_kind(values: list[str]) -> CandidateKind:
@@ -162,8 +175,14 @@ class Reading:
         return [names.get(c, w) if c in self.plain else w for c, w in zip(self.candidates, self.written)]
 
 
-def read(slot: str, unit: str, kind: CandidateKind, frame: str, expected: Iterable[str] = (),
-         scope: Callable[[str], str] | None = None) -> Reading:
+def read(
+    slot: str,
+    unit: str,
+    kind: CandidateKind,
+    frame: str,
+    expected: Iterable[str] = (),
+    scope: Callable[[str], str] | None = None,
+) -> Reading:
     """Read `slot` (the answer slot, as written) for candidates of `kind`; `frame` is the question and the
     answer prefix, whose own candidates (other than the `expected` ones, canonical) are not offered. `scope`
     narrows what the slot asserts to the unit the rule reads (completions: the first informative sentence):
@@ -177,5 +196,13 @@ def read(slot: str, unit: str, kind: CandidateKind, frame: str, expected: Iterab
     written = {c: w for c, w, _ in reversed(found)}
     plain = frozenset(c for c, _, is_plain in found if is_plain)
     named = [c for c in kind.candidates(text) if c not in framed and c not in offered]
-    return Reading(slot, unit, tuple(offered), tuple(written[c] for c in offered), plain, tuple(named),
-                   said.polarity(bool(offered)), unit_text)
+    return Reading(
+        slot,
+        unit,
+        tuple(offered),
+        tuple(written[c] for c in offered),
+        plain,
+        tuple(named),
+        said.polarity(bool(offered)),
+        unit_text,
+    )

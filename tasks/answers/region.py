@@ -66,8 +66,11 @@ class AnswerRegion:
                 sentences[-1] += " " + sentence
             else:
                 sentences.append(sentence)
-        said = [i for i, s in enumerate(sentences)
-                if any(t not in self.excluded and t not in FILLER for t in norm_tokens(s))]
+        said = [
+            i
+            for i, s in enumerate(sentences)
+            if any(t not in self.excluded and t not in FILLER for t in norm_tokens(s))
+        ]
         if not said:
             return replace(unit, lines=())
         wanted = [norm_tokens(v) for v in values]

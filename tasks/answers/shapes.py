@@ -58,8 +58,13 @@ def statement(code: str) -> str | None:
     if len(tree.body) != 1:
         return None
     node = tree.body[0]
-    value = node.value if isinstance(node, ast.Return) else getattr(getattr(node, "value", None), "value", None) \
-        if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Yield, ast.YieldFrom)) else None
+    value = (
+        node.value
+        if isinstance(node, ast.Return)
+        else getattr(getattr(node, "value", None), "value", None)
+        if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Yield, ast.YieldFrom))
+        else None
+    )
     if value is None or isinstance(value, (ast.Name, ast.Constant)):
         return None
     return ast.unparse(node)

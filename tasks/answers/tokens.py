@@ -24,8 +24,39 @@ _UUID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 # Words that carry no answer: "Sure. The answer is: X" -> X.
 FILLER = frozenset(
-    "a an and answer are as based certainly final given here i is it it's its my of ok okay on "
-    "provided s sure text that the this to was yes".split()
+    [
+        "a",
+        "an",
+        "and",
+        "answer",
+        "are",
+        "as",
+        "based",
+        "certainly",
+        "final",
+        "given",
+        "here",
+        "i",
+        "is",
+        "it",
+        "it's",
+        "its",
+        "my",
+        "of",
+        "ok",
+        "okay",
+        "on",
+        "provided",
+        "s",
+        "sure",
+        "text",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "yes",
+    ]
 )
 
 

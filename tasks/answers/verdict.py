@@ -37,14 +37,24 @@ class Score(BaseModel):
     extracted: list[str]
     correct: bool
     partial: float
-    unit: str | None = Field(None, description="the answer slot read: `reply` (chat), `first sentence`, `first "
-                             "line`, `first paragraph` (completions), a dataset's own (`last line`, `response`); "
-                             "None where a record predates it")
-    attribution: Attribution | None = Field(None, description="what a wrong answer named: `rival` (another needle "
-                                            "of its prompt), `other` (none of its prompt's needles), `hallucinated` "
-                                            "(a value where the prompt holds none: an absent needle); None where "
-                                            "correct, not attributed, or a record predates it")
-    rival_depth: float | None = Field(None, description="a `rival` answer, or a `hallucinated` one that quoted "
-                                      "another needle of its prompt: the depth (%) of the needle it named")
-    scorer_version: int = Field(SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a "
-                                "record predates versions)")
+    unit: str | None = Field(
+        None,
+        description="the answer slot read: `reply` (chat), `first sentence`, `first "
+        "line`, `first paragraph` (completions), a dataset's own (`last line`, `response`); "
+        "None where a record predates it",
+    )
+    attribution: Attribution | None = Field(
+        None,
+        description="what a wrong answer named: `rival` (another needle "
+        "of its prompt), `other` (none of its prompt's needles), `hallucinated` "
+        "(a value where the prompt holds none: an absent needle); None where "
+        "correct, not attributed, or a record predates it",
+    )
+    rival_depth: float | None = Field(
+        None,
+        description="a `rival` answer, or a `hallucinated` one that quoted "
+        "another needle of its prompt: the depth (%) of the needle it named",
+    )
+    scorer_version: int = Field(
+        SCORER_VERSION, description="the scoring rule that gave this verdict (1 where a record predates versions)"
+    )

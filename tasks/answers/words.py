@@ -17,11 +17,15 @@ import re
 __all__ = ["canonical_words", "list_items", "unspaced"]
 
 _LETTER = "A-Za-z\u00c0-\u024f"
-_SPACED = re.compile(rf"(?<![{_LETTER}])[{_LETTER}](?:[ .\-_\u2010\u2011\u2013\u00b7]{{1,3}}[{_LETTER}](?![{_LETTER}])){{2,}}")
+_SPACED = re.compile(
+    rf"(?<![{_LETTER}])[{_LETTER}](?:[ .\-_\u2010\u2011\u2013\u00b7]{{1,3}}[{_LETTER}](?![{_LETTER}])){{2,}}"
+)
 _WORD = re.compile(rf"[{_LETTER}]+")
 _ITEM_SPLIT = re.compile(r"[,;:\n\u3001\uff0c\uff1b\uff1a]|(?<=[.!?])\s|\b(?:and|or|then|&)\b", re.I)
-_LEAD = frozenset("is are was were include includes including be".split())
-_HEDGES = frozenset("a an the also maybe perhaps possibly probably too both word words".split())
+_LEAD = frozenset(["is", "are", "was", "were", "include", "includes", "including", "be"])
+_HEDGES = frozenset(
+    ["a", "an", "the", "also", "maybe", "perhaps", "possibly", "probably", "too", "both", "word", "words"]
+)
 
 
 def unspaced(text: str) -> str:

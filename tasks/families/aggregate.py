@@ -25,29 +25,34 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 from ctxprobe.tasks.sized import Sized
+from pydantic import BaseModel, ConfigDict, Field
 
 COMMON = 10  # RULER's num_cw
 CWE_GENERATION_TOKENS = 120
 FWE_TOP = 3
 FWE_WORD_LETTERS = 6
 FWE_ALPHA = 2.0
-ZETA_2 = math.pi ** 2 / 6  # zeta(FWE_ALPHA)
+ZETA_2 = math.pi**2 / 6  # zeta(FWE_ALPHA)
 FWE_NOISE = "..."
 
-CWE_HEAD = ("Below is a numbered list of words. In these words, some appear more often than others. "
-            "Memorize the ones that appear most often.")
+CWE_HEAD = (
+    "Below is a numbered list of words. In these words, some appear more often than others. "
+    "Memorize the ones that appear most often."
+)
 CWE_QUESTION = "Question: What are the 10 most common words in the above list?"
 CWE_PREFIX = "Answer: The top 10 words that appear most often in the list are:"
-FWE_HEAD = ("Read the following coded text and track the frequency of each coded word. "
-            "Find the three most frequently appeared coded words.")
-FWE_QUESTION = ("Question: Do not provide any explanation. Please ignore the dots '....'. "
-                "What are the three most frequently appeared words in the above coded text?")
+FWE_HEAD = (
+    "Read the following coded text and track the frequency of each coded word. "
+    "Find the three most frequently appeared coded words."
+)
+FWE_QUESTION = (
+    "Question: Do not provide any explanation. Please ignore the dots '....'. "
+    "What are the three most frequently appeared words in the above coded text?"
+)
 FWE_PREFIX = "Answer: According to the coded text above, the three most frequently appeared words are:"
 
 
@@ -65,14 +70,15 @@ def cwe_frequencies(length: int) -> tuple[int, int]:
 
 def zipf_counts(words: int, vocab_size: int) -> list[int]:
     """How often the k-th coded word occurs among `words`: int(words * k^-2 / zeta(2)), as RULER computes it."""
-    return [int(words * k ** -FWE_ALPHA / ZETA_2) for k in range(1, vocab_size + 1)]
+    return [int(words * k**-FWE_ALPHA / ZETA_2) for k in range(1, vocab_size + 1)]
 
 
 class AggregateParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["common_words", "frequent_words"] = Field(
-        "common_words", description="common_words (RULER's cwe) or frequent_words (RULER's fwe)")
+        "common_words", description="common_words (RULER's cwe) or frequent_words (RULER's fwe)"
+    )
     template: Template = template_field()
     length_convention: LengthConvention = length_convention_field("cwe's includes 120 generated tokens")
 
@@ -95,10 +101,23 @@ class Aggregate(Sized):
             context, answers = _frequent_words(rng, length, size)
             head, question, prefix, gap = FWE_HEAD, FWE_QUESTION, FWE_PREFIX, " "
             reserve, max_tokens = 0, 50
-        opening = "\n" if p.kind == "common_words" else " "  # RULER: cwe's list on its own line, fwe's text after a space
-        draft = frame(head + opening + context, question, prefix, mode, (), Expected(kind="values", answers=answers),
-                      max_tokens=max_tokens, template=p.template, length_convention=p.length_convention,
-                      ruler_generation_tokens=reserve, ruler_prefix_gap=gap, document_start=len(head))
+        opening = (
+            "\n" if p.kind == "common_words" else " "
+        )  # RULER: cwe's list on its own line, fwe's text after a space
+        draft = frame(
+            head + opening + context,
+            question,
+            prefix,
+            mode,
+            (),
+            Expected(kind="values", answers=answers),
+            max_tokens=max_tokens,
+            template=p.template,
+            length_convention=p.length_convention,
+            ruler_generation_tokens=reserve,
+            ruler_prefix_gap=gap,
+            document_start=len(head),
+        )
         return draft
 
 
@@ -124,4 +143,4 @@ def _frequent_words(rng: random.Random, length: int, size: int) -> tuple[str, li
     ranked[0] = FWE_NOISE
     words = [w for w, n in zip(ranked, zipf_counts(size, vocab_size)) for _ in range(n)]
     rng.shuffle(words)
-    return " ".join(words), ranked[1:1 + FWE_TOP]
+    return " ".join(words), ranked[1 : 1 + FWE_TOP]

@@ -23,12 +23,11 @@ import random
 import string
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ctxprobe.tasks.families.framing import frame, join_names
 from ctxprobe.tasks.families.vocab import make_key, make_value
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_FACTS = 2048  # adjective-noun keys: 2,500 pairs
 GROUP = 16  # similar keys per shared stem
@@ -44,15 +43,26 @@ FRAME_TOKENS = 160  # head, question and answer prefix with a few keys, and the 
 class CapacityParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    facts: int = Field(16, ge=1, le=MAX_FACTS, description="key -> value facts held in the context (the suite's "
-                       "`facts` axis sweeps it)")
-    asked: int = Field(1, ge=1, le=32, description="facts the question asks for (all of them where fewer are held); "
-                       "with more than one, partial credit is the fraction recalled")
-    spread: Literal["uniform", "clustered"] = Field("uniform", description="uniform: evenly through the context; "
-                                                    "clustered: packed around the depth")
+    facts: int = Field(
+        16,
+        ge=1,
+        le=MAX_FACTS,
+        description="key -> value facts held in the context (the suite's `facts` axis sweeps it)",
+    )
+    asked: int = Field(
+        1,
+        ge=1,
+        le=32,
+        description="facts the question asks for (all of them where fewer are held); "
+        "with more than one, partial credit is the fraction recalled",
+    )
+    spread: Literal["uniform", "clustered"] = Field(
+        "uniform", description="uniform: evenly through the context; clustered: packed around the depth"
+    )
     cluster: float = Field(10.0, gt=0, le=100, description="clustered: the region's width in percent of the context")
-    interference: Literal["none", "similar"] = Field("none", description="similar: keys sharing a stem and "
-                                                     "differing by one character")
+    interference: Literal["none", "similar"] = Field(
+        "none", description="similar: keys sharing a stem and differing by one character"
+    )
     value_kind: Literal["number", "uuid"] = Field("number", description="7-digit number or UUID")
 
 
@@ -76,15 +86,21 @@ class Capacity:
         facts = [(key, make_value(p.value_kind, rng, values)) for key in keys]
         asked = rng.sample(range(p.facts), min(p.asked, p.facts))
         needles = tuple(
-            NeedleDraft(role="target" if i in asked else "distractor",
-                        text=f"The special magic {one} for {key} is: {value}.", answer=value, depth=d)
+            NeedleDraft(
+                role="target" if i in asked else "distractor",
+                text=f"The special magic {one} for {key} is: {value}.",
+                answer=value,
+                depth=d,
+            )
             for i, ((key, value), d) in enumerate(zip(facts, fact_depths(p, depth)))
         )
         asked_keys = [facts[i][0] for i in asked]
         answers = [facts[i][1] for i in asked]
         names = join_names(asked_keys)
-        head = (f"Some special magic {many} are hidden within the following text, each for its own key. Make sure "
-                f"to memorize them all. I will quiz you about some of them afterwards.")
+        head = (
+            f"Some special magic {many} are hidden within the following text, each for its own key. Make sure "
+            f"to memorize them all. I will quiz you about some of them afterwards."
+        )
         if len(asked) == 1:
             expected = Expected(kind="value", answers=answers)
             question = f"What is the special magic {one} for {names} mentioned in the provided text?"
@@ -93,15 +109,24 @@ class Capacity:
             expected = Expected(kind="values", answers=answers)
             question = f"What are the special magic {many} for {names} mentioned in the provided text?"
             prefix = f"The special magic {many} for {names} mentioned in the provided text are"
-        return frame(head, question, prefix, mode, needles, expected,
-                     max_tokens=8 + _TOKENS_PER_VALUE[p.value_kind] * len(answers), unique=tuple(keys))
+        return frame(
+            head,
+            question,
+            prefix,
+            mode,
+            needles,
+            expected,
+            max_tokens=8 + _TOKENS_PER_VALUE[p.value_kind] * len(answers),
+            unique=tuple(keys),
+        )
 
 
 def fact_depths(p: CapacityParams, depth: float) -> list[float]:
     """Each fact's depth in percent, in the facts' (shuffled) order: evenly through the context, or evenly
     through a region `cluster` wide centred on `depth` (moved inside 0-100 where it would stick out)."""
-    low, width = (0.0, 100.0) if p.spread == "uniform" else (min(max(depth - p.cluster / 2, 0.0), 100.0 - p.cluster),
-                                                              p.cluster)
+    low, width = (
+        (0.0, 100.0) if p.spread == "uniform" else (min(max(depth - p.cluster / 2, 0.0), 100.0 - p.cluster), p.cluster)
+    )
     return [round(low + width * (i + 0.5) / p.facts, 3) for i in range(p.facts)]
 
 
@@ -132,4 +157,3 @@ def similar_keys(count: int, rng: random.Random) -> list[str]:
         keys += [f"{stem}-{code}" for code in codes]
     rng.shuffle(keys)
     return keys
-

@@ -39,13 +39,17 @@ def recall_needle(kind: str, key: str, string: str) -> str:
 def recall_frame(kind: str, key: str) -> tuple[str, str, str]:
     """Head, question and answer prefix for a hex token, a uuid record id or a code line."""
     if kind == "code":
-        return ("下面的文本中藏着一些Python函数。请准确记住它们，之后我会请你引用其中一个函数的一行代码。",
-                f"文中定义的函数{key}的return语句原文是什么？请准确引用这一行，不要带缩进。",
-                f"函数{key}的return语句是：")
+        return (
+            "下面的文本中藏着一些Python函数。请准确记住它们，之后我会请你引用其中一个函数的一行代码。",
+            f"文中定义的函数{key}的return语句原文是什么？请准确引用这一行，不要带缩进。",
+            f"函数{key}的return语句是：",
+        )
     noun = RECALL_NOUNS[kind]
-    return (f"下面的文本中藏着一些{noun}。请准确记住它们，之后我会请你原样复述其中一个。",
-            f"文中提到的{key}的{noun}是什么？请逐个字符准确复述。",
-            f"文中提到的{key}的{noun}是")
+    return (
+        f"下面的文本中藏着一些{noun}。请准确记住它们，之后我会请你原样复述其中一个。",
+        f"文中提到的{key}的{noun}是什么？请逐个字符准确复述。",
+        f"文中提到的{key}的{noun}是",
+    )
 
 
 VARTRACK_HEAD = "请记住并追踪下面文本中隐藏的变量赋值链。"
@@ -53,8 +57,10 @@ VARTRACK_HEAD = "请记住并追踪下面文本中隐藏的变量赋值链。"
 
 def vartrack_frame(value: str, names: int) -> tuple[str, str]:
     """Question and answer prefix (the head is `VARTRACK_HEAD`)."""
-    return (f"找出上文中所有被赋值为{value}的变量。",
-            f"答：根据上文中的变量赋值链，共有{names}个变量被赋值为{value}，它们是：")
+    return (
+        f"找出上文中所有被赋值为{value}的变量。",
+        f"答：根据上文中的变量赋值链，共有{names}个变量被赋值为{value}，它们是：",
+    )
 
 
 def keychain_fact(key: str, next_key: str) -> str:
@@ -66,9 +72,11 @@ def keychain_last(key: str, value: str) -> str:
 
 
 def keychain_frame(first: str) -> tuple[str, str, str]:
-    return ("下面的文本中描述了一些钥匙以及它们能打开的箱子。请记住它们，之后我会就此向你提问。",
-            f"从钥匙{first}开始，沿着钥匙一路找下去，文中最终得到的数值是多少？",
-            f"从钥匙{first}开始沿着钥匙找下去，最终得到的数值是")
+    return (
+        "下面的文本中描述了一些钥匙以及它们能打开的箱子。请记住它们，之后我会就此向你提问。",
+        f"从钥匙{first}开始，沿着钥匙一路找下去，文中最终得到的数值是多少？",
+        f"从钥匙{first}开始沿着钥匙找下去，最终得到的数值是",
+    )
 
 
 def kinship_fact(parent: str, child: str) -> str:
@@ -76,6 +84,8 @@ def kinship_fact(parent: str, child: str) -> str:
 
 
 def kinship_frame(youngest: str) -> tuple[str, str, str]:
-    return ("下面的文本中描述了一些亲属关系。请记住它们，之后我会就此向你提问。",
-            f"文中提到的{youngest}最年长的祖先是谁？",
-            f"文中提到的{youngest}最年长的祖先是")
+    return (
+        "下面的文本中描述了一些亲属关系。请记住它们，之后我会就此向你提问。",
+        f"文中提到的{youngest}最年长的祖先是谁？",
+        f"文中提到的{youngest}最年长的祖先是",
+    )

@@ -16,12 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
 from ctxprobe.tasks.data_files import data_path
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import DATASET_DIGEST
 from ctxprobe.tasks.registry import get_family
+from pydantic import Field
 
 CHUNK = 1 << 20
 _LOCATIONS: dict[str, Path] = {}  # digest -> the last path seen with that content in this process
@@ -29,8 +28,12 @@ _LOCATIONS: dict[str, Path] = {}  # digest -> the last path seen with that conte
 
 def digest_field() -> Any:
     """The `dataset_sha256` parameter of a family that reads a dataset (filled in when the suite is planned)."""
-    return Field(None, pattern=r"^[0-9a-f]{64}$", description="the dataset's content sha256, filled in when the "
-                 "suite is planned: what identifies the dataset (`dataset` is only where it is read)")
+    return Field(
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="the dataset's content sha256, filled in when the "
+        "suite is planned: what identifies the dataset (`dataset` is only where it is read)",
+    )
 
 
 def content_sha256(path: Path) -> str:
@@ -78,8 +81,11 @@ def pinned(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for task in tasks:
         params = task.get("params") or {}
         spec = params.get("dataset")
-        if (isinstance(spec, str) and not params.get(DATASET_DIGEST)
-                and DATASET_DIGEST in get_family(task["family"]).Params.model_fields):
+        if (
+            isinstance(spec, str)
+            and not params.get(DATASET_DIGEST)
+            and DATASET_DIGEST in get_family(task["family"]).Params.model_fields
+        ):
             path = _path_of(spec, task["family"])
             digest = content_sha256(path)
             _LOCATIONS[digest] = path
@@ -101,5 +107,7 @@ def located(spec: str, digest: str | None, what: str) -> Path:
     if known is not None and known.exists() and content_sha256(known) == digest:
         return known
     state = "holds other content" if path is not None and path.exists() else "is not there"
-    raise UserError(f"{what} dataset {spec!r} {state}: the recipe names the dataset of content sha256 "
-                    f"{digest[:12]}…; give that file (hf:PATH) where it lies now")
+    raise UserError(
+        f"{what} dataset {spec!r} {state}: the recipe names the dataset of content sha256 "
+        f"{digest[:12]}…; give that file (hf:PATH) where it lies now"
+    )

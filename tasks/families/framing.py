@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
-
 from ctxprobe.tasks.registry import Draft, NeedleDraft
 from ctxprobe.tasks.sample import Expected, Mode
-
+from pydantic import Field
 
 Template = Literal["ctxprobe", "ruler"]
 Lang = Literal["en", "zh"]
@@ -35,8 +33,11 @@ def template_field() -> Any:
 
 def lang_field() -> Any:
     """A family's `lang` parameter: the language of its framing, needle sentences and questions."""
-    return Field("en", description="en or zh: the language of the framing, needles and question (zh: pair it "
-                 "with the prose:zh haystack or a Chinese text of your own)")
+    return Field(
+        "en",
+        description="en or zh: the language of the framing, needles and question (zh: pair it "
+        "with the prose:zh haystack or a Chinese text of your own)",
+    )
 
 
 def english_only(lang: Lang, what: str) -> None:
@@ -50,11 +51,24 @@ def length_convention_field(ruler: str) -> Any:
     return Field("prompt", description=f"prompt: the length is the prompt's; ruler: {ruler}")
 
 
-def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[NeedleDraft, ...],
-          expected: Expected, max_tokens: int, unique: tuple[str, ...] = (), template: Template = "ctxprobe",
-          length_convention: LengthConvention = "prompt", ruler_gap: str = "\n",
-          ruler_generation_tokens: int = RULER_GENERATION_TOKENS, context_opening: str | None = None,
-          ruler_prefix_gap: str = " ", document_start: int | None = None, lang: Lang = "en") -> Draft:
+def frame(
+    head: str,
+    question: str,
+    prefix: str,
+    mode: Mode,
+    needles: tuple[NeedleDraft, ...],
+    expected: Expected,
+    max_tokens: int,
+    unique: tuple[str, ...] = (),
+    template: Template = "ctxprobe",
+    length_convention: LengthConvention = "prompt",
+    ruler_gap: str = "\n",
+    ruler_generation_tokens: int = RULER_GENERATION_TOKENS,
+    context_opening: str | None = None,
+    ruler_prefix_gap: str = " ",
+    document_start: int | None = None,
+    lang: Lang = "en",
+) -> Draft:
     """ctxprobe's layout: `\\n\\n{question}\\n\\n{prefix}`. RULER's (lm-eval's `ruler` tasks): the
     question after `ruler_gap` (the needle tasks' `\\n`, variable tracking's `\\n\\n`) and the answer prefix
     after `ruler_prefix_gap` (lm-eval's target delimiter, mostly one space), `\\n{question} {prefix}` (chat:
@@ -73,9 +87,19 @@ def frame(head: str, question: str, prefix: str, mode: Mode, needles: tuple[Need
     if template == "ruler":
         max_tokens = max(max_tokens, ruler_generation_tokens)
     reserve = ruler_generation_tokens if length_convention == "ruler" else 0
-    return Draft(head=head, tail=tail, question=question, answer_prefix=prefix, needles=needles,
-                 expected=expected, max_tokens=max_tokens, unique=unique, reserve_tokens=reserve,
-                 context_opening=context_opening, document_start=document_start)
+    return Draft(
+        head=head,
+        tail=tail,
+        question=question,
+        answer_prefix=prefix,
+        needles=needles,
+        expected=expected,
+        max_tokens=max_tokens,
+        unique=unique,
+        reserve_tokens=reserve,
+        context_opening=context_opening,
+        document_start=document_start,
+    )
 
 
 def join_names(items: list[str]) -> str:

@@ -23,8 +23,6 @@ import re
 from collections import deque
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
@@ -35,6 +33,7 @@ from ctxprobe.tasks.families.vocab import make_value
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 INSTRUCTIONS = (
     "You will be given a graph as a list of directed edges. All nodes are at least degree 1. You will also get a "
@@ -43,10 +42,12 @@ INSTRUCTIONS = (
     "the nodes whose shortest distance from the starting node is exactly the given depth, do not return the "
     "starting node. If asked for the parents of a node, only return the nodes that have an edge leading to the "
     "given node, do not return the given node itself.\nReturn your final answer as a list of nodes in the very "
-    "last line of your output, like \"Final Answer: [node1, node2, node3]\"; for the empty set, \"Final Answer: []\"."
+    'last line of your output, like "Final Answer: [node1, node2, node3]"; for the empty set, "Final Answer: []".'
 )
-EXAMPLE = ("\n\nExample:\nThe graph has the following edges:\nuvwx -> alke\nabcd -> uvwx\nabcd -> efgh\nefgh -> uvwx\n"
-           "Operation:\nPerform a BFS from node abcd with depth 1.\nFinal Answer: [uvwx, efgh]")
+EXAMPLE = (
+    "\n\nExample:\nThe graph has the following edges:\nuvwx -> alke\nabcd -> uvwx\nabcd -> efgh\nefgh -> uvwx\n"
+    "Operation:\nPerform a BFS from node abcd with depth 1.\nFinal Answer: [uvwx, efgh]"
+)
 EDGES_HEAD = "\n\nHere is the graph to operate on:\nThe graph has the following edges:\n"
 PREFIX = "Final Answer: ["
 ID_KIND = "hex10"
@@ -58,11 +59,14 @@ DATASET_COLUMNS = ("prompt", "answer_nodes", "problem_type")
 class GraphwalkParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    query: Literal["bfs", "parents"] = Field("bfs", description="bfs (the nodes at exactly `depth` from a start) "
-                                             "or parents (the nodes with an edge into a node)")
+    query: Literal["bfs", "parents"] = Field(
+        "bfs",
+        description="bfs (the nodes at exactly `depth` from a start) or parents (the nodes with an edge into a node)",
+    )
     depth: int = Field(2, ge=1, le=8, description="bfs: the distance from the start node")
-    dataset: str | None = Field(None, description="hf:PATH: OpenAI's GraphWalks parquet, kept locally, instead of "
-                                "generated graphs")
+    dataset: str | None = Field(
+        None, description="hf:PATH: OpenAI's GraphWalks parquet, kept locally, instead of generated graphs"
+    )
     dataset_sha256: str | None = digest_field()
 
     @model_validator(mode="after")
@@ -135,8 +139,16 @@ class Graphwalk(Sized):
             answers = parents_of(edges, node)
             question = f"Operation:\nFind the parents of node {node}."
         head = INSTRUCTIONS + EXAMPLE + EDGES_HEAD + "\n".join(f"{u} -> {v}" for u, v in edges)
-        return frame(head, question, PREFIX, mode, (), Expected(kind="nodes", answers=answers),
-                     max_tokens=answer_tokens(answers), document_start=len(INSTRUCTIONS))
+        return frame(
+            head,
+            question,
+            PREFIX,
+            mode,
+            (),
+            Expected(kind="nodes", answers=answers),
+            max_tokens=answer_tokens(answers),
+            document_start=len(INSTRUCTIONS),
+        )
 
 
 def answer_tokens(answers: list[str]) -> int:
@@ -146,8 +158,9 @@ def answer_tokens(answers: list[str]) -> int:
 def _published(p: GraphwalkParams) -> list[dict[str, Any]]:
     """The published rows of the query's type, shortest first."""
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS, p.dataset_sha256)
-            if r["problem_type"] == p.query]
+    rows = [
+        r for r in load_rows(p.dataset, "GraphWalks", DATASET_COLUMNS, p.dataset_sha256) if r["problem_type"] == p.query
+    ]
     return some_rows(rows, p.dataset, f"problem_type {p.query}")
 
 
@@ -157,8 +170,15 @@ def _published_draft(p: GraphwalkParams, mode: Mode, rng: random.Random, size: i
     row = row_at(_published(p), size, rng)
     answers = [str(n) for n in row["answer_nodes"]]
     tail, prefix = ("\n\n" + PREFIX, PREFIX) if mode == "completions" else ("", "")
-    return Draft(head=str(row["prompt"]), tail=tail, question="", answer_prefix=prefix, needles=(),
-                 expected=Expected(kind="nodes", answers=answers), max_tokens=answer_tokens(answers))
+    return Draft(
+        head=str(row["prompt"]),
+        tail=tail,
+        question="",
+        answer_prefix=prefix,
+        needles=(),
+        expected=Expected(kind="nodes", answers=answers),
+        max_tokens=answer_tokens(answers),
+    )
 
 
 _FINAL = re.compile(r"Final Answer: ?\[(.*)\]")
@@ -193,11 +213,13 @@ def score_nodes(sample: Sample, text: str) -> Score:
     nodes = final_answer(body)
     if nodes is None:  # a format error scores 0; what it listed is extracted (a long wrong list is wrong, not cut off)
         listed = body.rstrip().split("\n")[-1].partition("Final Answer:")[2].strip(" [")
-        return Score(extracted=[n.strip() for n in listed.split(",") if n.strip()], correct=False, partial=0.0,
-                     unit=UNIT)
+        return Score(
+            extracted=[n.strip() for n in listed.split(",") if n.strip()], correct=False, partial=0.0, unit=UNIT
+        )
     answered, truth = set(nodes), set(sample.expected.answers)
-    return Score(extracted=list(dict.fromkeys(nodes)), correct=answered == truth, partial=set_f1(answered, truth),
-                 unit=UNIT)
+    return Score(
+        extracted=list(dict.fromkeys(nodes)), correct=answered == truth, partial=set_f1(answered, truth), unit=UNIT
+    )
 
 
 UNIT = "last line"  # the answer slot GraphWalks reads (the record states it)

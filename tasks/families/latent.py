@@ -27,23 +27,24 @@ import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.reading import CandidateKind, read
 from ctxprobe.tasks.answers.region import AnswerRegion
 from ctxprobe.tasks.answers.verdict import Score
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
-from ctxprobe.tasks.families.vocab import chain_taken
 from ctxprobe.tasks.families.latent_table import Association, associations, character_names, lexical_overlap
+from ctxprobe.tasks.families.vocab import chain_taken
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # A latent question may share no content word with its needle: NoLiMa's point is a cue without a word.
 MAX_LATENT_OVERLAP = 0.0
-HEAD = ("You will answer a question based on the following text. Use the information provided in the text to "
-        "answer: your answer should be based on either explicitly stated facts or strong, logical inferences.")
+HEAD = (
+    "You will answer a question based on the following text. Use the information provided in the text to "
+    "answer: your answer should be based on either explicitly stated facts or strong, logical inferences."
+)
 PREFIX = "Answer: the character's name is"
 ANSWER_TOKENS = 24  # a name, or the sentence a base model writes around one ("the one who has been to Dresden, Yuki")
 
@@ -58,36 +59,57 @@ class Templates:
 
 
 TEMPLATES: dict[str, Templates] = {
-    "landmark": Templates("Actually, {name} lives next to {entity}.", "Actually, {entity} is next to where {name} lives.",
-                          ("Which character has been to {asked}?", "Which character has been to {asked}?")),
-    "work": Templates("{name} keeps a worn copy of {entity} on the nightstand.",
-                      "A worn copy of {entity} sits on the nightstand of {name}.",
-                      ("Which character owns a book written by {asked}?",
-                       "Which character owns a book written by an author from {asked}?")),
-    "painting": Templates("{name} once stood for an hour in front of {entity}.",
-                          "In front of {entity}, {name} once stood for an hour.",
-                          ("Which character has seen a painting by {asked}?",
-                           "Which character has seen a painting by an artist from {asked}?")),
-    "dish": Templates("{name} cooked {entity} for the whole family last night.",
-                      "Last night, {entity} was cooked for the whole family by {name}.",
-                      ("Which character has eaten a dish from {asked}?", "")),
-    "element": Templates("{name} keeps a sealed jar of {entity} in the garage.",
-                         "A sealed jar of {entity} is kept in the garage by {name}.",
-                         ("Which character has a sample of the element with the symbol {asked}?", "")),
+    "landmark": Templates(
+        "Actually, {name} lives next to {entity}.",
+        "Actually, {entity} is next to where {name} lives.",
+        ("Which character has been to {asked}?", "Which character has been to {asked}?"),
+    ),
+    "work": Templates(
+        "{name} keeps a worn copy of {entity} on the nightstand.",
+        "A worn copy of {entity} sits on the nightstand of {name}.",
+        (
+            "Which character owns a book written by {asked}?",
+            "Which character owns a book written by an author from {asked}?",
+        ),
+    ),
+    "painting": Templates(
+        "{name} once stood for an hour in front of {entity}.",
+        "In front of {entity}, {name} once stood for an hour.",
+        (
+            "Which character has seen a painting by {asked}?",
+            "Which character has seen a painting by an artist from {asked}?",
+        ),
+    ),
+    "dish": Templates(
+        "{name} cooked {entity} for the whole family last night.",
+        "Last night, {entity} was cooked for the whole family by {name}.",
+        ("Which character has eaten a dish from {asked}?", ""),
+    ),
+    "element": Templates(
+        "{name} keeps a sealed jar of {entity} in the garage.",
+        "A sealed jar of {entity} is kept in the garage by {name}.",
+        ("Which character has a sample of the element with the symbol {asked}?", ""),
+    ),
 }
 
 
 class LatentParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    hops: Literal[1, 2] = Field(1, description="1: the question names the needle entity's association; 2: an "
-                                "association of that association")
-    direction: Literal["default", "inverted"] = Field("default", description="default: the character before the "
-                                                      "entity in the needle; inverted: the entity first")
-    cue: Literal["latent", "literal"] = Field("latent", description="latent: the question shares no word with the "
-                                              "needle; literal: the control, the asked entity written in the needle")
+    hops: Literal[1, 2] = Field(
+        1, description="1: the question names the needle entity's association; 2: an association of that association"
+    )
+    direction: Literal["default", "inverted"] = Field(
+        "default", description="default: the character before the entity in the needle; inverted: the entity first"
+    )
+    cue: Literal["latent", "literal"] = Field(
+        "latent",
+        description="latent: the question shares no word with the "
+        "needle; literal: the control, the asked entity written in the needle",
+    )
     kind: Literal["any", "landmark", "work", "painting", "dish", "element"] = Field(
-        "any", description="the associations drawn from: one kind, or any that has the asked hop")
+        "any", description="the associations drawn from: one kind, or any that has the asked hop"
+    )
 
     @model_validator(mode="after")
     def _kind_has_hops(self) -> LatentParams:
@@ -115,7 +137,7 @@ def _held(row: Association) -> set[str]:
     return {t for t in (row.entity, row.first, row.second) if t}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def groups(p: LatentParams) -> tuple[int, ...]:
     """Each eligible row's group: rows that share an entity, a first or a second hop, directly or through
     others, are one group. A nested chain takes one row of a group at most, so each cell costs one group
@@ -154,18 +176,30 @@ class Latent:
             rows = tuple(row for i, row in enumerate(rows) if group[i] not in used)
             names = tuple(name for name in names if name not in taken)
             if not rows or not names:
-                raise UserError(f"layout nested: latent ({p.kind}, hops {p.hops}) has no association or name left "
-                                f"for another cell of the chain (it holds {self.nested_capacity(p)})")
+                raise UserError(
+                    f"layout nested: latent ({p.kind}, hops {p.hops}) has no association or name left "
+                    f"for another cell of the chain (it holds {self.nested_capacity(p)})"
+                )
         row = rows[rng.randrange(len(rows))]
         name = names[rng.randrange(len(names))]
         needle, question = latent_sentences(row, name, p.hops, p.direction, p.cue)
         overlap = lexical_overlap(question, needle)
         if p.cue == "latent" and overlap > MAX_LATENT_OVERLAP:
-            raise UserError(f"latent needle {needle!r} shares {overlap:.2f} of the question's content words "
-                            f"(more than {MAX_LATENT_OVERLAP}): fix the association table")
+            raise UserError(
+                f"latent needle {needle!r} shares {overlap:.2f} of the question's content words "
+                f"(more than {MAX_LATENT_OVERLAP}): fix the association table"
+            )
         unique = tuple(t for t in (name, row.entity, row.first, row.second) if t)
-        draft = frame(HEAD, question, PREFIX, mode, (NeedleDraft(role="target", text=needle, answer=name, depth=depth),),
-                      Expected(kind="name", answers=[name]), max_tokens=ANSWER_TOKENS, unique=unique)
+        draft = frame(
+            HEAD,
+            question,
+            PREFIX,
+            mode,
+            (NeedleDraft(role="target", text=needle, answer=name, depth=depth),),
+            Expected(kind="name", answers=[name]),
+            max_tokens=ANSWER_TOKENS,
+            unique=unique,
+        )
         return replace(draft, measures={"lexical_overlap": round(overlap, 4)})
 
 

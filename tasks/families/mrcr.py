@@ -27,8 +27,6 @@ import random
 from difflib import SequenceMatcher
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
@@ -39,6 +37,7 @@ from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HEAD = "The following is a conversation between a user and an assistant."
 FILL_WORDS = 256  # the fill exchange's answer at most: more tokens than the longest filler turn
@@ -50,10 +49,12 @@ Message = dict[str, str]
 class MrcrParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    needles: Literal[2, 4, 8] = Field(2, description="identical requests in the conversation; one of their answers "
-                                      "is asked for")
-    dataset: str | None = Field(None, description="hf:PATH: OpenAI's MRCR parquet, kept locally, instead of "
-                                "generated conversations")
+    needles: Literal[2, 4, 8] = Field(
+        2, description="identical requests in the conversation; one of their answers is asked for"
+    )
+    dataset: str | None = Field(
+        None, description="hf:PATH: OpenAI's MRCR parquet, kept locally, instead of generated conversations"
+    )
     dataset_sha256: str | None = digest_field()
 
     @model_validator(mode="after")
@@ -64,8 +65,10 @@ class MrcrParams(BaseModel):
 
 
 def final_request(hash_: str, index: int, kind: str, topic: str) -> str:
-    return (f"Prepend {hash_} to the {mrcr_text.ordinal(index)} (1 indexed) {kind} about {topic}. "
-            "Do not include any other text in your response.")
+    return (
+        f"Prepend {hash_} to the {mrcr_text.ordinal(index)} (1 indexed) {kind} about {topic}. "
+        "Do not include any other text in your response."
+    )
 
 
 def transcript(messages: list[Message]) -> tuple[str, str]:
@@ -96,8 +99,9 @@ class Mrcr(Sized):
     def sized_draft(self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int) -> Draft:
         return self.sized_draft_at(params, mode, rng, length, size, 0.0)
 
-    def sized_draft_at(self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int,
-                       depth: float, fill: int = 0) -> Draft:
+    def sized_draft_at(
+        self, params: BaseModel, mode: Mode, rng: random.Random, length: int, size: int, depth: float, fill: int = 0
+    ) -> Draft:
         """The conversation with `size` filler turns, and with `fill` > 0 one more just before the last filler
         whose answer is its first `fill` words; the needles and the question are drawn first, and the fill's
         words from a generator of their own, so every size and fill has the same needles (the builder's search
@@ -119,11 +123,20 @@ class Mrcr(Sized):
             if i < size:
                 k, t = _filler(kind, topic, rng)
                 pairs.append((mrcr_text.request(k, t), mrcr_text.answer(k, t, rng), 0))
-        messages = [m for q, a, _ in pairs for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})]
+        messages = [
+            m for q, a, _ in pairs for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})
+        ]
         messages.append({"role": "user", "content": final_request(hash_, asked, kind, topic)})
-        needles = tuple(NeedleDraft(role="target" if n == asked else "distractor", text=f"User: {q}\n\nAssistant: {a}",
-                                    answer=a, depth=round(100.0 * i / max(1, len(pairs)), 3))
-                        for i, (q, a, n) in enumerate(pairs) if n)
+        needles = tuple(
+            NeedleDraft(
+                role="target" if n == asked else "distractor",
+                text=f"User: {q}\n\nAssistant: {a}",
+                answer=a,
+                depth=round(100.0 * i / max(1, len(pairs)), 3),
+            )
+            for i, (q, a, n) in enumerate(pairs)
+            if n
+        )
         expected = Expected(kind="mrcr", answers=[hash_ + answers[asked - 1], hash_])
         return _draft(messages, mode, expected, needles)
 
@@ -154,8 +167,9 @@ def _filler(kind: str, topic: str, rng: random.Random) -> tuple[str, str]:
 
 def _published(p: MrcrParams) -> list[dict[str, Any]]:
     assert p.dataset is not None
-    rows = [r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS, p.dataset_sha256)
-            if int(r["n_needles"]) == p.needles]
+    rows = [
+        r for r in load_rows(p.dataset, "MRCR", DATASET_COLUMNS, p.dataset_sha256) if int(r["n_needles"]) == p.needles
+    ]
     return some_rows(rows, p.dataset, f"n_needles {p.needles}")
 
 
@@ -171,10 +185,25 @@ def _draft(messages: list[Message], mode: Mode, expected: Expected, needles: tup
     head, tail = transcript(messages)
     max_tokens = 64 + len(expected.answers[0]) // 2
     if mode == "chat":
-        return Draft(head=head, tail=tail, question=messages[-1]["content"], answer_prefix="", needles=needles,
-                     expected=expected, max_tokens=max_tokens, messages=tuple(messages))
-    return Draft(head=head, tail=tail, question=messages[-1]["content"], answer_prefix="Assistant:",
-                 needles=needles, expected=expected, max_tokens=max_tokens)
+        return Draft(
+            head=head,
+            tail=tail,
+            question=messages[-1]["content"],
+            answer_prefix="",
+            needles=needles,
+            expected=expected,
+            max_tokens=max_tokens,
+            messages=tuple(messages),
+        )
+    return Draft(
+        head=head,
+        tail=tail,
+        question=messages[-1]["content"],
+        answer_prefix="Assistant:",
+        needles=needles,
+        expected=expected,
+        max_tokens=max_tokens,
+    )
 
 
 NEXT_TURN = "\n\nUser:"
@@ -202,8 +231,12 @@ def score_mrcr(sample: Sample, text: str) -> Score:
     if sample.recipe.mode == "completions":
         response = response.split(NEXT_TURN, 1)[0].lstrip(" ")
     ratio = mrcr_ratio(response, answer, prepend)
-    return Score(extracted=[response[: len(answer) + 40]], correct=response.strip() == answer.strip(), partial=ratio,
-                 unit="response" if sample.recipe.mode == "chat" else "response to the next turn")
+    return Score(
+        extracted=[response[: len(answer) + 40]],
+        correct=response.strip() == answer.strip(),
+        partial=ratio,
+        unit="response" if sample.recipe.mode == "chat" else "response to the next turn",
+    )
 
 
 @answer_kind("mrcr")

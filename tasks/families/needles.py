@@ -12,18 +12,22 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import JsonDict
-
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
-from ctxprobe.tasks.families.needles_file import DEFAULT_MAX_TOKENS, DEFAULT_PREFIX, AnswerKind, item_params, load_needles
+from ctxprobe.tasks.families.needles_file import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PREFIX,
+    AnswerKind,
+    item_params,
+    load_needles,
+)
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import JsonDict
 
-HEAD = ("Some facts are hidden within the following text. Read it carefully: "
-        "you will be asked about them afterwards.")
+HEAD = "Some facts are hidden within the following text. Read it carefully: you will be asked about them afterwards."
 _HIDDEN: JsonDict = {"shown": False}  # the item's text: left out of the report's variant label (the name stands for it)
 
 
@@ -32,15 +36,17 @@ class NeedlesParams(BaseModel):
 
     name: str = Field("", description="the item's id in the needle file, or a hash of its content")
     kind: AnswerKind = Field("exact", description="how the answer is scored: exact, number, set or contains")
-    needles: list[str] = Field([], description="the sentences hidden in the haystack",
-                               json_schema_extra=_HIDDEN)
+    needles: list[str] = Field([], description="the sentences hidden in the haystack", json_schema_extra=_HIDDEN)
     question: str = Field("", description="what is asked about them", json_schema_extra=_HIDDEN)
-    answers: list[str] = Field([], description="accepted answers (aliases), or the "
-                               "members of a set", json_schema_extra=_HIDDEN)
-    answer_prefix: str = Field(DEFAULT_PREFIX, description="completions mode: what the answer follows",
-                               json_schema_extra=_HIDDEN)
-    max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, le=4096, description="the answer budget",
-                            json_schema_extra=_HIDDEN)
+    answers: list[str] = Field(
+        [], description="accepted answers (aliases), or the members of a set", json_schema_extra=_HIDDEN
+    )
+    answer_prefix: str = Field(
+        DEFAULT_PREFIX, description="completions mode: what the answer follows", json_schema_extra=_HIDDEN
+    )
+    max_tokens: int = Field(
+        DEFAULT_MAX_TOKENS, ge=1, le=4096, description="the answer budget", json_schema_extra=_HIDDEN
+    )
 
 
 @task_family("needles", version="1")
@@ -74,11 +80,20 @@ class Needles:
     def draft(self, params: BaseModel, depth: float, mode: Mode, rng: random.Random) -> Draft:
         p = NeedlesParams.model_validate(params)
         if not p.needles or not p.question or not p.answers:
-            raise UserError("task family 'needles' needs the items of a needle file: give --needles FILE "
-                            "(JSONL: needle, question, answers per line)")
+            raise UserError(
+                "task family 'needles' needs the items of a needle file: give --needles FILE "
+                "(JSONL: needle, question, answers per line)"
+            )
         depths = spread_depths(depth, len(p.needles), rng, "spread")
         # A needle's `answer` is what must occur once, where it was put: the whole sentence (the user's
         # answers may be common words that the haystack also holds).
         needles = tuple(NeedleDraft(role="target", text=t, answer=t, depth=d) for t, d in zip(p.needles, depths))
-        return frame(HEAD, p.question, p.answer_prefix, mode, needles, Expected(kind=p.kind, answers=p.answers),
-                     max_tokens=p.max_tokens)
+        return frame(
+            HEAD,
+            p.question,
+            p.answer_prefix,
+            mode,
+            needles,
+            Expected(kind=p.kind, answers=p.answers),
+            max_tokens=p.max_tokens,
+        )

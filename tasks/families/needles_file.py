@@ -20,9 +20,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
 from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 AnswerKind = Literal["exact", "number", "set", "contains"]
 DEFAULT_PREFIX = "Answer:"
@@ -71,13 +70,20 @@ class NeedleItem(BaseModel):
                 raise ValueError(f"{field} holds the control character U+{ord(control):04X}: a needle file is text")
         missing = unstated(self.kind, self.accepted(), self.texts())
         if missing:
-            raise ValueError(f"the needle never states the answer {missing!r}, so no answer drawn from the context "
-                             "could be right: write the answer into the needle (kind number: as digits)")
+            raise ValueError(
+                f"the needle never states the answer {missing!r}, so no answer drawn from the context "
+                "could be right: write the answer into the needle (kind number: as digits)"
+            )
         return self
 
     def _text_fields(self) -> list[tuple[str, str]]:
-        return [("id", self.id or ""), *(("needle", t) for t in self.texts()), ("question", self.question),
-                *(("answer", a) for a in self.accepted()), ("answer_prefix", self.answer_prefix)]
+        return [
+            ("id", self.id or ""),
+            *(("needle", t) for t in self.texts()),
+            ("question", self.question),
+            *(("answer", a) for a in self.accepted()),
+            ("answer_prefix", self.answer_prefix),
+        ]
 
     def texts(self) -> list[str]:
         return [self.needle] if self.needle is not None else list(self.needles or [])
@@ -89,9 +95,14 @@ class NeedleItem(BaseModel):
     def params(self) -> dict[str, Any]:
         """The `needles` family's parameters for this item: its content, and its name (the `id`, else a
         hash of the content)."""
-        content = {"needles": [t.strip() for t in self.texts()], "question": self.question,
-                   "answers": [a.strip() for a in self.accepted()], "kind": self.kind,
-                   "answer_prefix": self.answer_prefix, "max_tokens": self.max_tokens}
+        content = {
+            "needles": [t.strip() for t in self.texts()],
+            "question": self.question,
+            "answers": [a.strip() for a in self.accepted()],
+            "kind": self.kind,
+            "answer_prefix": self.answer_prefix,
+            "max_tokens": self.max_tokens,
+        }
         name = self.id or hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:10]
         return {"name": name, **content}
 
@@ -118,7 +129,9 @@ def unstated(kind: str, answers: list[str], needles: list[str]) -> str | None:
 
     def stated(answer: str) -> bool:
         wanted = " ".join(_WORDS.findall(unicodedata.normalize("NFKC", answer).casefold()))
-        return bool(wanted) and f" {wanted} " in words or kind == "number" and parse_number(answer) in values - {None}
+        return (bool(wanted) and f" {wanted} " in words) or (
+            kind == "number" and parse_number(answer) in values - {None}
+        )
 
     if kind == "set":
         return next((a for a in answers if not stated(a)), None)

@@ -73,8 +73,9 @@ _REASONING_TAG = re.compile(r"</?think>", re.I)
 def score_rule(kind: str, region: AnswerRegion, answers: list[str], question: str) -> Score:
     """Score the answer slot by the item's kind. A reasoning block's tags after the answer end a line: what it
     holds is offered on its own."""
-    region = replace(region, lines=tuple(line for line in _REASONING_TAG.sub("\n", region.text).split("\n")
-                                         if line.strip()))
+    region = replace(
+        region, lines=tuple(line for line in _REASONING_TAG.sub("\n", region.text).split("\n") if line.strip())
+    )
     if kind == "exact":
         return _exact(region, answers)
     if kind == "number":
@@ -115,8 +116,11 @@ def _number(region: AnswerRegion, answers: list[str], question: str) -> Score:
     # a number written in a disguise (`1-483`, words, `1.483e3`, `1483rd`) is another number offered, never the answer
     asked_digits = {n for n, _, _ in canonical_numbers(question)}
     disguised = [w for n, w, plain in canonical_numbers(region.text) if not plain and n not in asked_digits]
-    correct = bool(given) and not disguised and any(
-        all(abs(g - a) <= 1e-9 * max(1.0, abs(a)) for g in given) for a in accepted)
+    correct = (
+        bool(given)
+        and not disguised
+        and any(all(abs(g - a) <= 1e-9 * max(1.0, abs(a)) for g in given) for a in accepted)
+    )
     return Score(extracted=[f"{g:g}" for g in given] + disguised, correct=correct, partial=float(correct))
 
 
@@ -130,11 +134,55 @@ _ITEM_SPLIT = re.compile(r"[,;&\u3001\uff0c\uff1b]|\b(?:and|or)\b", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+(?!(?:or|either|maybe|perhaps|possibly)\b)|\n|\u3002", re.I)
 _LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
 # hedges around an item ("maybe roses", "lilies too"), left out of it
-_HEDGES = frozenset("also maybe perhaps possibly probably too both etc well as".split())
+_HEDGES = frozenset(["also", "maybe", "perhaps", "possibly", "probably", "too", "both", "etc", "well", "as"])
 # a piece of nothing but these names no item ("It was", "and so on")
 _NO_ITEM = _HEDGES | frozenset(
-    "so on then there here it its this that these those he she they we you i is are was were be been am has have "
-    "had do does did will would can could of in at by for to from with all".split())
+    [
+        "so",
+        "on",
+        "then",
+        "there",
+        "here",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "he",
+        "she",
+        "they",
+        "we",
+        "you",
+        "i",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "can",
+        "could",
+        "of",
+        "in",
+        "at",
+        "by",
+        "for",
+        "to",
+        "from",
+        "with",
+        "all",
+    ]
+)
 
 
 def _item(piece: str) -> str:

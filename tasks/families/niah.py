@@ -21,16 +21,22 @@ import random
 from dataclasses import replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from ctxprobe.tasks.absent import absent_field
 from ctxprobe.tasks.families import chinese
+from ctxprobe.tasks.families.framing import (
+    Lang,
+    LengthConvention,
+    Template,
+    english_only,
+    frame,
+    join_names,
+    lang_field,
+)
 from ctxprobe.tasks.families.niah_similar import similar_distractors
-from ctxprobe.tasks.families.framing import (Lang, LengthConvention, Template, english_only, frame, join_names,
-                                            lang_field)
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("UUID", "UUIDs")}
 _RULER_NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("uuid", "uuids")}
@@ -41,23 +47,30 @@ class NiahParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     variant: Literal["single", "multikey", "multivalue", "multiquery"] = Field(
-        "single", description="single, multikey (distractor keys), multivalue (all values of one key), multiquery (several keys)"
+        "single",
+        description="single, multikey (distractor keys), multivalue (all values of one key), multiquery (several keys)",
     )
     value_kind: Literal["number", "word", "uuid"] = Field("number", description="7-digit number, word or UUID")
-    key_kind: Literal["word", "uuid"] = Field("word", description="adjective-noun key, or a UUID (RULER's niah_multikey_3)")
+    key_kind: Literal["word", "uuid"] = Field(
+        "word", description="adjective-noun key, or a UUID (RULER's niah_multikey_3)"
+    )
     distractors: int = Field(3, ge=1, le=64, description="multikey: needles with other keys")
     values: int = Field(4, ge=2, le=32, description="multivalue: values for the one key")
     queries: int = Field(4, ge=2, le=32, description="multiquery: keys asked at once")
     placement: Literal["random", "spread"] = Field("random", description="where needles other than the target go")
     template: Template = Field("ctxprobe", description="prompt layout: ctxprobe's, or RULER's exact strings")
     length_convention: LengthConvention = Field(
-        "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens")
+        "prompt", description="prompt: the length is the prompt's; ruler: it includes 128 generated tokens"
+    )
     lang: Lang = lang_field()
     distractors_kind: Literal["other", "similar"] = Field(
-        "other", description="multikey's distractors: needles with other keys; similar (single or multikey): "
-        "`distractors` near copies of the target (a near key, a near key with a near value, the target key's twin)")
+        "other",
+        description="multikey's distractors: needles with other keys; similar (single or multikey): "
+        "`distractors` near copies of the target (a near key, a near key with a near value, the target key's twin)",
+    )
     haystack_order: Literal["coherent", "shuffled"] = Field(
-        "coherent", description="the haystack's sentences in their own order, or in a seeded random one")
+        "coherent", description="the haystack's sentences in their own order, or in a seeded random one"
+    )
     absent: bool = absent_field()
 
     @model_validator(mode="after")
@@ -95,8 +108,11 @@ class Niah:
 
         def needle(role: str, key: str, d: float) -> str:
             value = make_value(p.value_kind, rng, values)
-            sentence = (chinese.niah_needle(p.value_kind, key, value) if p.lang == "zh"
-                        else f"One of the special magic {many} for {key} is: {value}.")
+            sentence = (
+                chinese.niah_needle(p.value_kind, key, value)
+                if p.lang == "zh"
+                else f"One of the special magic {many} for {key} is: {value}."
+            )
             needles.append(NeedleDraft(role=role, text=sentence, answer=value, depth=d))
             return value
 
@@ -126,8 +142,18 @@ class Niah:
             return self._ruler(p, asked, plural, mode, tuple(needles), expected, tuple(keys))
         if p.lang == "zh":
             head, question, prefix = chinese.niah_frame(p.value_kind, asked, plural)
-            return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=_max_tokens(p, expected),
-                         unique=tuple(keys), length_convention=p.length_convention, lang=p.lang)
+            return frame(
+                head,
+                question,
+                prefix,
+                mode,
+                tuple(needles),
+                expected,
+                max_tokens=_max_tokens(p, expected),
+                unique=tuple(keys),
+                length_convention=p.length_convention,
+                lang=p.lang,
+            )
         keys_text = join_names(asked)
         head = (
             f"Some special magic {many} are hidden within the following text. "
@@ -139,30 +165,60 @@ class Niah:
         else:
             question = f"What is the special magic {one} for {keys_text} mentioned in the provided text?"
             prefix = f"The special magic {one} for {keys_text} mentioned in the provided text is"
-        return frame(head, question, prefix, mode, tuple(needles), expected, max_tokens=_max_tokens(p, expected),
-                     unique=tuple(keys), length_convention=p.length_convention)
+        return frame(
+            head,
+            question,
+            prefix,
+            mode,
+            tuple(needles),
+            expected,
+            max_tokens=_max_tokens(p, expected),
+            unique=tuple(keys),
+            length_convention=p.length_convention,
+        )
 
     @staticmethod
-    def _ruler(p: NiahParams, asked: list[str], plural: bool, mode: Mode, needles: tuple[NeedleDraft, ...],
-               expected: Expected, keys: tuple[str, ...]) -> Draft:
+    def _ruler(
+        p: NiahParams,
+        asked: list[str],
+        plural: bool,
+        mode: Mode,
+        needles: tuple[NeedleDraft, ...],
+        expected: Expected,
+        keys: tuple[str, ...],
+    ) -> Draft:
         """RULER's strings (lm-eval `tasks/ruler/niah_utils.py` TEMPLATE and `prepare_niah.py`): singular
         wording when one value is asked, `a, b, and c` for several keys."""
         one, many = _RULER_NOUN[p.value_kind]
         query = asked[0] if len(asked) == 1 else ", ".join(asked[:-1]) + ", and " + asked[-1]
         if plural:
-            head = (f"Some special magic {many} are hidden within the following text. Make sure to memorize it. "
-                    f"I will quiz you about the {many} afterwards.")
+            head = (
+                f"Some special magic {many} are hidden within the following text. Make sure to memorize it. "
+                f"I will quiz you about the {many} afterwards."
+            )
             question = f"What are all the special magic {many} for {query} mentioned in the provided text?"
             prefix = f"The special magic {many} for {query} mentioned in the provided text are"
         else:
-            head = (f"A special magic {one} is hidden within the following text. Make sure to memorize it. "
-                    f"I will quiz you about the {one} afterwards.")
+            head = (
+                f"A special magic {one} is hidden within the following text. Make sure to memorize it. "
+                f"I will quiz you about the {one} afterwards."
+            )
             question = f"What is the special magic {one} for {query} mentioned in the provided text?"
             prefix = f"The special magic {one} for {query} mentioned in the provided text is"
-        return frame(head, question, prefix, mode, needles, expected, max_tokens=_max_tokens(p, expected),
-                     unique=keys, template="ruler", length_convention=p.length_convention, context_opening="\n")
+        return frame(
+            head,
+            question,
+            prefix,
+            mode,
+            needles,
+            expected,
+            max_tokens=_max_tokens(p, expected),
+            unique=keys,
+            template="ruler",
+            length_convention=p.length_convention,
+            context_opening="\n",
+        )
 
 
 def _max_tokens(p: NiahParams, expected: Expected) -> int:
     return 8 + _TOKENS_PER_VALUE[p.value_kind] * len(expected.answers)
-

@@ -35,15 +35,23 @@ def near_value(value: str, kind: str, rng: random.Random, taken: set[str]) -> st
             alphabet = string.digits if kind == "number" else "0123456789abcdef"
             spots = [i for i, c in enumerate(value) if c in alphabet and not (kind == "number" and i == 0)]
             at = rng.choice(spots)
-            candidate = value[:at] + rng.choice([c for c in alphabet if c != value[at]]) + value[at + 1:]
+            candidate = value[:at] + rng.choice([c for c in alphabet if c != value[at]]) + value[at + 1 :]
         if candidate not in taken:
             taken.add(candidate)
             return candidate
     return make_value(kind, rng, taken)
 
 
-def similar_distractors(target: str, value: str, kind: str, many: str, depths: list[float], rng: random.Random,
-                        keys: set[str], values: set[str]) -> list[NeedleDraft]:
+def similar_distractors(
+    target: str,
+    value: str,
+    kind: str,
+    many: str,
+    depths: list[float],
+    rng: random.Random,
+    keys: set[str],
+    values: set[str],
+) -> list[NeedleDraft]:
     """One distractor per depth, the three forms in turn."""
     out = []
     for i, depth in enumerate(depths):
@@ -53,6 +61,12 @@ def similar_distractors(target: str, value: str, kind: str, many: str, depths: l
         else:
             key = near_key(target, rng, keys)
             answer = make_value(kind, rng, values) if form == 0 else near_value(value, kind, rng, values)
-        out.append(NeedleDraft(role="distractor", text=f"One of the special magic {many} for {key} is: {answer}.",
-                               answer=answer, depth=depth))
+        out.append(
+            NeedleDraft(
+                role="distractor",
+                text=f"One of the special magic {many} for {key} is: {answer}.",
+                answer=answer,
+                depth=depth,
+            )
+        )
     return out

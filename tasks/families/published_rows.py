@@ -26,8 +26,9 @@ def load_rows(spec: str, what: str, columns: tuple[str, ...], digest: str | None
         raise UserError(f"{what} dataset {spec!r}: no rows")
     missing = [c for c in columns if c not in rows[0]]
     if missing:
-        raise UserError(f"{what} dataset {spec!r}: rows need the columns {', '.join(columns)}; "
-                        f"missing {', '.join(missing)}")
+        raise UserError(
+            f"{what} dataset {spec!r}: rows need the columns {', '.join(columns)}; missing {', '.join(missing)}"
+        )
     return rows
 
 
@@ -68,5 +69,9 @@ def with_published_dataset(tasks: list[dict[str, Any]], family: str, dataset: st
     tasks = list(tasks)
     if not any(task["family"] == family for task in tasks):
         tasks.append({"family": family, "params": {}})
-    return [{**task, "params": {**(task.get("params") or {}), "dataset": dataset}}
-            if task["family"] == family and not (task.get("params") or {}).get("dataset") else task for task in tasks]
+    return [
+        {**task, "params": {**(task.get("params") or {}), "dataset": dataset}}
+        if task["family"] == family and not (task.get("params") or {}).get("dataset")
+        else task
+        for task in tasks
+    ]

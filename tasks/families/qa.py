@@ -15,8 +15,6 @@ import random
 import sys
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.dataset_digest import digest_field
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
@@ -25,10 +23,12 @@ from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 from ctxprobe.tasks.sized import Sized
+from pydantic import BaseModel, ConfigDict, Field
 
 GENERATION_TOKENS = 32
-INSTRUCTION = ("Answer the question based on the given documents. "
-               "Only give me the answer and do not output any other words.")
+INSTRUCTION = (
+    "Answer the question based on the given documents. Only give me the answer and do not output any other words."
+)
 HEAD = f"{INSTRUCTION}\n\nThe following are given documents.\n\n"
 PREFIX = "Answer:"
 
@@ -36,7 +36,9 @@ PREFIX = "Answer:"
 class QaParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    dataset: str | None = Field(None, description="hf:PATH: a local .parquet, .json or .jsonl with SQuAD or HotpotQA fields")
+    dataset: str | None = Field(
+        None, description="hf:PATH: a local .parquet, .json or .jsonl with SQuAD or HotpotQA fields"
+    )
     dataset_sha256: str | None = digest_field()
     expect: Literal["any", "squad", "hotpotqa"] = Field("any", description="refuse a dataset of the other format")
     template: Template = template_field()
@@ -45,8 +47,10 @@ class QaParams(BaseModel):
 
 def dataset_of(p: QaParams) -> QaData:
     if p.dataset is None:
-        raise UserError("task family 'qa' needs a dataset: give --qa hf:PATH (a local parquet or JSON file "
-                        "with SQuAD or HotpotQA fields) or params.dataset")
+        raise UserError(
+            "task family 'qa' needs a dataset: give --qa hf:PATH (a local parquet or JSON file "
+            "with SQuAD or HotpotQA fields) or params.dataset"
+        )
     data = load_qa(p.dataset, p.dataset_sha256)
     if p.expect != "any" and data.format != p.expect:
         raise UserError(f"QA dataset {p.dataset!r} has {data.format} fields, but this task expects {p.expect}")
@@ -77,8 +81,11 @@ class Qa(Sized):
                 task = {**task, "params": {**params, "dataset": fitting[0]}}
             out.append(task)
         if len(out) < len(tasks):
-            print(f"note: {len(tasks) - len(out)} qa task(s) left out: give --qa hf:PATH[,hf:PATH] (SQuAD "
-                  "and HotpotQA files) to run them", file=sys.stderr)
+            print(
+                f"note: {len(tasks) - len(out)} qa task(s) left out: give --qa hf:PATH[,hf:PATH] (SQuAD "
+                "and HotpotQA files) to run them",
+                file=sys.stderr,
+            )
         if not out:
             raise UserError("the suite's tasks are all qa tasks: give --qa hf:PATH")
         return out
@@ -90,10 +97,20 @@ class Qa(Sized):
         documents = [data.documents[i] for i in _documents(question, len(data.documents), size, rng)]
         context = "\n\n".join(f"Document {i + 1}:\n{d}" for i, d in enumerate(documents))
         head = f"{HEAD}{context}\n\n{INSTRUCTION}"
-        return frame(head, f"Question: {question.query}", PREFIX, mode, (),
-                     Expected(kind="any", answers=list(question.answers)), max_tokens=GENERATION_TOKENS,
-                     template=p.template, length_convention=p.length_convention, ruler_gap="\n\n",
-                     ruler_generation_tokens=GENERATION_TOKENS, document_start=len(INSTRUCTION))
+        return frame(
+            head,
+            f"Question: {question.query}",
+            PREFIX,
+            mode,
+            (),
+            Expected(kind="any", answers=list(question.answers)),
+            max_tokens=GENERATION_TOKENS,
+            template=p.template,
+            length_convention=p.length_convention,
+            ruler_gap="\n\n",
+            ruler_generation_tokens=GENERATION_TOKENS,
+            document_start=len(INSTRUCTION),
+        )
 
 
 def _documents(question: Question, total: int, size: int, rng: random.Random) -> list[int]:

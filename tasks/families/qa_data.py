@@ -61,10 +61,13 @@ def _load(path: str, size: int, mtime: int) -> QaData:
         if {"question", "answers", "context"} <= first.keys():
             return _squad(rows)
     except (KeyError, TypeError, ValueError) as error:  # a later row without a field, a context of another shape
-        raise UserError(f"QA dataset {path}: a row does not have the first row's shape "
-                        f"({type(error).__name__}: {error})") from None
-    raise UserError(f"QA dataset {path}: rows need SQuAD's fields (context, question, answers) or HotpotQA's "
-                    f"(context, question, answer); found {', '.join(sorted(first))}")
+        raise UserError(
+            f"QA dataset {path}: a row does not have the first row's shape ({type(error).__name__}: {error})"
+        ) from None
+    raise UserError(
+        f"QA dataset {path}: rows need SQuAD's fields (context, question, answers) or HotpotQA's "
+        f"(context, question, answer); found {', '.join(sorted(first))}"
+    )
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -81,9 +84,18 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     except json.JSONDecodeError as error:
         raise UserError(f"QA dataset {path}: cannot read it: {str(error).splitlines()[0]}") from None
     if isinstance(data, dict) and isinstance(data.get("data"), list):  # the official SQuAD JSON
-        return [{"title": article.get("title", ""), "context": p["context"], "question": qa["question"],
-                 "answers": qa.get("answers", []), "is_impossible": qa.get("is_impossible", False)}
-                for article in data["data"] for p in article["paragraphs"] for qa in p["qas"]]
+        return [
+            {
+                "title": article.get("title", ""),
+                "context": p["context"],
+                "question": qa["question"],
+                "answers": qa.get("answers", []),
+                "is_impossible": qa.get("is_impossible", False),
+            }
+            for article in data["data"]
+            for p in article["paragraphs"]
+            for qa in p["qas"]
+        ]
     if not isinstance(data, list) or not all(isinstance(row, dict) for row in data):
         raise UserError(f"QA dataset {path}: expected a list of records")
     return data
@@ -117,13 +129,16 @@ def _squad(rows: list[dict[str, Any]]) -> QaData:
 def _paragraphs(context: Any) -> list[str]:
     # HF hotpot_qa: {"title": [...], "sentences": [[...]]}; the original JSON: [[title, [sentences]]]
     pairs: Iterable[tuple[Any, Any]] = (
-        zip(context["title"], context["sentences"]) if isinstance(context, dict) else ((t, s) for t, s in context))
+        zip(context["title"], context["sentences"]) if isinstance(context, dict) else ((t, s) for t, s in context)
+    )
     return [f"{title}\n{''.join(sentences)}" for title, sentences in pairs]
 
 
 def _hotpotqa(rows: list[dict[str, Any]]) -> QaData:
     documents = sorted({d for r in rows for d in _paragraphs(r["context"])})
     index = {d: i for i, d in enumerate(documents)}
-    questions = tuple(Question(str(r["question"]), (str(r["answer"]),),
-                               tuple(index[d] for d in _paragraphs(r["context"]))) for r in rows)
+    questions = tuple(
+        Question(str(r["question"]), (str(r["answer"]),), tuple(index[d] for d in _paragraphs(r["context"])))
+        for r in rows
+    )
     return QaData("hotpotqa", tuple(documents), questions)

@@ -13,9 +13,8 @@ a code or clause answer is no value of a kind a reply could be caught inventing,
 from __future__ import annotations
 
 import random
-from typing import Callable, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from collections.abc import Callable
+from typing import Literal
 
 from ctxprobe.tasks.absent import absent_field
 from ctxprobe.tasks.families import chinese
@@ -23,6 +22,7 @@ from ctxprobe.tasks.families.framing import Lang, english_only, frame, lang_fiel
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _VERBS = ("settle", "reconcile", "audit", "rebuild", "merge", "flush", "rotate", "price", "schedule", "archive")
 _OBJECTS = ("invoice", "ledger", "shipment", "tariff", "voucher", "parcel", "payroll", "quota", "rebate", "escrow")
@@ -31,20 +31,42 @@ _ARGS = ("batch", "ledger", "order", "account", "window", "policy", "bucket", "c
 _ATTRS = ("total", "rate", "weight", "count", "limit", "offset", "factor", "span", "cost", "share")
 _LOCALS = ("adjusted", "scaled", "pending", "carried", "blended", "net_value", "spread", "residual")
 
-_PARTIES = (("Supplier", "Customer"), ("Licensee", "Licensor"), ("Contractor", "Owner"),
-            ("Tenant", "Landlord"), ("Borrower", "Lender"), ("Distributor", "Manufacturer"))
+_PARTIES = (
+    ("Supplier", "Customer"),
+    ("Licensee", "Licensor"),
+    ("Contractor", "Owner"),
+    ("Tenant", "Landlord"),
+    ("Borrower", "Lender"),
+    ("Distributor", "Manufacturer"),
+)
 _CURRENCIES = ("EUR", "USD", "GBP", "CHF")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
-_PENALTIES = ("interest accrues at {r}% per annum", "a late fee of {r}% of the unpaid sum applies",
-              "the other party may withhold {r}% of the next payment")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_PENALTIES = (
+    "interest accrues at {r}% per annum",
+    "a late fee of {r}% of the unpaid sum applies",
+    "the other party may withhold {r}% of the next payment",
+)
 
 
 class RecallParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["hex", "uuid", "code", "clause"] = Field(
-        "hex", description="hex (access token), uuid (record id), code (a function's return line), clause (contract clause)"
+        "hex",
+        description="hex (access token), uuid (record id), code (a function's return line), clause (contract clause)",
     )
     length: int = Field(40, ge=32, le=64, description="hex: characters in the token")
     distractors: int = Field(0, ge=0, le=64, description="needles of the same kind with other keys and strings")
@@ -77,14 +99,26 @@ class Recall:
         answer = ""
         for i, d in enumerate(spread_depths(depth, p.distractors + 1, rng, p.placement)):
             key, text, string, unit = make(p, rng, keys, strings)
-            needles.append(NeedleDraft(role="target" if i == 0 else "distractor", text=text, answer=string,
-                                       depth=d, unit=unit))
+            needles.append(
+                NeedleDraft(role="target" if i == 0 else "distractor", text=text, answer=string, depth=d, unit=unit)
+            )
             if i == 0:
                 target_key, answer = key, string
-        head, question, prefix = chinese.recall_frame(p.kind, target_key) if p.lang == "zh" else _frame_text(p, target_key)
+        head, question, prefix = (
+            chinese.recall_frame(p.kind, target_key) if p.lang == "zh" else _frame_text(p, target_key)
+        )
         tokens = p.length if p.kind == "hex" else 36 if p.kind == "uuid" else len(answer) // 2
-        return frame(head, question, prefix, mode, tuple(needles), Expected(kind="string", answers=[answer]),
-                     max_tokens=16 + tokens, unique=tuple(sorted(keys)), lang=p.lang)
+        return frame(
+            head,
+            question,
+            prefix,
+            mode,
+            tuple(needles),
+            Expected(kind="string", answers=[answer]),
+            max_tokens=16 + tokens,
+            unique=tuple(sorted(keys)),
+            lang=p.lang,
+        )
 
 
 Made = tuple[str, str, str, bool]  # key, needle text, answer string, whether the text is its own unit
@@ -109,16 +143,17 @@ def _code(p: RecallParams, rng: random.Random, keys: set[str], strings: set[str]
         x, y, z = rng.sample(_ATTRS, 3)
         local = rng.choice(_LOCALS)
         op = rng.choice(("*", "+", "-"))
-        ret = (f"return round({local} * {b}.{z} {rng.choice('+-')} {rng.randint(2, 997)}, "
-               f"{rng.randint(1, 4)})")
+        ret = f"return round({local} * {b}.{z} {rng.choice('+-')} {rng.randint(2, 997)}, {rng.randint(1, 4)})"
         if name not in keys and ret not in strings:
             break
     keys.add(name)
     strings.add(ret)
     # One return, inside the `if`: the block's last line (which a prose haystack may continue) is the raise.
-    block = (f"\n\ndef {name}({a}, {b}):\n    {local} = {a}.{x} {op} {b}.{y}\n"
-             f"    if {local} >= {rng.randint(0, 50)}:\n        {ret}\n"
-             f"    raise ValueError(\"{local} out of range\")")
+    block = (
+        f"\n\ndef {name}({a}, {b}):\n    {local} = {a}.{x} {op} {b}.{y}\n"
+        f"    if {local} >= {rng.randint(0, 50)}:\n        {ret}\n"
+        f'    raise ValueError("{local} out of range")'
+    )
     return name, block, ret, True
 
 
@@ -129,8 +164,10 @@ def _clause(p: RecallParams, rng: random.Random, keys: set[str], strings: set[st
         amount = f"{rng.randint(1_000, 999_999):,}.{rng.randint(0, 99):02d}"
         date = f"{rng.randint(1, 28)} {rng.choice(_MONTHS)} {rng.randint(2026, 2039)}"
         penalty = rng.choice(_PENALTIES).format(r=f"{rng.randint(1, 9)}.{rng.randint(0, 9)}")
-        text = (f"The {payer} shall pay the {payee} {rng.choice(_CURRENCIES)} {amount} no later than {date}, "
-                f"failing which {penalty}.")
+        text = (
+            f"The {payer} shall pay the {payee} {rng.choice(_CURRENCIES)} {amount} no later than {date}, "
+            f"failing which {penalty}."
+        )
         if label not in keys and text not in strings:
             break
     keys.add(label)
@@ -139,7 +176,10 @@ def _clause(p: RecallParams, rng: random.Random, keys: set[str], strings: set[st
 
 
 _MAKERS: dict[str, Callable[[RecallParams, random.Random, set[str], set[str]], Made]] = {
-    "hex": _hex, "uuid": _uuid, "code": _code, "clause": _clause,
+    "hex": _hex,
+    "uuid": _uuid,
+    "code": _code,
+    "clause": _clause,
 }
 
 
@@ -147,19 +187,28 @@ def _frame_text(p: RecallParams, key: str) -> tuple[str, str, str]:
     """Head, question and answer prefix for the target `key` (key, function name or clause label)."""
     if p.kind in ("hex", "uuid"):
         noun = "access token" if p.kind == "hex" else "record id"
-        head = (f"Some {noun}s are hidden within the following text. Make sure to memorize them exactly. "
-                f"I will ask you to reproduce one of them afterwards.")
-        question = (f"What is the {noun} for {key} mentioned in the provided text? "
-                    f"Reproduce it exactly, character for character.")
+        head = (
+            f"Some {noun}s are hidden within the following text. Make sure to memorize them exactly. "
+            f"I will ask you to reproduce one of them afterwards."
+        )
+        question = (
+            f"What is the {noun} for {key} mentioned in the provided text? "
+            f"Reproduce it exactly, character for character."
+        )
         return head, question, f"The {noun} for {key} mentioned in the provided text is"
     if p.kind == "code":
-        head = ("Some Python functions are hidden within the following text. Make sure to memorize them exactly. "
-                "I will ask you to quote a line of one of them afterwards.")
-        question = (f"What is the exact return statement of the function {key} defined in the provided text? "
-                    f"Quote the line exactly, without its indentation.")
+        head = (
+            "Some Python functions are hidden within the following text. Make sure to memorize them exactly. "
+            "I will ask you to quote a line of one of them afterwards."
+        )
+        question = (
+            f"What is the exact return statement of the function {key} defined in the provided text? "
+            f"Quote the line exactly, without its indentation."
+        )
         return head, question, f"The return statement of the function {key} is:"
-    head = ("Some numbered contract clauses are hidden within the following text. Make sure to memorize them exactly. "
-            "I will ask you to quote one of them afterwards.")
-    question = (f"What is the exact text of {key} in the provided text? "
-                f"Quote it verbatim, without the label {key}.")
+    head = (
+        "Some numbered contract clauses are hidden within the following text. Make sure to memorize them exactly. "
+        "I will ask you to quote one of them afterwards."
+    )
+    question = f"What is the exact text of {key} in the provided text? Quote it verbatim, without the label {key}."
     return head, question, f"The exact text of {key} is:"

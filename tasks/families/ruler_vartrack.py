@@ -39,8 +39,10 @@ def question(value: str) -> str:
 
 
 def answer_prefix(count: int, value: str) -> str:
-    return (f"Answer: According to the chain(s) of variable assignment in the text above, {count} variables "
-            f"are assgined the value {value}, they are:")
+    return (
+        f"Answer: According to the chain(s) of variable assignment in the text above, {count} variables "
+        f"are assgined the value {value}, they are:"
+    )
 
 
 def statements(names: list[str], value: str) -> list[str]:
@@ -65,6 +67,5 @@ def example(rng: random.Random, taken_names: set[str], taken_values: set[str]) -
     for j, position in enumerate(sorted(rng.sample(range(EXAMPLE_NOISES), len(chain)))):
         pieces.insert(position + j, chain[j])
     context = " ".join(pieces).replace(". \n", ".\n")
-    text = (f"{HEAD}\n\n{context}\n{question(value)} {answer_prefix(len(names), value)}  {' '.join(names)}"
-            "\n\n\n\n")
+    text = f"{HEAD}\n\n{context}\n{question(value)} {answer_prefix(len(names), value)}  {' '.join(names)}\n\n\n\n"
     return Example(text, names, value)

@@ -4,7 +4,7 @@
 text, each beginning with its own separator, so that a prompt's token count is the sum of its units'.
 """
 
-from ctxprobe.tasks.haystack import code_kind, legal, needle, noise, prose_kind, user_text  # noqa: F401  (register the kinds)
+from ctxprobe.tasks.haystack import code_kind, legal, needle, noise, prose_kind, user_text
 from ctxprobe.tasks.haystack.base import Haystack, haystack_kind, known_kinds, make_haystack
 
 __all__ = ["Haystack", "haystack_kind", "known_kinds", "make_haystack"]

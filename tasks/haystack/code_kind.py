@@ -231,8 +231,9 @@ class _ModuleWriter:
         first_default = self.between(1, len(args) + 2)  # arguments from here on have defaults
         shown = [f"{a}={self.literal()}" if i >= first_default else a for i, a in enumerate(args)]
         returns = self.pick((" -> None", " -> bool", " -> list[str]", " -> dict[str, Any]", "", "", ""))
-        self.emit(depth, f"def {name}({', '.join(['self', *shown] if method else shown)}){returns}:",
-                  blank=1 if method else 2)
+        self.emit(
+            depth, f"def {name}({', '.join(['self', *shown] if method else shown)}){returns}:", blank=1 if method else 2
+        )
         body = n - 1
         if n >= 3:
             self.emit(depth + 1, self.docstring())

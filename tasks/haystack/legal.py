@@ -30,8 +30,10 @@ TEMPLATES = (
     "{Cc}, {P} may {V} {X} on giving {O} not less than {NT} written notice.",
     "Neither Party shall be liable to the other for {L} arising from {E}.",
     "All rights in {X} shall remain with {P} until {D}.",
-    ("{Pc} shall keep complete and accurate records relating to {X} and shall make them available to {O} "
-    "on reasonable request."),
+    (
+        "{Pc} shall keep complete and accurate records relating to {X} and shall make them available to {O} "
+        "on reasonable request."
+    ),
     "The obligations of {P} under this clause shall survive {S}.",
     "{Pc} acknowledges that {X} must be handled {M}.",
     "{Pc} shall pay to {O} {A} if {E} occurs and is not remedied {W}.",
@@ -42,8 +44,7 @@ TEMPLATES = (
     "Any dispute concerning {X} shall first be referred to the contract managers of each Party.",
     "The total amount payable in respect of {X} shall not exceed {A} in any Contract Year.",
     "{Pc} may, acting reasonably, request that {O} {V} {X} {W}.",
-    ("Notices concerning {X} shall be given in writing and delivered to the address of {O} set out in the "
-    "Order Form."),
+    ("Notices concerning {X} shall be given in writing and delivered to the address of {O} set out in the Order Form."),
     "Payment in respect of {X} shall fall due {DUE}.",
     "Subject to {D}, {P} shall {V} {X} {M}.",
     "{Pc} shall ensure that {X} and {X2} are handled {M}.",
@@ -58,9 +59,20 @@ def _cap(text: str) -> str:
 
 
 _FIXED = {
-    "W": vocab.DEADLINES, "C": vocab.CONDITIONS, "R": vocab.REMEDIES, "E": vocab.EVENTS, "L": vocab.LOSSES,
-    "A": vocab.AMOUNTS, "D": vocab.DATES, "NT": vocab.NOTICE, "M": vocab.MANNERS, "Q": vocab.QUALITIES,
-    "PER": vocab.PERIODS, "S": vocab.SURVIVAL, "DUE": vocab.DUE, "DEF": vocab.DEFINITIONS,
+    "W": vocab.DEADLINES,
+    "C": vocab.CONDITIONS,
+    "R": vocab.REMEDIES,
+    "E": vocab.EVENTS,
+    "L": vocab.LOSSES,
+    "A": vocab.AMOUNTS,
+    "D": vocab.DATES,
+    "NT": vocab.NOTICE,
+    "M": vocab.MANNERS,
+    "Q": vocab.QUALITIES,
+    "PER": vocab.PERIODS,
+    "S": vocab.SURVIVAL,
+    "DUE": vocab.DUE,
+    "DEF": vocab.DEFINITIONS,
     "Cc": tuple(_cap(c) for c in vocab.CONDITIONS),
 }
 _COMPILED = tuple((t, tuple(re.findall(r"\{(\w+)\}", t))) for t in TEMPLATES)
@@ -93,8 +105,13 @@ class LegalHaystack(GeneratedHaystack):
         who = int(rand() * 2)
         party, other = vocab.PARTIES[who], vocab.PARTIES[1 - who]
         x = subject.objects[int(rand() * len(subject.objects))]
-        fields = {"P": party, "Pc": _cap(party), "O": other, "X": x,
-                  "V": subject.verbs[int(rand() * len(subject.verbs))]}
+        fields = {
+            "P": party,
+            "Pc": _cap(party),
+            "O": other,
+            "X": x,
+            "V": subject.verbs[int(rand() * len(subject.verbs))],
+        }
         if "X2" in codes:
             others = [o for o in subject.objects if o != x]
             fields["X2"] = others[int(rand() * len(others))]

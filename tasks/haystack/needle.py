@@ -19,10 +19,15 @@ from ctxprobe.tasks.haystack.base import GeneratedHaystack, Haystack, haystack_k
 
 NEEDLE = "\nOne of the special magic {noun} for {key} is: {value}."
 ADJECTIVES = tuple(sorted({a for t in prose_vocab.TOPICS for a in t.adjectives} | set(prose_vocab.GENERAL_ADJECTIVES)))
-NOUNS = tuple(sorted(
-    {entry.split("/")[0] for entry in (*prose_vocab.GENERAL_THINGS, *(x for t in prose_vocab.TOPICS for x in t.things))}
-    - {n for n in (x.split("/")[0] for t in prose_vocab.TOPICS for x in t.things) if " " in n}
-))
+NOUNS = tuple(
+    sorted(
+        {
+            entry.split("/")[0]
+            for entry in (*prose_vocab.GENERAL_THINGS, *(x for t in prose_vocab.TOPICS for x in t.things))
+        }
+        - {n for n in (x.split("/")[0] for t in prose_vocab.TOPICS for x in t.things) if " " in n}
+    )
+)
 
 
 def _uuid(rng: random.Random) -> str:

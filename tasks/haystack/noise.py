@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from functools import cache
 
+from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack.base import (
     Haystack,
     check_range,
     fingerprint_of,
     haystack_kind,
 )
-from ctxprobe.tasks.errors import UserError
 
 SENTENCES = (
     " The grass is green.",

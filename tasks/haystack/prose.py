@@ -113,15 +113,26 @@ def _topic_pools(topic: vocab.Topic) -> dict[str, tuple[str, ...]]:
     adjectives = topic.adjectives * 2 + vocab.GENERAL_ADJECTIVES
     verbs = [_verb_forms(v) for v in topic.verbs]
     pools = {
-        "W": topic.people, "L": topic.places, "P": (topic.setting,),
-        "N": singular, "NS": tuple(p[1] if len(p) > 1 else _plural(p[0]) for p in nouns),
+        "W": topic.people,
+        "L": topic.places,
+        "P": (topic.setting,),
+        "N": singular,
+        "NS": tuple(p[1] if len(p) > 1 else _plural(p[0]) for p in nouns),
         "AN": tuple(_article(n) for n in singular),
-        "J": adjectives, "JT": topic.adjectives, "JG": vocab.GENERAL_ADJECTIVES,
+        "J": adjectives,
+        "JT": topic.adjectives,
+        "JG": vocab.GENERAL_ADJECTIVES,
         "AJ": tuple(_article(a) for a in adjectives),
         "JJ": tuple(f"{a} and {b}" for a in topic.adjectives for b in adjectives if a != b),
-        "VB": tuple(v[0] for v in verbs), "V": tuple(v[1] for v in verbs), "VD": tuple(v[2] for v in verbs),
-        "VN": tuple(v[3] for v in verbs), "VG": tuple(v[4] for v in verbs),
-        "R": vocab.ADVERBS, "T": vocab.TIMES, "PR": vocab.PREPOSITIONS, "S": vocab.STATES,
+        "VB": tuple(v[0] for v in verbs),
+        "V": tuple(v[1] for v in verbs),
+        "VD": tuple(v[2] for v in verbs),
+        "VN": tuple(v[3] for v in verbs),
+        "VG": tuple(v[4] for v in verbs),
+        "R": vocab.ADVERBS,
+        "T": vocab.TIMES,
+        "PR": vocab.PREPOSITIONS,
+        "S": vocab.STATES,
         "X": vocab.ABSTRACTS,
     }
     for code in ("W", "L", "R", "T", "X"):
@@ -143,7 +154,7 @@ def padded(pool: tuple[T, ...]) -> tuple[tuple[T, ...], int]:
 
 
 def _compile(template: str, pools: dict[str, PaddedPool]) -> CompiledTemplate:
-    """"{W} {VD} the {N}." -> ("{}" format string, the pool for each slot in order)."""
+    """ "{W} {VD} the {N}." -> ("{}" format string, the pool for each slot in order)."""
     slots = _SLOT.findall(template)
     return _SLOT.sub("{}", template), tuple(pools[code] for code in slots)
 

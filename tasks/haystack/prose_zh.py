@@ -53,9 +53,15 @@ TEMPLATES = (
 
 def _topic_pools(topic: Topic) -> dict[str, tuple[str, ...]]:
     return {
-        "W": topic.people, "L": topic.places, "P": (topic.setting,),
-        "N": topic.things * 3 + vocab.GENERAL_THINGS, "J": topic.adjectives * 2 + vocab.GENERAL_ADJECTIVES,
-        "V": topic.verbs, "R": vocab.ADVERBS, "T": vocab.TIMES, "X": vocab.ABSTRACTS,
+        "W": topic.people,
+        "L": topic.places,
+        "P": (topic.setting,),
+        "N": topic.things * 3 + vocab.GENERAL_THINGS,
+        "J": topic.adjectives * 2 + vocab.GENERAL_ADJECTIVES,
+        "V": topic.verbs,
+        "R": vocab.ADVERBS,
+        "T": vocab.TIMES,
+        "X": vocab.ABSTRACTS,
     }
 
 

@@ -26,7 +26,9 @@ _SENTENCE_END = re.compile(r"[.?!][\"'\u201d\u2019)\]]*([ \t]+)(?=[\"'\u201c\u20
 # a CJK sentence end: 。！？ (maybe closing quotes or brackets), then an ideograph or kana at once: no space
 # comes between, so the next unit's separator is empty (never before an opening quote or bracket, which a
 # tokenizer may join to the `。`)
-_CJK_SENTENCE_END = re.compile(r"[\u3002\uff01\uff1f][\u201d\u2019\u300d\u300f\uff09)]*(?=[\u3040-\u30ff\u3400-\u9fff])")
+_CJK_SENTENCE_END = re.compile(
+    r"[\u3002\uff01\uff1f][\u201d\u2019\u300d\u300f\uff09)]*(?=[\u3040-\u30ff\u3400-\u9fff])"
+)
 _CJK_START = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
@@ -141,8 +143,9 @@ def _decode(path: Path, data: bytes) -> str:
         raise UserError(f"haystack file {path} is binary, not text (a NUL byte at offset {nul})")
     controls = len(_CONTROL.findall(text))
     if controls > MAX_CONTROL_SHARE * len(text):
-        raise UserError(f"haystack file {path} is binary, not text ({controls} control characters in "
-                        f"{len(text)} characters)")
+        raise UserError(
+            f"haystack file {path} is binary, not text ({controls} control characters in {len(text)} characters)"
+        )
     return text
 
 
@@ -186,7 +189,8 @@ def dir_files(root: Path) -> list[tuple[str, Path]]:
     return sorted(
         (p.relative_to(root).as_posix(), p)
         for p in root.rglob("*")
-        if p.suffix.lower() in DIR_SUFFIXES and p.is_file()
+        if p.suffix.lower() in DIR_SUFFIXES
+        and p.is_file()
         and not any(part.startswith(".") for part in p.relative_to(root).parts)
     )
 
@@ -265,8 +269,8 @@ def make_hf(arg: str | None) -> Haystack:
         known = ", ".join(dataset.column_names)
         raise UserError(f"haystack {spec!r}: no column {column!r}; the columns are {known}")
     # local files are known by their bytes (the datasets cache fingerprint of a path says nothing of its content)
-    dataset_fingerprint = (fingerprint_of(*(p.read_bytes() for p in local)) if local
-                           else str(getattr(dataset, "_fingerprint", "")))
-    fingerprint = fingerprint_of("ctxprobe-haystack", "hf", SPLITTER_VERSION, name, split, column,
-                                 dataset_fingerprint)
+    dataset_fingerprint = (
+        fingerprint_of(*(p.read_bytes() for p in local)) if local else str(getattr(dataset, "_fingerprint", ""))
+    )
+    fingerprint = fingerprint_of("ctxprobe-haystack", "hf", SPLITTER_VERSION, name, split, column, dataset_fingerprint)
     return TextHaystack(spec, fingerprint, [], _column_texts(dataset, column, spec))

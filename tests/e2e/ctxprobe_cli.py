@@ -12,8 +12,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def ctxprobe(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "ctxprobe.evals.cli.main", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def _as_in_a_terminal() -> None:
@@ -24,9 +30,15 @@ def _as_in_a_terminal() -> None:
 
 
 def popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
-                            preexec_fn=_as_in_a_terminal)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ctxprobe.evals.cli.main", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        preexec_fn=_as_in_a_terminal,
+    )
 
 
 def only_run_dir(results: Path) -> Path:

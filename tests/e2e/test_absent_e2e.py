@@ -6,26 +6,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ctxprobe
 import pytest
 import yaml
-
-import ctxprobe
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import builder_for, token_counter
 
 pytestmark = pytest.mark.engine
 
-SUITE = {"name": "absent-e2e", "lengths": "1k,2k", "depths": "0,100", "samples": 1, "layout": "nested",
-         "tasks": [{"family": "niah", "params": {"variant": "single"}},
-                   {"family": "niah", "params": {"variant": "single", "absent": True}}]}
+SUITE = {
+    "name": "absent-e2e",
+    "lengths": "1k,2k",
+    "depths": "0,100",
+    "samples": 1,
+    "layout": "nested",
+    "tasks": [
+        {"family": "niah", "params": {"variant": "single"}},
+        {"family": "niah", "params": {"variant": "single", "absent": True}},
+    ],
+}
 
 
 def test_absent_needles_on_gemma(embedded_engine: EmbeddedEngine, tmp_path: Path) -> None:
     suite = tmp_path / "absent.yaml"
     suite.write_text(yaml.safe_dump(SUITE))
-    done = ctxprobe.run(endpoints=[embedded_engine.base_url], mode="completions", suite=str(suite), logprobs=False,
-                        cache_check="off", results_dir=str(tmp_path / "runs"), no_report=True, quiet=True)
+    done = ctxprobe.run(
+        endpoints=[embedded_engine.base_url],
+        mode="completions",
+        suite=str(suite),
+        logprobs=False,
+        cache_check="off",
+        results_dir=str(tmp_path / "runs"),
+        no_report=True,
+        quiet=True,
+    )
     assert done.exit_code == 0, done.message
     records = load_run(done.run_dir).records
     absent = [r for r in records if r.sample.expected.kind == "absent"]
@@ -44,5 +59,11 @@ def test_absent_needles_on_gemma(embedded_engine: EmbeddedEngine, tmp_path: Path
         assert keys and not any(k in context for k in keys)
         # the chain's context was computed for its present questions: the absent one reuses it
         assert (record.response.cached_tokens or 0) >= record.response.prompt_tokens // 2
-    print("absent on Gemma:", [(r.sample.recipe.context_tokens, r.response.text[:40], r.score.correct)
-                               for r in absent if r.response and r.score])
+    print(
+        "absent on Gemma:",
+        [
+            (r.sample.recipe.context_tokens, r.response.text[:40], r.score.correct)
+            for r in absent
+            if r.response and r.score
+        ],
+    )

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.records.cache_check import read_checks
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.launcher import EmbeddedEngine
@@ -18,9 +17,20 @@ pytestmark = pytest.mark.engine
 
 
 def test_cold_re_sends_on_llama_server_are_cold_and_agree(embedded_engine: EmbeddedEngine, tmp_path: Path) -> None:
-    done = ctxprobe.run(endpoints=[embedded_engine.base_url], mode="completions", family="niah", lengths="1k,2k",
-                        depths="0,100", samples=1, layout="nested", cache_check="1", logprobs=False,
-                        results_dir=str(tmp_path), no_report=True, quiet=True)
+    done = ctxprobe.run(
+        endpoints=[embedded_engine.base_url],
+        mode="completions",
+        family="niah",
+        lengths="1k,2k",
+        depths="0,100",
+        samples=1,
+        layout="nested",
+        cache_check="1",
+        logprobs=False,
+        results_dir=str(tmp_path),
+        no_report=True,
+        quiet=True,
+    )
     assert done.exit_code == 0, done.message
     control = load_run(done.run_dir).manifest.cache_check
     assert control is not None and control.how == "cache_prompt: false"

@@ -15,8 +15,22 @@ pytestmark = pytest.mark.engine
 
 
 def test_a_capacity_curve_runs_scores_and_reports(tmp_path: Path) -> None:
-    done = ctxprobe("run", "--family", "capacity", "--facts", "1,8", "--lengths", "1k", "--depths", "50",
-                    "--samples", "1", "--results-dir", str(tmp_path), "--quiet")
+    done = ctxprobe(
+        "run",
+        "--family",
+        "capacity",
+        "--facts",
+        "1,8",
+        "--lengths",
+        "1k",
+        "--depths",
+        "50",
+        "--samples",
+        "1",
+        "--results-dir",
+        str(tmp_path),
+        "--quiet",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     run_dir = only_run_dir(tmp_path)
     recs = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.records.load import load_run
+
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
@@ -21,8 +21,24 @@ GGUF = smollm2_gguf()
 
 @pytest.mark.skipif(GGUF is None, reason=SKIP_REASON)
 def test_an_instruct_model_in_chat_mode_scores_every_found_needle_correct(tmp_path: Path) -> None:
-    done = ctxprobe("run", "--family", "niah", "--lengths", "1k", "--depths", "10,50,90", "--model-file", str(GGUF),
-                    "--mode", "chat", "--quiet", "--no-report", "--allow-errors", "--results-dir", str(tmp_path))
+    done = ctxprobe(
+        "run",
+        "--family",
+        "niah",
+        "--lengths",
+        "1k",
+        "--depths",
+        "10,50,90",
+        "--model-file",
+        str(GGUF),
+        "--mode",
+        "chat",
+        "--quiet",
+        "--no-report",
+        "--allow-errors",
+        "--results-dir",
+        str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr  # chat fits an instruct model
     run = load_run(only_run_dir(tmp_path))
@@ -45,8 +61,16 @@ def _chat_suite(tmp_path: Path) -> Path:
 
 def test_a_base_model_in_chat_mode_by_its_suites_mode_runs_with_a_warning(tmp_path: Path) -> None:
     # a suite's mode: chat asks for chat as --mode chat does: the base model is warned about, the suite named
-    done = ctxprobe("run", "--suite", str(_chat_suite(tmp_path)), "--quiet", "--no-report", "--allow-errors",
-                    "--results-dir", str(tmp_path / "out"))
+    done = ctxprobe(
+        "run",
+        "--suite",
+        str(_chat_suite(tmp_path)),
+        "--quiet",
+        "--no-report",
+        "--allow-errors",
+        "--results-dir",
+        str(tmp_path / "out"),
+    )
     assert done.returncode == 0, done.stderr
     assert "warning: chat mode does not fit this model" in done.stderr
     assert "(suite chat-on-base: mode chat)" in done.stderr and "Traceback" not in done.stderr
@@ -55,8 +79,18 @@ def test_a_base_model_in_chat_mode_by_its_suites_mode_runs_with_a_warning(tmp_pa
 
 
 def test_a_base_model_in_chat_mode_asked_for_explicitly_runs_with_a_warning(tmp_path: Path) -> None:
-    done = ctxprobe("run", "--suite", str(_chat_suite(tmp_path)), "--mode", "chat", "--quiet", "--no-report",
-                    "--allow-errors", "--results-dir", str(tmp_path / "out"))
+    done = ctxprobe(
+        "run",
+        "--suite",
+        str(_chat_suite(tmp_path)),
+        "--mode",
+        "chat",
+        "--quiet",
+        "--no-report",
+        "--allow-errors",
+        "--results-dir",
+        str(tmp_path / "out"),
+    )
     assert done.returncode == 0, done.stderr
     assert "warning: chat mode does not fit this model" in done.stderr
     run = load_run(only_run_dir(tmp_path / "out"))

@@ -47,8 +47,21 @@ def test_compare_f16_with_q4_0_kv_cache(tmp_path: Path, f16_run: Path) -> None:
 def test_the_paired_gate_sends_q4_0_the_f16_runs_samples_and_compare_agrees(tmp_path: Path, f16_run: Path) -> None:
     """4 pairs cannot decide a 5-point margin: UNDECIDED, exit 6 (documented), every pair by its prompt; compare
     on the two runs reads the same rows with the same verdicts."""
-    done = ctxprobe("run", "--against", str(f16_run), "--fail-if-drop", "0.05", "--kv-cache-type", "q4_0",
-                    "--label", "kvq4", "--quiet", "--no-report", "--results-dir", str(tmp_path / "runs"))
+    done = ctxprobe(
+        "run",
+        "--against",
+        str(f16_run),
+        "--fail-if-drop",
+        "0.05",
+        "--kv-cache-type",
+        "q4_0",
+        "--label",
+        "kvq4",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(tmp_path / "runs"),
+    )
     assert done.returncode == 6, done.stderr[-2000:]
     (cand,) = (tmp_path / "runs").iterdir()
     manifest = json.loads((cand / "manifest.json").read_text())
@@ -56,7 +69,9 @@ def test_the_paired_gate_sends_q4_0_the_f16_runs_samples_and_compare_agrees(tmp_
     assert gate["verdict"] == "UNDECIDED" and manifest["options"]["kv_cache_type"] == "q4_0"
     pooled = next(r for r in gate["rows"] if r["primary"])
     assert pooled["baseline_samples"] == 4 and 0 < pooled["n"] <= 4 and pooled["diff_lo"] < -0.05
-    base_ids = {json.loads(line)["sample"]["sample_id"] for line in (f16_run / "samples.jsonl").read_text().splitlines()}
+    base_ids = {
+        json.loads(line)["sample"]["sample_id"] for line in (f16_run / "samples.jsonl").read_text().splitlines()
+    }
     cand_ids = {json.loads(line)["sample"]["sample_id"] for line in (cand / "samples.jsonl").read_text().splitlines()}
     assert cand_ids <= base_ids and manifest["fixed_grid_prompt_tokens"] == 4 * 1024
 
@@ -72,8 +87,21 @@ def test_the_kl_gate_on_the_real_engine_sees_q4_0_and_compare_agrees(tmp_path: P
     """`run --against --metric kl` of a q4_0 KV cache against the f16 run: the answer distributions the engine
     returned diverge measurably (0.02-0.07 nats a cell measured at 1K-2K), the gate's table is in nats with the
     accuracy and p_answer rows beside it, and `compare --metric kl` on the two runs gives the same verdicts."""
-    done = ctxprobe("run", "--against", str(f16_run), "--metric", "kl", "--kv-cache-type", "q4_0",
-                    "--label", "kvq4", "--quiet", "--no-report", "--results-dir", str(tmp_path / "runs"))
+    done = ctxprobe(
+        "run",
+        "--against",
+        str(f16_run),
+        "--metric",
+        "kl",
+        "--kv-cache-type",
+        "q4_0",
+        "--label",
+        "kvq4",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(tmp_path / "runs"),
+    )
     assert done.returncode in (1, 6), done.stderr[-2000:]  # FAIL, or undecided on 4 pairs
     assert f"(--kl-margin {KL_MARGIN:g} --metric kl)" in done.stdout and "kl is the mean KL in nats" in done.stdout
     (cand,) = (tmp_path / "runs").iterdir()

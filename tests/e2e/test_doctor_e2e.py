@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.runners.launcher import EmbeddedEngine
 
 pytestmark = pytest.mark.engine
@@ -43,6 +42,12 @@ def test_the_deployment_lint_names_nothing_on_the_embedded_engines_own_model(emb
     from ctxprobe.runners.retry import RetryPolicy
     from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV, ClientSettings
 
-    lines = endpoint_lint(embedded_engine.base_url, config=None, max_length=40000, model=None,
-                          api_key_env=DEFAULT_API_KEY_ENV, policy=RetryPolicy.of(ClientSettings()))
+    lines = endpoint_lint(
+        embedded_engine.base_url,
+        config=None,
+        max_length=40000,
+        model=None,
+        api_key_env=DEFAULT_API_KEY_ENV,
+        policy=RetryPolicy.of(ClientSettings()),
+    )
     assert [line.rule for line in lines] == ["slot_context_below_prompt", "trained_below_suite"]

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.runners import launcher
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.launcher import EmbeddedEngine, EngineStartError
@@ -98,8 +97,9 @@ def test_n_ctx_is_per_slot_with_parallel_slots(tmp_path: Path) -> None:
 
         async def both() -> list[Response]:
             async with EndpointClient(config) as client:
-                return await asyncio.gather(*(client.send(prompt + str(i), max_tokens=4, planned_tokens=1000, seed=i)
-                                              for i in range(2)))
+                return await asyncio.gather(
+                    *(client.send(prompt + str(i), max_tokens=4, planned_tokens=1000, seed=i) for i in range(2))
+                )
 
         assert all(r.prompt_tokens and 990 < r.prompt_tokens < 1024 for r in asyncio.run(both()))
 
@@ -142,11 +142,10 @@ def test_the_process_is_gone_after_the_block(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_the_engine(tmp_path: Path) -> None:
-    with pytest.raises(KeyboardInterrupt):
-        with EmbeddedEngine(n_ctx=1024, log_path=tmp_path / "engine.log") as engine:
-            assert engine.process is not None
-            pid = engine.process.pid
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), EmbeddedEngine(n_ctx=1024, log_path=tmp_path / "engine.log") as engine:
+        assert engine.process is not None
+        pid = engine.process.pid
+        raise KeyboardInterrupt
     assert not os.path.exists(f"/proc/{pid}")
 
 
@@ -168,11 +167,19 @@ def test_an_n_ctx_above_the_trained_context_is_said_with_what_was_allocated(capf
     trained = trained_context(packaged_gguf())
     assert trained is not None
     suite = Suite(name="t", lengths=[1024], depths=[50.0], tasks=[{"family": "niah"}])
-    launch = Launch(client=ClientSettings(), settings=EmbeddedSettings(n_ctx=2 * trained), token_counter=None,
-                    concurrency=None, mode="completions", suite=suite)
+    launch = Launch(
+        client=ClientSettings(),
+        settings=EmbeddedSettings(n_ctx=2 * trained),
+        token_counter=None,
+        concurrency=None,
+        mode="completions",
+        suite=suite,
+    )
     with LlamaCpp().serve(launch) as launched:
         info = launched.engine
     lines = [line for line in capfd.readouterr().err.splitlines() if "trained context" in line]
-    assert lines == [f"ctxprobe: --n-ctx {2 * trained:,} is above the model's trained context of {trained:,}; "
-                     f"llama-server allocated {info.context_length:,} per slot"]
+    assert lines == [
+        f"ctxprobe: --n-ctx {2 * trained:,} is above the model's trained context of {trained:,}; "
+        f"llama-server allocated {info.context_length:,} per slot"
+    ]
     assert (info.context_requested, info.context_trained, info.context_length) == (2 * trained, trained, trained)

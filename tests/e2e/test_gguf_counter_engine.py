@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Literal, get_args, get_origin
 
 import pytest
-
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
-from ctxprobe.tasks.haystack import make_haystack
-from ctxprobe.tasks.sized import is_sized
 from ctxprobe.tasks.families.needles_file import load_needles
+from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.registry import get_family, known_families, validate_params
+from ctxprobe.tasks.sized import is_sized
 from ctxprobe.tasks.token_counter import make_token_counter
 
 pytestmark = pytest.mark.engine
@@ -33,8 +32,14 @@ def texts_of(kind: str) -> list[str]:
     haystack = make_haystack(kind)
     units = haystack.units(0, 400) + haystack.units(50_000, 50_200)
     joined = ["".join(units[i : i + 100]) for i in range(0, len(units), 100)]
-    return units + joined + [haystack.wrap_needle("The special magic number for the harbour is 4821937."),
-                             haystack.wrap_needle("关于amber-lobster的特殊魔法数字之一是：4821937。")]
+    return (
+        units
+        + joined
+        + [
+            haystack.wrap_needle("The special magic number for the harbour is 4821937."),
+            haystack.wrap_needle("关于amber-lobster的特殊魔法数字之一是：4821937。"),
+        ]
+    )
 
 
 @pytest.mark.parametrize("kind", HAYSTACKS)
@@ -84,10 +89,18 @@ def test_task_templates_tokenize_as_the_engine_does(pair: tuple) -> None:
                     if name == "mrcr" and params.get("question_position", "end") != "end":
                         continue  # refused by design: mrcr's question is the conversation's last turn
                     checked, rng = validate_params(family, params), random.Random(seed)
-                    draft = (family.sized_draft(checked, mode, rng, 2048, 40) if is_sized(family)  # whole prompts
-                             else family.draft(checked, 50.0, mode, rng))
-                    texts |= {draft.head, draft.tail, draft.question, draft.answer_prefix,
-                              *(n.text for n in draft.needles)}
+                    draft = (
+                        family.sized_draft(checked, mode, rng, 2048, 40)
+                        if is_sized(family)  # whole prompts
+                        else family.draft(checked, 50.0, mode, rng)
+                    )
+                    texts |= {
+                        draft.head,
+                        draft.tail,
+                        draft.question,
+                        draft.answer_prefix,
+                        *(n.text for n in draft.needles),
+                    }
     assert len(texts) > 100
     for text in texts:
         assert local.token_ids(text) == server.token_ids(text), text[:200]

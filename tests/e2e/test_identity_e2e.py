@@ -8,14 +8,24 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe_cli import ctxprobe, only_run_dir
-
 from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.engine
 
-SUITE = ("--family", "niah", "--lengths", "1k", "--depths", "0,100", "--samples", "1", "--mode", "completions",
-         "--quiet")
+SUITE = (
+    "--family",
+    "niah",
+    "--lengths",
+    "1k",
+    "--depths",
+    "0,100",
+    "--samples",
+    "1",
+    "--mode",
+    "completions",
+    "--quiet",
+)
 
 
 def ids_and_shas(run_dir: Path) -> set[tuple[str, str]]:
@@ -25,8 +35,10 @@ def ids_and_shas(run_dir: Path) -> set[tuple[str, str]]:
 
 def test_two_real_servers_and_the_gguf_give_the_same_samples(tmp_path: Path) -> None:
     runs = []
-    with EmbeddedEngine(n_ctx=2048, log_path=tmp_path / "a.log") as a, \
-            EmbeddedEngine(n_ctx=2048, log_path=tmp_path / "b.log") as b:
+    with (
+        EmbeddedEngine(n_ctx=2048, log_path=tmp_path / "a.log") as a,
+        EmbeddedEngine(n_ctx=2048, log_path=tmp_path / "b.log") as b,
+    ):
         assert a.base_url != b.base_url
         for name, engine in (("a", a), ("b", b)):
             done = ctxprobe("run", "--endpoint", engine.base_url, *SUITE, "--results-dir", str(tmp_path / name))

@@ -14,9 +14,25 @@ pytestmark = pytest.mark.engine
 
 
 def test_chinese_niah_at_both_question_positions(tmp_path: Path) -> None:
-    done = ctxprobe("run", "--family", "niah", "--params", "lang=zh", "--haystack", "prose:zh", "--lengths", "1k",
-                    "--depths", "0,100", "--question-positions", "end,start", "--mode", "completions",
-                    "--results-dir", str(tmp_path))
+    done = ctxprobe(
+        "run",
+        "--family",
+        "niah",
+        "--params",
+        "lang=zh",
+        "--haystack",
+        "prose:zh",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0,100",
+        "--question-positions",
+        "end,start",
+        "--mode",
+        "completions",
+        "--results-dir",
+        str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     run_dir = only_run_dir(tmp_path)
     recs = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]

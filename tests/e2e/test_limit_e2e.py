@@ -20,9 +20,27 @@ def limit_json(results: Path) -> dict:
 def test_limit_4096_with_effective_search_inside_the_accepted_length(tmp_path: Path) -> None:
     # --min-length and --max-length above what the engine takes: the effective search's top is the accepted
     # length itself, less what the answer budget needs beyond the answer room; nothing is sent past it.
-    done = ctxprobe("limit", "--n-ctx", "4096", "--min-length", "4k", "--max-length", "6k",
-                    "--task", "niah:variant=single", "--max-samples", "2", "--batch", "2", "--ratio", "2",
-                    "--answer-room", str(ROOM), "--results-dir", str(tmp_path))
+    done = ctxprobe(
+        "limit",
+        "--n-ctx",
+        "4096",
+        "--min-length",
+        "4k",
+        "--max-length",
+        "6k",
+        "--task",
+        "niah:variant=single",
+        "--max-samples",
+        "2",
+        "--batch",
+        "2",
+        "--ratio",
+        "2",
+        "--answer-room",
+        str(ROOM),
+        "--results-dir",
+        str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     t = limit_json(tmp_path)
     assert t["configured"] == 4096
@@ -43,8 +61,18 @@ def test_limit_4096_with_effective_search_inside_the_accepted_length(tmp_path: P
 
 
 def test_limit_8192_configured_and_accepted(tmp_path: Path) -> None:
-    done = ctxprobe("limit", "--n-ctx", "8192", "--skip-effective", "--advertised", "32k",
-                    "--answer-room", str(ROOM), "--results-dir", str(tmp_path))
+    done = ctxprobe(
+        "limit",
+        "--n-ctx",
+        "8192",
+        "--skip-effective",
+        "--advertised",
+        "32k",
+        "--answer-room",
+        str(ROOM),
+        "--results-dir",
+        str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     t = limit_json(tmp_path)
     assert t["configured"] == 8192 and t["advertised"]["tokens"] == 32768

@@ -11,13 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from ctxprobe_cli import ctxprobe, only_run_dir
-
 from ctxprobe.evals.lmeval.task_utils import doc_sample
-from ctxprobe.evals.report.table import render_text
 from ctxprobe.evals.records.load import load_run
+from ctxprobe.evals.report.table import render_text
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.engine
 pytest.importorskip("lm_eval")
@@ -44,8 +43,13 @@ def test_lm_eval_runs_an_export_and_imports_back(embedded_engine: EmbeddedEngine
     command = next(line.strip() for line in exported.stdout.splitlines() if "local-completions" in line)
     command = command.replace("model=MODEL", f"model={embedded_engine.model_alias}").replace("lm-eval-out", str(out))
     assert command.startswith("lm_eval run ")
-    ran = subprocess.run([sys.executable, "-m", "lm_eval", *command.split()[1:]], capture_output=True, text=True,
-                         timeout=900, env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})
+    ran = subprocess.run(
+        [sys.executable, "-m", "lm_eval", *command.split()[1:]],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"},
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
     print(ran.stdout)  # lm-eval's results table, for the record
 
@@ -64,9 +68,22 @@ def test_lm_eval_runs_an_export_and_imports_back(embedded_engine: EmbeddedEngine
     assert len(from_lm_eval.records) == 4
     assert from_lm_eval.frame()["correct"].mean() == pytest.approx(sum(r["exact"] for r in rows) / 4)
 
-    direct = ctxprobe("run", "--suite", str(suite), "--endpoint", embedded_engine.base_url, "--mode", "completions",
-                      "--token-counter", "local:gemma3-270m", "--concurrency", "1", "--quiet",
-                      "--results-dir", str(tmp_path / "direct"))
+    direct = ctxprobe(
+        "run",
+        "--suite",
+        str(suite),
+        "--endpoint",
+        embedded_engine.base_url,
+        "--mode",
+        "completions",
+        "--token-counter",
+        "local:gemma3-270m",
+        "--concurrency",
+        "1",
+        "--quiet",
+        "--results-dir",
+        str(tmp_path / "direct"),
+    )
     assert direct.returncode == 0, direct.stderr[-2000:]
     by_ctxprobe = load_run(only_run_dir(tmp_path / "direct"))
     assert {r.sample.sample_id for r in by_ctxprobe.records} == {r.sample.sample_id for r in from_lm_eval.records}

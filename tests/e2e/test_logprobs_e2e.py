@@ -9,9 +9,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.answer_logprobs import gold_ids, measure
 from ctxprobe.runners.endpoint import EndpointClient
@@ -22,14 +21,16 @@ from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Sample
+
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
 pytestmark = pytest.mark.engine
 # nats: a position read at the end of the answer request's prefill and the same position read by a one-token
 # request on the cache are computed in other batch shapes (measured: up to 0.031 on SmolLM2 chat at 1K)
 TOLERANCE = 0.05
-PROMPT = ("The capital of France is Paris. The capital of Italy is Rome.\nQuestion: What is the capital of "
-          "Italy?\nAnswer:")
+PROMPT = (
+    "The capital of France is Paris. The capital of Italy is Rome.\nQuestion: What is the capital of Italy?\nAnswer:"
+)
 TOP = 5
 
 
@@ -37,8 +38,9 @@ async def forced_everywhere(client: EndpointClient, context: list[int], gold: li
     """The independent computation: log P(gold_j | context + gold[:j]), one forced request per position."""
     out = []
     for j, want in enumerate(gold):
-        reply = await client.next_token(context + gold[:j], force=want, top=TOP, planned_tokens=len(context) + j,
-                                        seed=0)
+        reply = await client.next_token(
+            context + gold[:j], force=want, top=TOP, planned_tokens=len(context) + j, seed=0
+        )
         assert reply.generated and reply.generated[0].id == want
         out.append(reply.generated[0].logprob)
     return out
@@ -56,8 +58,9 @@ def test_the_cached_prefix_path_equals_one_forced_request_per_position(embedded_
             for gold in (" Rome", " Rome. The capital of Spain is Madrid.", " Milan, of course"):
                 context, full = llama.answer_tokens(calls, prompt=PROMPT, gold=gold, messages=None, model=None)
                 ids = gold_ids(context, full)
-                answer = await client.send(PROMPT, max_tokens=len(ids) + 2, planned_tokens=len(context), seed=0,
-                                           logprobs=TOP)
+                answer = await client.send(
+                    PROMPT, max_tokens=len(ids) + 2, planned_tokens=len(context), seed=0, logprobs=TOP
+                )
                 assert answer.prompt_tokens == len(context)
                 found = await measure(client, context, ids, gold, answer.generated, top=TOP, seed=0)
                 out.append((found, await forced_everywhere(client, context, ids)))
@@ -74,13 +77,22 @@ def test_the_cached_prefix_path_equals_one_forced_request_per_position(embedded_
     assert milan.extra_requests >= 1 and milan.extra_prompt_tokens >= milan.extra_requests * len(PROMPT) // 8
 
 
-def test_binary_answers_and_scores_are_the_same_with_logprobs_on(embedded_engine: EmbeddedEngine,
-                                                                  tmp_path: Path) -> None:
+def test_binary_answers_and_scores_are_the_same_with_logprobs_on(
+    embedded_engine: EmbeddedEngine, tmp_path: Path
+) -> None:
     """Compared with a run whose prompts the server holds as it held the logprob run's: an answer to a prompt
     prefilled cold can differ from the answer to the same prompt served from the cache, logprobs or not
     (docs/ENGINES.md), so a first run warms the cache for both."""
-    common = dict(endpoints=[embedded_engine.base_url], mode="completions", family="niah", lengths="1k",
-                  depths="50", samples=2, quiet=True, no_report=True)
+    common = dict(
+        endpoints=[embedded_engine.base_url],
+        mode="completions",
+        family="niah",
+        lengths="1k",
+        depths="50",
+        samples=2,
+        quiet=True,
+        no_report=True,
+    )
     ctxprobe.run(**common, logprobs=False, results_dir=str(tmp_path / "warm"))
     on = ctxprobe.run(**common, results_dir=str(tmp_path / "on"))  # the default: on for llama-server
     off = ctxprobe.run(**common, logprobs=False, results_dir=str(tmp_path / "off"))
@@ -106,8 +118,18 @@ def test_binary_answers_and_scores_are_the_same_with_logprobs_on(embedded_engine
 @pytest.mark.skipif(smollm2_gguf() is None, reason=SKIP_REASON)
 def test_chat_mode_measures_the_answer_after_the_generation_prompt(tmp_path: Path) -> None:
     with EmbeddedEngine(smollm2_gguf(), n_ctx=2048) as engine:
-        done = ctxprobe.run(endpoints=[engine.base_url], mode="chat", family="niah", lengths="1k", depths="50",
-                            samples=1, quiet=True, no_report=True, allow_errors=True, results_dir=str(tmp_path))
+        done = ctxprobe.run(
+            endpoints=[engine.base_url],
+            mode="chat",
+            family="niah",
+            lengths="1k",
+            depths="50",
+            samples=1,
+            quiet=True,
+            no_report=True,
+            allow_errors=True,
+            results_dir=str(tmp_path),
+        )
         (record,) = load_run(done.run_dir).records
         lp = record.logprobs
         assert isinstance(lp, AnswerLogprobs), record.logprobs_detail
@@ -127,6 +149,7 @@ def _chat_context(url: str, sample: Sample, gold: str) -> list[int]:
     rebuilt = build_sample(sample.recipe, make_counter(f"server:{url}"))
     assert rebuilt.prompt_sha256 == sample.prompt_sha256
     messages = rebuilt.messages or [{"role": "user", "content": rebuilt.prompt}]
-    context, _ = adapter("llama-server").answer_tokens(EndpointCalls(url), prompt=rebuilt.prompt, gold=gold,
-                                                      messages=messages, model=None)
+    context, _ = adapter("llama-server").answer_tokens(
+        EndpointCalls(url), prompt=rebuilt.prompt, gold=gold, messages=messages, model=None
+    )
     return context

@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from ctxprobe_cli import only_run_dir, popen
-
 from ctxprobe.runners.launcher import EmbeddedEngine
+from ctxprobe_cli import only_run_dir, popen
 
 pytestmark = pytest.mark.engine
 
@@ -30,13 +29,36 @@ def _lines(results: Path) -> list[dict]:
 
 def test_a_replica_killed_mid_run_costs_no_sample(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    with EmbeddedEngine(n_ctx=4096, log_path=tmp_path / "a.log") as first, \
-            EmbeddedEngine(n_ctx=4096, log_path=tmp_path / "b.log") as second:
+    with (
+        EmbeddedEngine(n_ctx=4096, log_path=tmp_path / "a.log") as first,
+        EmbeddedEngine(n_ctx=4096, log_path=tmp_path / "b.log") as second,
+    ):
         started = time.monotonic()
-        run = popen("run", "--endpoint", first.base_url, "--endpoint", second.base_url, "--family", "niah",
-                    "--lengths", "1k", "--depths", "0:100:25", "--samples", "5", "--mode", "completions",
-                    "--concurrency", "2", "--order", "as-listed", "--quiet", "--no-report",
-                    "--results-dir", str(results))
+        run = popen(
+            "run",
+            "--endpoint",
+            first.base_url,
+            "--endpoint",
+            second.base_url,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "0:100:25",
+            "--samples",
+            "5",
+            "--mode",
+            "completions",
+            "--concurrency",
+            "2",
+            "--order",
+            "as-listed",
+            "--quiet",
+            "--no-report",
+            "--results-dir",
+            str(results),
+        )
         while len(_lines(results)) < KILL_AFTER and run.poll() is None and time.monotonic() - started < 1800:
             time.sleep(0.05)
         assert first.process is not None
@@ -47,13 +69,17 @@ def test_a_replica_killed_mid_run_costs_no_sample(tmp_path: Path) -> None:
     assert run.returncode == 0, err[-3000:]
     recs = _lines(results)
     manifest = json.loads((only_run_dir(results) / "manifest.json").read_text())
-    print(f"killed after {killed_at} answers; {len(recs)} records, exit {run.returncode}, {took:.0f} s; "
-          f"replica events {[(e['replica'], e['event']) for e in manifest['replica_events']]}")
+    print(
+        f"killed after {killed_at} answers; {len(recs)} records, exit {run.returncode}, {took:.0f} s; "
+        f"replica events {[(e['replica'], e['event']) for e in manifest['replica_events']]}"
+    )
     assert len(recs) == 25 and len({r["sample"]["sample_id"] for r in recs}) == 25
-    assert all(r["error"] is None and r["score"] is not None for r in recs), [r["error_detail"] for r in recs if r["error"]]
+    assert all(r["error"] is None and r["score"] is not None for r in recs), [
+        r["error_detail"] for r in recs if r["error"]
+    ]
     assert manifest["status"] == "finished"
     dropped = [e for e in manifest["replica_events"] if e["event"] == "dropped"]
     assert dropped and dropped[0]["replica"] == first.base_url
-    after = recs[killed_at + 2:]  # past those that may have been answered while the kill landed
+    after = recs[killed_at + 2 :]  # past those that may have been answered while the kill landed
     assert after and {r["response"]["endpoint"] for r in after} == {second.base_url}
     assert "stopped serving" not in err

@@ -9,14 +9,30 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe_cli import ctxprobe, only_run_dir
-
 from ctxprobe.evals.run.reuse import WARN_SHARE
+from ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.engine
 
-SWEEP = ("run", "--family", "niah", "--lengths", "2k", "--depths", "0:100:50", "--samples", "1", "--layout",
-         "independent", "--mode", "completions", "--no-logprobs", "--no-report", "--timeout", "900")
+SWEEP = (
+    "run",
+    "--family",
+    "niah",
+    "--lengths",
+    "2k",
+    "--depths",
+    "0:100:50",
+    "--samples",
+    "1",
+    "--layout",
+    "independent",
+    "--mode",
+    "completions",
+    "--no-logprobs",
+    "--no-report",
+    "--timeout",
+    "900",
+)
 
 
 def reuse_of(results: Path) -> dict:

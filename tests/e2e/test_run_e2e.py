@@ -25,15 +25,26 @@ def records(run_dir: Path) -> list[dict]:
 
 def test_quick_subset_runs_scores_and_reports(tmp_path: Path) -> None:
     # the README's first command, as a user runs it (quick: 1K-4K, every family)
-    done = ctxprobe("run", "--suite", "quick", "--label", "e2e quick", "--results-dir", str(tmp_path),
-                    env={"OPENAI_API_KEY": SECRET})
+    done = ctxprobe(
+        "run",
+        "--suite",
+        "quick",
+        "--label",
+        "e2e quick",
+        "--results-dir",
+        str(tmp_path),
+        env={"OPENAI_API_KEY": SECRET},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     run_dir = only_run_dir(tmp_path)
     recs = records(run_dir)
     ids = [r["sample"]["sample_id"] for r in recs]
     assert len(ids) == len(set(ids))
-    single = [r for r in recs if r["sample"]["recipe"]["family"] == "niah"
-              and r["sample"]["recipe"]["params"].get("variant") == "single"]
+    single = [
+        r
+        for r in recs
+        if r["sample"]["recipe"]["family"] == "niah" and r["sample"]["recipe"]["params"].get("variant") == "single"
+    ]
     assert len(single) == 3 * 3
     assert {r["sample"]["recipe"]["family"] for r in recs} == {"niah", "recall", "multihop"}
     assert all(r["error"] is None for r in single)
@@ -117,8 +128,20 @@ def _slot_busy(url: str) -> bool:
 
 
 def test_ctrl_c_during_a_prefill_leaves_no_process_and_an_interrupted_run(tmp_path: Path) -> None:
-    proc = popen("run", "--family", "niah", "--lengths", "4k", "--depths", "50", "--samples", "1", "--quiet",
-                 "--results-dir", str(tmp_path))
+    proc = popen(
+        "run",
+        "--family",
+        "niah",
+        "--lengths",
+        "4k",
+        "--depths",
+        "50",
+        "--samples",
+        "1",
+        "--quiet",
+        "--results-dir",
+        str(tmp_path),
+    )
     deadline = time.monotonic() + 300
     url = None
     while time.monotonic() < deadline and proc.poll() is None:
@@ -141,7 +164,8 @@ def test_ctrl_c_during_a_prefill_leaves_no_process_and_an_interrupted_run(tmp_pa
 
 
 def test_the_deployment_lint_is_silent_on_the_embedded_engines_own_model_and_speaks_on_a_wrong_config(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """The lint reads the GGUF the engine states it loaded (no --config): nothing to say. Given a config whose
     positions are below what is served, the same run says so at its start and keeps it in its manifest."""
     grid = ("--family", "niah", "--lengths", "1k", "--depths", "50", "--samples", "1")

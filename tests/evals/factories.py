@@ -27,8 +27,15 @@ def make_sample(
     seed: int = 0,
 ) -> Sample:
     """A sample with the given expected answer; the prompt is a stand-in (scorers never read it)."""
-    recipe = Recipe(family=family, params=params or {}, haystack=haystack, context_tokens=context_tokens,
-                    depth=depth, seed=seed, mode=mode)
+    recipe = Recipe(
+        family=family,
+        params=params or {},
+        haystack=haystack,
+        context_tokens=context_tokens,
+        depth=depth,
+        seed=seed,
+        mode=mode,
+    )
     if answer_prefix is None:
         answer_prefix = NIAH_PREFIX if mode == "completions" else ""
     prompt = f"haystack ... {question}\n\n{answer_prefix}"
@@ -58,7 +65,10 @@ def make_record(
     sample = make_sample(["1234567"], **sample_fields)
     if error is not None:
         return SampleRecord(sample=sample, error=error, error_detail="test")
-    score = Score(extracted=["1234567" if correct else "7654321"], correct=bool(correct),
-                  partial=float(correct) if partial is None else partial)
+    score = Score(
+        extracted=["1234567" if correct else "7654321"],
+        correct=bool(correct),
+        partial=float(correct) if partial is None else partial,
+    )
     response = Response(endpoint="completions", text=" 1234567.", latency_s=0.1)
     return SampleRecord(sample=sample, response=response, score=score)

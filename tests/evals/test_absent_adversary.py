@@ -5,8 +5,8 @@ and unattributed, on every value kind that takes `absent`, both modes."""
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
+
 from tests.evals.adversary.absent import KINDS, REPLIES, cases
 from tests.tiered import tiered
 
@@ -14,8 +14,10 @@ CASES = cases()
 
 
 # The fast tier keeps each value kind in each mode with each verdict, and each reply, once (tests/tiered.py).
-@pytest.mark.parametrize("case", tiered(CASES, [f"{c.kind} | {c.label}" for c in CASES],
-                                        lambda c: [(c.kind, c.correct, c.attribution), c.label]))
+@pytest.mark.parametrize(
+    "case",
+    tiered(CASES, [f"{c.kind} | {c.label}" for c in CASES], lambda c: [(c.kind, c.correct, c.attribution), c.label]),
+)
 def test_absent_verdict(case):
     score = score_sample(case.sample, case.text)
     assert (score.correct, score.attribution) == (case.correct, case.attribution), (case.label, case.text, score)
@@ -27,8 +29,9 @@ def test_every_kind_meets_every_reply_family_in_both_modes():
     assert {c.kind for c in CASES} == {k.label for k in KINDS}
     assert {k.mode for k in KINDS} == {"completions", "chat"}
     for family in ("abstains", "invents", "neither"):
-        assert {c.kind for c in CASES if c.label in {label for f, label, _ in REPLIES if f == family}} == \
-            {k.label for k in KINDS}, family
+        assert {c.kind for c in CASES if c.label in {label for f, label, _ in REPLIES if f == family}} == {
+            k.label for k in KINDS
+        }, family
 
 
 def test_an_invented_value_is_extracted_as_written():
@@ -53,11 +56,15 @@ def test_a_hallucination_that_quotes_a_needle_keeps_its_depth_and_an_invented_on
             assert score.rival_depth == expected, case.kind
 
 
-@pytest.mark.parametrize(("text", "truncated"), [
-    ("Based on the text, the special magic number for", True),  # cut before any value or abstention
-    ("The special magic number is 12345", True),  # cut inside a value: too short to be of its kind yet
-    ("The text does not mention a special magic number for", False),  # it abstained: judged, and correct
-    ("The special magic number is 1234567, and", False)])  # a whole value: judged, and hallucinated
+@pytest.mark.parametrize(
+    ("text", "truncated"),
+    [
+        ("Based on the text, the special magic number for", True),  # cut before any value or abstention
+        ("The special magic number is 12345", True),  # cut inside a value: too short to be of its kind yet
+        ("The text does not mention a special magic number for", False),  # it abstained: judged, and correct
+        ("The special magic number is 1234567, and", False),
+    ],
+)  # a whole value: judged, and hallucinated
 def test_a_chat_reply_cut_off_by_its_budget_is_truncated_only_before_a_value_or_an_abstention(text, truncated):
     from ctxprobe.evals.records.record import Response
     from ctxprobe.evals.scoring.truncation import cut_off

@@ -11,16 +11,25 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.send.order import send_groups
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.suite import load_suite
+
 from tests.runners.fake_engine import FakeEngine
 
-SUITE = {"name": "absent-beside", "lengths": "1k,2k", "depths": "0,100", "samples": 2, "layout": "nested",
-         "mode": "chat", "tasks": [{"family": "niah", "params": {"variant": "single"}},
-                                   {"family": "niah", "params": {"variant": "single", "absent": True}}]}
+SUITE = {
+    "name": "absent-beside",
+    "lengths": "1k,2k",
+    "depths": "0,100",
+    "samples": 2,
+    "layout": "nested",
+    "mode": "chat",
+    "tasks": [
+        {"family": "niah", "params": {"variant": "single"}},
+        {"family": "niah", "params": {"variant": "single", "absent": True}},
+    ],
+}
 
 
 def _suite(tmp_path: Path) -> Path:
@@ -29,14 +38,33 @@ def _suite(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("answer", "absent_accuracy", "attribution"), [
-    ("The special magic number is 1234567.", 0.0, "hallucinated"),
-    ("The text does not mention a special magic number for that key.", 1.0, None)])
+@pytest.mark.parametrize(
+    ("answer", "absent_accuracy", "attribution"),
+    [
+        ("The special magic number is 1234567.", 0.0, "hallucinated"),
+        ("The text does not mention a special magic number for that key.", 1.0, None),
+    ],
+)
 def test_absent_accuracy_against_a_server_that_always_answers_a_number_or_always_abstains(
-        tmp_path: Path, answer: str, absent_accuracy: float, attribution: str | None) -> None:
+    tmp_path: Path, answer: str, absent_accuracy: float, attribution: str | None
+) -> None:
     with FakeEngine("vllm", context_length=1 << 16, answer=answer) as engine:
-        code = main(["run", "--endpoint", engine.url, "--suite", str(_suite(tmp_path)), "--token-counter", "estimate",
-                     "--quiet", "--cache-check", "off", "--results-dir", str(tmp_path / "runs")])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--suite",
+                str(_suite(tmp_path)),
+                "--token-counter",
+                "estimate",
+                "--quiet",
+                "--cache-check",
+                "off",
+                "--results-dir",
+                str(tmp_path / "runs"),
+            ]
+        )
     assert code == 0
     (run,) = (tmp_path / "runs").iterdir()
     records = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.report.html_report.run_section import accuracy_rows
 from ctxprobe.evals.report.table import context_summary, render_markdown, render_text, write_summary
+
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single"}
@@ -22,11 +22,15 @@ def records(absent_right: dict[int, tuple[int, int]], present: bool = True):
     recs = []
     if present:
         for length, right in ((1024, 10), (2048, 6)):
-            recs += [make_record(i < right, context_tokens=length, depth=float(100 * (i % 2)), seed=i // 2,
-                                 params=SINGLE) for i in range(10)]
+            recs += [
+                make_record(i < right, context_tokens=length, depth=float(100 * (i % 2)), seed=i // 2, params=SINGLE)
+                for i in range(10)
+            ]
     for length, (right, asked) in absent_right.items():
-        recs += [make_record(i < right, kind="absent", context_tokens=length, depth=0.0, seed=i, params=ABSENT)
-                 for i in range(asked)]
+        recs += [
+            make_record(i < right, kind="absent", context_tokens=length, depth=0.0, seed=i, params=ABSENT)
+            for i in range(asked)
+        ]
     return recs
 
 

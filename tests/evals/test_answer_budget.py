@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
-from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
 from ctxprobe.runners.response import ErrorKind
+from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
+
 from tests.runners.fake_engine import FakeEngine
 
 # Chat answers of 6 to 26 words (the fake's tokens) around the value, by the key's first letter.
@@ -38,8 +38,19 @@ def sentence_answer(body: dict[str, Any]) -> str:
     return _PREAMBLES[sum(map(ord, key.group(1))) % len(_PREAMBLES)].format(k=key.group(1), v=value.group(1))
 
 
-SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,25,50,75,100", "--samples", "4", "--quiet",
-         "--no-report", "--allow-errors"]
+SUITE = [
+    "--family",
+    "niah",
+    "--lengths",
+    "1k",
+    "--depths",
+    "0,25,50,75,100",
+    "--samples",
+    "4",
+    "--quiet",
+    "--no-report",
+    "--allow-errors",
+]
 
 
 def _run(engine: FakeEngine, tmp_path: Path, *extra: str) -> tuple[int, Any]:
@@ -58,7 +69,9 @@ def _prompt(record: Any) -> str:
     return build_sample(record.sample.recipe).prompt
 
 
-def test_the_chat_default_fits_every_sentence_and_a_small_budget_truncates_without_wrong_answers(tmp_path: Path) -> None:
+def test_the_chat_default_fits_every_sentence_and_a_small_budget_truncates_without_wrong_answers(
+    tmp_path: Path,
+) -> None:
     with FakeEngine("vllm", context_length=8192, answer=sentence_answer) as engine:
         code, run = _run(engine, tmp_path / "default", "--token-counter", "estimate")
         assert code == 0
@@ -98,8 +111,25 @@ def test_a_prompt_whose_budget_does_not_fit_the_context_is_not_sent(tmp_path: Pa
     # counted with the fake's own tokenizer (words): a 1K prompt leaves less than the 84-token chat budget
     # in a 1100-token context, a 2K prompt does not fit at all
     with FakeEngine("vllm", context_length=1100, answer=sentence_answer) as engine:
-        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,2k", "--depths", "0,100",
-                     "--samples", "2", "--quiet", "--no-report", "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k,2k",
+                "--depths",
+                "0,100",
+                "--samples",
+                "2",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
         assert engine.completion_calls() == []
     assert code == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "does not fit" in line]
@@ -114,12 +144,19 @@ def test_a_prompt_whose_budget_does_not_fit_the_context_is_not_sent(tmp_path: Pa
     assert all(r.response is None for r in run.records)
 
 
-@pytest.mark.parametrize("flavor, field", [("vllm", "thinking_token_budget"), ("sglang", "thinking_budget"),
-                                           ("llama-server", "thinking_budget_tokens")])
-def test_a_reasoning_budget_is_sent_in_the_engines_field_on_top_of_the_answer(tmp_path: Path, flavor: str,
-                                                                            field: str) -> None:
-    with FakeEngine(flavor, context_length=8192, answer=sentence_answer,  # type: ignore[arg-type]
-                    reasoning="let me look for the number in the text") as engine:
+@pytest.mark.parametrize(
+    "flavor, field",
+    [("vllm", "thinking_token_budget"), ("sglang", "thinking_budget"), ("llama-server", "thinking_budget_tokens")],
+)
+def test_a_reasoning_budget_is_sent_in_the_engines_field_on_top_of_the_answer(
+    tmp_path: Path, flavor: str, field: str
+) -> None:
+    with FakeEngine(
+        flavor,
+        context_length=8192,
+        answer=sentence_answer,  # type: ignore[arg-type]
+        reasoning="let me look for the number in the text",
+    ) as engine:
         code, run = _run(engine, tmp_path, "--token-counter", "estimate", "--reasoning-tokens", "300")
         calls = engine.completion_calls()
     assert code == 0
@@ -138,8 +175,9 @@ def test_a_reasoning_model_gets_the_default_reasoning_budget(tmp_path: Path, cap
 
 
 def test_a_base_model_in_chat_mode_is_refused_with_the_fix(tmp_path: Path, capsys: Any) -> None:
-    with FakeEngine("vllm", context_length=8192, answer="user\nReply with the single word: ready.\nassistant\n",
-                    follows_chat=False) as engine:
+    with FakeEngine(
+        "vllm", context_length=8192, answer="user\nReply with the single word: ready.\nassistant\n", follows_chat=False
+    ) as engine:
         code = main(["run", "--endpoint", engine.url, *SUITE, "--results-dir", str(tmp_path)])
         assert engine.completion_calls() == []
     err = capsys.readouterr().err
@@ -155,13 +193,42 @@ def test_a_suites_mode_chat_asks_for_chat_as_the_flag_does(where: str, tmp_path:
     mode = ("mode: chat\n", "") if where == "suite" else ("", ", mode: chat")
     suite.write_text(f"name: s\n{mode[0]}lengths: [1k]\ndepths: [50]\ntasks: [{{family: niah{mode[1]}}}]\n")
     with FakeEngine("vllm", context_length=8192, answer="user\nReply with", follows_chat=False) as engine:
-        code = main(["run", "--endpoint", engine.url, "--suite", str(suite), "--token-counter", "estimate",
-                     "--results-dir", str(tmp_path / "r"), "--quiet"])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--suite",
+                str(suite),
+                "--token-counter",
+                "estimate",
+                "--results-dir",
+                str(tmp_path / "r"),
+                "--quiet",
+            ]
+        )
         assert [c.path for c in engine.completion_calls()] == ["/v1/chat/completions"]  # sent, as asked
         err = capsys.readouterr().err
         assert code == 0 and "warning: chat mode does not fit this model" in err and "suite s: mode chat" in err
-        assert main(["run", "--endpoint", engine.url, "--suite", str(suite), "--token-counter", "estimate",
-                     "--mode", "completions", "--results-dir", str(tmp_path / "r"), "--quiet"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    engine.url,
+                    "--suite",
+                    str(suite),
+                    "--token-counter",
+                    "estimate",
+                    "--mode",
+                    "completions",
+                    "--results-dir",
+                    str(tmp_path / "r"),
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
         assert engine.chat_checks() and engine.completion_calls()[-1].path == "/v1/completions"
 
 

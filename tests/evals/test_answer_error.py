@@ -7,8 +7,9 @@ from ctxprobe.evals.run.send.loop import answer_error
 
 
 def response(text: str, finish: str | None, done: int | None) -> Response:
-    return Response(endpoint="http://x", text=text, finish_reason=finish, prompt_tokens=4090,
-                    completion_tokens=done, latency_s=1.0)
+    return Response(
+        endpoint="http://x", text=text, finish_reason=finish, prompt_tokens=4090, completion_tokens=done, latency_s=1.0
+    )
 
 
 def test_answer_cut_short_by_a_full_context_is_no_answer_room() -> None:
@@ -23,7 +24,9 @@ def test_a_length_stop_on_a_prompt_that_fits_the_context_is_truncated_not_no_roo
     # the prompt and its budget overflow the served context by one token: no room
     kind, _ = answer_error(response(": 12", "length", 3), max_tokens=20, context_length=4090 + 19)
     assert kind is ErrorKind.no_answer_room
-    assert answer_error(response(": 12", "length", 3), max_tokens=20, context_length=4090 + 20)[0] is ErrorKind.truncated
+    assert (
+        answer_error(response(": 12", "length", 3), max_tokens=20, context_length=4090 + 20)[0] is ErrorKind.truncated
+    )
 
 
 def test_full_length_answer_and_stopped_answer_are_scored() -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
@@ -24,6 +23,7 @@ from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.response import AnswerLogprobs, ErrorKind, GeneratedToken, Response, TokenLogprob
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe, Sample
+
 from tests.runners.fake_engine import FakeEngine
 
 
@@ -66,8 +66,14 @@ class _Sender:
     async def send(self, prompt: str, **kw: Any) -> Response:
         assert kw["logprobs"] == 3
         top = [TokenLogprob(token="x", id=99, logprob=-0.1), TokenLogprob(token="y", id=98, logprob=-3.0)]
-        return Response(endpoint="http://127.0.0.1:9", text=self.text, prompt_tokens=9, completion_tokens=2,
-                        finish_reason="stop", generated=[GeneratedToken(token="x", id=99, logprob=-0.1, top=top)])
+        return Response(
+            endpoint="http://127.0.0.1:9",
+            text=self.text,
+            prompt_tokens=9,
+            completion_tokens=2,
+            finish_reason="stop",
+            generated=[GeneratedToken(token="x", id=99, logprob=-0.1, top=top)],
+        )
 
 
 class _FailingClient(EndpointClient):
@@ -103,10 +109,18 @@ class _ForcingClient(EndpointClient):
     """Forces the gold's first token (logprob -2) and continues greedily on it (the second, logprob -0.5)."""
 
     async def next_token(self, prompt_ids: list[int], *, force: int | None = None, **kw: Any) -> Response:
-        token = (GeneratedToken(token=" ", id=force, logprob=-2.0) if force is not None
-                 else GeneratedToken(token="7", id=11, logprob=-0.5, top=[TokenLogprob(token="7", id=11, logprob=-0.5)]))
-        return Response(endpoint="http://127.0.0.1:9", text=token.token, prompt_tokens=len(prompt_ids),
-                        completion_tokens=1, generated=[token])
+        token = (
+            GeneratedToken(token=" ", id=force, logprob=-2.0)
+            if force is not None
+            else GeneratedToken(token="7", id=11, logprob=-0.5, top=[TokenLogprob(token="7", id=11, logprob=-0.5)])
+        )
+        return Response(
+            endpoint="http://127.0.0.1:9",
+            text=token.token,
+            prompt_tokens=len(prompt_ids),
+            completion_tokens=1,
+            generated=[token],
+        )
 
 
 def test_the_separator_is_forced_but_not_counted_in_p_answer(tmp_path: Path) -> None:
@@ -125,20 +139,39 @@ def test_the_separator_is_forced_but_not_counted_in_p_answer(tmp_path: Path) -> 
     assert found.model_copy(update={"answer_from": 0}).p_answer == pytest.approx(math.exp(-2.5))
 
 
-@pytest.mark.parametrize(("with_sep", "gold", "expected"), [
-    ([1, 2, 3, 10], [10, 11, 12], 1),  # the space a token of its own
-    ([1, 2, 3, 10], [20, 12], 0),  # the tokenizer joins it to the answer's first digit: ` 9`
-    ([1, 2, 4, 10], [10, 11], 0),  # the prompt itself tokenizes otherwise with the space after it
-    ([1, 2, 3, 10, 11], [10, 11], 0),  # nothing but separator: nothing would be left to count
-    ([1, 2, 3], [10, 11], 0),  # the space added no token
-])
+@pytest.mark.parametrize(
+    ("with_sep", "gold", "expected"),
+    [
+        ([1, 2, 3, 10], [10, 11, 12], 1),  # the space a token of its own
+        ([1, 2, 3, 10], [20, 12], 0),  # the tokenizer joins it to the answer's first digit: ` 9`
+        ([1, 2, 4, 10], [10, 11], 0),  # the prompt itself tokenizes otherwise with the space after it
+        ([1, 2, 3, 10, 11], [10, 11], 0),  # nothing but separator: nothing would be left to count
+        ([1, 2, 3], [10, 11], 0),  # the space added no token
+    ],
+)
 def test_separator_tokens(with_sep: list[int], gold: list[int], expected: int) -> None:
     assert separator_tokens(with_sep, [1, 2, 3], gold) == expected
 
 
 def _run(engine: FakeEngine, out: Path, *flags: str) -> list[dict[str, Any]]:
-    code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0,100",
-                 "--quiet", "--no-report", "--results-dir", str(out), *flags])
+    code = main(
+        [
+            "run",
+            "--endpoint",
+            engine.url,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "0,100",
+            "--quiet",
+            "--no-report",
+            "--results-dir",
+            str(out),
+            *flags,
+        ]
+    )
     assert code == 0
     run_dir = next(out.iterdir())
     return [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
@@ -146,7 +179,8 @@ def _run(engine: FakeEngine, out: Path, *flags: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("flavor", ["sglang", "vllm"])
 def test_an_engine_without_logprobs_records_unavailable_and_the_same_answers(
-        flavor: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    flavor: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine(flavor, context_length=8192, answer="The number is 1234567.") as engine:
         off = _run(engine, tmp_path / "off", "--no-logprobs")
         capsys.readouterr()
@@ -172,11 +206,28 @@ def _record(lp: AnswerLogprobs | str | None, detail: str | None = None) -> Sampl
 
 
 def test_the_manifest_counts_the_measurement_and_its_cost() -> None:
-    generated = AnswerLogprobs(gold=" 1", token_ids=[1, 2], logprobs=[-0.1, -0.2], greedy=[True, False],
-                               method="generated", extra_requests=1, extra_prompt_tokens=1001)
+    generated = AnswerLogprobs(
+        gold=" 1",
+        token_ids=[1, 2],
+        logprobs=[-0.1, -0.2],
+        greedy=[True, False],
+        method="generated",
+        extra_requests=1,
+        extra_prompt_tokens=1001,
+    )
     forced = generated.model_copy(update={"method": "forced", "extra_requests": 2, "extra_prompt_tokens": 2003})
-    latest = {str(i): r for i, r in enumerate([_record(generated), _record(forced), _record("unavailable"),
-                                               _record(None, "no single rendering"), _record(None)])}
+    latest = {
+        str(i): r
+        for i, r in enumerate(
+            [
+                _record(generated),
+                _record(forced),
+                _record("unavailable"),
+                _record(None, "no single rendering"),
+                _record(None),
+            ]
+        )
+    }
     totals = logprob_totals(latest, 5)
     assert totals is not None
     assert (totals.samples_measured, totals.samples_unavailable, totals.samples_unmeasured) == (2, 1, 1)

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import build_parser
+
 from tests.evals.compare.synthetic import all_right, write_run
 from tests.evals.in_process import ends
 from tests.runners.fake_engine import FakeEngine
@@ -68,12 +68,18 @@ def _bad_values(action: argparse.Action) -> list[str]:
     return ["", " "]
 
 
-FLAG_KINDS = {(command, action.option_strings[-1]): _kind(action)
-              for command, parser in _subparsers().items() for action in _value_flags(parser)}
-FLAG_CASES = [(command, action.option_strings[-1], value)
-              for command, parser in _subparsers().items() for action in _value_flags(parser)
-              for value in _bad_values(action)
-              if (command, action.option_strings[-1]) not in UNCHECKED]
+FLAG_KINDS = {
+    (command, action.option_strings[-1]): _kind(action)
+    for command, parser in _subparsers().items()
+    for action in _value_flags(parser)
+}
+FLAG_CASES = [
+    (command, action.option_strings[-1], value)
+    for command, parser in _subparsers().items()
+    for action in _value_flags(parser)
+    for value in _bad_values(action)
+    if (command, action.option_strings[-1]) not in UNCHECKED
+]
 
 # Values each flag accepts alone that are out of bounds with the rest of the command or with the served
 # endpoint: (command, what is wrong, the flags added to the command's base arguments).
@@ -81,8 +87,11 @@ BOUND_CASES = [
     ("limit", "answer room above the largest length", ["--answer-room=99999999"]),
     ("limit", "answer room leaving no prompt within --max-length", ["--answer-room=2000"]),
     ("limit", "answer room leaving no prompt within the served context", ["--max-length=8k", "--answer-room=3500"]),
-    ("limit-embedded", "answer room leaving no prompt within the context the engine would start with",
-     ["--answer-room=40000"]),  # refused before the engine is started: the GGUF's trained context is 32K
+    (
+        "limit-embedded",
+        "answer room leaving no prompt within the context the engine would start with",
+        ["--answer-room=40000"],
+    ),  # refused before the engine is started: the GGUF's trained context is 32K
 ]
 
 FILE_KINDS = ("missing", "folder", "dev-zero-link", "fifo", "binary", "empty")
@@ -169,17 +178,59 @@ def _bases(tmp: Path, url: str, runs: Path) -> dict[str, list[str]] | dict[str, 
     shutil.copytree(runs, tmp / "runs")
     run_a, run_b = str(tmp / "runs" / "a"), str(tmp / "runs" / "b")
     config = tmp / "config.json"
-    config.write_text('{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
-                      '"num_key_value_heads": 4, "max_position_embeddings": 4096, "vocab_size": 100}')
+    config.write_text(
+        '{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, '
+        '"num_key_value_heads": 4, "max_position_embeddings": 4096, "vocab_size": 100}'
+    )
     results = str(tmp / "r")
     return {
-        "run": ["run", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--family", "niah", "--lengths", "1k",
-                "--depths", "50", "--results-dir", results, "--quiet", "--no-report"],
-        "against": ["run", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--against", run_a,
-                    "--fail-if-drop", "0.05", "--token-counter", "estimate", "--results-dir", results, "--quiet",
-                    "--no-report"],
-        "limit": ["limit", "--endpoint", secret_url, "--api-key-env", KEY_ENV, "--results-dir", results,
-                  "--min-length", "1k", "--max-length", "2k"],
+        "run": [
+            "run",
+            "--endpoint",
+            secret_url,
+            "--api-key-env",
+            KEY_ENV,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "50",
+            "--results-dir",
+            results,
+            "--quiet",
+            "--no-report",
+        ],
+        "against": [
+            "run",
+            "--endpoint",
+            secret_url,
+            "--api-key-env",
+            KEY_ENV,
+            "--against",
+            run_a,
+            "--fail-if-drop",
+            "0.05",
+            "--token-counter",
+            "estimate",
+            "--results-dir",
+            results,
+            "--quiet",
+            "--no-report",
+        ],
+        "limit": [
+            "limit",
+            "--endpoint",
+            secret_url,
+            "--api-key-env",
+            KEY_ENV,
+            "--results-dir",
+            results,
+            "--min-length",
+            "1k",
+            "--max-length",
+            "2k",
+        ],
         "limit-embedded": ["limit", "--results-dir", results],
         "doctor": ["doctor", secret_url, "--api-key-env", KEY_ENV, "--no-context-check"],
         "plan": ["plan", str(config)],
@@ -192,13 +243,17 @@ def _bases(tmp: Path, url: str, runs: Path) -> dict[str, list[str]] | dict[str, 
         "show": ["show", run_a],
         "tasks": ["tasks"],
         "import-lm-eval": ["import-lm-eval", str(tmp / "no-outputs"), "--results-dir", results],
-        "run-a": run_a, "run-b": run_b, "report-out": str(tmp / "out.html"), "export-out": str(tmp / "exp"),
+        "run-a": run_a,
+        "run-b": run_b,
+        "report-out": str(tmp / "out.html"),
+        "export-out": str(tmp / "exp"),
         "results": results,
     }  # type: ignore[return-value]
 
 
-def _check_refused(argv: list[str], code: int, out: str, err: str, engine: FakeEngine, sent: int,
-                   results: Path) -> None:
+def _check_refused(
+    argv: list[str], code: int, out: str, err: str, engine: FakeEngine, sent: int, results: Path
+) -> None:
     lines = err.strip().splitlines()
     assert code == 2, (argv, code, lines[-3:])
     assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in err, (argv, lines)
@@ -214,11 +269,24 @@ def _with(argv: list[str], flag: str, value: str) -> list[str]:
 
 # The fast tier keeps each command with each kind of flag, and each bad value, once (tests/tiered.py); the file
 # and output cases each bad path kind, and each argument, once.
-@pytest.mark.parametrize("command, flag, value", tiered(
-    FLAG_CASES, [f"{c} {f}={v.strip() or repr(v)}" for c, f, v in FLAG_CASES],
-    lambda case: [(case[0], FLAG_KINDS[case[:2]]), case[2]], unpack=True))
-def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value: str, tmp_path: Path, runs: Path,
-                                                 engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "command, flag, value",
+    tiered(
+        FLAG_CASES,
+        [f"{c} {f}={v.strip() or repr(v)}" for c, f, v in FLAG_CASES],
+        lambda case: [(case[0], FLAG_KINDS[case[:2]]), case[2]],
+        unpack=True,
+    ),
+)
+def test_a_bad_flag_value_ends_in_one_line_exit_2(
+    command: str,
+    flag: str,
+    value: str,
+    tmp_path: Path,
+    runs: Path,
+    engine: FakeEngine,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     bases = _bases(tmp_path, engine.url, runs)
     argv = _with(list(bases[command]), flag, value)
     sent = len(engine.completion_calls())
@@ -227,9 +295,15 @@ def test_a_bad_flag_value_ends_in_one_line_exit_2(command: str, flag: str, value
 
 
 @pytest.mark.parametrize("command, why, flags", BOUND_CASES, ids=[f"{c} {w}" for c, w, _ in BOUND_CASES])
-def test_a_value_out_of_bounds_ends_in_one_line_exit_2(command: str, why: str, flags: list[str], tmp_path: Path,
-                                                       runs: Path, engine: FakeEngine,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_value_out_of_bounds_ends_in_one_line_exit_2(
+    command: str,
+    why: str,
+    flags: list[str],
+    tmp_path: Path,
+    runs: Path,
+    engine: FakeEngine,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     argv = [*_bases(tmp_path, engine.url, runs)[command], *flags]
     sent = len(engine.completion_calls())
     code, out, err = ends(argv, capsys)
@@ -238,8 +312,9 @@ def test_a_value_out_of_bounds_ends_in_one_line_exit_2(command: str, why: str, f
 
 
 @pytest.mark.parametrize("arg, kind", tiered(FILE_CASES, [f"{a} {k}" for a, k in FILE_CASES], list, unpack=True))
-def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path, runs: Path, engine: FakeEngine,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_file_ends_in_one_line_exit_2(
+    arg: str, kind: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
     bases = _bases(tmp_path, engine.url, runs)
     argv = FILE_ARGS[arg](bases, _bad_file(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
     sent = len(engine.completion_calls())
@@ -248,8 +323,9 @@ def test_a_bad_file_ends_in_one_line_exit_2(arg: str, kind: str, tmp_path: Path,
 
 
 @pytest.mark.parametrize("arg, kind", tiered(OUTPUT_CASES, [f"{a} {k}" for a, k in OUTPUT_CASES], list, unpack=True))
-def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tmp_path: Path, runs: Path,
-                                                        engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_output_is_refused_before_the_command_runs(
+    arg: str, kind: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
     bases = _bases(tmp_path, engine.url, runs)
     argv = OUTPUT_ARGS[arg](bases, _bad_output(tmp_path, kind, arg.replace(" ", "_")))  # type: ignore[arg-type]
     sent = len(engine.completion_calls())
@@ -258,8 +334,9 @@ def test_a_bad_output_is_refused_before_the_command_runs(arg: str, kind: str, tm
 
 
 @pytest.mark.parametrize("arg", sorted(OUTPUT_ARGS))
-def test_a_good_output_is_written(arg: str, tmp_path: Path, runs: Path, engine: FakeEngine,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_good_output_is_written(
+    arg: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The control of the output cases: a file name in a folder yet to be made is written."""
     target = tmp_path / "ci" / "out.file"
     code, _, err = ends(OUTPUT_ARGS[arg](_bases(tmp_path, engine.url, runs), str(target)), capsys)  # type: ignore[arg-type]
@@ -267,10 +344,12 @@ def test_a_good_output_is_written(arg: str, tmp_path: Path, runs: Path, engine: 
     assert target.is_file() and target.stat().st_size > 0
 
 
-@pytest.mark.parametrize("command", ["run", "limit", "doctor", "plan", "compare", "history", "report", "export",
-                                     "check", "show", "tasks"])
+@pytest.mark.parametrize(
+    "command", ["run", "limit", "doctor", "plan", "compare", "history", "report", "export", "check", "show", "tasks"]
+)
 def test_the_base_arguments_of_each_command_are_good_and_print_no_secret(
-        command: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+    command: str, tmp_path: Path, runs: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The control: each command's base arguments alone succeed, so every case above fails for its bad value."""
     argv = list(_bases(tmp_path, engine.url, runs)[command])
     code, out, err = ends(argv, capsys)

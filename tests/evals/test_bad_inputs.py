@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
+
 from tests.evals.compare.synthetic import all_right, write_run
 from tests.runners.fake_engine import FakeEngine
 
@@ -33,8 +33,9 @@ def _suite(tmp: Path, body: str) -> list[str]:
     return ["--suite", _file(tmp, "suite.yaml", body)]
 
 
-NEEDLE = ('{"id": "a", "needle": "The key is under the mat.", "question": "Where is the key?", '
-          '"answers": ["under the mat"]}')
+NEEDLE = (
+    '{"id": "a", "needle": "The key is under the mat.", "question": "Where is the key?", "answers": ["under the mat"]}'
+)
 
 
 def _needle(tmp: Path, **fields: object) -> str:
@@ -81,8 +82,11 @@ def _link(tmp: Path, name: str, target: str) -> str:
 def _recipe(tmp: Path, haystack: str, params: dict[str, object] | None = None, family: str = "niah") -> str:
     import json
 
-    return _file(tmp, "recipe.json", json.dumps({"family": family, "params": params or {}, "haystack": haystack,
-                                                 "context_tokens": 1024}))
+    return _file(
+        tmp,
+        "recipe.json",
+        json.dumps({"family": family, "params": params or {}, "haystack": haystack, "context_tokens": 1024}),
+    )
 
 
 def _linked_dir(tmp: Path) -> list[str]:
@@ -119,8 +123,9 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "length two dots": lambda t: ["--family", "niah", "--lengths", "1.5.2k"],
     "length unit only": lambda t: ["--family", "niah", "--lengths", "k"],
     "length too small for the task": lambda t: ["--family", "niah", "--lengths", "16"],
-    "length 1e9 in a suite's task": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                                      "tasks: [{family: niah, lengths: [1000000000]}]\n"),
+    "length 1e9 in a suite's task": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah, lengths: [1000000000]}]\n"
+    ),
     # depths
     "depth step 1e-7": lambda t: ["--family", "niah", "--depths", "0:100:1e-7"],
     "depth stop nan": lambda t: ["--family", "niah", "--depths", "0:nan:1"],
@@ -131,12 +136,17 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "depth range rounding to one depth": lambda t: ["--family", "niah", "--depths", "0:0.00001:0.0000001"],
     "lengths 1k,1k": lambda t: ["--family", "niah", "--lengths", "1k,1k", "--depths", "50"],
     "lengths 1k,1024": lambda t: ["--family", "niah", "--lengths", "1k,1024", "--depths", "50"],
-    "suite lengths [1k, 1024]": lambda t: _suite(t, "name: s\nlengths: [1k, 1024]\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite lengths [1k, 1024]": lambda t: _suite(
+        t, "name: s\nlengths: [1k, 1024]\ndepths: [50]\ntasks: [{family: niah}]\n"
+    ),
     "suite depths [50, 50]": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50, 50]\ntasks: [{family: niah}]\n"),
-    "suite task lengths twice": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                                   "tasks: [{family: niah, lengths: [2k, 2048]}]\n"),
+    "suite task lengths twice": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah, lengths: [2k, 2048]}]\n"
+    ),
     # a length that is not a whole number of tokens
-    "suite lengths [1024.7]": lambda t: _suite(t, "name: s\nlengths: [1024.7]\ndepths: [50]\ntasks: [{family: niah}]\n"),
+    "suite lengths [1024.7]": lambda t: _suite(
+        t, "name: s\nlengths: [1024.7]\ndepths: [50]\ntasks: [{family: niah}]\n"
+    ),
     "length 1024.7": lambda t: ["--family", "niah", "--lengths", "1024.7"],
     "length 1.3k": lambda t: ["--family", "niah", "--lengths", "1.3k"],
     # prefill rates no server has: a deadline that never ends, or only the base
@@ -177,10 +187,19 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "samples 0": lambda t: ["--family", "niah", "--samples", "0"],
     "samples negative": lambda t: ["--family", "niah", "--samples", "-3"],
     "samples 200000": lambda t: ["--family", "niah", "--samples", "200000", "--lengths", "1k", "--depths", "50"],
-    "suite of 1,010,000 samples": lambda t: ["--family", "niah", "--lengths", "1k,2k", "--depths", "0:100:0.1",
-                                             "--samples", "505"],
-    "suite file of 1,010,000 samples": lambda t: _suite(t, "name: big\nsamples: 1010\nlengths: [1k]\n"
-                                                        "depths: 0:100:0.1\ntasks: [{family: niah}]\n"),
+    "suite of 1,010,000 samples": lambda t: [
+        "--family",
+        "niah",
+        "--lengths",
+        "1k,2k",
+        "--depths",
+        "0:100:0.1",
+        "--samples",
+        "505",
+    ],
+    "suite file of 1,010,000 samples": lambda t: _suite(
+        t, "name: big\nsamples: 1010\nlengths: [1k]\ndepths: 0:100:0.1\ntasks: [{family: niah}]\n"
+    ),
     # timeouts and other numbers
     "timeout inf": lambda t: ["--family", "niah", "--timeout", "inf"],
     "timeout nan": lambda t: ["--family", "niah", "--timeout", "nan"],
@@ -211,17 +230,37 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "counter unknown kind": lambda t: ["--family", "niah", "--token-counter", "magic"],
     "counter local without path": lambda t: ["--family", "niah", "--token-counter", "local:"],
     "counter missing gguf": lambda t: ["--family", "niah", "--token-counter", "local:/no/such.gguf"],
-    "counter gguf of garbage": lambda t: ["--family", "niah", "--token-counter",
-                                          "local:" + _file(t, "bad.gguf", b"not a gguf at all")],
+    "counter gguf of garbage": lambda t: [
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:" + _file(t, "bad.gguf", b"not a gguf at all"),
+    ],
     "counter empty gguf": lambda t: ["--family", "niah", "--token-counter", "local:" + _file(t, "empty.gguf", b"")],
-    "counter gguf header only": lambda t: ["--family", "niah", "--token-counter",
-                                           "local:" + _file(t, "head.gguf", b"GGUF\x03\x00\x00\x00")],
-    "counter text file as tokenizer": lambda t: ["--family", "niah", "--token-counter",
-                                                 "local:" + _file(t, "notes.txt", "hello")],
-    "counter binary file as tokenizer": lambda t: ["--family", "niah", "--token-counter",
-                                                   "local:" + _file(t, "blob.bin", b"\x00\xff\xfe" * 100)],
-    "counter json that is no tokenizer": lambda t: ["--family", "niah", "--token-counter",
-                                                    "local:" + _file(t, "tokenizer.json", '{"a": 1}')],
+    "counter gguf header only": lambda t: [
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:" + _file(t, "head.gguf", b"GGUF\x03\x00\x00\x00"),
+    ],
+    "counter text file as tokenizer": lambda t: [
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:" + _file(t, "notes.txt", "hello"),
+    ],
+    "counter binary file as tokenizer": lambda t: [
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:" + _file(t, "blob.bin", b"\x00\xff\xfe" * 100),
+    ],
+    "counter json that is no tokenizer": lambda t: [
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:" + _file(t, "tokenizer.json", '{"a": 1}'),
+    ],
     "counter folder without tokenizer": lambda t: ["--family", "niah", "--token-counter", f"local:{t}"],
     "counter estimate 0": lambda t: ["--family", "niah", "--token-counter", "estimate:0"],
     "counter estimate negative": lambda t: ["--family", "niah", "--token-counter", "estimate:-2"],
@@ -245,13 +284,17 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     # suite files
     "suite lengths []": lambda t: _suite(t, "name: s\nlengths: []\ndepths: [50]\ntasks: [{family: niah}]\n"),
     "suite depths []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: []\ntasks: [{family: niah}]\n"),
-    "suite task lengths []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                              "tasks: [{family: niah, lengths: []}]\n"),
-    "suite task depths []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                             "tasks: [{family: niah, depths: []}]\n"),
+    "suite task lengths []": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah, lengths: []}]\n"
+    ),
+    "suite task depths []": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah, depths: []}]\n"
+    ),
     "suite tasks []": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: []\n"),
     "suite depths .nan": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [.nan]\ntasks: [{family: niah}]\n"),
-    "suite depths nan range": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: '0:nan:1'\ntasks: [{family: niah}]\n"),
+    "suite depths nan range": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: '0:nan:1'\ntasks: [{family: niah}]\n"
+    ),
     "suite depths a mapping": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: {a: 1}\ntasks: [{family: niah}]\n"),
     "suite lengths a number": lambda t: _suite(t, "name: s\nlengths: 5\ndepths: [50]\ntasks: [{family: niah}]\n"),
     "suite seed negative": lambda t: _suite(t, GOOD_SUITE + "seed: -1\n"),
@@ -268,8 +311,8 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "needles a folder": lambda t: ["--needles", str(t)],
     "needles empty": lambda t: ["--needles", _file(t, "n.jsonl", "")],
     "needles blank lines": lambda t: ["--needles", _file(t, "n.jsonl", "\n\n  \n")],
-    "needles not utf-8": lambda t: ["--needles", _file(t, "n.jsonl", b"\xff\xfe{\"needle\": 1}\n")],
-    "needles invalid json": lambda t: ["--needles", _file(t, "n.jsonl", NEEDLE + "\n{\"needle\": \n")],
+    "needles not utf-8": lambda t: ["--needles", _file(t, "n.jsonl", b'\xff\xfe{"needle": 1}\n')],
+    "needles invalid json": lambda t: ["--needles", _file(t, "n.jsonl", NEEDLE + '\n{"needle": \n')],
     "needles a list of numbers": lambda t: ["--needles", _file(t, "n.json", "[1, 2]")],
     "needles no question": lambda t: ["--needles", _needle(t, question=None)],
     "needles empty question": lambda t: ["--needles", _needle(t, question="  ")],
@@ -285,27 +328,56 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "needles unknown field": lambda t: ["--needles", _needle(t, answr="x")],
     "needles duplicate id": lambda t: ["--needles", _file(t, "n.jsonl", NEEDLE + "\n" + NEEDLE + "\n")],
     "needles zero max tokens": lambda t: ["--needles", _needle(t, max_tokens=0)],
-    "needles too long for the length": lambda t: ["--needles", _needle(t, needle="A long fact. " * 400
-                                                                       + "The key is under the mat."),
-                                                  "--lengths", "1k"],
-    "needles nested on a one-cell grid": lambda t: ["--needles", _needle(t), "--lengths", "1k", "--depths", "50",
-                                                    "--layout", "nested"],
+    "needles too long for the length": lambda t: [
+        "--needles",
+        _needle(t, needle="A long fact. " * 400 + "The key is under the mat."),
+        "--lengths",
+        "1k",
+    ],
+    "needles nested on a one-cell grid": lambda t: [
+        "--needles",
+        _needle(t),
+        "--lengths",
+        "1k",
+        "--depths",
+        "50",
+        "--layout",
+        "nested",
+    ],
     "nested suite with a task past its chain's capacity": lambda t: _suite(
-        t, "name: s\nlayout: nested\nlengths: [1k, 2k, 4k]\ndepths: [0, 50, 100]\n"
-           "tasks: [{family: niah}, {family: multihop, params: {kind: kinship}}]\n"),
-    "nested latent past its chain's capacity": lambda t: ["--family", "latent", "--params", "kind=element",
-                                                          "--lengths", "1k", "--depths", "0:100:2", "--layout", "nested"],
+        t,
+        "name: s\nlayout: nested\nlengths: [1k, 2k, 4k]\ndepths: [0, 50, 100]\n"
+        "tasks: [{family: niah}, {family: multihop, params: {kind: kinship}}]\n",
+    ),
+    "nested latent past its chain's capacity": lambda t: [
+        "--family",
+        "latent",
+        "--params",
+        "kind=element",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0:100:2",
+        "--layout",
+        "nested",
+    ],
     "needles a NUL in the needle": lambda t: ["--needles", _needle(t, needle="The key is under the mat.\u0000")],
     "needles a control character in the question": lambda t: ["--needles", _needle(t, question="Where\u001b[2J?")],
     "needles an answer the needle never states": lambda t: ["--needles", _needle(t, answers=["in the drawer"])],
-    "needles a set member the needle never states": lambda t: ["--needles", _needle(
-        t, needle="The garden grows tulips and roses.", answers=["tulips", "lilies"], kind="set")],
-    "needles a number the needle never states": lambda t: ["--needles", _needle(
-        t, needle="The vault code is 4417.", answers=["4471"], kind="number")],
-    "needles suite task without items": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                                            "tasks: [{family: needles}]\n"),
-    "needles suite file missing": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                                      "tasks: [{family: needles, params: {file: /no/n.jsonl}}]\n"),
+    "needles a set member the needle never states": lambda t: [
+        "--needles",
+        _needle(t, needle="The garden grows tulips and roses.", answers=["tulips", "lilies"], kind="set"),
+    ],
+    "needles a number the needle never states": lambda t: [
+        "--needles",
+        _needle(t, needle="The vault code is 4417.", answers=["4471"], kind="number"),
+    ],
+    "needles suite task without items": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: needles}]\n"
+    ),
+    "needles suite file missing": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: needles, params: {file: /no/n.jsonl}}]\n"
+    ),
     "judge endpoint not a url": lambda t: ["--needles", _needle(t), "--judge-endpoint", "judge-host:8000"],
     "judge endpoint bad port": lambda t: ["--needles", _needle(t), "--judge-endpoint", "http://h:99999"],
     # resume
@@ -319,12 +391,25 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "results dir under a file": lambda t: ["--family", "niah", "--results-dir", _file(t, "plain", "x") + "/runs"],
     # foreign --include modules: whatever they raise, or exit(), is one line naming the module
     "include raises": lambda t: ["--family", "niah", "--include", _file(t, "raises.py", "raise ValueError('boom')\n")],
-    "include recurses": lambda t: ["--family", "niah", "--include",
-                                   _file(t, "recurses.py", "def f():\n    return f()\n\nf()\n")],
+    "include recurses": lambda t: [
+        "--family",
+        "niah",
+        "--include",
+        _file(t, "recurses.py", "def f():\n    return f()\n\nf()\n"),
+    ],
     "include exit(0)": lambda t: ["--family", "niah", "--include", _file(t, "exits.py", "exit(0)\n")],
-    "include sys.exit(0)": lambda t: ["--family", "niah", "--include", _file(t, "sysexit.py", "import sys\nsys.exit(0)\n")],
-    "include KeyError in a folder": lambda t: ["--family", "niah", "--include", _folder(t, "mods", {
-        "a.py": "X = 1\n", "b.py": "{}['missing']\n"})],
+    "include sys.exit(0)": lambda t: [
+        "--family",
+        "niah",
+        "--include",
+        _file(t, "sysexit.py", "import sys\nsys.exit(0)\n"),
+    ],
+    "include KeyError in a folder": lambda t: [
+        "--family",
+        "niah",
+        "--include",
+        _folder(t, "mods", {"a.py": "X = 1\n", "b.py": "{}['missing']\n"}),
+    ],
     # qa and mrcr data files
     "qa empty parquet": lambda t: ["--family", "qa", "--qa", "hf:" + _file(t, "e.parquet", b"")],
     "qa torn parquet": lambda t: ["--family", "qa", "--qa", "hf:" + _file(t, "b.parquet", b"PAR1garbagePAR1")],
@@ -336,27 +421,73 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "mrcr torn parquet": lambda t: ["--mrcr", "hf:" + _file(t, "m.parquet", b"PAR1\x00\x01PAR1")],
     # results folders the filesystem refuses
     "results dir name 300 characters": lambda t: ["--family", "niah", "--results-dir", str(t / ("x" * 300))],
-    "results dir path past PATH_MAX": lambda t: ["--family", "niah", "--results-dir", str(t / "/".join(["y" * 250] * 20))],
+    "results dir path past PATH_MAX": lambda t: [
+        "--family",
+        "niah",
+        "--results-dir",
+        str(t / "/".join(["y" * 250] * 20)),
+    ],
     # binary haystacks that decode as UTF-8
-    "haystack file of NUL bytes": lambda t: ["--family", "niah", "--haystack", "file:" + _file(t, "nul.txt", b"\x00" * 4000)],
-    "haystack file of control bytes": lambda t: ["--family", "niah", "--haystack",
-                                                 "file:" + _file(t, "ctl.txt", bytes(range(1, 9)) * 500)],
-    "haystack dir of a binary .txt": lambda t: ["--family", "niah", "--haystack",
-                                                "dir:" + _folder(t, "hay", {"a.txt": b"\x00\x01" * 2000})],
+    "haystack file of NUL bytes": lambda t: [
+        "--family",
+        "niah",
+        "--haystack",
+        "file:" + _file(t, "nul.txt", b"\x00" * 4000),
+    ],
+    "haystack file of control bytes": lambda t: [
+        "--family",
+        "niah",
+        "--haystack",
+        "file:" + _file(t, "ctl.txt", bytes(range(1, 9)) * 500),
+    ],
+    "haystack dir of a binary .txt": lambda t: [
+        "--family",
+        "niah",
+        "--haystack",
+        "dir:" + _folder(t, "hay", {"a.txt": b"\x00\x01" * 2000}),
+    ],
     # duplicate keys
     "params key twice": lambda t: ["--family", "niah", "--params", "variant=single,variant=multikey"],
     "params mapping key twice": lambda t: ["--family", "niah", "--params", "variant={a: 1, a: 2}"],
     "params value bad yaml": lambda t: ["--family", "niah", "--params", "variant=[single"],
-    "suite key twice": lambda t: _suite(t, "name: s\nlengths: [1k]\nlengths: [128k]\ndepths: [50]\ntasks: [{family: niah}]\n"),
-    "suite task key twice": lambda t: _suite(t, "name: s\nlengths: [1k]\ndepths: [50]\n"
-                                             "tasks: [{family: niah, params: {variant: single, variant: multikey}}]\n"),
+    "suite key twice": lambda t: _suite(
+        t, "name: s\nlengths: [1k]\nlengths: [128k]\ndepths: [50]\ntasks: [{family: niah}]\n"
+    ),
+    "suite task key twice": lambda t: _suite(
+        t,
+        "name: s\nlengths: [1k]\ndepths: [50]\ntasks: [{family: niah, params: {variant: single, variant: multikey}}]\n",
+    ),
     # GPU fit numbers, checked where given (a dry run without --config never reads them)
-    "util 2": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpus", "1", "--gpu-mem", "80GB",
-                         "--util", "2", "--weights", "1GB"],
+    "util 2": lambda t: [
+        "--family",
+        "niah",
+        "--dry-run",
+        "--prefill-rate",
+        "1000",
+        "--gpus",
+        "1",
+        "--gpu-mem",
+        "80GB",
+        "--util",
+        "2",
+        "--weights",
+        "1GB",
+    ],
     "util nan": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--util", "nan"],
     "util 2 without dry run": lambda t: ["--family", "niah", "--util", "2"],
-    "gpu mem abcGB": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpus", "1",
-                                "--gpu-mem", "abcGB", "--weights", "1GB"],
+    "gpu mem abcGB": lambda t: [
+        "--family",
+        "niah",
+        "--dry-run",
+        "--prefill-rate",
+        "1000",
+        "--gpus",
+        "1",
+        "--gpu-mem",
+        "abcGB",
+        "--weights",
+        "1GB",
+    ],
     "gpu mem 0GB": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpu-mem", "0GB"],
     "weights words": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--weights", "heavy"],
     # the gate's flags without a baseline, and its outputs checked before the run
@@ -373,8 +504,21 @@ RUN: dict[str, Case] = {  # `run` flags, sent with --endpoint FAKE --results-dir
     "dry run prefill rate inf": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "inf"],
     "dry run prefill rate 0": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "0"],
     "dry run gpus 0": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--gpus", "0"],
-    "dry run config missing": lambda t: ["--family", "niah", "--dry-run", "--prefill-rate", "1000", "--config",
-                                         "/no/config.json", "--gpus", "1", "--gpu-mem", "80GB", "--weights", "1GB"],
+    "dry run config missing": lambda t: [
+        "--family",
+        "niah",
+        "--dry-run",
+        "--prefill-rate",
+        "1000",
+        "--config",
+        "/no/config.json",
+        "--gpus",
+        "1",
+        "--gpu-mem",
+        "80GB",
+        "--weights",
+        "1GB",
+    ],
 }
 
 OTHER: dict[str, Case] = {  # whole command lines
@@ -394,22 +538,53 @@ OTHER: dict[str, Case] = {  # whole command lines
     "report output is a folder": lambda t: ["report", str(write_run(t / "run", "a", all_right())), "-o", str(t)],
     "report missing folder": lambda t: ["report", "/no/such/run"],
     "report of a file": lambda t: ["report", _file(t, "x.txt", "x")],
-    "import-lm-eval binary file": lambda t: ["import-lm-eval", _file(t, "samples_x_2026.jsonl", b"\x89PNG\r\n\x1a\n\xff" * 20),
-                                             "--results-dir", str(t / "r")],
+    "import-lm-eval binary file": lambda t: [
+        "import-lm-eval",
+        _file(t, "samples_x_2026.jsonl", b"\x89PNG\r\n\x1a\n\xff" * 20),
+        "--results-dir",
+        str(t / "r"),
+    ],
     "import-lm-eval missing": lambda t: ["import-lm-eval", "/no/such/out", "--results-dir", str(t / "r")],
-    "import-lm-eval json not a log": lambda t: ["import-lm-eval", _file(t, "samples_x_2026.jsonl", '{"a": 1}\n'),
-                                                "--results-dir", str(t / "r")],
-    "import-lm-eval doc id words": lambda t: ["import-lm-eval", _file(
-        t, "samples_x_2026.jsonl", '{"doc_id": "x", "doc": {}, "arguments": {"gen_args_0": {"arg_0": "p"}}, '
-        '"resps": [["a"]], "prompt_hash": "h"}\n'), "--results-dir", str(t / "r")],
+    "import-lm-eval json not a log": lambda t: [
+        "import-lm-eval",
+        _file(t, "samples_x_2026.jsonl", '{"a": 1}\n'),
+        "--results-dir",
+        str(t / "r"),
+    ],
+    "import-lm-eval doc id words": lambda t: [
+        "import-lm-eval",
+        _file(
+            t,
+            "samples_x_2026.jsonl",
+            '{"doc_id": "x", "doc": {}, "arguments": {"gen_args_0": {"arg_0": "p"}}, '
+            '"resps": [["a"]], "prompt_hash": "h"}\n',
+        ),
+        "--results-dir",
+        str(t / "r"),
+    ],
     "import-lm-eval empty folder": lambda t: ["import-lm-eval", str(t), "--results-dir", str(t / "r")],
     "compare missing": lambda t: ["compare", "/no/a", "/no/b"],
-    "compare alpha 2": lambda t: ["compare", str(write_run(t / "a", "a", all_right())),
-                                  str(write_run(t / "b", "b", all_right())), "--alpha", "2"],
-    "compare margin 1.5": lambda t: ["compare", str(write_run(t / "a", "a", all_right())),
-                                     str(write_run(t / "b", "b", all_right())), "--fail-if-drop", "1.5"],
-    "compare margin negative": lambda t: ["compare", str(write_run(t / "a", "a", all_right())),
-                                          str(write_run(t / "b", "b", all_right())), "--fail-if-drop", "-0.1"],
+    "compare alpha 2": lambda t: [
+        "compare",
+        str(write_run(t / "a", "a", all_right())),
+        str(write_run(t / "b", "b", all_right())),
+        "--alpha",
+        "2",
+    ],
+    "compare margin 1.5": lambda t: [
+        "compare",
+        str(write_run(t / "a", "a", all_right())),
+        str(write_run(t / "b", "b", all_right())),
+        "--fail-if-drop",
+        "1.5",
+    ],
+    "compare margin negative": lambda t: [
+        "compare",
+        str(write_run(t / "a", "a", all_right())),
+        str(write_run(t / "b", "b", all_right())),
+        "--fail-if-drop",
+        "-0.1",
+    ],
     "history missing": lambda t: ["history", "/no/such/results"],
     "history alpha 0": lambda t: ["history", str(t), "--alpha", "0"],
     "history of a file": lambda t: ["history", _file(t, "x.txt", "x")],
@@ -421,22 +596,50 @@ OTHER: dict[str, Case] = {  # whole command lines
     "check missing": lambda t: ["check", "/no/such/run"],
     "prompt missing run": lambda t: ["prompt", "/no/such/run", "abc"],
     "prompt unknown sample": lambda t: ["prompt", str(write_run(t / "run", "a", all_right())), "nosuchid"],
-    "prompt recipe length 1e9": lambda t: ["prompt", _file(t, "r.json", '{"family": "niah", "context_tokens": 1000000000}')],
+    "prompt recipe length 1e9": lambda t: [
+        "prompt",
+        _file(t, "r.json", '{"family": "niah", "context_tokens": 1000000000}'),
+    ],
     "export length 1e9": lambda t: ["export", "quick", str(t / "out"), "--lengths", "1000000000"],
     "export unknown suite": lambda t: ["export", "weekly", str(t / "out")],
     "export unknown format": lambda t: ["export", "quick", str(t / "out"), "--format", "csv"],
-    "export base url ftp": lambda t: ["export", "quick", str(t / "r" / "out"), "--token-counter", "estimate",
-                                      "--base-url", "ftp://x"],
-    "export base url without scheme": lambda t: ["export", "quick", str(t / "r" / "out"), "--token-counter", "estimate",
-                                                 "--base-url", "gpu-node:8000"],
+    "export base url ftp": lambda t: [
+        "export",
+        "quick",
+        str(t / "r" / "out"),
+        "--token-counter",
+        "estimate",
+        "--base-url",
+        "ftp://x",
+    ],
+    "export base url without scheme": lambda t: [
+        "export",
+        "quick",
+        str(t / "r" / "out"),
+        "--token-counter",
+        "estimate",
+        "--base-url",
+        "gpu-node:8000",
+    ],
     "prompt file:/etc/passwd": lambda t: ["prompt", _recipe(t, "file:/etc/passwd")],
     "prompt dir:/etc": lambda t: ["prompt", _recipe(t, "dir:/etc")],
-    "prompt file outside the allowed folder": lambda t: ["prompt", _recipe(t, "file:/etc/passwd"), "--allow-path", str(t)],
+    "prompt file outside the allowed folder": lambda t: [
+        "prompt",
+        _recipe(t, "file:/etc/passwd"),
+        "--allow-path",
+        str(t),
+    ],
     "prompt dir: haystack holding a link out of the allowed folder": lambda t: _linked_dir(t),
-    "prompt link out of the allowed folder": lambda t: ["prompt", _recipe(t, "file:" + _link(t, "hay.txt", "/etc/passwd")),
-                                                        "--allow-path", str(t)],
-    "prompt hf: dataset outside": lambda t: ["prompt", _recipe(t, "prose", params={"dataset": "hf:/etc/passwd"},
-                                                               family="qa")],
+    "prompt link out of the allowed folder": lambda t: [
+        "prompt",
+        _recipe(t, "file:" + _link(t, "hay.txt", "/etc/passwd")),
+        "--allow-path",
+        str(t),
+    ],
+    "prompt hf: dataset outside": lambda t: [
+        "prompt",
+        _recipe(t, "prose", params={"dataset": "hf:/etc/passwd"}, family="qa"),
+    ],
     "prompt allow path not a folder": lambda t: ["prompt", _recipe(t, "prose"), "--allow-path", "/no/such/folder"],
     "prompt token counter bogus": lambda t: ["prompt", _recipe(t, "prose"), "--token-counter", "bogus"],
     "compare junit is a folder": lambda t: [*_compare(t), "--fail-if-drop", "0.05", "--junit", str(t)],
@@ -471,8 +674,9 @@ def _argv(name: str, tmp: Path, url: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(RUN) + sorted(OTHER))
-def test_bad_input_ends_in_one_line_exit_2_and_leaves_nothing(name: str, tmp_path: Path, engine: FakeEngine,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_ends_in_one_line_exit_2_and_leaves_nothing(
+    name: str, tmp_path: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = _argv(name, tmp_path, engine.url)
     sent = len(engine.completion_calls())
     capsys.readouterr()
@@ -493,11 +697,13 @@ def test_bad_input_ends_in_one_line_exit_2_and_leaves_nothing(name: str, tmp_pat
     assert not results.exists() or not any(results.iterdir()), "a run folder was left behind"
 
 
-@pytest.mark.parametrize("body", ["while True:\n    pass\n", "import time\ntime.sleep(3600)\n",
-                                  "import threading\nthreading.Event().wait()\n"])
+@pytest.mark.parametrize(
+    "body",
+    ["while True:\n    pass\n", "import time\ntime.sleep(3600)\n", "import threading\nthreading.Event().wait()\n"],
+)
 def test_an_include_that_never_finishes_importing_ends_at_its_deadline(
-        body: str, tmp_path: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    body: str, tmp_path: Path, engine: FakeEngine, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import time
 
     from ctxprobe.tasks import family_index
@@ -507,8 +713,20 @@ def test_an_include_that_never_finishes_importing_ends_at_its_deadline(
     sent = len(engine.completion_calls())
     capsys.readouterr()
     started = time.monotonic()
-    code = main(["run", "--include", module, "--family", "niah", "--endpoint", engine.url,
-                 "--results-dir", str(tmp_path / "r"), "--quiet"])
+    code = main(
+        [
+            "run",
+            "--include",
+            module,
+            "--family",
+            "niah",
+            "--endpoint",
+            engine.url,
+            "--results-dir",
+            str(tmp_path / "r"),
+            "--quiet",
+        ]
+    )
     took = time.monotonic() - started
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
@@ -519,15 +737,21 @@ def test_an_include_that_never_finishes_importing_ends_at_its_deadline(
 
 REFUSED_GATES: dict[str, Case] = {  # the gate refuses to judge: one line, exit 5 (GateRefused), no folder
     "compare metric p_answer without probabilities": lambda t: [*_compare(t), "--metric", "p_answer"],
-    "compare metric p_answer gate without probabilities": lambda t: [*_compare(t), "--metric", "p_answer",
-                                                                     "--fail-if-drop", "0.05"],
+    "compare metric p_answer gate without probabilities": lambda t: [
+        *_compare(t),
+        "--metric",
+        "p_answer",
+        "--fail-if-drop",
+        "0.05",
+    ],
     "compare metric kl without log-probabilities": lambda t: [*_compare(t), "--metric", "kl"],
 }
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED_GATES))
 def test_a_gate_that_cannot_judge_ends_in_one_line_exit_5_and_leaves_nothing(
-        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
     code = main(REFUSED_GATES[name](tmp_path))
     out = capsys.readouterr()
@@ -538,8 +762,9 @@ def test_a_gate_that_cannot_judge_ends_in_one_line_exit_5_and_leaves_nothing(
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
 
 
-def test_a_prompt_recipe_reads_a_file_inside_an_allowed_folder(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_prompt_recipe_reads_a_file_inside_an_allowed_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The control of the prompt cases: the same recipe builds once its folder is allowed (and not before)."""
     hay = tmp_path / "hay"
     hay.mkdir()
@@ -569,16 +794,33 @@ def _finite(text: str) -> float:
 
 def _argparse_error(argv: list[str]) -> bool:
     """Cases argparse itself refuses (a flag's type or choices): it exits 2 with one line."""
-    typed = {"--seed": int, "--samples": int, "--concurrency": int, "--retries": int, "--timeout": _finite,
-             "--timeout-per-1k": _finite, "--threshold": _finite, "--min-accuracy": _finite, "--confidence": _finite, "--ratio": _finite,
-             "--alpha": _finite, "--fail-if-drop": _finite, "--gpus": int, "--prefill-rate": _finite}
+    typed = {
+        "--seed": int,
+        "--samples": int,
+        "--concurrency": int,
+        "--retries": int,
+        "--timeout": _finite,
+        "--timeout-per-1k": _finite,
+        "--threshold": _finite,
+        "--min-accuracy": _finite,
+        "--confidence": _finite,
+        "--ratio": _finite,
+        "--alpha": _finite,
+        "--fail-if-drop": _finite,
+        "--gpus": int,
+        "--prefill-rate": _finite,
+    }
     for flag, kind in typed.items():
         if flag in argv:
             try:
                 kind(argv[argv.index(flag) + 1])
             except ValueError:
                 return True
-    choices = {"--mode": ("completions", "chat"), "--order": ("cache-aware", "as-listed"), "--format": ("lm-eval", "hf")}
+    choices = {
+        "--mode": ("completions", "chat"),
+        "--order": ("cache-aware", "as-listed"),
+        "--format": ("lm-eval", "hf"),
+    }
     if any(flag in argv and argv[argv.index(flag) + 1] not in ok for flag, ok in choices.items()):
         return True
     if any(isinstance(a, str) and not a.strip() for a in argv):  # an empty value: the parser refuses it

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.sequential.betting import STAKES, betting_cs, log_e_fail, log_e_pass
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, family_done, open_rows
@@ -67,6 +66,7 @@ def test_the_interval_is_where_neither_bettor_rejects():
     assert lo < tally.mean < hi
     # at the ends, the one-sided bettor's wealth is 2 / alpha = 40
     from ctxprobe.evals.compare.sequential.betting import log_e_above, log_e_below
+
     assert math.exp(log_e_above(lo, tally)) == pytest.approx(40.0, rel=1e-3)
     assert math.exp(log_e_below(hi, tally)) == pytest.approx(40.0, rel=1e-3)
     # tighter than the Dirichlet mixture where most pairs tie, which is where the gate's rows are
@@ -83,14 +83,18 @@ def test_false_pass_and_fail_under_optional_stopping_by_simulation():
     """At the nulls' edges (a drop of exactly the margin; no drop at all), a bettor looked at after every
     round of 5 pairs, stopped the first time it crosses 1/alpha, crosses at most alpha of the time."""
     alpha, margin = 0.05, 0.05
-    for probs, log_e in (([0.07, 0.91, 0.02], lambda t: log_e_pass(margin, t)),  # delta = -0.05
-                         ([0.05, 0.90, 0.05], log_e_fail)):  # delta = 0
+    for probs, log_e in (
+        ([0.07, 0.91, 0.02], lambda t: log_e_pass(margin, t)),  # delta = -0.05
+        ([0.05, 0.90, 0.05], log_e_fail),
+    ):  # delta = 0
         paths = _simulate(probs, reps=300, n=300, seed=5)
         crossed = 0
         for path in paths:
             losses, ties, wins = np.cumsum(path < 0), np.cumsum(path == 0), np.cumsum(path > 0)
-            crossed += any(log_e(PairedTally(int(losses[i]), int(ties[i]), int(wins[i]))) >= math.log(1 / alpha)
-                           for i in range(4, len(path), 5))
+            crossed += any(
+                log_e(PairedTally(int(losses[i]), int(ties[i]), int(wins[i]))) >= math.log(1 / alpha)
+                for i in range(4, len(path), 5)
+            )
         assert crossed / len(paths) <= alpha
 
 
@@ -121,8 +125,12 @@ def test_open_rows_after_the_pooled_row_is_decided():
     # pooled undecided: the whole family goes out (decided lengths too: the pooled row weighs them equally)
     assert open_rows(_rows(None, [("PASS", looks_fine), (None, looks_fine)]), 0.05) == [True, True, True]
     # pooled PASS: only the undecided lengths that look like a drop
-    assert open_rows(_rows("PASS", [(None, looks_bad), (None, looks_fine), ("PASS", looks_bad)]), 0.05) \
-        == [False, True, False, False]
+    assert open_rows(_rows("PASS", [(None, looks_bad), (None, looks_fine), ("PASS", looks_bad)]), 0.05) == [
+        False,
+        True,
+        False,
+        False,
+    ]
     assert family_done(_rows("PASS", [(None, looks_fine)]), 0.05)
     # any FAIL ends the family
     assert family_done(_rows(None, [("FAIL", looks_bad), (None, looks_bad)]), 0.05)
@@ -138,6 +146,7 @@ def test_a_decided_pooled_row_takes_no_more_pairs():
 
 def test_continuous_e_values_are_the_bets_multiplied_out():
     from ctxprobe.evals.compare.sequential.betting import PairedValues
+
     rng = np.random.default_rng(4)
     xs = list(np.where(rng.random(120) < 0.4, rng.uniform(-0.6, 0.3, 120), 0.0))
     values = PairedValues(tuple(xs))
@@ -155,6 +164,7 @@ def test_continuous_e_values_are_the_bets_multiplied_out():
 def test_ternary_values_give_the_counts_results():
     """The continuous path, fed -1/0/1, is the ternary one: the same e-values and interval."""
     from ctxprobe.evals.compare.sequential.betting import PairedValues
+
     tally = PairedTally(losses=9, ties=300, wins=3)
     values = PairedValues((-1.0,) * 9 + (0.0,) * 300 + (1.0,) * 3)
     assert log_e_pass(0.05, values) == pytest.approx(log_e_pass(0.05, tally), rel=1e-12)
@@ -172,6 +182,7 @@ def test_continuous_level_and_coverage_under_optional_stopping_by_simulation(rep
     passes with 7 crossings (or misses) or fewer: a bettor that crossed 10 % of the time would pass it with
     probability 1.4 % (0.13 % at 300). Measured: at most 1 of 150 and 0 of 300."""
     from ctxprobe.evals.compare.sequential.betting import PairedValues
+
     alpha, margin = 0.05, 0.05
     rng = np.random.default_rng(21)
     n = 300
@@ -205,6 +216,7 @@ def test_bounded_values_bet_up_to_what_their_bounds_allow():
     1 / (b - (-0)) = 1 / -b, not 1 / (1 - b) as for [-1, 1]; the wealth is that bet multiplied out by hand,
     every factor stays positive, and the interval stays inside the bounds."""
     from ctxprobe.evals.compare.sequential.betting import PairedValues, log_e_below
+
     rng = np.random.default_rng(5)
     xs = list(-rng.uniform(0.2, 0.6, 40))
     values = PairedValues(tuple(xs), lo=-1.0, hi=0.0)

@@ -9,26 +9,38 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.compare.cache_path import KL_NOISE_FLOOR, decide, sign_test_p
-from ctxprobe.evals.records.cache_check import (CACHE_CHECK_VERSION, CACHE_CHECKS_FILE, CacheCheck, CacheCheckRecord,
-                                                append_check, cold_id, read_checks)
+from ctxprobe.evals.records.cache_check import (
+    CACHE_CHECK_VERSION,
+    CACHE_CHECKS_FILE,
+    CacheCheck,
+    CacheCheckRecord,
+    append_check,
+    cold_id,
+    read_checks,
+)
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.schema import SCHEMA_VERSION
-from ctxprobe.evals.run.cache_check import (COST_SHARE, MIN_CHECKS, check_tokens, choose, parse_cache_check,
-                                            servable)
+from ctxprobe.evals.run.cache_check import COST_SHARE, MIN_CHECKS, check_tokens, choose, parse_cache_check, servable
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
-
 SUITE = {"name": "s", "lengths": ["1k"], "depths": "50", "tasks": [{"family": "niah"}]}
 
 
 def recipes(lengths: list[str], depths: str, samples: int, layout: str = "nested") -> list[Recipe]:
-    suite = Suite.model_validate({"name": "s", "lengths": lengths, "depths": depths, "samples": samples,
-                                  "layout": layout, "tasks": [{"family": "niah"}]})
+    suite = Suite.model_validate(
+        {
+            "name": "s",
+            "lengths": lengths,
+            "depths": depths,
+            "samples": samples,
+            "layout": layout,
+            "tasks": [{"family": "niah"}],
+        }
+    )
     return suite.recipes(lambda mode: "estimate:4")
 
 
@@ -79,7 +91,7 @@ def test_parse_keeps_auto_off_and_shares() -> None:
 
 def _hand_p(b: int, c: int) -> float:
     n = b + c
-    return sum(math.comb(n, k) for k in range(b, n + 1)) / 2 ** n
+    return sum(math.comb(n, k) for k in range(b, n + 1)) / 2**n
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (5, 0), (4, 0), (7, 2), (3, 3), (0, 6), (12, 5), (30, 18)])
@@ -91,12 +103,22 @@ def test_the_sign_test_is_scipys_one_sided_binomial_test(b: int, c: int) -> None
         assert p == pytest.approx(stats.binomtest(b, b + c, 0.5, alternative="greater").pvalue, rel=1e-9)
 
 
-def _check(i: int, cached: bool, cold: bool, *, length: int = 1024, kl: float | None = None,
-           same_text: bool = False) -> CacheCheckRecord:
-    return CacheCheckRecord(sample_id=f"s{i}", cold_id=cold_id(f"s{i}"), chain="c", context_tokens=length, depth=50.0,
-                            how="cache_salt", cached_text="1" if cached else "2",
-                            cached_correct=cached, cold_text=("1" if cold else "2") if not same_text else "x",
-                            cold_correct=cold, kl=kl)
+def _check(
+    i: int, cached: bool, cold: bool, *, length: int = 1024, kl: float | None = None, same_text: bool = False
+) -> CacheCheckRecord:
+    return CacheCheckRecord(
+        sample_id=f"s{i}",
+        cold_id=cold_id(f"s{i}"),
+        chain="c",
+        context_tokens=length,
+        depth=50.0,
+        how="cache_salt",
+        cached_text="1" if cached else "2",
+        cached_correct=cached,
+        cold_text=("1" if cold else "2") if not same_text else "x",
+        cold_correct=cold,
+        kl=kl,
+    )
 
 
 def _decide(checks: list[CacheCheckRecord], chosen: int | None = None) -> CacheCheck:
@@ -127,8 +149,17 @@ def test_with_logprobs_the_kl_must_pass_the_noise_floor_too() -> None:
 def test_a_text_difference_alone_is_counted_and_unsent_checks_are_unchecked() -> None:
     found = _decide([_check(0, True, True, same_text=True), _check(1, True, True)], chosen=5)
     assert found.differed == 1 and found.verdict == "differs" and found.unchecked == 3 and found.chosen == 5
-    errored = CacheCheckRecord(sample_id="e", cold_id=cold_id("e"), chain="c", context_tokens=1024, depth=0.0,
-                               how="cache_salt", cached_text="1", cached_correct=True, error="HTTP 500")
+    errored = CacheCheckRecord(
+        sample_id="e",
+        cold_id=cold_id("e"),
+        chain="c",
+        context_tokens=1024,
+        depth=0.0,
+        how="cache_salt",
+        cached_text="1",
+        cached_correct=True,
+        error="HTTP 500",
+    )
     assert _decide([errored]).verdict == "unchecked"
 
 
@@ -141,8 +172,7 @@ def test_records_are_versioned_and_read_back(tmp_path: Path) -> None:
     back = read_checks(tmp_path)
     assert list(back) == ["s1"] and back["s1"].kl == 0.25 and back["s1"].schema_version == SCHEMA_VERSION
     summary = _decide([check])
-    manifest = RunManifest.model_validate({"suite": SUITE,
-                                           "cache_check": summary.model_dump(mode="json")})
+    manifest = RunManifest.model_validate({"suite": SUITE, "cache_check": summary.model_dump(mode="json")})
     assert manifest.cache_check == summary and manifest.cache_check.version == CACHE_CHECK_VERSION
     assert RunManifest.model_validate({"suite": SUITE}).cache_check is None
 
@@ -151,14 +181,22 @@ def test_the_dry_run_counts_the_controls_prefill() -> None:
     import ctxprobe
     from ctxprobe.evals.run.estimate import render_estimate
 
-    est = ctxprobe.estimate(family="niah", lengths="1k,2k", depths="0:100:25", samples=160, layout="nested",
-                            prefill_rate=1000.0, token_counter="estimate:4")
+    est = ctxprobe.estimate(
+        family="niah",
+        lengths="1k,2k",
+        depths="0:100:25",
+        samples=160,
+        layout="nested",
+        prefill_rate=1000.0,
+        token_counter="estimate:4",
+    )
     todo = recipes(["1k", "2k"], "0:100:25", 160)
     chosen = choose(todo, "auto", seed=0, computed_prefill=est.computed_prefill)
     assert est.cache_check == "auto" and est.cache_check_requests == len(chosen) >= MIN_CHECKS
     assert est.cache_check_tokens == check_tokens(chosen) <= COST_SHARE * est.computed_prefill
     assert est.cache_check_s == pytest.approx(est.cache_check_tokens / 1000.0)
     assert "cache-path control (--cache-check auto): " in render_estimate(est)
-    off = ctxprobe.estimate(family="niah", lengths="1k,2k", depths="0:100:25", samples=2, prefill_rate=1000.0,
-                            token_counter="estimate:4")
+    off = ctxprobe.estimate(
+        family="niah", lengths="1k,2k", depths="0:100:25", samples=2, prefill_rate=1000.0, token_counter="estimate:4"
+    )
     assert off.cache_check == "off" and off.cache_check_requests == 0 and "cache-path" not in render_estimate(off)

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.cache_check import CACHE_CHECKS_FILE, cold_id
 from ctxprobe.evals.run.result import ExitCode
+
 from tests.runners.fake_engine import FakeEngine
 from tests.runners.fake_prefix_cache import CorruptingPrefixCache, niah_answer
 
@@ -39,7 +39,8 @@ def _checks(results: Path) -> list[dict[str, Any]]:
 
 
 def test_a_corrupting_prefix_cache_is_named_an_engine_fault_and_exits_7(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with CorruptingPrefixCache() as fake:
         code = _run(fake.url, tmp_path, "--cache-check", "1")
     assert code == ExitCode.ENGINE_FAULT == 7
@@ -78,8 +79,7 @@ def test_the_default_of_a_nested_run_checks_every_length(tmp_path: Path) -> None
     assert control["differed"] == control["checked"] and control["verdict"] == "differs" and code == 0
 
 
-def test_an_engine_without_a_cold_path_is_said_unsupported(tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_engine_without_a_cold_path_is_said_unsupported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FakeEngine("sglang", answer=lambda body: niah_answer(body["messages"][-1]["content"])) as engine:
         code = _run(engine.url, tmp_path, "--cache-check", "1")
     assert code == 0
@@ -92,8 +92,25 @@ def test_an_engine_without_a_cold_path_is_said_unsupported(tmp_path: Path,
 
 def test_an_independent_run_checks_nothing_unless_asked(tmp_path: Path) -> None:
     with CorruptingPrefixCache() as fake:
-        code = main(["run", "--endpoint", fake.url, "--family", "niah", "--lengths", "1k", "--depths", "0,100",
-                     "--samples", "1", "--quiet", "--no-report", "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                fake.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--depths",
+                "0,100",
+                "--samples",
+                "1",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
     assert code == 0 and _manifest(tmp_path)["cache_check"]["verdict"] == "off"
 
 
@@ -117,14 +134,47 @@ def test_a_resumed_run_sends_the_checks_it_had_not_sent(tmp_path: Path, monkeypa
 
 
 def test_the_fault_is_named_in_the_summary_report_compare_history_and_junit(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     results = tmp_path / "results"
     with CorruptingPrefixCache(corrupt=False) as healthy:
-        assert main(["run", "--endpoint", healthy.url, *NESTED, "--quiet", "--results-dir", str(results),
-                     "--label", "healthy", "--cache-check", "1"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    healthy.url,
+                    *NESTED,
+                    "--quiet",
+                    "--results-dir",
+                    str(results),
+                    "--label",
+                    "healthy",
+                    "--cache-check",
+                    "1",
+                ]
+            )
+            == 0
+        )
     with CorruptingPrefixCache() as faulty:
-        assert main(["run", "--endpoint", faulty.url, *NESTED, "--quiet", "--results-dir", str(results),
-                     "--label", "faulty", "--cache-check", "1"]) == ExitCode.ENGINE_FAULT
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    faulty.url,
+                    *NESTED,
+                    "--quiet",
+                    "--results-dir",
+                    str(results),
+                    "--label",
+                    "faulty",
+                    "--cache-check",
+                    "1",
+                ]
+            )
+            == ExitCode.ENGINE_FAULT
+        )
     out = capsys.readouterr().out
     agrees, suspect = out.index("cache path agrees"), out.index("\nSUSPECT:")  # the second run's table is headed so
     assert agrees < suspect and "ENGINE FAULT" in out[suspect:]
@@ -135,8 +185,20 @@ def test_the_fault_is_named_in_the_summary_report_compare_history_and_junit(
     page = (bad / "report.html").read_text()
     assert "Cache path" in page and "SUSPECT" in page
     junit = tmp_path / "gate.xml"
-    main(["compare", str(good), str(bad), "--junit", str(junit), "--fail-if-drop", "0.05", "--results-dir",
-          str(tmp_path / "cmp"), "--no-report"])
+    main(
+        [
+            "compare",
+            str(good),
+            str(bad),
+            "--junit",
+            str(junit),
+            "--fail-if-drop",
+            "0.05",
+            "--results-dir",
+            str(tmp_path / "cmp"),
+            "--no-report",
+        ]
+    )
     err = capsys.readouterr().err
     assert "ENGINE FAULT in faulty" in err
     xml = junit.read_text()

@@ -19,18 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.record import Response
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.run.send.loop import run_recipes
-from ctxprobe.evals.run.send.order import (QUESTION_ALLOWANCE, expected_cached_tokens, fans_out, limit_line,
-                                          send_groups)
+from ctxprobe.evals.run.send.order import QUESTION_ALLOWANCE, expected_cached_tokens, fans_out, limit_line, send_groups
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import Recipe, sha256_text
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import make_token_counter
+
 from tests.in_flight import InFlight
 from tests.runners.fake_engine import FakeEngine, Recorded, Reply
 
@@ -38,10 +37,19 @@ COUNTER = "estimate:4"
 HEADER = "x-session-id"
 
 
-def nested(lengths: list[str], depths: str = "0,50,100", samples: int = 2, families: tuple[str, ...] = ("niah",)
-           ) -> list[Recipe]:
-    suite = Suite.model_validate({"name": "s", "lengths": lengths, "depths": depths, "samples": samples,
-                                  "layout": "nested", "tasks": [{"family": f} for f in families]})
+def nested(
+    lengths: list[str], depths: str = "0,50,100", samples: int = 2, families: tuple[str, ...] = ("niah",)
+) -> list[Recipe]:
+    suite = Suite.model_validate(
+        {
+            "name": "s",
+            "lengths": lengths,
+            "depths": depths,
+            "samples": samples,
+            "layout": "nested",
+            "tasks": [{"family": f} for f in families],
+        }
+    )
     return suite.recipes(lambda mode: COUNTER)
 
 
@@ -60,8 +68,9 @@ def test_a_chain_goes_in_ascending_length_with_the_depths_of_one_length_back_to_
         assert runs == sorted(set(lengths))  # each length's depths back to back
         for length in set(lengths):
             assert sorted(r.depth for r in group if r.context_tokens == length) == [0.0, 50.0, 100.0]
-    independent = Suite.model_validate({"name": "s", "lengths": ["1k"], "depths": "0,50,100", "samples": 1,
-                                        "tasks": [{"family": "niah"}]}).recipes(lambda mode: COUNTER)
+    independent = Suite.model_validate(
+        {"name": "s", "lengths": ["1k"], "depths": "0,50,100", "samples": 1, "tasks": [{"family": "niah"}]}
+    ).recipes(lambda mode: COUNTER)
     [sweep] = send_groups(independent, "cache-aware")
     assert [r.depth for r in sweep] == [100.0, 50.0, 0.0]  # a depth sweep still deepest first
 
@@ -88,7 +97,9 @@ def test_the_bound_of_a_chain_is_its_longest_context_and_its_questions() -> None
     assert total - cached < sum({r.context_tokens for r in group}) + 9 * 80  # the floor, not the grid
     for a, b in itertools.pairwise(samples):  # the counter counts the shared text whole, the builder unit by unit
         shared = os.path.commonprefix([a.prompt, b.prompt])
-        assert counter.count_many([shared])[0] + counter.bos_tokens >= 0.97 * min(streams[a.sample_id], streams[b.sample_id])
+        assert counter.count_many([shared])[0] + counter.bos_tokens >= 0.97 * min(
+            streams[a.sample_id], streams[b.sample_id]
+        )
     estimated = expected_cached_tokens([group])[1]  # before any build: the question allowance
     assert 0 < estimated <= cached
     assert all(r.context_tokens - streams[r.sample_id()] <= QUESTION_ALLOWANCE for r in group)
@@ -103,15 +114,30 @@ class ChainSender:
     sent: list[dict[str, Any]] = field(default_factory=list)
     flight: InFlight = field(default_factory=InFlight)
 
-    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, chain: str | None = None, **extra: Any) -> Response:
+    async def send(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        planned_tokens: int,
+        seed: int,
+        affinity: int | None = None,
+        chain: str | None = None,
+        **extra: Any,
+    ) -> Response:
         entry = {"prompt": prompt, "lane": affinity, "chain": chain, "start": next(self.clock)}
         self.sent.append(entry)
         with self.flight:
             await asyncio.sleep(self.delay_s)
         entry["end"] = next(self.clock)
-        return Response(text="no idea", finish_reason="stop", completion_tokens=2, prompt_tokens=planned_tokens,
-                        latency_s=self.delay_s, endpoint="replica")
+        return Response(
+            text="no idea",
+            finish_reason="stop",
+            completion_tokens=2,
+            prompt_tokens=planned_tokens,
+            latency_s=self.delay_s,
+            endpoint="replica",
+        )
 
 
 def test_two_chains_with_concurrency_two_go_on_two_lanes_one_after_another(tmp_path: Path) -> None:
@@ -139,6 +165,7 @@ def test_two_chains_with_concurrency_two_go_on_two_lanes_one_after_another(tmp_p
 
 
 # --- against the fake engine, through the command line and the openai SDK ---
+
 
 def _run(urls: list[str], out: Path, *flags: str) -> int:
     args = ["run", "--family", "niah", "--quiet", "--no-report", "--results-dir", str(out), "--retries", "0", *flags]
@@ -175,7 +202,7 @@ def test_a_nested_run_sends_each_chain_in_order_with_its_key_in_the_header(mode:
         assert _run([engine.url], tmp_path, *NESTED, "--mode", mode, "--concurrency", "2") == 0
         every = engine.completion_calls()
     calls = [c for c in every if "cache_salt" not in c.body]  # the cache-path control's cold re-sends apart
-    cold = every[len(calls):]
+    cold = every[len(calls) :]
     assert len(cold) == 2 and all("cache_salt" in c.body for c in cold)  # after the run's own, one per length
     chains = _chains_by_prompt(tmp_path)
     assert len(calls) == len(chains) == 12
@@ -195,8 +222,10 @@ def test_a_nested_run_sends_each_chain_in_order_with_its_key_in_the_header(mode:
 
 def test_an_independent_sweep_is_its_own_chain_in_the_header(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192) as engine:
-        assert _run([engine.url], tmp_path, "--lengths", "1k", "--depths", "0,100", "--samples", "2",
-                    "--concurrency", "8") == 0  # fanned out: tails carry the head's key too
+        assert (
+            _run([engine.url], tmp_path, "--lengths", "1k", "--depths", "0,100", "--samples", "2", "--concurrency", "8")
+            == 0
+        )  # fanned out: tails carry the head's key too
         calls = engine.completion_calls()
     chains = _chains_by_prompt(tmp_path)
     keys = [call.headers[HEADER] for call in calls]
@@ -204,24 +233,42 @@ def test_an_independent_sweep_is_its_own_chain_in_the_header(tmp_path: Path) -> 
     assert len(set(keys)) == 2 and len(keys) == 4  # one key a depth sweep (a seed)
 
 
-@pytest.mark.parametrize(("flag", "present", "absent"), [("none", None, HEADER), ("NONE", None, HEADER),
-                                                           ("X-Chain", "x-chain", HEADER)])
+@pytest.mark.parametrize(
+    ("flag", "present", "absent"), [("none", None, HEADER), ("NONE", None, HEADER), ("X-Chain", "x-chain", HEADER)]
+)
 def test_the_header_is_named_or_left_out(flag: str, present: str | None, absent: str, tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192) as engine:
-        assert _run([engine.url], tmp_path, "--lengths", "1k", "--depths", "0,100", "--samples", "1",
-                    "--session-header", flag) == 0
+        assert (
+            _run(
+                [engine.url],
+                tmp_path,
+                "--lengths",
+                "1k",
+                "--depths",
+                "0,100",
+                "--samples",
+                "1",
+                "--session-header",
+                flag,
+            )
+            == 0
+        )
         calls = engine.completion_calls()
     assert len(calls) == 2 and all(absent not in c.headers for c in calls)
     if present is not None:
         [key] = {chain for chain, _ in _chains_by_prompt(tmp_path).values()}
         assert all(c.headers[present] == key for c in calls)
     else:
-        assert json.loads(next(tmp_path.iterdir()).joinpath("manifest.json").read_text())["options"]["session_header"] is None
+        assert (
+            json.loads(next(tmp_path.iterdir()).joinpath("manifest.json").read_text())["options"]["session_header"]
+            is None
+        )
 
 
 @pytest.mark.parametrize("bad", ["X Session", "X-Session:", "Sessión", "", "Authorization"])
 def test_a_bad_header_name_is_one_line_exit_2_before_anything_is_sent(
-        bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", context_length=8192) as engine:
         try:
             code = _run([engine.url], tmp_path / "out", "--lengths", "1k", "--session-header", bad)
@@ -236,8 +283,12 @@ def test_a_bad_header_name_is_one_line_exit_2_before_anything_is_sent(
 def _by_replica(engines: dict[str, FakeEngine]) -> list[tuple[float, str, str]]:
     """(arrival, replica, chain key) of every completion request of the run's own (the cache-path control's
     cold re-sends apart), in arrival order."""
-    return sorted((c.at, name, c.headers[HEADER]) for name, e in engines.items() for c in e.completion_calls()
-                  if "cache_salt" not in c.body)
+    return sorted(
+        (c.at, name, c.headers[HEADER])
+        for name, e in engines.items()
+        for c in e.completion_calls()
+        if "cache_salt" not in c.body
+    )
 
 
 def test_with_two_replicas_every_chain_keeps_to_one(tmp_path: Path) -> None:
@@ -252,7 +303,9 @@ def test_with_two_replicas_every_chain_keeps_to_one(tmp_path: Path) -> None:
     assert {r for rs in where.values() for r in rs} == {"a", "b"}  # the chains spread over both
     endpoints: dict[str, set[str]] = {}
     for rec in _records(tmp_path):
-        endpoints.setdefault(chain_key(Recipe.model_validate(rec["sample"]["recipe"])), set()).add(rec["response"]["endpoint"])
+        endpoints.setdefault(chain_key(Recipe.model_validate(rec["sample"]["recipe"])), set()).add(
+            rec["response"]["endpoint"]
+        )
     assert all(len(e) == 1 for e in endpoints.values())
 
 
@@ -288,8 +341,10 @@ def test_a_chain_moved_off_a_failing_replica_stays_when_that_replica_is_back(tmp
     """The second replica drops its first request's connection, then serves again (back in rotation after
     its 1 s backoff): the chain that request belonged to went on on the first replica and stays there; the
     lane's own replica does not take it back."""
-    with FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as a, \
-            FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as b:
+    with (
+        FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as a,
+        FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as b,
+    ):
         b.script.append(Reply(drop=True))
         assert _run([a.url, b.url], tmp_path, *NESTED, "--concurrency", "2") == 0
         seen = _by_replica({"a": a, "b": b})

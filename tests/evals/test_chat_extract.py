@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe, Sample
@@ -29,14 +28,20 @@ SHAPES = [
     "Answer: {v}. It was mentioned in the provided text as the one asked for.",
     "Here it is:\n\n```\n{v}\n```\n\nThat is the exact value.",
 ]
-TASKS = [("niah", {"value_kind": "number"}, "prose"), ("niah", {"value_kind": "word"}, "prose"),
-         ("niah", {"value_kind": "uuid"}, "prose"), ("recall", {"kind": "hex"}, "prose"),
-         ("recall", {"kind": "uuid"}, "prose"), ("recall", {"kind": "code"}, "code")]
+TASKS = [
+    ("niah", {"value_kind": "number"}, "prose"),
+    ("niah", {"value_kind": "word"}, "prose"),
+    ("niah", {"value_kind": "uuid"}, "prose"),
+    ("recall", {"kind": "hex"}, "prose"),
+    ("recall", {"kind": "uuid"}, "prose"),
+    ("recall", {"kind": "code"}, "code"),
+]
 
 
 def _sample(family: str, params: dict[str, object], haystack: str) -> Sample:
-    return build_sample(Recipe(family=family, params=params, haystack=haystack, context_tokens=900, depth=50,
-                               mode="chat"))
+    return build_sample(
+        Recipe(family=family, params=params, haystack=haystack, context_tokens=900, depth=50, mode="chat")
+    )
 
 
 @pytest.mark.parametrize("family, params, haystack", TASKS)
@@ -60,8 +65,11 @@ def _captured() -> list[dict[str, object]]:
     found = []
     for path in sorted(FIXTURES.glob("*.json")):
         data = json.loads(path.read_text())
-        found += [{**reply, "file": path.name} for reply in data["replies"] if reply["finish_reason"] == "stop"
-                  or data["captured_with"]["max_tokens"] > 20]
+        found += [
+            {**reply, "file": path.name}
+            for reply in data["replies"]
+            if reply["finish_reason"] == "stop" or data["captured_with"]["max_tokens"] > 20
+        ]
     return found
 
 

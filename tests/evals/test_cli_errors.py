@@ -34,16 +34,33 @@ CASES = {
     "unknown parameter": lambda t: ["run", "--family", "niah", "--params", "colour=red"],
     "invalid parameter value": lambda t: ["run", "--family", "niah", "--params", "variant=triple"],
     "unknown haystack": lambda t: ["run", "--family", "niah", "--haystack", "poetry"],
-    "missing haystack file": lambda t: ["prompt", write(t, "r.json", '{"family": "niah", "haystack": "file:/no/such/file.txt", "context_tokens": 2048}')],
+    "missing haystack file": lambda t: [
+        "prompt",
+        write(t, "r.json", '{"family": "niah", "haystack": "file:/no/such/file.txt", "context_tokens": 2048}'),
+    ],
     "invalid length": lambda t: ["run", "--family", "niah", "--lengths", "12q"],
-    "length too small": lambda t: ["prompt", write(t, "r.json", '{"family": "niah", "haystack": "noise", "context_tokens": 60}')],
+    "length too small": lambda t: [
+        "prompt",
+        write(t, "r.json", '{"family": "niah", "haystack": "noise", "context_tokens": 60}'),
+    ],
     "depth outside 0-100": lambda t: ["run", "--family", "niah", "--depths", "0,50,120"],
     "unknown suite": lambda t: ["run", "--suite", "weekly"],
     "malformed suite yaml": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k\n")],
     "suite missing tasks": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\n")],
-    "suite with unknown family": lambda t: ["run", "--suite", write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\ntasks: [{family: nope}]\n")],
-    "unreachable endpoint": lambda t: ["run", "--family", "niah", "--retries", "1",
-                                       "--endpoint", f"http://127.0.0.1:{closed_port()}"],
+    "suite with unknown family": lambda t: [
+        "run",
+        "--suite",
+        write(t, "s.yaml", "name: x\nlengths: [1k]\ndepths: [50]\ntasks: [{family: nope}]\n"),
+    ],
+    "unreachable endpoint": lambda t: [
+        "run",
+        "--family",
+        "niah",
+        "--retries",
+        "1",
+        "--endpoint",
+        f"http://127.0.0.1:{closed_port()}",
+    ],
     "invalid endpoint url": lambda t: ["run", "--family", "niah", "--endpoint", "not a url"],
     "missing model file": lambda t: ["run", "--family", "niah", "--model-file", "/no/such/model.gguf"],
     "unknown flag": lambda t: ["run", "--frobnicate"],
@@ -55,17 +72,46 @@ CASES = {
     "unknown token counter": lambda t: ["run", "--family", "niah", "--token-counter", "magic"],
     "resume of an empty manifest": lambda t: ["run", "--resume", _run_dir(t, "{}")],
     "resume of a manifest that is not an object": lambda t: ["run", "--resume", _run_dir(t, "[1, 2]")],
-    "missing local tokenizer path": lambda t: ["run", "--family", "niah", "--token-counter", "local:/nonexistent",
-                                               "--results-dir", str(t / "r")],
-    "hub tokenizer while offline": lambda t: ["run", "--family", "niah", "--token-counter", "local:no-org/no-model",
-                                              "--results-dir", str(t / "r")],
-    "results dir under a file": lambda t: ["run", "--family", "niah", "--results-dir",
-                                           write(t, "plain-file", "x") + "/runs"],
+    "missing local tokenizer path": lambda t: [
+        "run",
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:/nonexistent",
+        "--results-dir",
+        str(t / "r"),
+    ],
+    "hub tokenizer while offline": lambda t: [
+        "run",
+        "--family",
+        "niah",
+        "--token-counter",
+        "local:no-org/no-model",
+        "--results-dir",
+        str(t / "r"),
+    ],
+    "results dir under a file": lambda t: [
+        "run",
+        "--family",
+        "niah",
+        "--results-dir",
+        write(t, "plain-file", "x") + "/runs",
+    ],
     "concurrency 0": lambda t: ["run", "--family", "niah", "--concurrency", "0"],
     "negative retries": lambda t: ["run", "--family", "niah", "--retries", "-1"],
     "unreachable endpoint with the estimate counter": lambda t: [
-        "run", "--family", "niah", "--token-counter", "estimate", "--results-dir", str(t / "r"), "--retries", "1",
-        "--endpoint", f"http://127.0.0.1:{closed_port()}"],
+        "run",
+        "--family",
+        "niah",
+        "--token-counter",
+        "estimate",
+        "--results-dir",
+        str(t / "r"),
+        "--retries",
+        "1",
+        "--endpoint",
+        f"http://127.0.0.1:{closed_port()}",
+    ],
 }
 
 
@@ -109,8 +155,14 @@ def test_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path, capsys: pyt
 def test_bad_input_in_a_process_of_its_own_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
     args, results = _case_args(case, tmp_path)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "ctxprobe.evals.cli.main", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxprobe.evals.cli.main", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     _check_refused(done.returncode, done.stderr, results)
 
 
@@ -119,5 +171,7 @@ def test_parallel_0_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], 
 
     code = main(["run", "--parallel", "0", "--family", "niah", "--lengths", "1k", "--results-dir", str(tmp_path)])
     err = capsys.readouterr().err
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "--parallel" in err and "greater than or equal to 1" in err
+    assert (
+        code == 2 and len(err.strip().splitlines()) == 1 and "--parallel" in err and "greater than or equal to 1" in err
+    )
     assert not any(tmp_path.iterdir())

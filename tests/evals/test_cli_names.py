@@ -8,9 +8,9 @@ import argparse
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import build_parser, main
 from ctxprobe.tasks.exit_codes import EXIT_CODES, ExitCode, exit_codes_for, markdown_exit_codes
+
 from tests.runners.fake_engine import FakeEngine
 
 
@@ -21,8 +21,9 @@ def _subparser(command: str) -> argparse.ArgumentParser:
 
 def _flags(command: str) -> dict[str, str]:
     """The flags `--help` shows, with their help."""
-    return {o: a.help or "" for a in _subparser(command)._actions for o in a.option_strings
-            if a.help != argparse.SUPPRESS}
+    return {
+        o: a.help or "" for a in _subparser(command)._actions for o in a.option_strings if a.help != argparse.SUPPRESS
+    }
 
 
 def test_doctor_takes_its_endpoint_as_endpoint_flag(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,12 +33,16 @@ def test_doctor_takes_its_endpoint_as_endpoint_flag(capsys: pytest.CaptureFixtur
     assert code == 0 and f'"base_url": "{engine.url}"' in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("argv", "says"), [
-    (["http://127.0.0.1:9", "--endpoint", "http://127.0.0.1:8"], "two endpoints"),
-    ([], "no endpoint"),
-])
-def test_doctor_refuses_two_endpoints_or_none_in_one_line(argv: list[str], says: str,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["http://127.0.0.1:9", "--endpoint", "http://127.0.0.1:8"], "two endpoints"),
+        ([], "no endpoint"),
+    ],
+)
+def test_doctor_refuses_two_endpoints_or_none_in_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["doctor", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0]

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli import main, reference
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "cli.md"
@@ -29,8 +28,9 @@ def test_page_holds_every_subcommand() -> None:
 
 
 @pytest.mark.parametrize("command", [name.replace("_", "-") for name in main.COMMANDS])
-def test_section_is_what_help_prints(command: str, capsys: pytest.CaptureFixture[str],
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_section_is_what_help_prints(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("COLUMNS", str(reference.WIDTH))
     with pytest.raises(SystemExit) as ended:
         main.main([command, "--help"])

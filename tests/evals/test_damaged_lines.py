@@ -10,11 +10,11 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.lines import CLEAN_COPY, DamagedLineWarning, parse_line, scan
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.store import RunStore
+
 from tests.evals.compare.synthetic import all_right, write_run
 
 GOOD = all_right()  # 40 records
@@ -63,7 +63,8 @@ def test_a_damaged_line_mid_file_is_skipped_once_with_its_line_number(tmp_path: 
 
 
 def test_check_lists_damage_and_repair_writes_a_clean_copy_beside_the_original(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = write_run(tmp_path / "run", "a", GOOD)
     _damage(run, b"\x00" * 512, 3)
     _damage(run, b"", 30)
@@ -81,13 +82,15 @@ def test_check_lists_damage_and_repair_writes_a_clean_copy_beside_the_original(
     clean = run / CLEAN_COPY
     found = scan(clean)
     assert len(found.records) == 40 and not found.damaged and found.torn_tail is None
-    assert [json.loads(line)["sample"]["sample_id"] for line in clean.read_text().splitlines()] == \
-        [r.sample.sample_id for _, r in scan(run / "samples.jsonl").records]
+    assert [json.loads(line)["sample"]["sample_id"] for line in clean.read_text().splitlines()] == [
+        r.sample.sample_id for _, r in scan(run / "samples.jsonl").records
+    ]
     assert main(["check", str(write_run(tmp_path / "fine", "b", GOOD))]) == 0
 
 
-def test_every_reading_command_works_on_a_run_with_damaged_lines(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_reading_command_works_on_a_run_with_damaged_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     results = tmp_path / "results"
     a = write_run(results / "20260101-000000-a", "a", GOOD, created=1.0)
     b = write_run(results / "20260102-000000-b", "b", GOOD, created=2.0)

@@ -3,10 +3,10 @@ flag it names for what is missing. The real engine is checked in tests/e2e/test_
 
 from __future__ import annotations
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
+
 from tests.runners.fake_engine import FakeEngine
 
 
@@ -14,12 +14,15 @@ def statuses(report: ctxprobe.DoctorReport) -> dict[str, str]:
     return {c.name: c.status for c in report.checks}
 
 
-@pytest.mark.parametrize(("flavor", "cached", "metrics", "flag"), [
-    ("vllm", "missing", "ok", "--enable-prompt-tokens-details"),
-    ("sglang", "missing", "ok", "--enable-cache-report"),
-    ("llama-server", "ok", "ok", None),
-    ("llama-cpp-python", "missing", "missing", "never reports them"),
-])
+@pytest.mark.parametrize(
+    ("flavor", "cached", "metrics", "flag"),
+    [
+        ("vllm", "missing", "ok", "--enable-prompt-tokens-details"),
+        ("sglang", "missing", "ok", "--enable-cache-report"),
+        ("llama-server", "ok", "ok", None),
+        ("llama-cpp-python", "missing", "missing", "never reports them"),
+    ],
+)
 def test_each_engine_reports_what_it_exposes(flavor: str, cached: str, metrics: str, flag: str | None) -> None:
     with FakeEngine(flavor, context_length=8192, answer="ready") as engine:
         report = ctxprobe.doctor(engine.url)
@@ -34,14 +37,16 @@ def test_each_engine_reports_what_it_exposes(flavor: str, cached: str, metrics: 
 
 
 def test_a_base_model_that_rambles_in_chat_is_sent_to_completions() -> None:
-    with FakeEngine("vllm", context_length=8192, answer="Reply with the single word: the weather today is",
-                    follows_chat=False) as engine:
+    with FakeEngine(
+        "vllm", context_length=8192, answer="Reply with the single word: the weather today is", follows_chat=False
+    ) as engine:
         report = ctxprobe.doctor(engine.url)
     assert statuses(report)["chat"] == "missing" and report.recommended_mode == "completions"
 
 
-def test_doctor_uses_the_configured_key_and_fails_in_one_line(monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_uses_the_configured_key_and_fails_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["doctor", "http://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unreachable" in err[0]
@@ -83,7 +88,9 @@ def test_a_stated_context_the_server_rejects_is_said(capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.parametrize("flavor", ["vllm", "sglang"])
-def test_a_model_the_endpoint_does_not_serve_is_named_and_fails(flavor: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_model_the_endpoint_does_not_serve_is_named_and_fails(
+    flavor: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine(flavor, model="served-model") as engine:
         assert main(["doctor", "--model", "nosuch", engine.url]) == 1
         sent = [r.path for r in engine.requests]
@@ -130,22 +137,48 @@ def _lint(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
     return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("lint:")]
 
 
-@pytest.mark.parametrize(("case", "served", "changes", "rule_text"), [
-    ("no rope scaling", 1_048_576, {"max_position_embeddings": 262144, "sliding_window": None},
-     "above the model's 262,144 positions"),
-    ("past factor x original", 262_144, {"sliding_window": None,
-     "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}},
-     "above the scaled range 131,072"),
-    ("no rope type", 32768, {"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768}},
-     "names no type"),
-    ("keys not read", 32768, {"rope_scaling": {"rope_type": "linear", "factor": 2.0, "scaling_factor": 2.0}},
-     "does not read: scaling_factor"),
-    ("factor without original", 32768, {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
-     "has a factor but no original length"),
-    ("window on full layers", 32768, {"sliding_window": 4096}, "while no layer is sliding-window attention"),
-])
-def test_doctor_names_each_model_config_case_with_its_sources(case: str, served: int, changes: dict, rule_text: str,
-                                                              tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("case", "served", "changes", "rule_text"),
+    [
+        (
+            "no rope scaling",
+            1_048_576,
+            {"max_position_embeddings": 262144, "sliding_window": None},
+            "above the model's 262,144 positions",
+        ),
+        (
+            "past factor x original",
+            262_144,
+            {
+                "sliding_window": None,
+                "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+            },
+            "above the scaled range 131,072",
+        ),
+        (
+            "no rope type",
+            32768,
+            {"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768}},
+            "names no type",
+        ),
+        (
+            "keys not read",
+            32768,
+            {"rope_scaling": {"rope_type": "linear", "factor": 2.0, "scaling_factor": 2.0}},
+            "does not read: scaling_factor",
+        ),
+        (
+            "factor without original",
+            32768,
+            {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}},
+            "has a factor but no original length",
+        ),
+        ("window on full layers", 32768, {"sliding_window": 4096}, "while no layer is sliding-window attention"),
+    ],
+)
+def test_doctor_names_each_model_config_case_with_its_sources(
+    case: str, served: int, changes: dict, rule_text: str, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = _config(tmp_path, **changes)
     with FakeEngine("vllm", context_length=served, answer="ready") as engine:
         lines = _lint(["--config", config, engine.url], capsys)
@@ -156,31 +189,37 @@ def test_doctor_names_each_model_config_case_with_its_sources(case: str, served:
 
 
 def test_doctor_lints_llama_servers_slots_and_trained_context_against_max_length(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with FakeEngine("llama-server", context_length=4096, slots=2, n_ctx_train=32768, answer="ready") as engine:
         lines = _lint(["--max-length", "40000", engine.url], capsys)
         assert _lint(["--max-length", "4000", engine.url], capsys) == []
     slot, trained = lines
     assert "context per slot 4,096 (GET /props default_generation_settings.n_ctx (per slot))" in slot
     assert "divided among 2 slots (GET /props total_slots)" in slot
-    assert "longest length 40,000 is above the model's trained context 32,768 (GET /v1/models meta.n_ctx_train)" \
-        in trained
+    assert (
+        "longest length 40,000 is above the model's trained context 32,768 (GET /v1/models meta.n_ctx_train)" in trained
+    )
 
 
-def test_doctor_reads_sglangs_config_override_in_place_of_the_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_reads_sglangs_config_override_in_place_of_the_file(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.runners.replay_server import captured
 
     info = captured(__import__("pathlib").Path(SGLANG_INFO).parent, "server_info_from_source")["body"]
     config = _config(tmp_path, sliding_window=None)
-    with FakeEngine("sglang", context_length=262144, answer="ready",
-                    routes={("GET", "/server_info"): lambda engine, _: (200, info)}) as engine:
+    with FakeEngine(
+        "sglang", context_length=262144, answer="ready", routes={("GET", "/server_info"): lambda engine, _: (200, info)}
+    ) as engine:
         lines = _lint(["--config", config, engine.url], capsys)
     [line] = lines
     assert "scaled range 131,072 (GET /server_info json_model_override_args rope_scaling: factor 4 × original" in line
 
 
 def test_doctor_without_a_config_or_lengths_lints_nothing_and_a_bad_config_is_one_line(
-        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", context_length=1_048_576, answer="ready") as engine:
         assert _lint([engine.url], capsys) == []  # its model path is not on this machine: nothing to hold it against
         assert main(["doctor", "--config", str(tmp_path / "nope.json"), engine.url]) == 2
@@ -188,7 +227,9 @@ def test_doctor_without_a_config_or_lengths_lints_nothing_and_a_bad_config_is_on
     assert len(err) == 1 and "nope.json" in err[0]
 
 
-def test_without_config_the_model_folder_the_engine_states_is_read(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_config_the_model_folder_the_engine_states_is_read(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """vLLM's `/v1/models` `root` is the folder it was started with (ctxprobe's `--engine vllm` too)."""
     folder = tmp_path / "ling"
     folder.mkdir()

@@ -7,15 +7,15 @@ import random
 import re
 from pathlib import Path
 
+import ctxprobe
 import numpy as np
 import pytest
-
-import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.estimate import deadline_warning
 from ctxprobe.evals.run.prefill_cost import FILL_TOKENS, PrefillFit, fit_prefill_time
 from ctxprobe.evals.run.send.order import expected_cached_tokens, send_groups
 from ctxprobe.tasks.suite import Suite, load_suite
+
 from tests.runners.fake_engine import FakeEngine
 
 LING = str(Path(__file__).parent / "fixtures" / "ling_3_1_flash.json")
@@ -23,15 +23,24 @@ KL_SHARE = 0.125  # tasks/suites/nightly.yaml's, from benchmarks/bench_sequentia
 
 
 def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
-    est = ctxprobe.estimate(suite="nightly-independent", prefill_rate=50_000.0, concurrency=64, config=LING, gpus=8,
-                            gpu_mem="141GB", weights="573.8GB", util="0.85")
+    est = ctxprobe.estimate(
+        suite="nightly-independent",
+        prefill_rate=50_000.0,
+        concurrency=64,
+        config=LING,
+        gpus=8,
+        gpu_mem="141GB",
+        weights="573.8GB",
+        util="0.85",
+    )
     assert est.samples == (7 * 11 + 1) * 6 * 8  # 7 tasks x 11 depths, and one absent question per length and seed
     assert est.prompt_tokens == sum(n * (7 * 11 + 1) * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
     # the paired gate's expected spend when nothing dropped, from the suite's measured shares
     shares = {"correct": 0.48, "p_answer": 0.30, "kl": KL_SHARE}
     assert est.paired_gate_tokens == {m: round(share * est.prompt_tokens) for m, share in shares.items()}
     assert [(row.metric, row.computed_prefill) for row in est.paired] == [
-        (m, round(share * est.computed_prefill)) for m, share in shares.items()]
+        (m, round(share * est.computed_prefill)) for m, share in shares.items()
+    ]
     assert est.longest_prompt == 1_000_000
     # the 11-depth one-slot bound (45 of 110 depth-lengths of each sweep); the absent question at depth 50 follows the
     # present one there and reuses half its prompt
@@ -46,8 +55,22 @@ def test_nightly_on_ling_counts_tokens_cache_time_and_fit() -> None:
 
 def test_dry_run_sends_only_three_short_probes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FakeEngine("vllm", context_length=8192) as engine:
-        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,4k", "--depths", "0:100:25",
-                     "--dry-run", "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k,4k",
+                "--depths",
+                "0:100:25",
+                "--dry-run",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
         calls = engine.completion_calls()
     assert code == 0 and len(calls) == 4  # a warm-up, then the prefill-time probes at 1/8, 1/4 and 1/2 of 4K
     out = capsys.readouterr().out
@@ -61,7 +84,9 @@ def test_dry_run_sends_only_three_short_probes(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_the_capacity_suite_is_priced_cell_by_cell_after_its_facts_cap() -> None:
-    est = ctxprobe.estimate(suite="capacity", prefill_rate=60_000.0, concurrency=64, endpoints=["http://127.0.0.1:9/v1"])
+    est = ctxprobe.estimate(
+        suite="capacity", prefill_rate=60_000.0, concurrency=64, endpoints=["http://127.0.0.1:9/v1"]
+    )
     # cells kept by the cap: plain keys 5 at 8K (1024 facts left out), 6 at 32K and 128K; similar keys 4, 5, 6
     samples = {8192: (5 + 4) * 40, 32768: (6 + 5) * 40, 131072: (6 + 6) * 40}
     assert {row.context_tokens: row.samples for row in est.lengths} == samples
@@ -77,13 +102,16 @@ def test_dry_run_of_the_nightly_prints_the_paired_gates_expected_tokens(capsys: 
     assert f"{round(0.48 * total):,} gated on correct, {round(0.30 * total):,} gated on p_answer" in out
 
 
-@pytest.mark.parametrize("kwargs, expected", [
-    ({}, 1),  # the embedded engine: one slot unless told
-    ({"parallel": 3}, 3),  # the slots ctxprobe starts it with
-    ({"engine": "vllm"}, 4),  # vLLM states no slots: the run keeps 4 in flight, and so does the plan
-    ({"engine": "vllm", "concurrency": 7}, 7),
-    ({"endpoints": ["http://127.0.0.1:9"], "concurrency": 2}, 2),
-])
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ({}, 1),  # the embedded engine: one slot unless told
+        ({"parallel": 3}, 3),  # the slots ctxprobe starts it with
+        ({"engine": "vllm"}, 4),  # vLLM states no slots: the run keeps 4 in flight, and so does the plan
+        ({"engine": "vllm", "concurrency": 7}, 7),
+        ({"endpoints": ["http://127.0.0.1:9"], "concurrency": 2}, 2),
+    ],
+)
 def test_the_dry_run_plans_the_requests_in_flight_the_run_keeps(kwargs: dict[str, object], expected: int) -> None:
     """Decided by one function (`runners.response.in_flight`) for the dry run and the run alike."""
     assert ctxprobe.estimate(suite="quick", prefill_rate=1000.0, **kwargs).concurrency == expected
@@ -92,11 +120,25 @@ def test_the_dry_run_plans_the_requests_in_flight_the_run_keeps(kwargs: dict[str
 def test_a_probed_server_plans_its_own_slots_as_the_run_does(tmp_path: Path) -> None:
     """A llama-server stating 3 slots: the dry run's probe and the run both keep 3 requests in flight."""
     with FakeEngine("llama-server", context_length=8192, slots=3) as engine:
-        est = ctxprobe.estimate(endpoints=[engine.url], family="niah", lengths="1k", depths="0,50,100",
-                                token_counter="estimate", results_dir=str(tmp_path))
-        run = ctxprobe.run(endpoints=[engine.url], family="niah", lengths="1k", depths="0,50,100",
-                           token_counter="estimate", mode="completions", results_dir=str(tmp_path), quiet=True,
-                           no_report=True)
+        est = ctxprobe.estimate(
+            endpoints=[engine.url],
+            family="niah",
+            lengths="1k",
+            depths="0,50,100",
+            token_counter="estimate",
+            results_dir=str(tmp_path),
+        )
+        run = ctxprobe.run(
+            endpoints=[engine.url],
+            family="niah",
+            lengths="1k",
+            depths="0,50,100",
+            token_counter="estimate",
+            mode="completions",
+            results_dir=str(tmp_path),
+            quiet=True,
+            no_report=True,
+        )
     assert est.concurrency == 3 and est.prefill_rate_source is not None
     assert run.exit_code == 0 and engine.peak_in_flight["completions"] <= 3
 
@@ -127,8 +169,9 @@ def test_nested_and_independent_computed_prefill_by_hand() -> None:
     assert nested.layout == "nested" and independent.other_layout == "nested"
     assert nested.cached_tokens == sent - nested.computed_prefill
     # the independent layout's figure is send.order's bound, unchanged
-    recipes = Suite.model_validate({"name": "x", "lengths": "1k,2k", "depths": "0,50,100", "samples": 2,
-                                    "tasks": [{"family": "niah"}]}).recipes(lambda mode: "estimate")
+    recipes = Suite.model_validate(
+        {"name": "x", "lengths": "1k,2k", "depths": "0,50,100", "samples": 2, "tasks": [{"family": "niah"}]}
+    ).recipes(lambda mode: "estimate")
     total, cached = expected_cached_tokens(send_groups(recipes, "cache-aware"))
     assert (total, total - cached) == (sent, independent.computed_prefill)
 
@@ -139,8 +182,11 @@ def test_the_nightly_nested_computes_under_six_percent_of_what_it_sends() -> Non
     present = [t for t in tasks if not t.params.get("absent")]
     absent = [t for t in tasks if t.params.get("absent")]
     assert (len(present), len(absent)) == (7, 1)
-    assert est.prompt_tokens == 1_257_864_192 == sum(n * (7 * 11 + 1) * 8 for n in (32768, 65536, 131072, 262144,
-                                                                                     524288, 1_000_000))
+    assert (
+        est.prompt_tokens
+        == 1_257_864_192
+        == sum(n * (7 * 11 + 1) * 8 for n in (32768, 65536, 131072, 262144, 524288, 1_000_000))
+    )
     tails = [_tail_tokens(t.family, t.params, "chat") for t in present]
     # per chain (7 tasks x 8 seeds): the 1M stream, six fills, 66 questions; the absent needles ride niah single's
     # chains, one question per length: each costs its question alone
@@ -186,16 +232,34 @@ def test_the_deadline_warning_by_hand() -> None:
     assert deadline_warning(fit, 100_000, 120.0 + 2.0 * 100, 120.0, 2.0) is None
     line = deadline_warning(fit, 100_000, 50.0, 10.0, 0.4)
     # covering 101 s at a quarter of the measured speed: 404 s over 100 thousand tokens
-    assert line is not None and "about 101 s" in line and "50 s deadline" in line and line.endswith("--timeout-per-1k 4.04")
+    assert (
+        line is not None
+        and "about 101 s" in line
+        and "50 s deadline" in line
+        and line.endswith("--timeout-per-1k 4.04")
+    )
 
 
-def test_a_slow_server_is_warned_of_its_deadline_with_the_flag_that_covers_it(tmp_path: Path,
-                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_slow_server_is_warned_of_its_deadline_with_the_flag_that_covers_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A fake server taking 0.2 ms a prompt token: probes of 512, 1,024 and 2,048 tokens fit about that line;
     a 4,096-token prompt (0.8 s) against a 0.5 s deadline is one warning, whose proposed --timeout-per-1k gives
     it the time at a quarter of the measured speed."""
-    args = ["run", "--family", "niah", "--lengths", "1k,4k", "--depths", "0,100", "--dry-run", "--results-dir",
-            str(tmp_path), "--timeout-per-1k", "0"]
+    args = [
+        "run",
+        "--family",
+        "niah",
+        "--lengths",
+        "1k,4k",
+        "--depths",
+        "0,100",
+        "--dry-run",
+        "--results-dir",
+        str(tmp_path),
+        "--timeout-per-1k",
+        "0",
+    ]
     with FakeEngine("vllm", context_length=8192, prefill_s_per_token=2e-4) as engine:
         assert main([*args, "--endpoint", engine.url, "--timeout", "0.5"]) == 0
         assert len(engine.completion_calls()) == 4
@@ -209,8 +273,8 @@ def test_a_slow_server_is_warned_of_its_deadline_with_the_flag_that_covers_it(tm
     assert fitted is not None
     a, b, c = (float(v) for v in fitted.groups())
     assert b == pytest.approx(2e-4, rel=0.5) and a < 0.2
-    need = a + b * 4096 + c * 4096 ** 2  # from the printed (rounded) coefficients: within 1 % of the fit's own
-    assert 0.5 < need and proposed * 4.096 >= 0.99 * need / 0.25 and 1.01 * need / 0.25 > (proposed - 0.01) * 4.096
+    need = a + b * 4096 + c * 4096**2  # from the printed (rounded) coefficients: within 1 % of the fit's own
+    assert need > 0.5 and proposed * 4.096 >= 0.99 * need / 0.25 and 1.01 * need / 0.25 > (proposed - 0.01) * 4.096
     assert "warning:" not in quiet
 
 
@@ -234,7 +298,8 @@ def test_the_fit_is_a_nonnegative_least_squares_checked_against_scipy() -> None:
 
 
 def test_against_a_server_of_65536_tokens_whose_prefill_grows_with_the_square(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The nightly against a server stating 65,536 tokens: one line names the five lengths it cannot serve and
     what is left; the cost counts only 32K, one figure per layout with its range, the extrapolation said."""
     with FakeEngine("vllm", context_length=65536, prefill_s_per_square=1e-8) as engine:
@@ -243,9 +308,11 @@ def test_against_a_server_of_65536_tokens_whose_prefill_grows_with_the_square(
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].startswith("engine vllm 0.33.0 at http://127.0.0.1:") and "model fake-model" in lines[0]
-    assert lines[1].startswith("lengths: the engine serves at most 65,536 tokens a request (GET /v1/models "
-                               "max_model_len): it cannot serve lengths 65,536, 131,072, 262,144, 524,288, 1,000,000 "
-                               "(3,120 samples")
+    assert lines[1].startswith(
+        "lengths: the engine serves at most 65,536 tokens a request (GET /v1/models "
+        "max_model_len): it cannot serve lengths 65,536, 131,072, 262,144, 524,288, 1,000,000 "
+        "(3,120 samples"
+    )
     assert "that leaves 624 of the suite's 3,744 samples; the costs below count only what it serves" in lines[1]
     assert "suite nightly: 624 samples, 20,447,232 prompt tokens, longest prompt 32,768 tokens" in out
     assert len(probes) == 4 and max(probes) <= 4096  # the warm-up and three probes, none past 4K by default
@@ -258,8 +325,9 @@ def test_against_a_server_of_65536_tokens_whose_prefill_grows_with_the_square(
 
 def test_probe_up_to_reaches_the_longest_served_prompt_and_no_further() -> None:
     with FakeEngine("vllm", context_length=65536, prefill_s_per_square=1e-9) as engine:
-        est = ctxprobe.estimate(endpoints=[engine.url], family="niah", lengths="8k,16k,128k", depths="50",
-                                probe_up_to="1m")
+        est = ctxprobe.estimate(
+            endpoints=[engine.url], family="niah", lengths="8k,16k,128k", depths="50", probe_up_to="1m"
+        )
         probes = [engine.prompt_tokens(c.body) for c in engine.completion_calls()]
     assert est.unserved == [131072] and est.longest_prompt == 16384
     assert 16384 * 0.97 <= max(probes) <= 16384 and est.extrapolation == pytest.approx(1.0, abs=0.05)
@@ -273,4 +341,3 @@ def test_an_engine_that_serves_none_of_the_lengths_is_not_probed(capsys: pytest.
     out = capsys.readouterr().out
     assert "that leaves nothing of the suite" in out and "nothing to cost" in out
     assert "paired run" not in out  # no zero costs printed for what is not served
-

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.record import Response
 from ctxprobe.evals.records.store import RunStore
@@ -28,6 +27,7 @@ from ctxprobe.evals.run.send.order import expected_cached_tokens, fans_out, reac
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import make_token_counter
+
 from tests.in_flight import InFlight
 from tests.runners.fake_engine import FakeEngine
 
@@ -51,30 +51,38 @@ class RecordingSender:
     sent: list[Sent] = field(default_factory=list)
     flight: InFlight = field(default_factory=InFlight)
 
-    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, **extra: Any) -> Response:
+    async def send(
+        self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int, affinity: int | None = None, **extra: Any
+    ) -> Response:
         entry = Sent(prompt, affinity, next(self.clock))
         self.sent.append(entry)
         with self.flight:
             await asyncio.sleep(self.delay_s)
         entry.end = next(self.clock)
-        return Response(text="no idea", finish_reason="stop", completion_tokens=2, prompt_tokens=planned_tokens,
-                        latency_s=self.delay_s, endpoint=f"replica-{affinity}")
+        return Response(
+            text="no idea",
+            finish_reason="stop",
+            completion_tokens=2,
+            prompt_tokens=planned_tokens,
+            latency_s=self.delay_s,
+            endpoint=f"replica-{affinity}",
+        )
 
 
 def recipes(samples: int, depths: str = "0:100:10") -> list[Any]:
-    suite = Suite.model_validate({"name": "s", "lengths": ["1k"], "depths": depths, "samples": samples,
-                                  "tasks": [{"family": "niah"}]})
+    suite = Suite.model_validate(
+        {"name": "s", "lengths": ["1k"], "depths": depths, "samples": samples, "tasks": [{"family": "niah"}]}
+    )
     return suite.recipes(lambda mode: COUNTER)
 
 
-def send(tmp_path: Path, todo: list[Any], concurrency: int, order: str = "cache-aware", delay_s: float = 0.02
-         ) -> tuple[RecordingSender, Progress, RunStore]:
+def send(
+    tmp_path: Path, todo: list[Any], concurrency: int, order: str = "cache-aware", delay_s: float = 0.02
+) -> tuple[RecordingSender, Progress, RunStore]:
     sender, store = RecordingSender(delay_s), RunStore(tmp_path)
     tmp_path.mkdir(parents=True, exist_ok=True)
     counter = make_token_counter(COUNTER)
-    progress = asyncio.run(run_recipes(todo, sender, store, concurrency=concurrency, counter=counter,
-                                       order=order))  # type: ignore[arg-type]
+    progress = asyncio.run(run_recipes(todo, sender, store, concurrency=concurrency, counter=counter, order=order))  # type: ignore[arg-type]
     store.close()
     return sender, progress, store
 
@@ -156,22 +164,50 @@ def test_what_still_limits_is_said_once(tmp_path: Path, capsys: pytest.CaptureFi
     sender, progress, _ = send(tmp_path, todo, concurrency=8)
     err = capsys.readouterr().err
     assert err.count("at most 3 requests can be in flight at once, not 8") == 1
-    assert sender.flight.peak <= 3 and progress.order_detail is not None and progress.order_detail.in_flight_reachable == 3
+    assert (
+        sender.flight.peak <= 3 and progress.order_detail is not None and progress.order_detail.in_flight_reachable == 3
+    )
     send(tmp_path / "full", recipes(samples=2), concurrency=8)  # 2 sweeps of 11 fill 8 lanes: nothing to say
     assert "in flight at once" not in capsys.readouterr().err
 
 
 def test_a_run_against_the_fake_engine_fills_its_concurrency(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192, completion_delay_s=0.6) as engine:
-        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0:100:10",
-                     "--samples", "3", "--concurrency", "12", "--quiet", "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--depths",
+                "0:100:10",
+                "--samples",
+                "3",
+                "--concurrency",
+                "12",
+                "--quiet",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
         assert code == 0
         assert engine.peak_in_flight["completions"] == 12  # 3 sweeps: 3 in flight, one lane a sweep
         assert len(engine.completion_calls()) == 33
     run_dir = next(tmp_path.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["order_detail"] == {"order": "cache-aware", "lanes": 12, "batches": 1, "sweeps": 3,
-                                        "chains": 0, "samples": 33, "fanned_out": 1, "in_flight_reachable": 12}
+    assert manifest["order_detail"] == {
+        "order": "cache-aware",
+        "lanes": 12,
+        "batches": 1,
+        "sweeps": 3,
+        "chains": 0,
+        "samples": 33,
+        "fanned_out": 1,
+        "in_flight_reachable": 12,
+    }
     ids = [json.loads(x)["sample"]["sample_id"] for x in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 33
 
@@ -180,12 +216,33 @@ def test_kill_9_mid_fan_out_then_resume_keeps_every_sample_once(tmp_path: Path) 
     from tests.e2e.ctxprobe_cli import only_run_dir, popen
 
     with FakeEngine("vllm", context_length=8192, completion_delay_s=0.3) as engine:
-        proc = popen("run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0:100:10",
-                     "--samples", "2", "--concurrency", "8", "--quiet", "--no-report", "--results-dir", str(tmp_path))
+        proc = popen(
+            "run",
+            "--endpoint",
+            engine.url,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "0:100:10",
+            "--samples",
+            "2",
+            "--concurrency",
+            "8",
+            "--quiet",
+            "--no-report",
+            "--results-dir",
+            str(tmp_path),
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
-            if dirs and (dirs[0] / "samples.jsonl").exists() and (dirs[0] / "samples.jsonl").read_text().count("\n") >= 3:
+            if (
+                dirs
+                and (dirs[0] / "samples.jsonl").exists()
+                and (dirs[0] / "samples.jsonl").read_text().count("\n") >= 3
+            ):
                 break
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)

@@ -2,11 +2,11 @@ import math
 
 import numpy as np
 import pytest
+from ctxprobe.evals.compare.stats import clopper_pearson
+from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
 from matplotlib.image import imread
 
-from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
-from ctxprobe.evals.records.record import ErrorKind
-from ctxprobe.evals.compare.stats import clopper_pearson
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}
@@ -19,8 +19,10 @@ def records():
     for j, ctx in enumerate((4096, 32768, 1_000_000)):
         for depth in (0.0, 50.0, 100.0):
             if ctx == 1_000_000 and depth == 100.0:
-                recs += [make_record(error=ErrorKind.rejected_too_long, context_tokens=ctx, depth=depth, params=SINGLE)
-                         for _ in range(3)]
+                recs += [
+                    make_record(error=ErrorKind.rejected_too_long, context_tokens=ctx, depth=depth, params=SINGLE)
+                    for _ in range(3)
+                ]
                 continue
             recs += [make_record(i < 10 - 3 * j, context_tokens=ctx, depth=depth, params=SINGLE) for i in range(10)]
     recs.append(make_record(error=ErrorKind.timeout, context_tokens=32768, depth=50.0, params=SINGLE))
@@ -51,8 +53,9 @@ def test_write_heatmaps_png(tmp_path):
 
 
 def test_one_panel_per_variant(tmp_path):
-    recs = records() + [make_record(False, params={"variant": "multikey", "value_kind": "uuid"}, depth=d)
-                        for d in (0.0, 100.0)]
+    recs = records() + [
+        make_record(False, params={"variant": "multikey", "value_kind": "uuid"}, depth=d) for d in (0.0, 100.0)
+    ]
     grids = heatmap_grids(recs)["niah"]
     assert [g.variant for g in grids] == ["variant=multikey, value_kind=uuid", "variant=single"]
     assert grids[0].accuracy.tolist() == [[0.0], [0.0]]

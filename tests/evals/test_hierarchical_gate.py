@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, decide, gate_verdict
@@ -96,6 +95,7 @@ def test_any_false_fail_at_most_alpha(kind, reps):
 def test_a_pass_needs_no_share_of_alpha():
     """Seven families that each just PASS on their own at alpha: the gate PASSes (the earlier rule, Holm
     over the rows, would leave them undecided)."""
+
     def rows() -> list[SequentialRow]:
         out = []
         for _ in range(7):
@@ -103,6 +103,7 @@ def test_a_pass_needs_no_share_of_alpha():
             row.add(0, 120, 0, margin=0.05)  # 120 ties: e-value against a 5-point drop above 20, below 7 x 20
             out.append(row)
         return out
+
     each, holm = rows(), rows()
     assert gate_verdict(each, [v or "UNDECIDED" for v in decide(each, 0.05, ALPHA)]) == "PASS"
     assert gate_verdict(holm, [v or "UNDECIDED" for v in decide(holm, 0.05, ALPHA, pass_rule="holm")]) == "UNDECIDED"

@@ -9,20 +9,25 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.judge.rubric import RUBRIC, read_reply
 from ctxprobe.evals.judge.verdicts import VERDICT_FORMAT
 from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.evals.report.html_report.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
+
 from tests.runners.fake_engine import FakeEngine, Reply
 
 FACTS = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"
 # What the model under test says to each item's question (completions mode, after the answer prefix).
-SAYS = {"Linden Street": " 6:30 in the morning.", "lighthouse": " a pale shade of green.",
-        "bell tower": " 1,482 steps.", "Marta": " tulips and lavender.", "violin": " a wooden box."}
+SAYS = {
+    "Linden Street": " 6:30 in the morning.",
+    "lighthouse": " a pale shade of green.",
+    "bell tower": " 1,482 steps.",
+    "Marta": " tulips and lavender.",
+    "violin": " a wooden box.",
+}
 EXACT = {"bakery": True, "lighthouse": False, "steps": True, "garden": False, "violin": False}
 
 
@@ -43,9 +48,17 @@ def judge_answer(body: dict[str, Any]) -> str:
 
 
 def _run(tmp: Path, model: FakeEngine, judge_url: str | None, **kw: Any) -> Any:
-    options: dict[str, Any] = dict(endpoints=[model.url], needles=str(FACTS), lengths="1k,2k", depths="0,50,100",
-                                   mode="completions", results_dir=str(tmp), quiet=True, no_report=True,
-                                   token_counter="estimate")
+    options: dict[str, Any] = dict(
+        endpoints=[model.url],
+        needles=str(FACTS),
+        lengths="1k,2k",
+        depths="0,50,100",
+        mode="completions",
+        results_dir=str(tmp),
+        quiet=True,
+        no_report=True,
+        token_counter="estimate",
+    )
     if judge_url:
         options["judge_endpoint"] = judge_url
     return ctxprobe.run(**{**options, **kw})
@@ -60,8 +73,9 @@ def test_verdicts_beside_the_exact_scores_and_the_report_shows_disagreements(tmp
     assert len(records) == 30 and judged.exit_code == 0
     assert {r.sample.recipe.params["name"]: r.score.correct for r in records} == EXACT  # type: ignore[union-attr]
     # the judge changes no score: the same samples and scores as the run without it
-    assert sorted((r.sample.sample_id, r.score) for r in records) == sorted((r.sample.sample_id, r.score)
-                                                                             for r in plain.records())
+    assert sorted((r.sample.sample_id, r.score) for r in records) == sorted(
+        (r.sample.sample_id, r.score) for r in plain.records()
+    )
     assert len(asked) == 30 and all(call.body["messages"][0]["content"] == RUBRIC for call in asked)
     assert all(call.body["model"] == "fake-model" and call.body["temperature"] == 0 for call in asked)
     verdicts = read_verdicts(judged.run_dir)
@@ -69,9 +83,13 @@ def test_verdicts_beside_the_exact_scores_and_the_report_shows_disagreements(tmp
     by_name = {r.sample.recipe.params["name"]: verdicts[r.sample.sample_id] for r in records}
     # lighthouse: "a pale shade of green" is not exactly "green", the judge takes it; steps: "1,482" is the
     # number 1482, which this judge's substring reading misses
-    assert {n: v.verdict for n, v in by_name.items()} == {"bakery": "correct", "lighthouse": "correct",
-                                                          "steps": "incorrect", "garden": "incorrect",
-                                                          "violin": "incorrect"}
+    assert {n: v.verdict for n, v in by_name.items()} == {
+        "bakery": "correct",
+        "lighthouse": "correct",
+        "steps": "incorrect",
+        "garden": "incorrect",
+        "violin": "incorrect",
+    }
     text = write_report(records, judged.run_dir, judged.manifest)
     differ = [v for v in verdicts.values() if (v.verdict == "correct") != v.exact]
     assert len(differ) == 12  # lighthouse and steps, at 3 depths x 2 lengths
@@ -93,8 +111,10 @@ def rambles_on_the_violin(body: dict[str, Any]) -> str:
 def test_samples_that_errored_are_never_judged(tmp_path: Path) -> None:
     """Too long for the endpoint (the 2k prompts: no answer at all) or cut off at the answer budget (the
     violin's: an answer that is not whole): errors, which the judge is never asked about."""
-    with FakeEngine("vllm", answer=rambles_on_the_violin, accepts_up_to=1000) as model, \
-            FakeEngine("llama-server", answer=judge_answer) as judge:
+    with (
+        FakeEngine("vllm", answer=rambles_on_the_violin, accepts_up_to=1000) as model,
+        FakeEngine("llama-server", answer=judge_answer) as judge,
+    ):
         result = _run(tmp_path, model, judge.url, allow_errors=True)
         asked = judge.completion_calls()
     errors = {r.sample.sample_id: r.error.value for r in result.records() if r.error is not None}
@@ -105,8 +125,10 @@ def test_samples_that_errored_are_never_judged(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["unparsed", "unreachable", "http"])
 def test_a_failing_judge_is_a_judge_error_and_changes_nothing(tmp_path: Path, kind: str) -> None:
-    with FakeEngine("vllm", answer=model_answer) as model, \
-            FakeEngine("llama-server", answer="I would rather not say.") as judge:
+    with (
+        FakeEngine("vllm", answer=model_answer) as model,
+        FakeEngine("llama-server", answer="I would rather not say.") as judge,
+    ):
         if kind == "http":
             for _ in range(40):
                 judge.script.append(Reply(status=400, body={"error": {"message": "bad request", "code": 400}}))
@@ -133,12 +155,19 @@ def test_a_resumed_run_judges_only_what_is_not_judged(tmp_path: Path) -> None:
     assert len(asked) == 5 + 3 and len(read_verdicts(first.run_dir)) == 5
 
 
-@pytest.mark.parametrize(("reply", "verdict"), [
-    ('{"verdict": "correct", "reason": "same"}', "correct"), ('```json\n{"verdict": "INCORRECT"}\n```', "incorrect"),
-    ("<think>hmm {\"verdict\": \"correct\"}</think>{\"verdict\": \"incorrect\"}", "incorrect"),
-    ("Correct. The answer matches.", "correct"), ("**Incorrect**", "incorrect"),
-    ("The answer is probably correct", None), ('{"verdict": "maybe"}', None), ("", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ('{"verdict": "correct", "reason": "same"}', "correct"),
+        ('```json\n{"verdict": "INCORRECT"}\n```', "incorrect"),
+        ('<think>hmm {"verdict": "correct"}</think>{"verdict": "incorrect"}', "incorrect"),
+        ("Correct. The answer matches.", "correct"),
+        ("**Incorrect**", "incorrect"),
+        ("The answer is probably correct", None),
+        ('{"verdict": "maybe"}', None),
+        ("", None),
+    ],
+)
 def test_reading_a_judges_reply(reply: str, verdict: str | None) -> None:
     reading = read_reply(reply)
     assert reading.verdict == verdict
@@ -150,7 +179,7 @@ def test_a_damaged_judge_line_is_skipped_and_the_latest_verdict_wins(tmp_path: P
 
     append_verdict(tmp_path, JudgeVerdict(sample_id="a", judge="j", verdict="incorrect", exact=True))
     with (tmp_path / "judge.jsonl").open("ab") as fh:
-        fh.write(b"\xff\xfe not a line\n{\"sample_id\": 3}\n")
+        fh.write(b'\xff\xfe not a line\n{"sample_id": 3}\n')
     append_verdict(tmp_path, JudgeVerdict(sample_id="a", judge="j", verdict="correct", exact=True))
     append_verdict(tmp_path, JudgeVerdict(sample_id="b", judge="j", error="unparsed reply", exact=False))
     with (tmp_path / "judge.jsonl").open("ab") as fh:
@@ -161,11 +190,14 @@ def test_a_damaged_judge_line_is_skipped_and_the_latest_verdict_wins(tmp_path: P
     assert not verdicts["a"].disagrees() and not verdicts["b"].disagrees()
 
 
-REFUSED = json.loads((Path(__file__).parent / "fixtures" / "judge" / "llama_server_response_format_400.json").read_text())
+REFUSED = json.loads(
+    (Path(__file__).parent / "fixtures" / "judge" / "llama_server_response_format_400.json").read_text()
+)
 
 
-def test_the_verdict_schema_is_asked_for_and_dropped_where_the_endpoint_refuses_it(tmp_path: Path,
-                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_verdict_schema_is_asked_for_and_dropped_where_the_endpoint_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # One judge call at a time: with two, which calls still carry the schema depends on which reply comes
     # back first (the order this test is about), and the count with it is a race.
     monkeypatch.setattr("ctxprobe.evals.judge.verdicts.JUDGE_CONCURRENCY", 1)
@@ -185,5 +217,6 @@ def test_the_verdict_schema_is_kept_where_the_endpoint_takes_it(tmp_path: Path) 
     with FakeEngine("vllm", answer=model_answer) as model, FakeEngine("llama-server", answer=judge_answer) as judge:
         _run(tmp_path, model, judge.url, lengths="1k", depths="50")
         asked = [c.body for c in judge.completion_calls()]
-    assert len(asked) == 5 and all(body["response_format"]["json_schema"]["schema"]["required"] == ["verdict", "reason"]
-                                   for body in asked)
+    assert len(asked) == 5 and all(
+        body["response_format"]["json_schema"]["schema"]["required"] == ["verdict", "reason"] for body in asked
+    )

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from ctxprobe.evals.cli.main import main
+from ctxprobe.evals.compare.against import gate_cases, gate_report, paired_run, render_gate
 from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.paired.kl_gate import CAP_TIMES, KL_MARGIN, ROW_MARGIN
-from ctxprobe.evals.compare.against import gate_cases, gate_report, paired_run, render_gate
 from ctxprobe.evals.compare.sequential.gate import decide
 from ctxprobe.tasks.errors import UserError
+
 from tests.evals.compare.kl_runs import answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import DEPTHS, LENGTHS, record
 from tests.evals.test_run_against_p_answer import _play
@@ -29,7 +29,7 @@ def test_a_pairs_kl_is_scaled_to_a_loss_capped_at_ten_margins():
     assert kl_gate.scaled(0.05, 0.02) == pytest.approx(-0.25)
     assert kl_gate.in_nats(-0.5, 0.01) == pytest.approx(0.05)
     assert kl_gate.nats_interval(-0.6, -0.2, 0.01) == pytest.approx((0.02, 0.06))  # the bounds swap
-    assert ROW_MARGIN == pytest.approx(1 / CAP_TIMES)
+    assert pytest.approx(1 / CAP_TIMES) == ROW_MARGIN
     with pytest.raises(ValueError, match="--kl-margin"):
         kl_gate.check_margin(0.0)
 
@@ -38,7 +38,7 @@ def _sequential(kls: np.ndarray, look: int = 10) -> tuple[str, int]:
     """One gate row fed `kls` (nats) `look` pairs at a time, judged after each look: (verdict, pairs used)."""
     row = kl_gate.kl_row(primary=True)
     for i in range(0, len(kls), look):
-        row.add_diffs([kl_gate.scaled(float(v), KL_MARGIN) for v in kls[i:i + look]], ROW_MARGIN)
+        row.add_diffs([kl_gate.scaled(float(v), KL_MARGIN) for v in kls[i : i + look]], ROW_MARGIN)
         [verdict] = decide([row], ROW_MARGIN, ALPHA)
         if verdict is not None:
             return verdict, row.tally.n
@@ -84,7 +84,10 @@ def _keys(seeds: int) -> list:
 
 def _candidate(amount: float):
     def answer(key):
-        return record(key, True).model_copy(update={"logprobs": answer_logprobs(shifted(base_dists(key), amount, key), k=8)})
+        return record(key, True).model_copy(
+            update={"logprobs": answer_logprobs(shifted(base_dists(key), amount, key), k=8)}
+        )
+
     return answer
 
 
@@ -136,19 +139,44 @@ def test_a_baseline_without_top_k_lists_is_refused_for_kl(tmp_path, capsys):
 
 def test_a_paired_gate_written_before_kl_still_renders(tmp_path):
     """Manifests written before KL hold `beside` as one dict and no kl_margin: the table reads them as they are."""
-    old = {"baseline": "b", "margin": 0.05, "alpha": 0.05, "metric": "correct", "method": "m", "verdict": "PASS",
-           "rows": [{"family": "niah", "params": {}, "haystack": "prose", "context_tokens": 0, "primary": True,
-                     "verdict": "PASS", "n": 100, "baseline_samples": 100, "baseline_extended": 0, "losses": 0,
-                     "wins": 0, "diff": 0.0, "diff_lo": -0.049, "diff_hi": 0.049, "p_fail": 1.0, "p_pass": 0.04,
-                     "rounds": 10, "lacking_p_answer": 0,
-                     "beside": {"metric": "p_answer", "n": 100, "diff": -0.001, "diff_lo": -0.05, "diff_hi": 0.048}}]}
+    old = {
+        "baseline": "b",
+        "margin": 0.05,
+        "alpha": 0.05,
+        "metric": "correct",
+        "method": "m",
+        "verdict": "PASS",
+        "rows": [
+            {
+                "family": "niah",
+                "params": {},
+                "haystack": "prose",
+                "context_tokens": 0,
+                "primary": True,
+                "verdict": "PASS",
+                "n": 100,
+                "baseline_samples": 100,
+                "baseline_extended": 0,
+                "losses": 0,
+                "wins": 0,
+                "diff": 0.0,
+                "diff_lo": -0.049,
+                "diff_hi": 0.049,
+                "p_fail": 1.0,
+                "p_pass": 0.04,
+                "rounds": 10,
+                "lacking_p_answer": 0,
+                "beside": {"metric": "p_answer", "n": 100, "diff": -0.001, "diff_lo": -0.05, "diff_hi": 0.048},
+            }
+        ],
+    }
     text = render_gate(old)
     assert "(--fail-if-drop 0.05): PASS" in text and "p_answer -0.1 [-5.0, +4.8] 100" in text
     assert "p_answer: diff -0.1 points" in gate_cases(old, "f16b")[0].message()
 
 
 def test_the_default_margin_is_floor_times_the_cache_path_noise_floor(monkeypatch):
-    assert KL_MARGIN == pytest.approx(kl_gate.FLOOR_TIMES * kl_gate.CACHE_PATH_FLOOR)
+    assert pytest.approx(kl_gate.FLOOR_TIMES * kl_gate.CACHE_PATH_FLOOR) == KL_MARGIN
     assert kl_gate.margin_option("x").default == KL_MARGIN  # what compare, history and run --against default to
     assert kl_gate.margin_for_floor(0.004) == pytest.approx(2 * kl_gate.margin_for_floor(0.002))
     monkeypatch.setattr(kl_gate, "FLOOR_TIMES", 3.0)

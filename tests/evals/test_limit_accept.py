@@ -110,6 +110,7 @@ def test_taken_and_rejected_are_stated_in_one_count() -> None:
 
 def test_a_stated_lower_bound_is_kept_apart_from_the_servers_count() -> None:
     """vLLM 0.32 says "at least limit + 1 input tokens": a bound of the rejected prompt's size, not its size."""
+
     async def vllm_032(n: int) -> Probe:
         if n > 2048:
             return Probe(n, "too_long", prompt_at_least=2049, stated_limit=2048, detail="at least 2049")

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.limit.target import shortest_length
 from ctxprobe.evals.records.limit import TaskSpec
-from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.build import build_sample
+from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.token_counter import EstimateCounter
+
 from tests.runners.fake_engine import FakeEngine
 
 NIAH = TaskSpec(family="niah", params={"variant": "single"})
@@ -31,8 +31,21 @@ def gold_answer(body: dict[str, Any]) -> str:
 
 
 def _limit(engine: FakeEngine, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any], list[int]]:
-    code = main(["limit", engine.url, "--task", "niah:variant=single", "--min-length", "1k", "--max-samples", "8",
-                 "--results-dir", str(tmp_path), *extra])
+    code = main(
+        [
+            "limit",
+            engine.url,
+            "--task",
+            "niah:variant=single",
+            "--min-length",
+            "1k",
+            "--max-samples",
+            "8",
+            "--results-dir",
+            str(tmp_path),
+            *extra,
+        ]
+    )
     folders = list(tmp_path.iterdir())
     written = json.loads((folders[0] / "limit.json").read_text()) if folders else {}
     sent = [engine.words(c.body.get("prompt") or "") + 1 for c in engine.completion_calls()]
@@ -61,7 +74,8 @@ def test_the_search_never_sends_above_the_accepted_length(tmp_path: Path, capsys
 
 
 def test_a_model_wrong_everywhere_ends_with_a_result_below_the_tasks_shortest_prompt(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", context_length=6000, answer="The answer is 42.") as engine:
         code, written, _sent = _limit(engine, tmp_path)
     assert code == 0 and written  # limit.json, exit 0
@@ -75,8 +89,7 @@ def test_a_model_wrong_everywhere_ends_with_a_result_below_the_tasks_shortest_pr
 
 def test_the_shortest_length_is_the_shortest_that_builds() -> None:
     counter = EstimateCounter()
-    shortest, budget = shortest_length(counter, [NIAH], "prose", "completions", up_to=4096, samples=4,
-                                       granularity=64)
+    shortest, budget = shortest_length(counter, [NIAH], "prose", "completions", up_to=4096, samples=4, granularity=64)
     assert 0 < shortest < 4096 and budget > 0
     from ctxprobe.evals.limit.target import search_recipes
 

@@ -4,12 +4,12 @@ never from ctxprobe's own default; an endpoint or a given --n-ctx is left as it 
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.evals.limit.api import embedded_context
 from ctxprobe.evals.limit.options import LimitOptions
 from ctxprobe.runners.settings import VllmSettings
 from ctxprobe.tasks.gguf_vocab import read_metadata, trained_context
 from ctxprobe.tasks.token_counter import packaged_gguf
+
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
 
@@ -24,7 +24,9 @@ def test_a_users_gguf_by_its_own_metadata() -> None:
     gguf = smollm2_gguf()
     if gguf is None:
         pytest.skip(SKIP_REASON)
-    assert embedded_context(LimitOptions(model_file=str(gguf)), None).launcher.n_ctx == 8192  # SmolLM2: llama.context_length
+    assert (
+        embedded_context(LimitOptions(model_file=str(gguf)), None).launcher.n_ctx == 8192
+    )  # SmolLM2: llama.context_length
 
 
 def test_max_length_an_endpoint_and_a_given_n_ctx_win() -> None:

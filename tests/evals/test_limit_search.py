@@ -1,12 +1,11 @@
 import itertools
 import math
 import random
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
-from pydantic import ValidationError
-
 from ctxprobe.evals.limit.search import LimitConfig, find_effective_length, full_grid, judge_length
+from pydantic import ValidationError
 
 K = 1024
 
@@ -98,8 +97,12 @@ def test_fails_at_the_shortest_length_and_every_one_below_it():
     assert result.effective is None and result.bracket is None
     assert [r.length for r in result.lengths] == [4 * K, 2 * K, K, 512, 256]  # down to the floor
     assert result.first_failing == 256 and all(r.settled and r.verdict == "fail" for r in result.lengths)
-    assert result.verdict.startswith("effective: below 256 tokens, the shortest this task can be; fails at the "
-                                     "shortest length 4,096") and "down to 256" in result.verdict
+    assert (
+        result.verdict.startswith(
+            "effective: below 256 tokens, the shortest this task can be; fails at the shortest length 4,096"
+        )
+        and "down to 256" in result.verdict
+    )
 
 
 def test_the_step_down_stops_at_the_tasks_shortest_prompt() -> None:

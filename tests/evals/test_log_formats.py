@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.records.compare import read_compare
 from ctxprobe.evals.records.history import read_history
 from ctxprobe.evals.records.limit import LimitOutput, read_limit
@@ -33,14 +32,21 @@ def test_old_run_folder_reads_with_typed_engine(tmp_path: Path) -> None:
     assert manifest.schema_version == 2
     assert manifest.engine is not None
     assert (manifest.engine.engine, manifest.engine.version, manifest.engine.context_length) == (
-        "llama.cpp", "b6000", 1_048_576)
+        "llama.cpp",
+        "b6000",
+        1_048_576,
+    )
     assert len(list(store.records())) == 3
 
 
-@pytest.mark.parametrize("engine, expected", [
-    ({}, None), ({"harness": "lm-eval", "lm_eval_version": "0.4.13"}, ("lm-eval", "0.4.13")),
-    ({"engine": "vllm", "extra": 1}, ("vllm", None)),
-])
+@pytest.mark.parametrize(
+    "engine, expected",
+    [
+        ({}, None),
+        ({"harness": "lm-eval", "lm_eval_version": "0.4.13"}, ("lm-eval", "0.4.13")),
+        ({"engine": "vllm", "extra": 1}, ("vllm", None)),
+    ],
+)
 def test_engine_dicts_migrate(engine: dict[str, object], expected: tuple[str, str | None] | None) -> None:
     data = json.loads((OLD / "manifest.json").read_text()) | {"engine": engine}
     info = RunManifest.model_validate(data).engine

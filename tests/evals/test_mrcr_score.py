@@ -7,7 +7,6 @@ import random
 from difflib import SequenceMatcher
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.sample import Recipe, Sample
@@ -21,7 +20,7 @@ def published_grade(response: str, answer: str, prepend: str) -> float:
     """The MRCR dataset card's grade, written out here."""
     if not response.startswith(prepend):
         return 0
-    return SequenceMatcher(None, response[len(prepend):], answer[len(prepend):]).ratio()
+    return SequenceMatcher(None, response[len(prepend) :], answer[len(prepend) :]).ratio()
 
 
 @pytest.mark.parametrize("mode", ["chat", "completions"])
@@ -43,7 +42,7 @@ def test_partial_is_the_published_grade_on_perturbed_answers(mode: str) -> None:
 def test_the_string_is_required_first_and_exact_means_nothing_else() -> None:
     s = sample("chat")
     answer, prepend = s.expected.answers
-    body = answer[len(prepend):]
+    body = answer[len(prepend) :]
     assert score_sample(s, answer).correct and score_sample(s, answer).partial == 1.0
     for gamed in (body, f"Sure! {answer}", prepend.lower() + body, f"{prepend[:-1]}{body}"):
         result = score_sample(s, gamed)

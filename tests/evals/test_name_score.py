@@ -4,7 +4,6 @@ checked on answers written to game it."""
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.families.latent_table import character_names
@@ -31,8 +30,14 @@ def test_another_name_beside_or_instead_of_it_is_wrong() -> None:
     s = sample()
     name = s.expected.answers[0]
     other = next(n for n in character_names() if n != name)
-    for text in (f" {other}", f" {name} or {other}", f" {other}, not {name}", f" {name}{name[-1]}", " nobody",
-                 f" {', '.join(character_names())}"):
+    for text in (
+        f" {other}",
+        f" {name} or {other}",
+        f" {other}, not {name}",
+        f" {name}{name[-1]}",
+        " nobody",
+        f" {', '.join(character_names())}",
+    ):
         score = score_sample(s, text)
         assert not score.correct and score.partial == 0.0, text
     assert score_sample(s, f" {name} or {other}").extracted == [name, other]
@@ -52,8 +57,12 @@ def test_a_negated_name_is_neither_credited_nor_a_rival(mode: str) -> None:
     s = sample(mode)
     name = s.expected.answers[0]
     other = next(n for n in character_names() if n != name)
-    for text, right in ((f" It is not {name}.", False), (f" It isn't {name}; it is {other}.", False),
-                        (f" It is not {other}; it is {name}.", True), (f" {name}, not {other}.", True)):
+    for text, right in (
+        (f" It is not {name}.", False),
+        (f" It isn't {name}; it is {other}.", False),
+        (f" It is not {other}; it is {name}.", True),
+        (f" {name}, not {other}.", True),
+    ):
         score = score_sample(s, text)
         assert score.correct is right and score.partial == float(right), text
 
@@ -64,8 +73,10 @@ def test_a_complete_answer_naming_nobody_is_wrong_not_cut_off() -> None:
 
     s = sample()
     asked = s.question.rsplit(" ", 1)[-1].rstrip("?")  # the question's own words, answered back
-    for text in (f" {asked}.\n\nThe character's name is {asked}.\n\nThe character's",
-                 " the same as the book.\n\nThe character's name is the same as the book.\n\nThe character's"):
+    for text in (
+        f" {asked}.\n\nThe character's name is {asked}.\n\nThe character's",
+        " the same as the book.\n\nThe character's name is the same as the book.\n\nThe character's",
+    ):
         score = score_sample(s, text)
         assert not score.correct and score.extracted == [text.strip().split("\n")[0]]
         response = Response(endpoint="http://x", text=text, finish_reason="length", completion_tokens=24)

@@ -9,7 +9,6 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 import pytest
-
 from ctxprobe.evals.run.prefill_cost import FILL_TOKENS, lanes_of, requests, tail_counter
 from ctxprobe.evals.run.send.order import QUESTION_ALLOWANCE, expected_cached_tokens, send_groups
 from ctxprobe.tasks.identity import sharing_key
@@ -24,8 +23,16 @@ def _grid(layout: str, absent: bool) -> list[Recipe]:
     tasks = [{"family": "niah"}, {"family": "recall"}]
     if absent:
         tasks.append({"family": "niah", "params": {"absent": 1}})
-    suite = Suite.model_validate({"name": "s", "lengths": ["1k", "2k", "4k"], "depths": "0,50,100", "samples": 2,
-                                  "layout": layout, "tasks": tasks})
+    suite = Suite.model_validate(
+        {
+            "name": "s",
+            "lengths": ["1k", "2k", "4k"],
+            "depths": "0,50,100",
+            "samples": 2,
+            "layout": layout,
+            "tasks": tasks,
+        }
+    )
     return suite.recipes(lambda mode: COUNTER)
 
 
@@ -37,6 +44,7 @@ def _tails() -> Callable[[Recipe], int]:
 
 def _order_before(groups: Sequence[Sequence[Recipe]], streams: Mapping[str, float] | None) -> tuple[int, int]:
     """`order.expected_cached_tokens` as it was (no offsets, no blocks)."""
+
     def stream(r: Recipe) -> int:
         known = streams.get(r.sample_id()) if streams else None
         return int(known) if known is not None else max(0, r.context_tokens - QUESTION_ALLOWANCE)
@@ -47,8 +55,11 @@ def _order_before(groups: Sequence[Sequence[Recipe]], streams: Mapping[str, floa
         for recipe in group:
             total += recipe.context_tokens
             if previous is not None and sharing_key(previous) == sharing_key(recipe):
-                cached += (min(stream(previous), stream(recipe)) if recipe.nested is not None
-                           else int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens))
+                cached += (
+                    min(stream(previous), stream(recipe))
+                    if recipe.nested is not None
+                    else int(min(previous.depth, recipe.depth) / 100.0 * recipe.context_tokens)
+                )
             previous = recipe
     return total, cached
 

@@ -52,8 +52,16 @@ def recorded_answers() -> dict[str, tuple[Sample, str]]:
 def test_the_fixtures_hold_every_answer_kind_in_both_modes():
     answers = recorded_answers()
     kinds = {(s.expected.kind, s.recipe.mode) for s, _ in answers.values()}
-    assert {("value", "completions"), ("value", "chat"), ("values", "completions"), ("values", "chat"),
-            ("string", "completions"), ("string", "chat"), ("chain", "completions"), ("chain", "chat")} <= kinds
+    assert {
+        ("value", "completions"),
+        ("value", "chat"),
+        ("values", "completions"),
+        ("values", "chat"),
+        ("string", "completions"),
+        ("string", "chat"),
+        ("chain", "completions"),
+        ("chain", "chat"),
+    } <= kinds
     assert len(answers) >= 75
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import ErrorKind
+
 from tests.runners.fake_engine import FakeEngine
 
 ANSWER = "The special magic number is 1234567."
@@ -37,7 +37,8 @@ def _sent_lengths(engine: FakeEngine) -> list[int]:
 
 @pytest.mark.parametrize("how", ["stated", "answered 400"])
 def test_resume_against_the_same_server_never_sends_a_sample_it_rejected_as_too_long(
-        how: str, tmp_path: Path, capsys: Any) -> None:
+    how: str, tmp_path: Path, capsys: Any
+) -> None:
     server = {"context_length": 3000} if how == "stated" else {"context_length": 65536, "accepts_up_to": 2000}
     with FakeEngine("vllm", answer=ANSWER, **server) as engine:  # type: ignore[arg-type]
         code, line = _run(["run", "--endpoint", engine.url, *BASE, "--results-dir", str(tmp_path)], capsys)
@@ -65,8 +66,23 @@ def test_other_errors_are_still_sent_again_beside_the_capped_ones(tmp_path: Path
 
     with FakeEngine("vllm", answer=ANSWER, context_length=3000) as engine:
         engine.script.append(Reply(status=400))
-        code, line = _run(["run", "--endpoint", engine.url, *BASE, "--retries", "0", "--concurrency", "1",
-                           "--order", "as-listed", "--results-dir", str(tmp_path)], capsys)
+        code, line = _run(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                *BASE,
+                "--retries",
+                "0",
+                "--concurrency",
+                "1",
+                "--order",
+                "as-listed",
+                "--results-dir",
+                str(tmp_path),
+            ],
+            capsys,
+        )
         assert code == 1 and "sends the others again" in line and "2 did not fit" in line, line
         sent = len(engine.completion_calls())
         code, _ = _run(["run", "--resume", str(_folder(tmp_path)), "--quiet"], capsys)
@@ -77,10 +93,19 @@ def test_an_engine_ctxprobe_started_is_the_same_server_at_a_new_port() -> None:
     from ctxprobe.evals.run.served_lengths import same_limit
     from ctxprobe.runners.response import EngineInfo
 
-    launched = EngineInfo(engine="llama-server", version="b1", model="gemma", context_length=4096,
-                          base_url="http://127.0.0.1:40001", context_requested=4096, context_trained=32768)
+    launched = EngineInfo(
+        engine="llama-server",
+        version="b1",
+        model="gemma",
+        context_length=4096,
+        base_url="http://127.0.0.1:40001",
+        context_requested=4096,
+        context_trained=32768,
+    )
     assert same_limit(launched, launched.model_copy(update={"base_url": "http://127.0.0.1:40002"}))
     assert not same_limit(launched, launched.model_copy(update={"context_requested": 8192, "context_length": 8192}))
     remote = EngineInfo(engine="vllm", version="0.33.0", model="m", context_length=4096, base_url="http://a:8000")
-    assert same_limit(remote, remote) and not same_limit(remote, remote.model_copy(update={"base_url": "http://b:8000"}))
+    assert same_limit(remote, remote) and not same_limit(
+        remote, remote.model_copy(update={"base_url": "http://b:8000"})
+    )
     assert not same_limit(remote, remote.model_copy(update={"model": "other"})) and not same_limit(None, remote)

@@ -8,12 +8,26 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
+
 from tests.runners.fake_engine import FakeEngine
 
-SUITE = ["--family", "niah", "--lengths", "1k,2k", "--depths", "0,50,100", "--samples", "2", "--layout", "nested",
-         "--token-counter", "estimate", "--quiet", "--no-report"]
+SUITE = [
+    "--family",
+    "niah",
+    "--lengths",
+    "1k,2k",
+    "--depths",
+    "0,50,100",
+    "--samples",
+    "2",
+    "--layout",
+    "nested",
+    "--token-counter",
+    "estimate",
+    "--quiet",
+    "--no-report",
+]
 
 
 def _answered(engine: FakeEngine) -> int:
@@ -35,7 +49,8 @@ def test_resume_sends_exactly_the_samples_left(tmp_path: Path, kept: int) -> Non
         cut = tmp_path / "cut"
         cut.mkdir()
         (cut / "manifest.json").write_text(
-            json.dumps({**json.loads((whole / "manifest.json").read_text()), "status": "interrupted"}))
+            json.dumps({**json.loads((whole / "manifest.json").read_text()), "status": "interrupted"})
+        )
         (cut / "samples.jsonl").write_text("".join(line + "\n" for line in every[:kept]))
         sent_before = _answered(engine)
         assert main(["run", "--resume", str(cut), "--quiet", "--no-report"]) == 0

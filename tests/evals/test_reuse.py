@@ -12,33 +12,70 @@ import os
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.records.manifest import OrderDetail, ReuseRecord
 from ctxprobe.evals.records.record import Response, SampleRecord
 from ctxprobe.evals.run.prefill_cost import lanes_of
-from ctxprobe.evals.run.reuse import (WARN_EXCESS, WARN_SHARE, likely_causes, measure_reuse, reuse_bound, reuse_lines,
-                                      timings_disagreement)
+from ctxprobe.evals.run.reuse import (
+    WARN_EXCESS,
+    WARN_SHARE,
+    likely_causes,
+    measure_reuse,
+    reuse_bound,
+    reuse_lines,
+    timings_disagreement,
+)
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.tasks.sample import Expected, NeedleSpot, NestedGrid, Recipe, Sample, sha256_text
 
 
-def sample(length: int, depth: float, *, seed: int = 0, first_needle: int | None = None, stream: int | None = None,
-           grid: NestedGrid | None = None) -> Sample:
+def sample(
+    length: int,
+    depth: float,
+    *,
+    seed: int = 0,
+    first_needle: int | None = None,
+    stream: int | None = None,
+    grid: NestedGrid | None = None,
+) -> Sample:
     """A sample with only the facts the bound reads: its recipe, its first needle's token offset
     (independent) or its stream's tokens (nested)."""
-    recipe = Recipe(family="niah", params={}, haystack="prose", context_tokens=length, depth=depth, seed=seed,
-                    mode="completions", nested=grid)
-    needles = [] if first_needle is None else [NeedleSpot(role="target", text="n", answer="1", char_offset=0,
-                                                          token_offset=first_needle, depth_pct=depth)]
-    return Sample(sample_id=recipe.sample_id(), recipe=recipe, prompt="p", prompt_sha256=sha256_text("p"),
-                  planned_tokens=length, approximate=False, question="q", answer_prefix="", max_tokens=8,
-                  expected=Expected(kind="value", answers=["1"]), needles=needles,
-                  measures={} if stream is None else {"stream_tokens": float(stream)})
+    recipe = Recipe(
+        family="niah",
+        params={},
+        haystack="prose",
+        context_tokens=length,
+        depth=depth,
+        seed=seed,
+        mode="completions",
+        nested=grid,
+    )
+    needles = (
+        []
+        if first_needle is None
+        else [
+            NeedleSpot(role="target", text="n", answer="1", char_offset=0, token_offset=first_needle, depth_pct=depth)
+        ]
+    )
+    return Sample(
+        sample_id=recipe.sample_id(),
+        recipe=recipe,
+        prompt="p",
+        prompt_sha256=sha256_text("p"),
+        planned_tokens=length,
+        approximate=False,
+        question="q",
+        answer_prefix="",
+        max_tokens=8,
+        expected=Expected(kind="value", answers=["1"]),
+        needles=needles,
+        measures={} if stream is None else {"stream_tokens": float(stream)},
+    )
 
 
 def answered(s: Sample, prompt: int, cached: int) -> SampleRecord:
-    return SampleRecord(sample=s, response=Response(endpoint="http://e", text="1", prompt_tokens=prompt,
-                                                    cached_tokens=cached))
+    return SampleRecord(
+        sample=s, response=Response(endpoint="http://e", text="1", prompt_tokens=prompt, cached_tokens=cached)
+    )
 
 
 def sweep() -> list[Sample]:
@@ -84,13 +121,18 @@ def test_share_floor_and_the_engine_count() -> None:
     assert (got.computed_tokens, got.floor_tokens) == (2180, 2150)
     assert got.engine_computed_tokens == 2180 and not got.below
     lines = reuse_lines(got, "llama-server")
-    assert lines == ["reuse: 99 % of the layout's bound (3,820 cached of 3,850 it allows); computed prefill 1.01 x "
-                     "its floor"]
+    assert lines == [
+        "reuse: 99 % of the layout's bound (3,820 cached of 3,850 it allows); computed prefill 1.01 x its floor"
+    ]
     # the engine's own counter is held against the replies, and not where other requests reached it
     off = measure_reuse(records, detail(), {"prompt_tokens": 3000.0}, "llama-server")
     assert off is not None and "disagree" in reuse_lines(off, "llama-server")[1]
-    assert measure_reuse(records, detail(), {"prompt_tokens": 3000.0}, "llama-server",
-                         only_answers=False).engine_computed_tokens is None  # type: ignore[union-attr]
+    assert (
+        measure_reuse(
+            records, detail(), {"prompt_tokens": 3000.0}, "llama-server", only_answers=False
+        ).engine_computed_tokens
+        is None
+    )  # type: ignore[union-attr]
     # an engine without such a counter: nothing compared
     assert measure_reuse(records, detail(), {"prompt_tokens": 3000.0}, "vllm").engine_computed_tokens is None  # type: ignore[union-attr]
 
@@ -103,28 +145,44 @@ def test_below_the_share_or_above_the_floor_multiple_warns() -> None:
     # nearly the whole bound, yet twice its floor computed: a chain that lost its prefix on a router
     grid = NestedGrid(lengths=(1000,), depths=tuple(float(d) for d in range(20)))
     long_chain = [sample(1000, float(d), stream=990, grid=grid) for d in range(20)]
-    record = measure_reuse([answered(s, 1000, 0 if i in (0, 10) else 990) for i, s in enumerate(long_chain)],
-                           detail(), None, "llama-server")
+    record = measure_reuse(
+        [answered(s, 1000, 0 if i in (0, 10) else 990) for i, s in enumerate(long_chain)],
+        detail(),
+        None,
+        "llama-server",
+    )
     assert record is not None and record.share is not None and record.share >= WARN_SHARE
     assert record.computed_tokens > WARN_EXCESS * record.floor_tokens and record.below
     # nothing to reuse (one depth): no share, no warning
     alone = measure_reuse([answered(sample(1000, 50, first_needle=500), 1000, 0)], detail(), None, "llama-server")
     assert alone is not None and alone.share is None and not alone.below
-    assert reuse_lines(alone, "llama-server") == ["reuse: the layout and order allow none (0 of 1,000 prompt tokens "
-                                                  "cached); computed prefill 1.00 x its floor"]
+    assert reuse_lines(alone, "llama-server") == [
+        "reuse: the layout and order allow none (0 of 1,000 prompt tokens cached); computed prefill 1.00 x its floor"
+    ]
     # no reply said its cached tokens: no record
-    assert measure_reuse([answered(s, 1000, 0).model_copy(update={"response": None}) for s in sweep()],
-                         detail()) is None
+    assert (
+        measure_reuse([answered(s, 1000, 0).model_copy(update={"response": None}) for s in sweep()], detail()) is None
+    )
 
 
-@pytest.mark.parametrize(("engine", "named"), [
-    ("llama-server", ("--swa-full", "--checkpoint-min-step", "--no-cache-prompt")),
-    ("vllm", ("--enable-mamba-shared-prefix-checkpoint", "--prefix-match-unit", "VLLM_PREFIX_CACHE_RETENTION_INTERVAL",
-              "--no-enable-prefix-caching")),
-    ("sglang", ("--disable-radix-cache",)),
-    ("llama-cpp-python", ("--cache",)),
-    (None, ()),
-])
+@pytest.mark.parametrize(
+    ("engine", "named"),
+    [
+        ("llama-server", ("--swa-full", "--checkpoint-min-step", "--no-cache-prompt")),
+        (
+            "vllm",
+            (
+                "--enable-mamba-shared-prefix-checkpoint",
+                "--prefix-match-unit",
+                "VLLM_PREFIX_CACHE_RETENTION_INTERVAL",
+                "--no-enable-prefix-caching",
+            ),
+        ),
+        ("sglang", ("--disable-radix-cache",)),
+        ("llama-cpp-python", ("--cache",)),
+        (None, ()),
+    ],
+)
 def test_causes_per_engine(engine: str | None, named: tuple[str, ...]) -> None:
     line = likely_causes(engine)
     for flag in named:
@@ -138,8 +196,9 @@ def test_causes_per_engine(engine: str | None, named: tuple[str, ...]) -> None:
 
 
 def test_the_record_reads_back() -> None:
-    record = ReuseRecord(prompt_tokens=10, cached_tokens=5, bound_tokens=6, share=5 / 6, computed_tokens=5,
-                         floor_tokens=4, below=True)
+    record = ReuseRecord(
+        prompt_tokens=10, cached_tokens=5, bound_tokens=6, share=5 / 6, computed_tokens=5, floor_tokens=4, below=True
+    )
     assert ReuseRecord.model_validate_json(record.model_dump_json()) == record
 
 
@@ -160,8 +219,18 @@ def test_bound_against_the_prompts_common_prefixes(layout: str) -> None:
     from ctxprobe.tasks.build import builder_for, token_counter
     from ctxprobe.tasks.suite import parse_suite
 
-    suite = parse_suite({"name": "t", "lengths": "1k,2k", "depths": "0:100:50", "samples": 1, "layout": layout,
-                         "mode": "completions", "tasks": [{"family": "niah"}]}, "bad suite")
+    suite = parse_suite(
+        {
+            "name": "t",
+            "lengths": "1k,2k",
+            "depths": "0:100:50",
+            "samples": 1,
+            "layout": layout,
+            "mode": "completions",
+            "tasks": [{"family": "niah"}],
+        },
+        "bad suite",
+    )
     counter = token_counter(GEMMA)
     builder = builder_for(counter)
     samples = [builder.build(r) for r in suite.recipes(builder.recipe_tokenizer)]
@@ -184,12 +253,32 @@ def test_a_run_prints_its_reuse_and_why_it_fell_short(tmp_path: Path, capsys: py
     """A server that serves nothing from cache (a fake llama-server reporting 0 cached tokens): the depth sweep
     allowed some, so the run says how little it got and what restores it; the manifest keeps the record."""
     from ctxprobe.evals.cli.main import main
+
     from tests.runners.fake_engine import FakeEngine
 
     with FakeEngine("llama-server", context_length=4096, answer="The number is 1234567.") as engine:
-        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "2k", "--depths", "0,50,100",
-                     "--samples", "1", "--mode", "completions", "--no-logprobs", "--quiet", "--no-report",
-                     "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "2k",
+                "--depths",
+                "0,50,100",
+                "--samples",
+                "1",
+                "--mode",
+                "completions",
+                "--no-logprobs",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
     assert code in (0, 1)  # the fake's answers may be wrong; the reuse lines are what is checked
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ctxprobe: reuse")]
     manifest = json.loads((next(tmp_path.iterdir()) / "manifest.json").read_text())
@@ -203,20 +292,33 @@ def replied(s: Sample, body: dict) -> SampleRecord:
     """A record whose response is read from a llama-server body, as the endpoint client reads it."""
     parts = ReplyParts()
     parts.add_whole(body)
-    return SampleRecord(sample=s, response=Response(endpoint="http://e", text="1", prompt_tokens=parts.prompt_tokens,
-                                                    cached_tokens=parts.cached_tokens, timings=parts.timings))
+    return SampleRecord(
+        sample=s,
+        response=Response(
+            endpoint="http://e",
+            text="1",
+            prompt_tokens=parts.prompt_tokens,
+            cached_tokens=parts.cached_tokens,
+            timings=parts.timings,
+        ),
+    )
 
 
 def test_the_engines_own_count_of_each_prompt_is_held_against_its_usage() -> None:
     """The captured llama-server body (tests/runners/fixtures/llama_server/clamped.json) with its counts set for
     each prompt of a chain: where timings agree with the usage, nothing is said; a reply whose cache_n is not its
     usage's cached tokens, or whose cache_n + prompt_n is not its prompt tokens, is counted and the first named."""
-    captured = json.loads((Path(__file__).parents[1] / "runners" / "fixtures" / "llama_server" / "clamped.json")
-                          .read_text())["body"]
+    captured = json.loads(
+        (Path(__file__).parents[1] / "runners" / "fixtures" / "llama_server" / "clamped.json").read_text()
+    )["body"]
 
     def body(prompt: int, cached: int, cache_n: int, prompt_n: int) -> dict:
         usage = {**captured["usage"], "prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": cached}}
-        return {**captured, "usage": usage, "timings": {**captured["timings"], "cache_n": cache_n, "prompt_n": prompt_n}}
+        return {
+            **captured,
+            "usage": usage,
+            "timings": {**captured["timings"], "cache_n": cache_n, "prompt_n": prompt_n},
+        }
 
     samples = chain()
     counts = [(1000, 0), (1000, 940), (2000, 940), (2000, 1940)]
@@ -225,17 +327,28 @@ def test_the_engines_own_count_of_each_prompt_is_held_against_its_usage() -> Non
     assert record is not None and (record.timed_replies, record.timings_disagreed) == (4, 0)
     assert not any("own count" in line for line in reuse_lines(record, "llama-server"))
     # reply 2 says 940 cached in its usage but 0 in its timings (and so computed all 1,000); reply 4 adds up wrong
-    faulty = [*agreeing[:1], replied(samples[1], body(1000, 940, 0, 1000)), agreeing[2],
-              replied(samples[3], body(2000, 1940, 1940, 1000))]
+    faulty = [
+        *agreeing[:1],
+        replied(samples[1], body(1000, 940, 0, 1000)),
+        agreeing[2],
+        replied(samples[3], body(2000, 1940, 1940, 1000)),
+    ]
     record = measure_reuse(faulty, detail(), None, "llama-server")
     assert record is not None and (record.timed_replies, record.timings_disagreed) == (4, 2)
     assert record.cached_tokens == 0 + 940 + 940 + 1940  # the share reads the usage, as before
     (line,) = [line for line in reuse_lines(record, "llama-server") if "own count" in line]
-    assert line == (f"reuse: the engine's own count of the prompt disagrees with its usage in 2 of 4 replies (first, "
-                    f"sample {samples[1].sample_id}: usage.prompt_tokens_details.cached_tokens 940 but timings.cache_n "
-                    "0): a fault of the engine's reporting, not the model's; the share above reads the usage")
+    assert line == (
+        f"reuse: the engine's own count of the prompt disagrees with its usage in 2 of 4 replies (first, "
+        f"sample {samples[1].sample_id}: usage.prompt_tokens_details.cached_tokens 940 but timings.cache_n "
+        "0): a fault of the engine's reporting, not the model's; the share above reads the usage"
+    )
     assert timings_disagreement(faulty[3].response) == (  # type: ignore[arg-type]
-        "usage.prompt_tokens 2,000 but timings.cache_n + timings.prompt_n 1,940 + 1,000")
+        "usage.prompt_tokens 2,000 but timings.cache_n + timings.prompt_n 1,940 + 1,000"
+    )
     # replies without timings (vLLM, SGLang): nothing to hold
     plain = measure_reuse([answered(s, p, c) for s, (p, c) in zip(samples, counts)], detail(), None, "vllm")
-    assert plain is not None and (plain.timed_replies, plain.timings_disagreed, plain.timings_disagreement) == (0, 0, None)
+    assert plain is not None and (plain.timed_replies, plain.timings_disagreed, plain.timings_disagreement) == (
+        0,
+        0,
+        None,
+    )

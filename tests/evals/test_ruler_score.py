@@ -4,8 +4,8 @@ exact set only when a word is missing; a number inside a longer one counts for R
 
 from __future__ import annotations
 
-from ctxprobe.evals.scoring.ruler_score import SUBSTRING
 from ctxprobe.evals.run.send.loop import record_of
+from ctxprobe.evals.scoring.ruler_score import SUBSTRING
 from ctxprobe.runners.response import Response
 from ctxprobe.tasks.build import builder_for, token_counter
 

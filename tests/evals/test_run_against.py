@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ctxprobe.evals.cli.main import main
 from junitparser import JUnitXml
 
-from ctxprobe.evals.cli.main import main
 from tests.evals.test_run_sequential import ASKED, NEEDLE, _finds_the_needle
 from tests.runners.fake_engine import FakeEngine
 
@@ -27,15 +27,50 @@ def _wrong_on_odd_values(body: dict[str, Any]) -> str:
 
 def _baseline(tmp_path: Path, samples: int = 20) -> Path:
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
-        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,2k", "--depths", "0,100",
-                     "--samples", str(samples), "--quiet", "--no-report", "--label", "base",
-                     "--results-dir", str(tmp_path / "base")]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    engine.url,
+                    "--family",
+                    "niah",
+                    "--lengths",
+                    "1k,2k",
+                    "--depths",
+                    "0,100",
+                    "--samples",
+                    str(samples),
+                    "--quiet",
+                    "--no-report",
+                    "--label",
+                    "base",
+                    "--results-dir",
+                    str(tmp_path / "base"),
+                ]
+            )
+            == 0
+        )
     return next((tmp_path / "base").iterdir())
 
 
 def _against(url: str, baseline: Path, out: Path, *extra: str) -> int:
-    return main(["run", "--endpoint", url, "--against", str(baseline), "--quiet", "--no-report", "--label", "cand",
-                 "--results-dir", str(out), *extra])
+    return main(
+        [
+            "run",
+            "--endpoint",
+            url,
+            "--against",
+            str(baseline),
+            "--quiet",
+            "--no-report",
+            "--label",
+            "cand",
+            "--results-dir",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def _gate(out: Path) -> dict[str, Any]:
@@ -59,8 +94,9 @@ def test_a_worse_candidate_fails_early_and_an_identical_one_passes(tmp_path: Pat
     assert "FAIL" in capsys.readouterr().out
 
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as same:
-        code = _against(same.url, baseline, tmp_path / "same", "--fail-if-drop", "0.2", "--junit",
-                        str(tmp_path / "same.xml"))
+        code = _against(
+            same.url, baseline, tmp_path / "same", "--fail-if-drop", "0.2", "--junit", str(tmp_path / "same.xml")
+        )
         sent_same = len(same.completion_calls())
     gate = _gate(tmp_path / "same")
     pooled = next(r for r in gate["rows"] if r["primary"])
@@ -89,14 +125,38 @@ def test_a_baseline_that_is_not_a_run_is_one_line(tmp_path: Path, capsys) -> Non
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
-def test_a_nested_baseline_of_too_few_chains_is_said_to_fail_only(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_nested_baseline_of_too_few_chains_is_said_to_fail_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """3 chains cannot PASS a 5-point margin (98 at the fewest): the run says so before it sends, and an
     identical candidate ends UNDECIDED, as the line said."""
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
-        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k,2k", "--depths", "0,100",
-                     "--samples", "3", "--layout", "nested", "--quiet", "--no-report", "--label", "base",
-                     "--results-dir", str(tmp_path / "base")]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    engine.url,
+                    "--family",
+                    "niah",
+                    "--lengths",
+                    "1k,2k",
+                    "--depths",
+                    "0,100",
+                    "--samples",
+                    "3",
+                    "--layout",
+                    "nested",
+                    "--quiet",
+                    "--no-report",
+                    "--label",
+                    "base",
+                    "--results-dir",
+                    str(tmp_path / "base"),
+                ]
+            )
+            == 0
+        )
         capsys.readouterr()
         code = _against(engine.url, next((tmp_path / "base").iterdir()), tmp_path / "cand", "--fail-if-drop", "0.05")
     err = capsys.readouterr().err

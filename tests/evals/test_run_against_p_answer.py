@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.against import gate_cases, gate_report, next_paired_round, paired_run, render_gate
 from ctxprobe.tasks.errors import UserError
+
 from tests.evals.compare.synthetic import SEEDS, all_right, answer_logprobs, grid, record, write_run
 
 
@@ -43,8 +43,13 @@ def test_a_less_sure_candidate_fails_on_p_answer_and_passes_on_accuracy(tmp_path
     assert report["metric"] == "p_answer" and report["verdict"] == "FAIL" and pooled["verdict"] == "FAIL"
     assert pooled["diff"] == pytest.approx(-0.4) and pooled["n"] == len(done) < len(grid())  # stopped early
     [beside] = pooled["beside"]  # no top-k lists in these records: no KL beside
-    assert beside == {"metric": "correct", "n": len(done), "diff": 0.0,
-                      "diff_lo": pytest.approx(beside["diff_lo"]), "diff_hi": pytest.approx(beside["diff_hi"])}
+    assert beside == {
+        "metric": "correct",
+        "n": len(done),
+        "diff": 0.0,
+        "diff_lo": pytest.approx(beside["diff_lo"]),
+        "diff_hi": pytest.approx(beside["diff_hi"]),
+    }
     text = render_gate(report)
     assert "--metric p_answer): FAIL" in text and "beside it: correct" in text
     cases = gate_cases(report, "q4_0")
@@ -94,6 +99,7 @@ def test_the_command_line_gates_on_p_answer_and_says_what_pairs_lack(tmp_path, c
     import shutil
 
     from ctxprobe.evals.records.store import RunStore
+
     from tests.evals.test_run_against import _against, _baseline, _gate
     from tests.evals.test_run_sequential import _finds_the_needle
     from tests.runners.fake_engine import FakeEngine

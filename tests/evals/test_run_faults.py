@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.retry import RetryPolicy
+
 from tests.runners.fake_engine import FakeEngine, Reply
 
 
@@ -23,8 +23,26 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(engine_url: str, results: Path, *extra: str) -> int:
-    return main(["run", "--endpoint", engine_url, "--family", "niah", "--lengths", "1k", "--depths", "0,50,100",
-                 "--samples", "3", "--quiet", "--no-report", "--results-dir", str(results), *extra])
+    return main(
+        [
+            "run",
+            "--endpoint",
+            engine_url,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "0,50,100",
+            "--samples",
+            "3",
+            "--quiet",
+            "--no-report",
+            "--results-dir",
+            str(results),
+            *extra,
+        ]
+    )
 
 
 def _records(results: Path) -> list[dict[str, Any]]:
@@ -48,10 +66,11 @@ def test_transient_tokenize_faults_are_retried_and_the_run_finishes(tmp_path: Pa
 
 
 def test_a_tokenizer_that_stops_serving_mid_run_is_a_lost_endpoint_not_bad_input(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", completion_delay_s=0.05) as engine:
         engine.tokenize_fail_after = 10**9
-        engine.answer = lambda body: (setattr(engine, "tokenize_fail_after", 0) or "42")  # 503 from the first answer on
+        engine.answer = lambda body: setattr(engine, "tokenize_fail_after", 0) or "42"  # 503 from the first answer on
         code = _run(engine.url, tmp_path, "--concurrency", "1", "--order", "as-listed")
     assert code == 3
     manifest = _manifest(tmp_path)
@@ -61,8 +80,9 @@ def test_a_tokenizer_that_stops_serving_mid_run_is_a_lost_endpoint_not_bad_input
     assert "HTTP 503" in err and "--resume" in err and "error:" not in err
 
 
-def test_a_key_revoked_mid_run_stops_the_run_resumably(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_key_revoked_mid_run_stops_the_run_resumably(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_KEY", "k-1")
     with FakeEngine("vllm", api_key="k-1") as engine:
         served = []
@@ -94,8 +114,9 @@ def test_a_frozen_server_costs_about_one_timeout(tmp_path: Path, capsys: pytest.
 
         engine.answer = answer
         started = time.monotonic()
-        code = _run(engine.url, tmp_path, "--timeout", "2", "--timeout-per-1k", "0", "--concurrency", "2",
-                    "--samples", "20")
+        code = _run(
+            engine.url, tmp_path, "--timeout", "2", "--timeout-per-1k", "0", "--concurrency", "2", "--samples", "20"
+        )
         took = time.monotonic() - started
         engine.thaw()
     assert code == 3 and _manifest(tmp_path)["status"] == "endpoint_lost"
@@ -135,8 +156,9 @@ def test_credentials_in_the_url_are_never_shown_or_written(tmp_path: Path, capsy
 
 
 @pytest.mark.parametrize(("scale", "flagged"), [(3.0, 9), (0.1, 9), (1.0, 0)])
-def test_prompts_served_at_another_length_are_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      scale: float, flagged: int) -> None:
+def test_prompts_served_at_another_length_are_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scale: float, flagged: int
+) -> None:
     with FakeEngine("vllm", usage_scale=scale) as engine:
         _run(engine.url, tmp_path)
     records = _records(tmp_path)
@@ -152,11 +174,13 @@ def test_prompts_served_at_another_length_are_flagged(tmp_path: Path, capsys: py
 
 
 def test_timed_out_samples_name_the_flag_to_raise_in_their_error_and_the_closing_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
         engine.script.extend([Reply(delay_s=2.5), Reply(delay_s=2.5)])  # the first two samples' prefills
-        code = _run(engine.url, tmp_path, "--timeout", "1", "--timeout-per-1k", "0", "--retries", "0",
-                    "--concurrency", "1")
+        code = _run(
+            engine.url, tmp_path, "--timeout", "1", "--timeout-per-1k", "0", "--retries", "0", "--concurrency", "1"
+        )
     assert code == 1
     timed_out = [r for r in _records(tmp_path) if r["error"] == "timeout"]
     assert len(timed_out) == 2 and all("raise --timeout to wait longer" in r["error_detail"] for r in timed_out)

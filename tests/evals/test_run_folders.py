@@ -12,29 +12,50 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records import store as store_module
 from ctxprobe.evals.records.lock import FolderBusy, writer_lock
 from ctxprobe.evals.records.store import claim_run_folder
 from ctxprobe.evals.report import summary  # noqa: F401 - imported before the threads that use it
+
 from tests.runners.fake_engine import FakeEngine, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run_args(url: str, results: Path, *extra: str) -> list[str]:
-    return ["run", "--endpoint", url, "--family", "niah", "--lengths", "1k", "--depths", "0,50,100", "--samples",
-            "2", "--label", "nightly", "--quiet", "--no-report", "--results-dir", str(results), *extra]
+    return [
+        "run",
+        "--endpoint",
+        url,
+        "--family",
+        "niah",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0,50,100",
+        "--samples",
+        "2",
+        "--label",
+        "nightly",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(results),
+        *extra,
+    ]
 
 
 def test_folders_claimed_at_once_are_all_distinct(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "time", SimpleNamespace(strftime=lambda fmt: "20261201-000000"))  # one second for all
+    monkeypatch.setattr(
+        store_module, "time", SimpleNamespace(strftime=lambda fmt: "20261201-000000")
+    )  # one second for all
     claimed: list[Path] = []
-    threads = [threading.Thread(target=lambda: claimed.append(claim_run_folder(tmp_path, "nightly")))
-               for _ in range(16)]
+    threads = [
+        threading.Thread(target=lambda: claimed.append(claim_run_folder(tmp_path, "nightly"))) for _ in range(16)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -51,9 +72,14 @@ def test_a_long_label_makes_a_valid_folder_name(tmp_path: Path) -> None:
 def test_two_runs_with_one_label_in_one_second_do_not_blend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "time", SimpleNamespace(strftime=lambda fmt: "20261201-000000"))
     codes: list[int] = []
-    with FakeEngine("vllm", answer="The number is 1111111.") as a, FakeEngine("vllm", answer="The number is 2222222.") as b:
-        runs = [threading.Thread(target=lambda u=u: codes.append(main(_run_args(u, tmp_path, "--allow-errors"))))
-                for u in (a.url, b.url)]
+    with (
+        FakeEngine("vllm", answer="The number is 1111111.") as a,
+        FakeEngine("vllm", answer="The number is 2222222.") as b,
+    ):
+        runs = [
+            threading.Thread(target=lambda u=u: codes.append(main(_run_args(u, tmp_path, "--allow-errors"))))
+            for u in (a.url, b.url)
+        ]
         for t in runs:
             t.start()
         for t in runs:
@@ -87,7 +113,8 @@ def _hold(folder: Path) -> subprocess.Popen[str]:
 
 
 def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_blocks_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
         assert main(_run_args(engine.url, tmp_path, "--allow-errors")) == 0
         folder = next(tmp_path.iterdir())
@@ -98,8 +125,10 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_blocks
             capsys.readouterr()
             assert main(["run", "--resume", str(folder), "--quiet"]) == 2
             err = capsys.readouterr().err.strip()
-            assert err == (f"ctxprobe: error: {folder} is being written by another ctxprobe process "
-                           f"(pid {holder.pid}); wait for it to end, or start a new run")
+            assert err == (
+                f"ctxprobe: error: {folder} is being written by another ctxprobe process "
+                f"(pid {holder.pid}); wait for it to end, or start a new run"
+            )
             assert len(engine.completion_calls()) == sent and (folder / "samples.jsonl").read_bytes() == lines
         finally:
             holder.send_signal(signal.SIGKILL)
@@ -108,10 +137,8 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_blocks
 
 
 def test_the_lock_is_exclusive_within_one_process_too(tmp_path: Path) -> None:
-    with writer_lock(tmp_path):
-        with pytest.raises(FolderBusy, match=f"pid {os.getpid()}"):
-            with writer_lock(tmp_path):
-                pass
+    with writer_lock(tmp_path), pytest.raises(FolderBusy, match=f"pid {os.getpid()}"), writer_lock(tmp_path):
+        pass
     with writer_lock(tmp_path):  # released on exit
         pass
 
@@ -124,9 +151,12 @@ def test_two_resumes_at_once_send_each_sample_once(tmp_path: Path) -> None:
         folder = next(tmp_path.iterdir())
         before = len(engine.completion_calls())
         codes: list[int] = []
-        resumes = [threading.Thread(target=lambda: codes.append(main(["run", "--resume", str(folder), "--quiet",
-                                                                      "--allow-errors"])))
-                   for _ in range(2)]
+        resumes = [
+            threading.Thread(
+                target=lambda: codes.append(main(["run", "--resume", str(folder), "--quiet", "--allow-errors"]))
+            )
+            for _ in range(2)
+        ]
         for t in resumes:
             t.start()
         for t in resumes:

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
+
 from tests.runners.fake_engine import FakeEngine, Reply
 
 SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,50,100", "--samples", "2", "--quiet"]
@@ -53,8 +53,9 @@ def test_two_addresses_serving_one_model_give_the_same_samples(tmp_path: Path) -
 def test_resume_against_a_moved_server_keeps_every_finished_sample(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192) as a:
         a.script.extend(Reply(status=500) for _ in range(2))  # two samples end in http errors
-        code = main(["run", "--endpoint", a.url, *SUITE, "--retries", "0", "--concurrency", "1",
-                     "--results-dir", str(tmp_path)])
+        code = main(
+            ["run", "--endpoint", a.url, *SUITE, "--retries", "0", "--concurrency", "1", "--results-dir", str(tmp_path)]
+        )
     assert code == 1  # samples ended in errors
     run_dir = only_dir(tmp_path)
     before = (run_dir / "samples.jsonl").read_text().splitlines()
@@ -90,8 +91,19 @@ def test_every_sample_errored_exits_1(tmp_path: Path) -> None:
     assert code == 1
     with FakeEngine("vllm", context_length=8192) as a:
         a.script.extend(Reply(status=500) for _ in range(6))
-        code = main(["run", "--endpoint", a.url, *SUITE, "--retries", "0", "--allow-errors",
-                     "--results-dir", str(tmp_path / "allowed")])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                a.url,
+                *SUITE,
+                "--retries",
+                "0",
+                "--allow-errors",
+                "--results-dir",
+                str(tmp_path / "allowed"),
+            ]
+        )
     assert code == 0
 
 
@@ -99,8 +111,23 @@ def test_an_endpoint_that_goes_away_ends_the_run_cleanly(tmp_path: Path, capsys:
     with FakeEngine("vllm", context_length=8192) as a:
         a.script.extend(Reply(delay_s=0.3) for _ in range(20))
         threading.Timer(1.0, a.close).start()  # the server dies mid-run
-        code = main(["run", "--endpoint", a.url, *SUITE[:-1], "--samples", "6", "--concurrency", "1", "--quiet",
-                     "--retries", "1", "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                a.url,
+                *SUITE[:-1],
+                "--samples",
+                "6",
+                "--concurrency",
+                "1",
+                "--quiet",
+                "--retries",
+                "1",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
     assert code == 3
     run_dir = only_dir(tmp_path)
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -114,10 +141,29 @@ def test_an_endpoint_that_goes_away_ends_the_run_cleanly(tmp_path: Path, capsys:
 def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192) as a:
         a.script.extend(Reply(delay_s=0.4) for _ in range(40))
-        proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", a.url, *SUITE[:-1],
-                                 "--samples", "10", "--concurrency", "1", "--quiet", "--results-dir", str(tmp_path)],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ctxprobe.evals.cli.main",
+                "run",
+                "--endpoint",
+                a.url,
+                *SUITE[:-1],
+                "--samples",
+                "10",
+                "--concurrency",
+                "1",
+                "--quiet",
+                "--results-dir",
+                str(tmp_path),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             runs = [p for p in tmp_path.iterdir() if (p / "samples.jsonl").exists()] if tmp_path.exists() else []
@@ -136,11 +182,15 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
 
 def test_a_suite_tasks_mode_is_used(tmp_path: Path) -> None:
     suite = tmp_path / "mixed.yaml"
-    suite.write_text("name: mixed\nlengths: [1k]\ndepths: [50]\ntasks:\n"
-                     "  - family: niah\n    mode: completions\n  - family: recall\n    mode: chat\n")
+    suite.write_text(
+        "name: mixed\nlengths: [1k]\ndepths: [50]\ntasks:\n"
+        "  - family: niah\n    mode: completions\n  - family: recall\n    mode: chat\n"
+    )
     with FakeEngine("vllm", context_length=8192) as a:
-        assert main(["run", "--endpoint", a.url, "--suite", str(suite), "--quiet",
-                     "--results-dir", str(tmp_path / "r")]) == 0
+        assert (
+            main(["run", "--endpoint", a.url, "--suite", str(suite), "--quiet", "--results-dir", str(tmp_path / "r")])
+            == 0
+        )
         paths = sorted(c.path for c in a.completion_calls())
     assert paths == ["/v1/chat/completions", "/v1/completions"]
     modes = {r["sample"]["recipe"]["family"]: r["sample"]["recipe"]["mode"] for r in lines(only_dir(tmp_path / "r"))}  # type: ignore[index]
@@ -162,11 +212,14 @@ def test_the_engines_metrics_over_the_run_go_into_the_manifest(tmp_path: Path) -
     assert json.loads((only_dir(tmp_path / "none") / "manifest.json").read_text())["engine_metrics"] is None
 
 
-def test_prompt_rebuilds_a_recorded_sample_and_reports_a_sha256_mismatch(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_prompt_rebuilds_a_recorded_sample_and_reports_a_sha256_mismatch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", context_length=8192) as a:
-        assert main(["run", "--endpoint", a.url, *SUITE, "--token-counter", "estimate",
-                     "--results-dir", str(tmp_path)]) == 0
+        assert (
+            main(["run", "--endpoint", a.url, *SUITE, "--token-counter", "estimate", "--results-dir", str(tmp_path)])
+            == 0
+        )
     run_dir = only_dir(tmp_path)
     first = lines(run_dir)[0]["sample"]
     capsys.readouterr()

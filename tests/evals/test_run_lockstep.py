@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
+
 from tests.evals.test_run_against import _baseline, _gate
 from tests.evals.test_run_sequential import _finds_the_needle
 from tests.runners.fake_engine import FakeEngine
@@ -25,11 +25,31 @@ def _ids(calls: list) -> list[str]:
 def test_the_baseline_endpoint_extends_the_baseline_in_lockstep(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path, samples=2)  # 8 samples: too few to PASS at this margin
     before = (baseline / "samples.jsonl").read_bytes(), (baseline / "manifest.json").read_bytes()
-    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as base_engine, \
-            FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as cand_engine:
-        code = main(["run", "--endpoint", cand_engine.url, "--against", str(baseline), "--fail-if-drop", "0.2",
-                     "--baseline-endpoint", base_engine.url, "--max-samples", "40", "--quiet", "--no-report",
-                     "--label", "cand", "--results-dir", str(tmp_path / "cand")])
+    with (
+        FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as base_engine,
+        FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as cand_engine,
+    ):
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                cand_engine.url,
+                "--against",
+                str(baseline),
+                "--fail-if-drop",
+                "0.2",
+                "--baseline-endpoint",
+                base_engine.url,
+                "--max-samples",
+                "40",
+                "--quiet",
+                "--no-report",
+                "--label",
+                "cand",
+                "--results-dir",
+                str(tmp_path / "cand"),
+            ]
+        )
         base_calls, cand_calls = base_engine.completion_calls(), cand_engine.completion_calls()
     assert code == 0
     gate = _gate(tmp_path / "cand")
@@ -63,10 +83,27 @@ def test_baseline_endpoint_needs_against_and_a_cap(tmp_path: Path, capsys: pytes
 def test_a_resumed_lockstep_run_sends_neither_side_twice(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path, samples=2)
     args = ["--against", str(baseline), "--fail-if-drop", "0.2", "--max-samples", "40", "--quiet", "--no-report"]
-    with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as base_engine, \
-            FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as cand_engine:
-        assert main(["run", "--endpoint", cand_engine.url, "--baseline-endpoint", base_engine.url, *args,
-                     "--label", "cand", "--results-dir", str(tmp_path / "cand")]) == 0
+    with (
+        FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as base_engine,
+        FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as cand_engine,
+    ):
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    cand_engine.url,
+                    "--baseline-endpoint",
+                    base_engine.url,
+                    *args,
+                    "--label",
+                    "cand",
+                    "--results-dir",
+                    str(tmp_path / "cand"),
+                ]
+            )
+            == 0
+        )
         whole = _gate(tmp_path / "cand")
         base_first, cand_first = len(base_engine.completion_calls()), len(cand_engine.completion_calls())
         # As if killed mid-run: the candidate kept its first 10 samples, the baseline extension all of its own.
@@ -75,8 +112,22 @@ def test_a_resumed_lockstep_run_sends_neither_side_twice(tmp_path: Path) -> None
         samples.write_text("\n".join(samples.read_text().splitlines()[:10]) + "\n")
         manifest = json.loads((run_dir / "manifest.json").read_text())
         (run_dir / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}))
-        assert main(["run", "--resume", str(run_dir), "--endpoint", cand_engine.url,
-                     "--baseline-endpoint", base_engine.url, "--quiet", "--no-report"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--resume",
+                    str(run_dir),
+                    "--endpoint",
+                    cand_engine.url,
+                    "--baseline-endpoint",
+                    base_engine.url,
+                    "--quiet",
+                    "--no-report",
+                ]
+            )
+            == 0
+        )
         base_again = len(base_engine.completion_calls()) - base_first
         cand_again = len(cand_engine.completion_calls()) - cand_first
     assert base_again == 0  # the extension's samples are all there: none sent to the baseline again

@@ -7,15 +7,37 @@ import json
 from pathlib import Path
 
 from ctxprobe.evals.cli.main import main
+
 from tests.runners.fake_engine import CHAT_TEMPLATE_TOKENS, FakeEngine
 
 
 def test_run_against_vllm_replicas_counts_with_the_servers_tokenizer(tmp_path: Path) -> None:
-    with FakeEngine("vllm", context_length=8192, answer="The number is 1234567.", reasoning="thinking") as a, \
-            FakeEngine("vllm", context_length=8192, answer="The number is 1234567.", reasoning="thinking") as b:
-        code = main(["run", "--endpoint", a.url, "--endpoint", b.url, "--family", "niah", "--lengths", "2k",
-                     "--depths", "0,50,100", "--samples", "2", "--label", "fake-vllm", "--quiet",
-                     "--results-dir", str(tmp_path)])
+    with (
+        FakeEngine("vllm", context_length=8192, answer="The number is 1234567.", reasoning="thinking") as a,
+        FakeEngine("vllm", context_length=8192, answer="The number is 1234567.", reasoning="thinking") as b,
+    ):
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                a.url,
+                "--endpoint",
+                b.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "2k",
+                "--depths",
+                "0,50,100",
+                "--samples",
+                "2",
+                "--label",
+                "fake-vllm",
+                "--quiet",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
         calls = len(a.completion_calls()) + len(b.completion_calls())
         assert a.completion_calls() and b.completion_calls()  # balanced across replicas
     assert code == 0 and calls == 6
@@ -28,7 +50,7 @@ def test_run_against_vllm_replicas_counts_with_the_servers_tokenizer(tmp_path: P
     for r in records:
         planned, served = r["sample"]["planned_tokens"], r["response"]["prompt_tokens"]
         assert planned == served <= 2048  # the server's own count, chat template included
-        assert 2048 - 32 <= served
+        assert served >= 2048 - 32
         assert r["response"]["reasoning"] == "thinking"
         assert r["score"]["correct"] is False and r["error"] is None
     assert CHAT_TEMPLATE_TOKENS > 1

@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.confseq import bernoulli_cs
+
 from tests.runners.fake_engine import FakeEngine
 
 NEEDLE = re.compile(r"special magic numbers for (\S+) is: (\d+)\.")
@@ -32,8 +32,24 @@ def _first_n_above(threshold: float) -> int:
 
 
 def _args(url: str, results: Path, *extra: str) -> list[str]:
-    return ["run", "--endpoint", url, "--family", "niah", "--lengths", "1k", "--depths", "0,100", "--samples", "3",
-            "--quiet", "--no-report", "--results-dir", str(results), *extra]
+    return [
+        "run",
+        "--endpoint",
+        url,
+        "--family",
+        "niah",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0,100",
+        "--samples",
+        "3",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(results),
+        *extra,
+    ]
 
 
 def test_cells_stop_as_soon_as_decided_and_the_manifest_says_why(tmp_path: Path) -> None:
@@ -67,9 +83,19 @@ def test_a_wrong_model_stops_below_and_the_fixed_rule_sends_the_grid(tmp_path: P
 
 def test_a_resumed_sequential_run_continues_its_rounds_and_sends_nothing_twice(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
-        first = ctxprobe.run(endpoints=[engine.url], family="niah", lengths="1k", depths="0,100", samples=3,
-                             stop="decided", threshold=0.6, max_samples=30, results_dir=str(tmp_path),
-                             no_report=True, quiet=True)
+        first = ctxprobe.run(
+            endpoints=[engine.url],
+            family="niah",
+            lengths="1k",
+            depths="0,100",
+            samples=3,
+            stop="decided",
+            threshold=0.6,
+            max_samples=30,
+            results_dir=str(tmp_path),
+            no_report=True,
+            quiet=True,
+        )
         whole = len(engine.completion_calls())
         # As if killed after five samples: keep five lines of samples.jsonl, the manifest says interrupted.
         samples = first.run_dir / "samples.jsonl"
@@ -105,8 +131,17 @@ def test_the_table_shows_n_why_and_the_confidence_sequence(tmp_path: Path, capsy
 
 
 def test_dry_run_estimates_the_cap_the_floor_and_the_fixed_grid() -> None:
-    est = ctxprobe.estimate(family="niah", lengths="1k,2k", depths="0,100", samples=3, stop="decided",
-                            threshold=0.9, min_samples=2, max_samples=10, prefill_rate=1000.0)
+    est = ctxprobe.estimate(
+        family="niah",
+        lengths="1k,2k",
+        depths="0,100",
+        samples=3,
+        stop="decided",
+        threshold=0.9,
+        min_samples=2,
+        max_samples=10,
+        prefill_rate=1000.0,
+    )
     assert est.prompt_tokens == 10 * 2 * (1024 + 2048) and est.samples == 40
     assert est.min_prompt_tokens == 2 * 2 * (1024 + 2048)
     assert est.fixed_grid_prompt_tokens == 3 * 2 * (1024 + 2048)
@@ -117,9 +152,33 @@ def test_dry_run_estimates_the_cap_the_floor_and_the_fixed_grid() -> None:
 
 def test_report_html_shows_n_why_and_the_confidence_sequence(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
-        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0,100",
-                     "--samples", "3", "--quiet", "--results-dir", str(tmp_path),
-                     "--stop", "decided", "--threshold", "0.6", "--max-samples", "30"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    engine.url,
+                    "--family",
+                    "niah",
+                    "--lengths",
+                    "1k",
+                    "--depths",
+                    "0,100",
+                    "--samples",
+                    "3",
+                    "--quiet",
+                    "--results-dir",
+                    str(tmp_path),
+                    "--stop",
+                    "decided",
+                    "--threshold",
+                    "0.6",
+                    "--max-samples",
+                    "30",
+                ]
+            )
+            == 0
+        )
     page = (next(tmp_path.iterdir()) / "report.html").read_text(encoding="utf-8")
     n = _first_n_above(0.6)
     lo = bernoulli_cs(n, n)[0]

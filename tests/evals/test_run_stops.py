@@ -19,10 +19,31 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_sigterm_during_a_long_prompt_build_ends_the_process_promptly(tmp_path: Path) -> None:
     with FakeEngine("vllm", context_length=1 << 20, tokenize_delay_s=0.02) as engine:
         child = subprocess.Popen(
-            [sys.executable, "-m", "ctxprobe.evals.cli.main", "run", "--endpoint", engine.url, "--family", "niah",
-             "--lengths", "256k", "--depths", "50", "--samples", "2", "--quiet", "--results-dir", str(tmp_path)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "CTXPROBE_CACHE": str(tmp_path / "cache")})  # cold: ~25,000 units to count
+            [
+                sys.executable,
+                "-m",
+                "ctxprobe.evals.cli.main",
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "256k",
+                "--depths",
+                "50",
+                "--samples",
+                "2",
+                "--quiet",
+                "--results-dir",
+                str(tmp_path),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "CTXPROBE_CACHE": str(tmp_path / "cache")},
+        )  # cold: ~25,000 units to count
         try:
             assert wait_until(lambda: engine.tokenize_calls > 200, timeout_s=60), "the build never started"
             assert not engine.completion_calls() and child.poll() is None  # still building the first prompt

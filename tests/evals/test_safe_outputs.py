@@ -15,16 +15,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
+
 from tests.evals.report.synthetic_runs import small_suite, write_run
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("runs")
-    return (write_run(root / "base", small_suite(), label="base"),
-            write_run(root / "cand", small_suite(), label="cand", seed=1, drop=0.2))
+    return (
+        write_run(root / "base", small_suite(), label="base"),
+        write_run(root / "cand", small_suite(), label="cand", seed=1, drop=0.2),
+    )
 
 
 def _mount(where: Path, options: str) -> Path:
@@ -87,7 +89,9 @@ def _link(path: Path) -> Path:
 
 
 SPECIAL: dict[str, tuple[Callable[[Path], Path], str]] = {
-    "device": (_device, "a character device"), "fifo": (_fifo, "a FIFO"), "socket": (_socket, "a socket"),
+    "device": (_device, "a character device"),
+    "fifo": (_fifo, "a FIFO"),
+    "socket": (_socket, "a socket"),
     "link": (_link, "a symbolic link"),
 }
 
@@ -97,8 +101,15 @@ def _commands(runs: tuple[Path, Path], out: Path) -> dict[str, list[str]]:
     return {
         "report": ["report", str(base), "-o", str(out)],
         "junit": ["compare", str(base), str(cand), "--junit", str(out), "--results-dir", str(out.parent / "cmp")],
-        "summary-md": ["compare", str(base), str(cand), "--summary-md", str(out), "--results-dir",
-                       str(out.parent / "cmp")],
+        "summary-md": [
+            "compare",
+            str(base),
+            str(cand),
+            "--summary-md",
+            str(out),
+            "--results-dir",
+            str(out.parent / "cmp"),
+        ],
     }
 
 
@@ -111,7 +122,8 @@ def _one_error_line(err: str) -> str:
 @pytest.mark.parametrize("kind", sorted(SPECIAL))
 @pytest.mark.parametrize("command", ["report", "junit", "summary-md"])
 def test_a_special_file_at_the_output_name_is_refused_and_left_as_it_was(
-        runs: tuple[Path, Path], tmp_path: Path, kind: str, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    runs: tuple[Path, Path], tmp_path: Path, kind: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     make, what = SPECIAL[kind]
     out = make(tmp_path / "out")
     before = os.lstat(out)
@@ -129,14 +141,16 @@ def test_a_special_file_at_the_output_name_is_refused_and_left_as_it_was(
 @pytest.mark.parametrize("disk", ["read-only", "full"])
 @pytest.mark.parametrize("command", ["report", "junit", "summary-md", "compare-folder", "history", "export"])
 def test_an_output_on_a_disk_that_refuses_is_one_line_and_code_4(
-        runs: tuple[Path, Path], disks: dict[str, Path], disk: str, command: str,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    runs: tuple[Path, Path], disks: dict[str, Path], disk: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     where = disks[disk]
     base, cand = runs
-    args = {**_commands(runs, where / "out.x"),
-            "compare-folder": ["compare", str(base), str(cand), "--results-dir", str(where / "cmp")],
-            "history": ["history", str(where / "runs")],
-            "export": ["export", "quick", str(where / "exported"), "--token-counter", "estimate"]}[command]
+    args = {
+        **_commands(runs, where / "out.x"),
+        "compare-folder": ["compare", str(base), str(cand), "--results-dir", str(where / "cmp")],
+        "history": ["history", str(where / "runs")],
+        "export": ["export", "quick", str(where / "exported"), "--token-counter", "estimate"],
+    }[command]
     if command in ("junit", "summary-md"):  # the compare folder beside it goes where there is room
         args[args.index("--results-dir") + 1] = str(base.parent / f"cmp-{uuid.uuid4().hex[:6]}")
     if disk == "read-only" and command in ("report", "junit", "summary-md"):

@@ -1,9 +1,9 @@
 import random
-from functools import lru_cache
+from functools import cache
 
 import pytest
-
 from ctxprobe.evals.scoring.score import levenshtein, score_sample, similarity
+
 from tests.evals.factories import make_sample
 
 HEX = "3f9a0c27d4e18b56a7c90e3d2b41f8a6c5e07d19"  # 40 hex chars
@@ -15,6 +15,7 @@ def score(answers, text, kind="value", **kw):
 
 
 # --- value --------------------------------------------------------------------------------------
+
 
 def test_longer_number_containing_the_needle_is_not_credited():
     s = score(["6462207"], " 16462207.")
@@ -52,12 +53,15 @@ def test_a_second_candidate_is_not_exact():
     assert not s.correct and s.partial == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("text", [
-    "The number is **1234567**",
-    "Sure! The special magic number for tidy-lobster mentioned in the provided text is 1,234,567.",
-    "The answer is:\n\n```\n1234567\n```",
-    "<think>It might be 7654321, or not.</think>1234567",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The number is **1234567**",
+        "Sure! The special magic number for tidy-lobster mentioned in the provided text is 1,234,567.",
+        "The answer is:\n\n```\n1234567\n```",
+        "<think>It might be 7654321, or not.</think>1234567",
+    ],
+)
 def test_chat_answers(text):
     assert score(["1234567"], text, mode="chat").correct
 
@@ -111,25 +115,46 @@ def test_multiquery_chat_list_all_found():
 
 
 VARTRACK_Q = "Find all variables that are assigned the value 12345 in the text above."
-VARTRACK_PREFIX = ("Answer: According to the chain(s) of variable assignment in the text above, "
-                   "3 variables are assigned the value 12345, they are:")
+VARTRACK_PREFIX = (
+    "Answer: According to the chain(s) of variable assignment in the text above, "
+    "3 variables are assigned the value 12345, they are:"
+)
 
 
 def test_variable_tracking_names():
-    s = score(["XKQZP", "JRTWL", "MNBVC"], " XKQZP, JRTWL, ABCDE", kind="values",
-              question=VARTRACK_Q, answer_prefix=VARTRACK_PREFIX)
+    s = score(
+        ["XKQZP", "JRTWL", "MNBVC"],
+        " XKQZP, JRTWL, ABCDE",
+        kind="values",
+        question=VARTRACK_Q,
+        answer_prefix=VARTRACK_PREFIX,
+    )
     assert s.partial == pytest.approx(2 / 3 * 2 / 3) and not s.correct  # ABCDE is a rival name
     assert s.extracted == ["XKQZP", "JRTWL", "ABCDE"]
-    s = score(["XKQZP", "JRTWL", "MNBVC"], " VAR XKQZP, VAR MNBVC and VAR JRTWL\n\nQuestion: VAR XXXXX",
-              kind="values", question=VARTRACK_Q, answer_prefix=VARTRACK_PREFIX)
+    s = score(
+        ["XKQZP", "JRTWL", "MNBVC"],
+        " VAR XKQZP, VAR MNBVC and VAR JRTWL\n\nQuestion: VAR XXXXX",
+        kind="values",
+        question=VARTRACK_Q,
+        answer_prefix=VARTRACK_PREFIX,
+    )
     assert s.correct and "XXXXX" not in s.extracted
 
 
 # --- string -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    f" {HEX}", f" {HEX}.", f' "{HEX}".', f" `{HEX}`", f"The string is: **{HEX}**.", f"```\n{HEX}\n```",
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f" {HEX}",
+        f" {HEX}.",
+        f' "{HEX}".',
+        f" `{HEX}`",
+        f"The string is: **{HEX}**.",
+        f"```\n{HEX}\n```",
+    ],
+)
 def test_string_exact(text):
     s = score([HEX], text, kind="string", mode="chat")
     assert s.correct and s.partial == 1.0 and s.extracted == [HEX]
@@ -155,14 +180,20 @@ def test_code_line_from_a_completion():
     assert score([line], f" `{line}`.", **kw).correct
     s = score([line], f" {line})", **kw)
     assert not s.correct and s.partial == pytest.approx(1 - 1 / (len(line) + 1))
-    s = score([line], "\n    raise ValueError(\"scaled out of range\")", **kw)
+    s = score([line], '\n    raise ValueError("scaled out of range")', **kw)
     assert not s.correct and 0 < s.partial < 0.5
 
 
 def test_clause_quoted_with_its_label():
-    clause = ("The Supplier shall pay the Customer EUR 12,345.67 no later than 3 May 2030, "
-              "failing which interest accrues at 2.5% per annum.")
-    kw = dict(kind="string", question="What is the exact text of Clause 12-B?", answer_prefix="The exact text of Clause 12-B is:")
+    clause = (
+        "The Supplier shall pay the Customer EUR 12,345.67 no later than 3 May 2030, "
+        "failing which interest accrues at 2.5% per annum."
+    )
+    kw = dict(
+        kind="string",
+        question="What is the exact text of Clause 12-B?",
+        answer_prefix="The exact text of Clause 12-B is:",
+    )
     assert score([clause], f" Clause 12-B. {clause} Clause 13-C. The Tenant shall", **kw).correct
     s = score([clause], " " + clause.replace("12,345.67", "12,345.76"), **kw)
     assert not s.correct and s.partial == pytest.approx(1 - 2 / (len(clause) - 1))  # final period set aside
@@ -184,16 +215,25 @@ def test_code_line_and_clause():
 CHAIN = ["Bram", "Cleo", "Dov"]
 
 
-@pytest.mark.parametrize("text,partial,correct", [
-    (" Bram.", 1 / 3, False),
-    (" Cleo.", 2 / 3, False),
-    (" Dov.", 1.0, True),
-    (" Bram's father is Dov.", 1.0, True),
-    (" Nora.", 0.0, False),
-])
+@pytest.mark.parametrize(
+    "text,partial,correct",
+    [
+        (" Bram.", 1 / 3, False),
+        (" Cleo.", 2 / 3, False),
+        (" Dov.", 1.0, True),
+        (" Bram's father is Dov.", 1.0, True),
+        (" Nora.", 0.0, False),
+    ],
+)
 def test_chain_partial_credit(text, partial, correct):
-    s = score(["Dov"], text, kind="chain", chain=CHAIN,
-              question="Who is Ada's great-grandfather?", answer_prefix="Ada's great-grandfather is")
+    s = score(
+        ["Dov"],
+        text,
+        kind="chain",
+        chain=CHAIN,
+        question="Who is Ada's great-grandfather?",
+        answer_prefix="Ada's great-grandfather is",
+    )
     assert s.partial == pytest.approx(partial) and s.correct is correct
 
 
@@ -202,13 +242,16 @@ KEYCHAIN_Q = "Starting from key tidy-lobster and following the keys, what value 
 KEYCHAIN_PREFIX = "Starting from key tidy-lobster and following the keys, the value reached is"
 
 
-@pytest.mark.parametrize("text,partial,correct", [
-    (" 6462207.", 1.0, True),
-    (" 16462207.", 0.0, False),
-    (" calm-teapot.", 2 / 3, False),
-    (" the key amber-falcon.", 1 / 3, False),
-    (" 7654321. The key calm-teapot opens the box holding the value 6462207.", 0.0, False),
-])
+@pytest.mark.parametrize(
+    "text,partial,correct",
+    [
+        (" 6462207.", 1.0, True),
+        (" 16462207.", 0.0, False),
+        (" calm-teapot.", 2 / 3, False),
+        (" the key amber-falcon.", 1 / 3, False),
+        (" 7654321. The key calm-teapot opens the box holding the value 6462207.", 0.0, False),
+    ],
+)
 def test_keychain(text, partial, correct):
     s = score(["6462207"], text, kind="chain", chain=KEYCHAIN, question=KEYCHAIN_Q, answer_prefix=KEYCHAIN_PREFIX)
     assert s.partial == pytest.approx(partial) and s.correct is correct
@@ -221,10 +264,18 @@ def test_chain_extracted_in_order():
 
 # --- edit similarity ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("a,b,dist", [
-    ("kitten", "sitting", 3), ("flaw", "lawn", 2), ("", "", 0), ("abc", "", 3), ("abc", "abc", 0),
-    ("intention", "execution", 5),
-])
+
+@pytest.mark.parametrize(
+    "a,b,dist",
+    [
+        ("kitten", "sitting", 3),
+        ("flaw", "lawn", 2),
+        ("", "", 0),
+        ("abc", "", 3),
+        ("abc", "abc", 0),
+        ("intention", "execution", 5),
+    ],
+)
 def test_levenshtein_known(a, b, dist):
     assert levenshtein(a, b) == dist == levenshtein(b, a)
 
@@ -239,11 +290,12 @@ def test_levenshtein_matches_reference_recursion():
     rng = random.Random(7)
 
     def ref(a, b):
-        @lru_cache(maxsize=None)
+        @cache
         def d(i, j):
             if i == 0 or j == 0:
                 return i + j
             return min(d(i - 1, j) + 1, d(i, j - 1) + 1, d(i - 1, j - 1) + (a[i - 1] != b[j - 1]))
+
         return d(len(a), len(b))
 
     for _ in range(200):

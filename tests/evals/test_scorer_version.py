@@ -9,6 +9,7 @@ from pathlib import Path
 import ctxprobe
 from ctxprobe.evals.records.record import SCORER_VERSION, SampleRecord
 from ctxprobe.evals.scoring.score import score_sample
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 from tests.evals.factories import make_sample
 
@@ -24,8 +25,9 @@ def test_records_written_before_versions_were_scored_by_the_first_rule():
 def test_a_new_score_carries_the_current_rule_through_a_round_trip():
     score = score_sample(make_sample(["1234567"], "value"), " 1234567.")
     assert score.scorer_version == SCORER_VERSION == 4
-    again = SampleRecord.model_validate_json(SampleRecord(sample=make_sample(["1234567"], "value"),
-                                                          score=score).model_dump_json())
+    again = SampleRecord.model_validate_json(
+        SampleRecord(sample=make_sample(["1234567"], "value"), score=score).model_dump_json()
+    )
     assert again.score is not None and again.score.scorer_version == 4
 
 

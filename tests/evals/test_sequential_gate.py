@@ -3,7 +3,6 @@ gate's type-I error under optional stopping by simulation."""
 
 import numpy as np
 import pytest
-
 from ctxprobe.evals.compare.paired.stats import holm
 from ctxprobe.evals.compare.sequential.cells import StopRule, stop_reason
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict
@@ -54,8 +53,13 @@ def test_type_one_error_under_optional_stopping_by_simulation():
             for row in rows[1:]:
                 d = rng.choice([-1, 0, 1], size=10, p=[0.1, 0.8, 0.1])
                 row.add(int((d < 0).sum()), int((d == 0).sum()), int((d > 0).sum()), 0.0)
-            rows[0].add(*(sum(getattr(r.tally, k) for r in rows[1:]) - getattr(rows[0].tally, k)
-                          for k in ("losses", "ties", "wins")), 0.0)
+            rows[0].add(
+                *(
+                    sum(getattr(r.tally, k) for r in rows[1:]) - getattr(rows[0].tally, k)
+                    for k in ("losses", "ties", "wins")
+                ),
+                0.0,
+            )
             decide(rows, margin=0.0, alpha=alpha)
             if family_done(rows):
                 break

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.suite import resolve_mode
+
 from tests.runners.fake_engine import FakeEngine
 
 
@@ -24,8 +24,18 @@ def _suite(tmp_path: Path, mode: str | None, task_mode: str | None = None) -> Pa
 
 
 def _run(engine: FakeEngine, tmp_path: Path, suite: Path, flag: str | None) -> tuple[dict, list[dict]]:
-    argv = ["run", "--endpoint", engine.url, "--suite", str(suite), "--quiet", "--allow-errors", "--no-report",
-            "--results-dir", str(tmp_path / "results")] + (["--mode", flag] if flag else [])
+    argv = [
+        "run",
+        "--endpoint",
+        engine.url,
+        "--suite",
+        str(suite),
+        "--quiet",
+        "--allow-errors",
+        "--no-report",
+        "--results-dir",
+        str(tmp_path / "results"),
+    ] + (["--mode", flag] if flag else [])
     assert main(argv) == 0
     run_dir = next((tmp_path / "results").iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -33,15 +43,19 @@ def _run(engine: FakeEngine, tmp_path: Path, suite: Path, flag: str | None) -> t
     return manifest, records
 
 
-@pytest.mark.parametrize(("suite_mode", "flag", "expected"), [
-    ("completions", None, "completions"),  # the suite's own mode over the remote default (the manifest said chat)
-    ("completions", "chat", "chat"),  # the flag over the suite's
-    ("chat", "completions", "completions"),
-    (None, None, "chat"),  # a remote endpoint's default
-    (None, "completions", "completions"),
-])
-def test_the_manifest_records_the_mode_the_samples_were_sent_in(tmp_path: Path, suite_mode: str | None,
-                                                                flag: str | None, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("suite_mode", "flag", "expected"),
+    [
+        ("completions", None, "completions"),  # the suite's own mode over the remote default (the manifest said chat)
+        ("completions", "chat", "chat"),  # the flag over the suite's
+        ("chat", "completions", "completions"),
+        (None, None, "chat"),  # a remote endpoint's default
+        (None, "completions", "completions"),
+    ],
+)
+def test_the_manifest_records_the_mode_the_samples_were_sent_in(
+    tmp_path: Path, suite_mode: str | None, flag: str | None, expected: str
+) -> None:
     with FakeEngine("vllm", context_length=8192) as engine:
         manifest, records = _run(engine, tmp_path, _suite(tmp_path, suite_mode), flag)
         paths = {r.path for r in engine.completion_calls()}

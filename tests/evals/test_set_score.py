@@ -6,10 +6,9 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
-from ctxprobe.tasks.families.graphwalk import final_answer, set_f1
 from ctxprobe.tasks.build import build_sample, token_counter
+from ctxprobe.tasks.families.graphwalk import final_answer, set_f1
 from ctxprobe.tasks.sample import Recipe, Sample
 
 
@@ -27,8 +26,10 @@ def test_f1_agrees_with_an_independent_dice_coefficient() -> None:
 
 
 def sample(mode: str, query: str = "bfs") -> Sample:
-    return build_sample(Recipe(family="graphwalk", params={"query": query}, context_tokens=2048, seed=1, mode=mode),
-                        token_counter("estimate"))
+    return build_sample(
+        Recipe(family="graphwalk", params={"query": query}, context_tokens=2048, seed=1, mode=mode),
+        token_counter("estimate"),
+    )
 
 
 @pytest.mark.parametrize("mode", ["completions", "chat"])
@@ -54,8 +55,12 @@ def test_chat_answer_must_stand_on_the_last_line() -> None:
     s = sample("chat", "parents")
     good = "Final Answer: [" + ", ".join(s.expected.answers) + "]"
     assert score_sample(s, f"Let me think.\n{good}\n\n").correct
-    for gamed in (f"{good}\nI hope this helps.", ", ".join(s.expected.answers), f"final answer: {s.expected.answers}",
-                  f"Final Answer: [{', '.join(s.expected.answers)}"):
+    for gamed in (
+        f"{good}\nI hope this helps.",
+        ", ".join(s.expected.answers),
+        f"final answer: {s.expected.answers}",
+        f"Final Answer: [{', '.join(s.expected.answers)}",
+    ):
         result = score_sample(s, gamed)
         assert not result.correct and result.partial == 0.0, gamed
     assert score_sample(s, "Final Answer: [ab, cd").extracted == ["ab", "cd"]  # what it listed, unclosed

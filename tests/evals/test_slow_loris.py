@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.retry import CallTimedOut
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
+
 from tests.runners.fake_engine import FakeEngine
 
 DEADLINE = ["--timeout", "2", "--timeout-per-1k", "0"]
@@ -34,8 +34,26 @@ def test_run_against_a_slow_loris_ends_within_its_deadline(tmp_path: Path, capsy
 
         engine.answer = answer
         started = time.monotonic()
-        code = main(["run", "--family", "niah", "--lengths", "1k", "--samples", "10", "--quiet", "--no-report",
-                     "--results-dir", str(tmp_path), "--concurrency", "2", "--endpoint", engine.url, *DEADLINE])
+        code = main(
+            [
+                "run",
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--samples",
+                "10",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path),
+                "--concurrency",
+                "2",
+                "--endpoint",
+                engine.url,
+                *DEADLINE,
+            ]
+        )
         took = time.monotonic() - started
     err = capsys.readouterr().err
     print(f"run against a slow loris ended in {took:.1f} s")
@@ -59,7 +77,9 @@ def test_doctor_against_a_slow_loris_ends_within_its_deadline(capsys: pytest.Cap
     assert "no complete answer within 2 s" in line and "--timeout" in line
 
 
-def test_limit_against_a_slow_loris_ends_within_its_deadline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_limit_against_a_slow_loris_ends_within_its_deadline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm") as engine:
         engine.slow_loris()
         started = time.monotonic()
@@ -74,7 +94,8 @@ def test_limit_against_a_slow_loris_ends_within_its_deadline(tmp_path: Path, cap
 
 
 def test_the_server_token_counter_against_a_slow_loris_ends_within_its_deadline(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from ctxprobe.runners.retry import RetryPolicy
 
     with FakeEngine("vllm") as engine:
@@ -86,8 +107,24 @@ def test_the_server_token_counter_against_a_slow_loris_ends_within_its_deadline(
         took = time.monotonic() - started
         assert 1.5 <= took < 3, took
         started = time.monotonic()  # the run that counts through it: one line, exit 3
-        code = main(["run", "--family", "niah", "--lengths", "1k", "--samples", "2", "--quiet", "--no-report",
-                     "--results-dir", str(tmp_path), "--endpoint", engine.url, *DEADLINE])
+        code = main(
+            [
+                "run",
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--samples",
+                "2",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path),
+                "--endpoint",
+                engine.url,
+                *DEADLINE,
+            ]
+        )
         took_run = time.monotonic() - started
     err = capsys.readouterr().err
     print(f"token counter against a slow loris ended in {took:.1f} s, the run counting through it in {took_run:.1f} s")

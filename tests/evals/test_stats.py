@@ -1,20 +1,22 @@
-import pytest
-
 import math
 
+import pytest
 from ctxprobe.evals.compare.stats import clopper_pearson, wilson, z_for
 
 
-@pytest.mark.parametrize("k,n,lo,hi", [
-    (8, 10, 0.4902, 0.9433),
-    (5, 10, 0.2366, 0.7634),
-    (0, 10, 0.0, 0.2775),
-    (10, 10, 0.7225, 1.0),
-    (1, 1, 0.2065, 1.0),
-    (0, 1, 0.0, 0.7935),
-    (81, 263, 0.2553, 0.3662),
-    (50, 50, 0.9287, 1.0),
-])
+@pytest.mark.parametrize(
+    "k,n,lo,hi",
+    [
+        (8, 10, 0.4902, 0.9433),
+        (5, 10, 0.2366, 0.7634),
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (1, 1, 0.2065, 1.0),
+        (0, 1, 0.0, 0.7935),
+        (81, 263, 0.2553, 0.3662),
+        (50, 50, 0.9287, 1.0),
+    ],
+)
 def test_known_wilson_values(k, n, lo, hi):
     got = wilson(k, n)
     assert got == pytest.approx((lo, hi), abs=1e-4)
@@ -45,8 +47,10 @@ def test_rejects_impossible_counts(k, n):
 
 def _tail_root(k: int, n: int, tail: float, upper: bool) -> float:
     """Clopper-Pearson's bound by bisection on the binomial sums themselves (a second implementation)."""
+
     def at_most(p: float, j: int) -> float:
         return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(j + 1))
+
     lo, hi = 0.0, 1.0
     for _ in range(80):
         mid = (lo + hi) / 2
@@ -76,8 +80,11 @@ def test_clopper_pearson_covers_where_wilson_does_not(n):
     # exact coverage at accuracy p: the binomial probability of the counts whose interval holds p
     def worst_coverage(interval):
         bounds = [interval(k, n) for k in range(n + 1)]
-        return min(sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k, (lo, hi) in enumerate(bounds)
-                       if lo <= p <= hi) for p in grid)
+        return min(
+            sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k, (lo, hi) in enumerate(bounds) if lo <= p <= hi)
+            for p in grid
+        )
+
     grid = [0.5 + 0.005 * i for i in range(100)]
     assert worst_coverage(clopper_pearson) >= 0.95
     assert worst_coverage(wilson) < 0.94

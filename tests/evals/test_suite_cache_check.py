@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.cache_path import ALPHA, sign_test_p
 from ctxprobe.evals.compare.gate import gate_problems
@@ -20,6 +19,7 @@ from ctxprobe.evals.run.cache_check import choose
 from ctxprobe.evals.run.estimate import render_estimate
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import load_suite
+
 from tests.runners.fake_prefix_cache import CorruptingPrefixCache
 
 SUITE = """name: small
@@ -40,8 +40,9 @@ def _suite(tmp_path: Path, value: str, samples: int = 2) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("value", "read"), [("off", "off"), ("no", "off"), ("auto", "auto"), ("0.25", "0.25"),
-                                             ("1", "1"), ("'OFF'", "off")])
+@pytest.mark.parametrize(
+    ("value", "read"), [("off", "off"), ("no", "off"), ("auto", "auto"), ("0.25", "0.25"), ("1", "1"), ("'OFF'", "off")]
+)
 def test_a_suite_states_the_control_as_the_flag_takes_it(tmp_path: Path, value: str, read: str) -> None:
     assert load_suite(str(_suite(tmp_path, value))).cache_check == read
 
@@ -51,13 +52,15 @@ def test_a_suite_that_states_nothing_leaves_it_to_the_layout() -> None:
 
 
 @pytest.mark.parametrize("bad", ["2", "0", "-0.5", "true", "often", "[0.5]", ".nan"])
-def test_a_bad_value_in_a_suite_is_one_line_and_exit_2(tmp_path: Path, bad: str,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_value_in_a_suite_is_one_line_and_exit_2(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _suite(tmp_path, bad)
     with pytest.raises(UserError, match=r"^malformed suite .*: cache_check: .* is not auto, off or a share"):
         load_suite(str(path))
-    code = main(["run", "--suite", str(path), "--dry-run", "--prefill-rate", "100", "--results-dir",
-                 str(tmp_path / "runs")])
+    code = main(
+        ["run", "--suite", str(path), "--dry-run", "--prefill-rate", "100", "--results-dir", str(tmp_path / "runs")]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "cache_check" in err[0] and "Traceback" not in err[0]
     assert not (tmp_path / "runs").exists()
@@ -85,16 +88,29 @@ def test_the_dry_run_costs_what_the_suite_states_and_the_flag_overrides_it(tmp_p
 
 
 def _run(url: str, suite: Path, results: Path, *extra: str) -> int:
-    return main(["run", "--endpoint", url, "--suite", str(suite), "--quiet", "--no-report", "--results-dir",
-                 str(results), *extra])
+    return main(
+        [
+            "run",
+            "--endpoint",
+            url,
+            "--suite",
+            str(suite),
+            "--quiet",
+            "--no-report",
+            "--results-dir",
+            str(results),
+            *extra,
+        ]
+    )
 
 
 def _manifest(results: Path) -> dict:
     return json.loads((next(results.iterdir()) / "manifest.json").read_text())
 
 
-def test_a_run_honours_the_suites_off_and_says_so_in_one_line(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_honours_the_suites_off_and_says_so_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with CorruptingPrefixCache() as fake:
         code = _run(fake.url, _suite(tmp_path, "off", samples=1), tmp_path / "runs")
     assert code == 0 and fake.cold_requests == 0
@@ -102,12 +118,14 @@ def test_a_run_honours_the_suites_off_and_says_so_in_one_line(tmp_path: Path,
     assert control["verdict"] == "off" and control["stated"] == "cache_check: off in suite small"
     assert not (next((tmp_path / "runs").iterdir()) / CACHE_CHECKS_FILE).exists()
     lines = [x for x in capsys.readouterr().err.splitlines() if "cache path" in x]
-    assert lines == ["ctxprobe: cache path: not checked (cache_check: off in suite small; --cache-check auto "
-                     "checks it)"]
+    assert lines == [
+        "ctxprobe: cache path: not checked (cache_check: off in suite small; --cache-check auto checks it)"
+    ]
 
 
-def test_a_run_honours_the_suites_share_and_the_flag_overrides_it(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_honours_the_suites_share_and_the_flag_overrides_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     every = _suite(tmp_path, "1", samples=1)
     with CorruptingPrefixCache() as fake:
         code = _run(fake.url, every, tmp_path / "share")

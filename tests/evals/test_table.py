@@ -2,10 +2,10 @@ import math
 
 import pandas as pd
 import pytest
-
-from ctxprobe.evals.records.record import ErrorKind
 from ctxprobe.evals.compare.stats import clopper_pearson
+from ctxprobe.evals.records.record import ErrorKind
 from ctxprobe.evals.report.table import accuracy_table, context_summary, render_text, variant_label, write_summary
+
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}
@@ -20,8 +20,10 @@ def grid_records():
     recs += [make_record(i < 8, context_tokens=32768, depth=0.0, params=SINGLE) for i in range(10)]
     recs += [make_record(i < 5, context_tokens=32768, depth=50.0, params=SINGLE) for i in range(10)]
     recs += [make_record(error=ErrorKind.timeout, context_tokens=32768, depth=50.0, params=SINGLE) for _ in range(2)]
-    recs += [make_record(error=ErrorKind.rejected_too_long, context_tokens=1_000_000, depth=d, params=SINGLE)
-             for d in (0.0, 50.0)]
+    recs += [
+        make_record(error=ErrorKind.rejected_too_long, context_tokens=1_000_000, depth=d, params=SINGLE)
+        for d in (0.0, 50.0)
+    ]
     mv = {"variant": "multivalue", "value_kind": "number"}
     recs += [make_record(False, 0.5, context_tokens=4096, depth=0.0, params=mv) for _ in range(4)]
     recs += [make_record(True, family="recall", params={"kind": "hex"}, context_tokens=4096)]
@@ -38,8 +40,10 @@ def cell(table, **coords):
 
 
 def test_variant_label_orders_variant_first():
-    assert variant_label({"placement": "random", "value_kind": "uuid", "variant": "multikey"}) == \
-        "variant=multikey, value_kind=uuid, placement=random"
+    assert (
+        variant_label({"placement": "random", "value_kind": "uuid", "variant": "multikey"})
+        == "variant=multikey, value_kind=uuid, placement=random"
+    )
     assert variant_label({}) == "-"
 
 
@@ -79,7 +83,9 @@ def test_render_text_grid():
     assert "recall  kind=hex  [prose]" in lines
     assert any(line.split()[:3] == ["partial", "credit", "50%"] for line in lines)  # multivalue partial credit
     grid_rows = [line for line in lines if line.startswith(" ") or line[:1].isdigit()]
-    assert grid_rows and all(line.split()[0][:1] not in "[-" for line in grid_rows if line.strip())  # every row labelled
+    assert grid_rows and all(
+        line.split()[0][:1] not in "[-" for line in grid_rows if line.strip()
+    )  # every row labelled
 
 
 def test_record_without_score_or_error_is_a_bug():
@@ -92,8 +98,19 @@ def test_write_summary(tmp_path):
     paths = write_summary(iter(grid_records()), tmp_path / "out")
     assert [p.name for p in paths] == ["summary.csv", "summary_by_context.csv", "summary.md"]
     csv = pd.read_csv(paths[0])
-    assert {"family", "variant", "context_tokens", "depth", "n", "accuracy", "ci_lo", "ci_hi",
-            "partial_mean", "errors", "err_timeout"} <= set(csv.columns)
+    assert {
+        "family",
+        "variant",
+        "context_tokens",
+        "depth",
+        "n",
+        "accuracy",
+        "ci_lo",
+        "ci_hi",
+        "partial_mean",
+        "errors",
+        "err_timeout",
+    } <= set(csv.columns)
     assert len(csv) == 8 and csv["n"].sum() == 45
     md = paths[2].read_text()
     assert "| depth | 4K | 32K | 1m |" in md and "80% (10) [44-97]" in md

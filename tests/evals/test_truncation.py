@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.records.record import ErrorKind, Response
 from ctxprobe.evals.run.send.loop import record_of
 from ctxprobe.evals.scoring.score import score_sample
@@ -33,8 +32,12 @@ def _independent_verdict(text: str, finish: str, value: str) -> str:
         return "correct"
     if finish == "length":
         ends = re.search(r"(\d+)\W*$", text)
-        if (ends and value.startswith(ends.group(1)) and len(ends.group(1)) < len(value)
-                and not re.search(r"\d[.,;:!?)]\W*$", text)) or not runs:
+        if (
+            ends
+            and value.startswith(ends.group(1))
+            and len(ends.group(1)) < len(value)
+            and not re.search(r"\d[.,;:!?)]\W*$", text)
+        ) or not runs:
             return "truncated"
     return "wrong"
 
@@ -46,7 +49,9 @@ def test_real_replies_cut_inside_the_number_are_truncated_and_none_is_wrong() ->
         response = _reply(item["text"], item["finish_reason"], item["completion_tokens"])
         record = record_of(sample, response, None, None, 1, max_tokens=20)
         got = "truncated" if record.error is ErrorKind.truncated else "correct" if record.score.correct else "wrong"
-        assert got == _independent_verdict(item["text"], item["finish_reason"], sample.expected.answers[0]), item["text"]
+        assert got == _independent_verdict(item["text"], item["finish_reason"], sample.expected.answers[0]), item[
+            "text"
+        ]
         verdicts.append(got)
     # the capture: every reply named the needle's number or was cut while writing it
     assert verdicts.count("wrong") == 0
@@ -104,8 +109,9 @@ def test_in_completions_a_cut_after_the_answer_slot_ended_is_judged() -> None:
     assert verdict(f" {gold[:9]}") is not None  # cut inside the slot's own line: cut off
     assert verdict(f" {gold[:9]}\n") is None  # its line ended: what follows is not read
     # a list's slot is its paragraph: a cut on its next line is still inside it
-    many = build_sample(Recipe(family="niah", params={"variant": "multivalue", "values": 3}, context_tokens=600,
-                               depth=50))
+    many = build_sample(
+        Recipe(family="niah", params={"variant": "multivalue", "values": 3}, context_tokens=600, depth=50)
+    )
     first, second = many.expected.answers[:2]
     listed = lambda text: cut_off(many, _reply(text), score_sample(many, text))  # noqa: E731
     assert listed(f" {first}\n{second}\n") is not None  # two of three, the paragraph still open

@@ -15,17 +15,36 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records import store as store_module
 from ctxprobe.evals.records.lines import scan
+
 from tests.runners.fake_engine import FakeEngine
 
 
 def _run_args(url: str, results: Path, *extra: str) -> list[str]:
-    return ["run", "--endpoint", url, "--family", "niah", "--lengths", "1k", "--depths", "0:100:10", "--samples",
-            "2", "--label", "nightly", "--quiet", "--no-report", "--results-dir", str(results), "--concurrency",
-            "1", *extra]
+    return [
+        "run",
+        "--endpoint",
+        url,
+        "--family",
+        "niah",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0:100:10",
+        "--samples",
+        "2",
+        "--label",
+        "nightly",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(results),
+        "--concurrency",
+        "1",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -44,8 +63,11 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def _check_failed_run(folder: Path, reason: str, err: str) -> int:
     """The ending of a run that could not write: one line, status failed with why, finished lines intact."""
-    lines = [line for line in err.strip().splitlines()
-             if line.startswith("ctxprobe:") and "samples to run" not in line and not line.startswith("ctxprobe: engine ")]
+    lines = [
+        line
+        for line in err.strip().splitlines()
+        if line.startswith("ctxprobe:") and "samples to run" not in line and not line.startswith("ctxprobe: engine ")
+    ]
     assert len(lines) == 1 and reason in lines[0] and "--resume" in lines[0], err
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["status"] == "failed" and reason in manifest["status_detail"]
@@ -55,7 +77,8 @@ def _check_failed_run(folder: Path, reason: str, err: str) -> int:
 
 
 def test_a_disk_that_fills_ends_the_run_with_code_4_and_the_copy_resumes_elsewhere(
-        small_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    small_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
         assert main(_run_args(engine.url, small_disk / "results", "--allow-errors")) == 4
         folder = next((small_disk / "results").iterdir())
@@ -74,7 +97,8 @@ def manifest_counts(folder: Path) -> tuple[int, int]:
 
 
 def test_a_read_only_folder_is_shown_and_reported_and_refuses_a_resume_in_one_line(
-        small_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    small_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
         args = _run_args(engine.url, small_disk, "--allow-errors")
         args[args.index("0:100:10")] = "0,100"
@@ -109,8 +133,9 @@ class _FillsAfter:
         os.fsync(fd)
 
 
-def test_an_injected_enospc_on_append_ends_the_run_with_code_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_injected_enospc_on_append_ends_the_run_with_code_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(store_module, "os", _FillsAfter(5))
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
         assert main(_run_args(engine.url, tmp_path, "--allow-errors")) == 4
@@ -119,14 +144,17 @@ def test_an_injected_enospc_on_append_ends_the_run_with_code_4(tmp_path: Path, m
     assert kept == 6  # the sixth line reached the file; only its fsync failed
     monkeypatch.setattr(store_module, "os", os)
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
-        assert main(["run", "--resume", str(folder), "--endpoint", engine.url, "--quiet", "--no-report",
-                     "--allow-errors"]) == 0
+        assert (
+            main(["run", "--resume", str(folder), "--endpoint", engine.url, "--quiet", "--no-report", "--allow-errors"])
+            == 0
+        )
         assert len(engine.completion_calls()) == 16
     assert manifest_counts(folder) == (22, 22)
 
 
-def test_an_unwritable_results_folder_is_one_line_and_code_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unwritable_results_folder_is_one_line_and_code_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     real_mkdir = Path.mkdir
 
     def refuse(self: Path, *args: object, **kwargs: object) -> None:

@@ -21,21 +21,37 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.cli.main import main
+
 from tests.runners.fake_engine import FakeEngine
 
 NEEDLE = re.compile(r"special magic numbers? for (\S+) is: (\d+)\.")
 ASKED = re.compile(r"special magic numbers? for (\S+) mentioned")
-SUBCOMMANDS = ("run", "show", "check", "tasks", "prompt", "limit", "plan", "compare", "history", "report", "export",
-               "import-lm-eval", "doctor")
+SUBCOMMANDS = (
+    "run",
+    "show",
+    "check",
+    "tasks",
+    "prompt",
+    "limit",
+    "plan",
+    "compare",
+    "history",
+    "report",
+    "export",
+    "import-lm-eval",
+    "doctor",
+)
 # fields that hold times, durations, hosts or paths: their values change every execution
-VOLATILE_KEY = re.compile(r"(^|_)(at|time|times|seconds|elapsed|latency|duration|started|finished|created|updated|"
-                          r"pid|host|hostname|wall|ttft|rate|throughput|eta|s)$|_s$|_ms$|timings|"
-                          r"^(run_dir|dir|path|url|urls|base_urls|endpoint|started_at|finished_at|command|argv)$")
+VOLATILE_KEY = re.compile(
+    r"(^|_)(at|time|times|seconds|elapsed|latency|duration|started|finished|created|updated|"
+    r"pid|host|hostname|wall|ttft|rate|throughput|eta|s)$|_s$|_ms$|timings|"
+    r"^(run_dir|dir|path|url|urls|base_urls|endpoint|started_at|finished_at|command|argv)$"
+)
 
 
 def _prompt_text(body: dict[str, Any]) -> str:
@@ -185,32 +201,78 @@ def scenarios(root: Path) -> dict[str, str]:
     try:
         out["help"] = "".join(_call([*([sub] if sub else []), "--help"]) for sub in ("", *SUBCOMMANDS))
         out["tasks"] = _call(["tasks"])
-        with FakeEngine("vllm", context_length=8192, answer=baseline_answer) as base_engine, \
-                FakeEngine("vllm", context_length=8192, answer=candidate_answer) as cand_engine:
+        with (
+            FakeEngine("vllm", context_length=8192, answer=baseline_answer) as base_engine,
+            FakeEngine("vllm", context_length=8192, answer=candidate_answer) as cand_engine,
+        ):
             norm.urls = [base_engine.url, cand_engine.url]
-            out["dry_run"] = _call(["run", "--endpoint", base_engine.url, *GRID, "--samples", "2", "--dry-run",
-                                    "--token-counter", "estimate"])
+            out["dry_run"] = _call(
+                [
+                    "run",
+                    "--endpoint",
+                    base_engine.url,
+                    *GRID,
+                    "--samples",
+                    "2",
+                    "--dry-run",
+                    "--token-counter",
+                    "estimate",
+                ]
+            )
             runs: dict[str, Path] = {}
-            for name, engine, extra in (("base", base_engine, []), ("cand", cand_engine, []),
-                                        ("nested", base_engine, ["--layout", "nested", "--samples", "3"]),
-                                        ("nested_cand", cand_engine, ["--layout", "nested", "--samples", "3"])):
+            for name, engine, extra in (
+                ("base", base_engine, []),
+                ("cand", cand_engine, []),
+                ("nested", base_engine, ["--layout", "nested", "--samples", "3"]),
+                ("nested_cand", cand_engine, ["--layout", "nested", "--samples", "3"]),
+            ):
                 where = root / name
-                text = _call(["run", "--endpoint", engine.url, *GRID, *(extra or ["--samples", "4"]), *COMMON,
-                              "--label", name, "--results-dir", str(where)])
+                text = _call(
+                    [
+                        "run",
+                        "--endpoint",
+                        engine.url,
+                        *GRID,
+                        *(extra or ["--samples", "4"]),
+                        *COMMON,
+                        "--label",
+                        name,
+                        "--results-dir",
+                        str(where),
+                    ]
+                )
                 runs[name] = _only_dir(where)
                 out[f"run_{name}"] = text + folder(runs[name], norm)
             out["show"] = _call(["show", str(runs["base"])])
-            first = min(json.loads(line)["sample"]["sample_id"]
-                        for line in (runs["base"] / "samples.jsonl").read_text().splitlines() if line.strip())
+            first = min(
+                json.loads(line)["sample"]["sample_id"]
+                for line in (runs["base"] / "samples.jsonl").read_text().splitlines()
+                if line.strip()
+            )
             out["prompt"] = _call(["prompt", str(runs["base"]), first, "--sha256"])
             for name, (a, b) in (("compare", ("base", "cand")), ("compare_nested", ("nested", "nested_cand"))):
                 where = root / name
-                text = _call(["compare", str(runs[a]), str(runs[b]), "--fail-if-drop", "0.05",
-                              "--results-dir", str(where)])
+                text = _call(
+                    ["compare", str(runs[a]), str(runs[b]), "--fail-if-drop", "0.05", "--results-dir", str(where)]
+                )
                 out[name] = text + folder(_only_dir(where), norm)
             where = root / "paired"
-            text = _call(["run", "--endpoint", cand_engine.url, "--against", str(runs["base"]), "--fail-if-drop",
-                          "0.1", *COMMON, "--label", "paired", "--results-dir", str(where)])
+            text = _call(
+                [
+                    "run",
+                    "--endpoint",
+                    cand_engine.url,
+                    "--against",
+                    str(runs["base"]),
+                    "--fail-if-drop",
+                    "0.1",
+                    *COMMON,
+                    "--label",
+                    "paired",
+                    "--results-dir",
+                    str(where),
+                ]
+            )
             out["paired"] = text + folder(_only_dir(where), norm)
     finally:
         if old_columns is None:

@@ -30,7 +30,13 @@ def test_the_golden_runs_are_unchanged(tmp_path: Path) -> None:
             (SNAPSHOTS / f"{name}.txt").write_text(text)
     kept = {p.stem: p.read_text() for p in SNAPSHOTS.glob("*.txt")}
     assert sorted(kept) == sorted(got), "scenarios added or gone: rewrite the snapshots (see the module docstring)"
-    changed = {name: "".join(difflib.unified_diff(kept[name].splitlines(True), got[name].splitlines(True),
-                                                  f"snapshots/{name}.txt", "now", n=1))
-               for name in got if got[name] != kept[name]}
+    changed = {
+        name: "".join(
+            difflib.unified_diff(
+                kept[name].splitlines(True), got[name].splitlines(True), f"snapshots/{name}.txt", "now", n=1
+            )
+        )
+        for name in got
+        if got[name] != kept[name]
+    }
     assert not changed, "\n".join(f"{name}:\n{diff[:3000]}" for name, diff in changed.items())

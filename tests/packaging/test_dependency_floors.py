@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import tomllib
 import venv
 from pathlib import Path
@@ -43,19 +42,32 @@ def test_the_endpoint_client_works_at_the_declared_floors(tmp_path: Path) -> Non
     venv.create(env_dir, with_pip=True, system_site_packages=False)
     python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     pins = [f"{name}=={floors[name]}" for name in CLIENT_DEPENDENCIES]
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins],
-                   check=True, capture_output=True, text=True, timeout=540)
-    freeze = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], check=True,
-                            capture_output=True, text=True).stdout
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    freeze = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=freeze"], check=True, capture_output=True, text=True
+    ).stdout
     installed = dict(line.lower().split("==", 1) for line in freeze.splitlines() if "==" in line)
-    assert {n: Version(installed[n]) for n in CLIENT_DEPENDENCIES} == \
-        {n: Version(floors[n]) for n in CLIENT_DEPENDENCIES}, freeze
+    assert {n: Version(installed[n]) for n in CLIENT_DEPENDENCIES} == {
+        n: Version(floors[n]) for n in CLIENT_DEPENDENCIES
+    }, freeze
     src = tmp_path / "src"
     src.mkdir()
     (src / "ctxprobe").symlink_to(ROOT, target_is_directory=True)  # the project's source, not an install
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env["PYTHONPATH"] = str(src)
-    done = subprocess.run([str(python), str(ROOT / "tests" / "packaging" / "floor_client.py")], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(python), str(ROOT / "tests" / "packaging" / "floor_client.py")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr  # e.g. a stream that cannot be closed cleanly

@@ -42,9 +42,10 @@ import random
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 from ctxprobe.runners.engines import adapter, known_engines
 
@@ -75,35 +76,56 @@ class Recorded:
     at: float = field(default_factory=time.monotonic)  # when it arrived (one clock across engines)
 
 
-def too_long_body(flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool = False,
-                  max_tokens: int = 16, sglang_variant: int = 0) -> dict[str, Any]:
+def too_long_body(
+    flavor: Flavor, *, limit: int, prompt_tokens: int, chat: bool = False, max_tokens: int = 16, sglang_variant: int = 0
+) -> dict[str, Any]:
     """The HTTP 400 body each engine sends for a prompt over its context, as docs/ENGINES.md gives them."""
     if flavor == "vllm":
-        return {"error": {
-            "message": f"This model's maximum context length is {limit} tokens. However, your prompt contains "
-                       f"{prompt_tokens} input tokens. Please reduce the length of the input prompt.",
-            "type": "BadRequestError", "param": "input_tokens", "code": 400}}
+        return {
+            "error": {
+                "message": f"This model's maximum context length is {limit} tokens. However, your prompt contains "
+                f"{prompt_tokens} input tokens. Please reduce the length of the input prompt.",
+                "type": "BadRequestError",
+                "param": "input_tokens",
+                "code": 400,
+            }
+        }
     if flavor == "sglang":
-        message = (f"The input ({prompt_tokens} tokens) is longer than the model's context length ({limit} tokens)."
-                   if sglang_variant == 0 else
-                   f"Requested token count exceeds the model's maximum context length of {limit} tokens.")
+        message = (
+            f"The input ({prompt_tokens} tokens) is longer than the model's context length ({limit} tokens)."
+            if sglang_variant == 0
+            else f"Requested token count exceeds the model's maximum context length of {limit} tokens."
+        )
         return {"object": "error", "message": message, "type": "BadRequestError", "code": 400}
     if flavor == "llama-server":
-        return {"error": {
-            "code": 400,
-            "message": f"request ({prompt_tokens} tokens) exceeds the available context size ({limit} tokens), "
-                       "try increasing it",
-            "type": "exceed_context_size_error", "n_prompt_tokens": prompt_tokens, "n_ctx": limit}}
+        return {
+            "error": {
+                "code": 400,
+                "message": f"request ({prompt_tokens} tokens) exceeds the available context size ({limit} tokens), "
+                "try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt_tokens,
+                "n_ctx": limit,
+            }
+        }
     total = prompt_tokens + max_tokens
-    message = (f"This model's maximum context length is {limit} tokens. However, you requested {total} tokens "
-               f"({prompt_tokens} in the messages, {max_tokens} in the completion). "
-               "Please reduce the length of the messages or completion."
-               if chat else
-               f"This model's maximum context length is {limit} tokens, however you requested {total} tokens "
-               f"({prompt_tokens} in your prompt; {max_tokens} for the completion). "
-               "Please reduce your prompt; or completion length.")
-    return {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
-                      "code": "context_length_exceeded"}}
+    message = (
+        f"This model's maximum context length is {limit} tokens. However, you requested {total} tokens "
+        f"({prompt_tokens} in the messages, {max_tokens} in the completion). "
+        "Please reduce the length of the messages or completion."
+        if chat
+        else f"This model's maximum context length is {limit} tokens, however you requested {total} tokens "
+        f"({prompt_tokens} in your prompt; {max_tokens} for the completion). "
+        "Please reduce your prompt; or completion length."
+    )
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
 
 
 CHAT_CHECK = "Reply with the single word: "  # how ctxprobe's chat check (evals/run/answer_style.py) starts
@@ -126,16 +148,31 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeEngine:
-    def __init__(self, flavor: Flavor = "vllm", *, model: str = "fake-model", context_length: int = 4096,
-                 answer: str | Callable[[dict[str, Any]], str] = "The answer is 42.", reasoning: str | None = None,
-                 version: str | None = None, n_ctx_train: int = 131072, slots: int = 1, api_key: str | None = None,
-                 routes: dict[tuple[str, str], Route] | None = None,
-                 too_long: Callable[[FakeEngine, int, int], Any] | None = None,
-                 follows_chat: bool = True,
-                 tokenize_fail_every: int = 0, tokenize_fail_after: int | None = None, tokenize_delay_s: float = 0.0,
-                 tokenize_noise: int = 0, usage_scale: float = 1.0, accepts_up_to: int | None = None,
-                 completion_delay_s: float = 0.0, prefill_s_per_token: float = 0.0,
-                 prefill_s_per_square: float = 0.0) -> None:
+    def __init__(
+        self,
+        flavor: Flavor = "vllm",
+        *,
+        model: str = "fake-model",
+        context_length: int = 4096,
+        answer: str | Callable[[dict[str, Any]], str] = "The answer is 42.",
+        reasoning: str | None = None,
+        version: str | None = None,
+        n_ctx_train: int = 131072,
+        slots: int = 1,
+        api_key: str | None = None,
+        routes: dict[tuple[str, str], Route] | None = None,
+        too_long: Callable[[FakeEngine, int, int], Any] | None = None,
+        follows_chat: bool = True,
+        tokenize_fail_every: int = 0,
+        tokenize_fail_after: int | None = None,
+        tokenize_delay_s: float = 0.0,
+        tokenize_noise: int = 0,
+        usage_scale: float = 1.0,
+        accepts_up_to: int | None = None,
+        completion_delay_s: float = 0.0,
+        prefill_s_per_token: float = 0.0,
+        prefill_s_per_square: float = 0.0,
+    ) -> None:
         self.flavor = flavor
         self.adapter = adapter(flavor)
         self.routes = routes or {}
@@ -172,8 +209,7 @@ class FakeEngine:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     @property
     def url(self) -> str:
@@ -242,8 +278,11 @@ class FakeEngine:
 
     def completion_calls(self) -> list[Recorded]:
         """The completion requests, the chat checks left out."""
-        return [r for r in self.requests if r.path in ("/v1/completions", "/v1/chat/completions")
-                and not _is_chat_check(r.body)]
+        return [
+            r
+            for r in self.requests
+            if r.path in ("/v1/completions", "/v1/chat/completions") and not _is_chat_check(r.body)
+        ]
 
     def model_listings(self) -> int:
         """How many times `GET /v1/models` was asked."""
@@ -282,7 +321,7 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
@@ -331,7 +370,7 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                     return
                 engine.wait(1.0)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             engine.wait_if_frozen()
             if engine.killed:  # a killed process answers nothing, on a connection kept alive too
                 self.close_connection = True
@@ -347,8 +386,12 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if self.path == "/metrics" and engine.adapter.metrics:
                 return self._text(200, _metrics(engine))
             if self.path == "/v1/models":
-                card: dict[str, Any] = {"id": engine.model, "object": "model", "created": 1700000000,
-                                        "owned_by": engine.adapter.owned_by}
+                card: dict[str, Any] = {
+                    "id": engine.model,
+                    "object": "model",
+                    "created": 1700000000,
+                    "owned_by": engine.adapter.owned_by,
+                }
                 if flavor in ("vllm", "sglang"):
                     card.update(root=engine.model, max_model_len=engine.context_length)
                 elif flavor == "llama-server":
@@ -359,14 +402,26 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if self.path == "/version" and flavor == "vllm":
                 return self._json(200, {"version": engine.version})
             if self.path == "/server_info" and flavor == "sglang":
-                return self._json(200, {"version": engine.version, "max_req_input_len": engine.context_length - 5,
-                                        "context_length": engine.context_length})
+                return self._json(
+                    200,
+                    {
+                        "version": engine.version,
+                        "max_req_input_len": engine.context_length - 5,
+                        "context_length": engine.context_length,
+                    },
+                )
             if self.path == "/props" and flavor == "llama-server":
-                return self._json(200, {"default_generation_settings": {"n_ctx": engine.context_length},
-                                        "total_slots": engine.slots, "build_info": engine.version})
+                return self._json(
+                    200,
+                    {
+                        "default_generation_settings": {"n_ctx": engine.context_length},
+                        "total_slots": engine.slots,
+                        "build_info": engine.version,
+                    },
+                )
             self._json(404, {"detail": "Not Found"})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             engine.wait_if_frozen()
             if engine.killed:
                 self.close_connection = True
@@ -396,22 +451,39 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
 
         def _tokenize(self, body: Any, path: str) -> None:
             flavor = engine.flavor
-            if flavor == "vllm" and path == "/tokenize" or flavor == "sglang" and path in ("/tokenize", "/v1/tokenize"):
+            if (flavor == "vllm" and path == "/tokenize") or (
+                flavor == "sglang" and path in ("/tokenize", "/v1/tokenize")
+            ):
                 if "messages" in body:
                     count = engine.prompt_tokens(body)
                 elif isinstance(body["prompt"], list):  # SGLang: a list of prompts, each counted apart
                     if flavor != "sglang":  # vLLM's `prompt` is one string (a 400 from its request model)
-                        return self._json(400, {"error": {"message": "prompt: Input should be a valid string",
-                                                          "type": "BadRequestError", "code": 400}})
+                        return self._json(
+                            400,
+                            {
+                                "error": {
+                                    "message": "prompt: Input should be a valid string",
+                                    "type": "BadRequestError",
+                                    "code": 400,
+                                }
+                            },
+                        )
                     special = 1 if body.get("add_special_tokens", True) else 0
                     counts = [engine.noisy(engine.words(p) + special) for p in body["prompt"]]
-                    return self._json(200, {"tokens": [list(range(n)) for n in counts], "count": counts,
-                                            "max_model_len": engine.context_length})
+                    return self._json(
+                        200,
+                        {
+                            "tokens": [list(range(n)) for n in counts],
+                            "count": counts,
+                            "max_model_len": engine.context_length,
+                        },
+                    )
                 else:
                     count = engine.words(body["prompt"]) + (1 if body.get("add_special_tokens", True) else 0)
                 count = engine.noisy(count)
-                return self._json(200, {"count": count, "max_model_len": engine.context_length,
-                                        "tokens": list(range(count))})
+                return self._json(
+                    200, {"count": count, "max_model_len": engine.context_length, "tokens": list(range(count))}
+                )
             if flavor == "llama-server" and path == "/tokenize":
                 content = body["content"]
                 if isinstance(content, list):  # llama-server: each string tokenized apart, numbers are token ids
@@ -440,16 +512,25 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if reply.html is not None:
                 return self._text(reply.status, reply.html, "text/html")
             if reply.status != 200 or reply.body is not None:
-                return self._json(reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}},
-                                  reply.headers)
+                return self._json(
+                    reply.status, reply.body or {"error": {"message": "injected", "code": reply.status}}, reply.headers
+                )
             prompt_tokens = engine.prompt_tokens(body)
             if (engine.prefill_s_per_token or engine.prefill_s_per_square) and not checking:
                 engine.wait(engine.prefill_s_per_token * prompt_tokens + engine.prefill_s_per_square * prompt_tokens**2)
             limit = engine.accepts_up_to or engine.context_length
             if prompt_tokens >= limit:
-                bad = engine.too_long(engine, limit, prompt_tokens) if engine.too_long else \
-                    too_long_body(engine.flavor, limit=limit, prompt_tokens=prompt_tokens,
-                                  chat=chat, max_tokens=int(body.get("max_tokens") or 16))
+                bad = (
+                    engine.too_long(engine, limit, prompt_tokens)
+                    if engine.too_long
+                    else too_long_body(
+                        engine.flavor,
+                        limit=limit,
+                        prompt_tokens=prompt_tokens,
+                        chat=chat,
+                        max_tokens=int(body.get("max_tokens") or 16),
+                    )
+                )
                 return self._json(400, bad)
             prompt_tokens = round(prompt_tokens * engine.usage_scale)
             answer = engine.answer_to(body)
@@ -460,8 +541,11 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             if isinstance(limit, int) and len(pieces) > limit:  # one token a word, as the fake counts them
                 pieces, finish = pieces[:limit], "length"
                 answer = "".join(pieces)
-            usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": len(pieces),
-                                     "total_tokens": prompt_tokens + len(pieces)}
+            usage: dict[str, Any] = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(pieces),
+                "total_tokens": prompt_tokens + len(pieces),
+            }
             if engine.flavor == "llama-server":
                 usage["prompt_tokens_details"] = {"cached_tokens": engine.cached_tokens}
             if body.get("stream"):
@@ -473,8 +557,14 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
             else:
                 choice = {"index": 0, "text": answer, "logprobs": None, "finish_reason": finish}
-            out: dict[str, Any] = {"id": "cmpl-1", "object": "chat.completion" if chat else "text_completion",
-                                   "created": 1700000000, "model": engine.model, "choices": [choice], "usage": usage}
+            out: dict[str, Any] = {
+                "id": "cmpl-1",
+                "object": "chat.completion" if chat else "text_completion",
+                "created": 1700000000,
+                "model": engine.model,
+                "choices": [choice],
+                "usage": usage,
+            }
             if engine.flavor == "llama-server":
                 out["timings"] = {"cache_n": engine.cached_tokens, "prompt_n": prompt_tokens, "prompt_ms": 1.0}
             self._json(200, out)
@@ -482,8 +572,9 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
         def _reasoning_field(self) -> str:
             return "reasoning" if engine.flavor == "vllm" else "reasoning_content"
 
-        def _stream(self, body: dict[str, Any], chat: bool, pieces: list[str], usage: dict[str, Any],
-                    finish: str = "stop") -> None:
+        def _stream(
+            self, body: dict[str, Any], chat: bool, pieces: list[str], usage: dict[str, Any], finish: str = "stop"
+        ) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Connection", "close")
@@ -492,8 +583,14 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             kind = "chat.completion.chunk" if chat else "text_completion"
 
             def chunk(choice: dict[str, Any] | None, **extra: Any) -> None:
-                data = {"id": "cmpl-1", "object": kind, "created": 1700000000, "model": engine.model,
-                        "choices": [] if choice is None else [{"index": 0, "finish_reason": None, **choice}], **extra}
+                data = {
+                    "id": "cmpl-1",
+                    "object": kind,
+                    "created": 1700000000,
+                    "model": engine.model,
+                    "choices": [] if choice is None else [{"index": 0, "finish_reason": None, **choice}],
+                    **extra,
+                }
                 self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 
@@ -523,10 +620,16 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
 # Prometheus names from docs/ENGINES.md that the fake exports, two label sets each where engines label by
 # model; an engine not listed here exports every name its adapter reads.
 _METRICS = {
-    "vllm": ["vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total",
-             "vllm:kv_cache_usage_perc", "vllm:time_to_first_token_seconds_sum",
-             "vllm:time_to_first_token_seconds_count", "vllm:spec_decode_num_accepted_tokens_total",
-             "vllm:spec_decode_num_draft_tokens_total"],
+    "vllm": [
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_hits_total",
+        "vllm:prompt_tokens_cached_total",
+        "vllm:kv_cache_usage_perc",
+        "vllm:time_to_first_token_seconds_sum",
+        "vllm:time_to_first_token_seconds_count",
+        "vllm:spec_decode_num_accepted_tokens_total",
+        "vllm:spec_decode_num_draft_tokens_total",
+    ],
     "sglang": ["sglang:cached_tokens_total", "sglang:prompt_tokens_total", "sglang:cache_hit_rate"],
     "llama-server": ["llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens_cached_total"],
 }
@@ -539,8 +642,11 @@ def _metrics(engine: FakeEngine) -> str:
     lines = []
     for name in _METRICS.get(engine.flavor, engine.adapter.metrics.values()):
         value = calls * (40 if "cache" in name else 60 if "accepted" in name else 100)
-        lines += [f"# TYPE {name} counter", f'{name}{{model_name="{engine.model}",replica="a"}} {value / 2}',
-                  f'{name}{{model_name="{engine.model}",replica="b"}} {value / 2}']
+        lines += [
+            f"# TYPE {name} counter",
+            f'{name}{{model_name="{engine.model}",replica="a"}} {value / 2}',
+            f'{name}{{model_name="{engine.model}",replica="b"}} {value / 2}',
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -36,9 +36,16 @@ class Replay(ThreadingHTTPServer):
                 pass
 
             def answer(self, method: str, body: Any) -> None:
-                found = next((c for c in replay.bodies if c["request"]["method"] == method
-                              and c["request"]["path"] == self.path
-                              and _unnamed(c["request"]["body"]) == _unnamed(body)), None)
+                found = next(
+                    (
+                        c
+                        for c in replay.bodies
+                        if c["request"]["method"] == method
+                        and c["request"]["path"] == self.path
+                        and _unnamed(c["request"]["body"]) == _unnamed(body)
+                    ),
+                    None,
+                )
                 status, reply = (found["status"], found["body"]) if found else (404, {"error": "not captured"})
                 if isinstance(reply, str):
                     raw, kind = reply.encode(), "text/plain; version=0.0.4"
@@ -53,10 +60,10 @@ class Replay(ThreadingHTTPServer):
                 self.end_headers()
                 self.wfile.write(raw)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.answer("GET", None)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self.answer("POST", json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
 
         super().__init__(("127.0.0.1", 0), Handler)

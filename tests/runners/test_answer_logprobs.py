@@ -8,7 +8,6 @@ import math
 from typing import Any
 
 import pytest
-
 from ctxprobe.runners.answer_logprobs import Unmeasurable, from_generated, gold_ids, measure
 from ctxprobe.runners.response import GeneratedToken, Response, TokenLogprob
 
@@ -27,8 +26,9 @@ def dist(context: tuple[int, ...]) -> dict[int, float]:
 def token(t: int, context: tuple[int, ...], k: int) -> GeneratedToken:
     d = dist(context)
     top = sorted(d, key=lambda i: -d[i])[:k]
-    return GeneratedToken(token=f"t{t}", id=t, logprob=d[t],
-                          top=[TokenLogprob(token=f"t{i}", id=i, logprob=d[i]) for i in top])
+    return GeneratedToken(
+        token=f"t{t}", id=t, logprob=d[t], top=[TokenLogprob(token=f"t{i}", id=i, logprob=d[i]) for i in top]
+    )
 
 
 def greedy(context: tuple[int, ...], n: int, k: int) -> list[GeneratedToken]:
@@ -48,11 +48,29 @@ class Scripted:
         self.k = k
         self.sent: list[dict[str, Any]] = []
 
-    async def next_token(self, prompt_ids: list[int], *, force: int | None, top: int, planned_tokens: int,
-                         seed: int, max_tokens: int = 1, affinity: int | None = None,
-                         extra_body: Any = None, chain: str | None = None) -> Response:
-        self.sent.append({"prompt": list(prompt_ids), "force": force, "max_tokens": max_tokens,
-                          "affinity": affinity, "extra_body": extra_body, "chain": chain})
+    async def next_token(
+        self,
+        prompt_ids: list[int],
+        *,
+        force: int | None,
+        top: int,
+        planned_tokens: int,
+        seed: int,
+        max_tokens: int = 1,
+        affinity: int | None = None,
+        extra_body: Any = None,
+        chain: str | None = None,
+    ) -> Response:
+        self.sent.append(
+            {
+                "prompt": list(prompt_ids),
+                "force": force,
+                "max_tokens": max_tokens,
+                "affinity": affinity,
+                "extra_body": extra_body,
+                "chain": chain,
+            }
+        )
         context = tuple(prompt_ids)
         tokens = [token(force, context, self.k)] if force is not None else greedy(context, max_tokens, self.k)
         return Response(endpoint="scripted", text="x", prompt_tokens=len(prompt_ids), generated=tokens)
@@ -86,13 +104,16 @@ def test_divergence_at_j_sends_one_continuation_from_the_gold_path() -> None:
     assert answer[1].id is not None
     generated = answer + greedy(tuple(context + [t.id for t in answer]), 3, 50)
     engine = Scripted(50)
-    found = asyncio.run(measure(engine, context, gold, "g", generated, top=50, seed=0, affinity=1,
-                                chain="0123456789abcdef"))
+    found = asyncio.run(
+        measure(engine, context, gold, "g", generated, top=50, seed=0, affinity=1, chain="0123456789abcdef")
+    )
     assert found.first_divergence == 2
     assert found.greedy[:2] == [True, True] and found.greedy[2] is False
     assert found.logprobs == pytest.approx(teacher_forced(context, gold))
     assert engine.sent[0]["prompt"] == context + gold[:3] and engine.sent[0]["force"] is None
-    assert all(s["affinity"] == 1 and s["chain"] == "0123456789abcdef" for s in engine.sent)  # the answer's replica and chain
+    assert all(
+        s["affinity"] == 1 and s["chain"] == "0123456789abcdef" for s in engine.sent
+    )  # the answer's replica and chain
     assert found.extra_requests == len(engine.sent)
     assert found.extra_prompt_tokens == sum(len(s["prompt"]) for s in engine.sent)
     assert [len(t) for t in found.top] == [50] * 5
@@ -107,8 +128,14 @@ def test_gold_outside_the_top_k_is_forced_and_read_unbiased() -> None:
     answer = greedy(tuple(context), 3, k)
     engine = Scripted(k)
     found = asyncio.run(measure(engine, context, gold, "g", answer, top=k, seed=0))
-    assert engine.sent[0] == {"prompt": context, "force": worst, "max_tokens": 1, "affinity": None,
-                              "extra_body": None, "chain": None}
+    assert engine.sent[0] == {
+        "prompt": context,
+        "force": worst,
+        "max_tokens": 1,
+        "affinity": None,
+        "extra_body": None,
+        "chain": None,
+    }
     assert found.method == "forced"  # the answer request knew nothing of position 0's gold
     assert found.logprobs == pytest.approx(teacher_forced(context, gold))
     assert found.greedy[0] is False and found.first_divergence == 0

@@ -9,8 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_engine import FLAVORS, FakeEngine
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 from ctxprobe.runners.http_json import api_key
@@ -18,6 +16,7 @@ from ctxprobe.runners.metrics import scrape_metrics
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.tasks.errors import UserError
+from fake_engine import FLAVORS, FakeEngine
 
 KEY = "k-engine-123"
 
@@ -58,8 +57,9 @@ def test_every_call_carries_the_configured_key(flavor: str, keyed_env: str) -> N
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)
-def test_a_refused_key_is_one_line_naming_the_variable(flavor: str, keyed_env: str,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_key_is_one_line_naming_the_variable(
+    flavor: str, keyed_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(keyed_env, "wrong")
     with FakeEngine(flavor, api_key=KEY) as engine:  # type: ignore[arg-type]
         with pytest.raises(UserError, match=f"refused the API key .*{keyed_env}") as caught:
@@ -79,9 +79,28 @@ def test_the_dummy_key_only_when_the_variable_is_unset(monkeypatch: pytest.Monke
 
 def test_ctxprobe_run_against_a_keyed_server(tmp_path: Path, keyed_env: str) -> None:
     with FakeEngine("sglang", api_key=KEY, context_length=8192, answer="The number is 1234567.") as engine:
-        code = main(["run", "--endpoint", engine.url, "--api-key-env", keyed_env, "--token-counter", "server",
-                     "--family", "niah",
-                     "--lengths", "1k", "--depths", "50", "--samples", "2", "--quiet", "--results-dir", str(tmp_path)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--api-key-env",
+                keyed_env,
+                "--token-counter",
+                "server",
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--depths",
+                "50",
+                "--samples",
+                "2",
+                "--quiet",
+                "--results-dir",
+                str(tmp_path),
+            ]
+        )
         assert sent_keys(engine) == {f"Bearer {KEY}"}
         assert len(engine.completion_calls()) == 2
     assert code == 0
@@ -94,37 +113,87 @@ SECRET = "SeKrEt-planted-9f3a"
 
 
 @pytest.mark.parametrize("raw", [f"{SECRET}\n", f"  {SECRET}\r\n", f"\t{SECRET} "])
-def test_a_key_read_with_surrounding_white_space_is_sent_stripped(raw: str, monkeypatch: pytest.MonkeyPatch,
-                                                                  tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_key_read_with_surrounding_white_space_is_sent_stripped(
+    raw: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A key from a secrets file ends in a newline: it is the key, and the run goes through with it."""
     monkeypatch.setenv("FILE_KEY", raw)
     with FakeEngine("vllm", api_key=SECRET) as engine:
-        assert main(["run", "--endpoint", engine.url, "--api-key-env", "FILE_KEY", "--family", "niah", "--lengths",
-                     "1k", "--depths", "50", "--samples", "1", "--quiet", "--no-report",
-                     "--results-dir", str(tmp_path)]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    engine.url,
+                    "--api-key-env",
+                    "FILE_KEY",
+                    "--family",
+                    "niah",
+                    "--lengths",
+                    "1k",
+                    "--depths",
+                    "50",
+                    "--samples",
+                    "1",
+                    "--quiet",
+                    "--no-report",
+                    "--results-dir",
+                    str(tmp_path),
+                ]
+            )
+            == 0
+        )
         assert sent_keys(engine) == {f"Bearer {SECRET}"}
     assert SECRET not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("raw, what", [(f"{SECRET[:6]}\n{SECRET[6:]}", "a control character"),
-                                       (f"{SECRET}\x1b[0m", "a control character"),
-                                       (f"{SECRET}\u00e9", "a non-ASCII character"),
-                                       (f"{SECRET}\u2014x", "a non-ASCII character")])
+@pytest.mark.parametrize(
+    "raw, what",
+    [
+        (f"{SECRET[:6]}\n{SECRET[6:]}", "a control character"),
+        (f"{SECRET}\x1b[0m", "a control character"),
+        (f"{SECRET}\u00e9", "a non-ASCII character"),
+        (f"{SECRET}\u2014x", "a non-ASCII character"),
+    ],
+)
 @pytest.mark.parametrize("command", ["run", "doctor"])
 def test_a_key_no_header_can_carry_is_refused_by_name_without_showing_it(
-        raw: str, what: str, command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    raw: str,
+    what: str,
+    command: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("FILE_KEY", raw)
     with FakeEngine("vllm", api_key=SECRET) as engine:
-        argv = (["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--samples", "1",
-                 "--quiet", "--no-report", "--results-dir", str(tmp_path)] if command == "run" else ["doctor", engine.url])
+        argv = (
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--samples",
+                "1",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path),
+            ]
+            if command == "run"
+            else ["doctor", engine.url]
+        )
         assert main([*argv, "--api-key-env", "FILE_KEY"]) == 2
         assert not engine.completion_calls()
     out = capsys.readouterr()
     lines = out.err.strip().splitlines()
-    assert lines == [f"ctxprobe: error: the API key in $FILE_KEY holds {what}, which an HTTP header cannot carry; "
-                     "check the variable (the key is not shown)"], lines
+    assert lines == [
+        f"ctxprobe: error: the API key in $FILE_KEY holds {what}, which an HTTP header cannot carry; "
+        "check the variable (the key is not shown)"
+    ], lines
     assert SECRET[:6] not in out.out + out.err
 
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fake_engine import FakeEngine, Reply
-
 from ctxprobe.evals.run.send.loop import TICK_S, Progress
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.endpoint_config import MIN_MEASURED_TOKENS, PREFILL_SHARE, EndpointConfig, PrefillRate
 from ctxprobe.runners.response import ErrorKind
+from fake_engine import FakeEngine, Reply
 
 
 def test_a_measured_rate_only_lengthens_the_formula() -> None:
@@ -43,8 +42,14 @@ def test_a_timeout_names_the_flag_and_the_client_shows_the_request_out_longest()
     async def go() -> tuple[str, str, tuple[float, float | None] | None]:
         with FakeEngine("vllm") as engine:
             engine.script.extend([Reply(delay_s=1.5), Reply(delay_s=1.5)])
-            config = EndpointConfig(base_urls=(engine.url,), timeout=0.5, timeout_per_1k=0.2, retries=0,
-                                    mode="completions", model="fake-model")
+            config = EndpointConfig(
+                base_urls=(engine.url,),
+                timeout=0.5,
+                timeout_per_1k=0.2,
+                retries=0,
+                mode="completions",
+                model="fake-model",
+            )
             async with EndpointClient(config) as client:
                 client.prefill.observe(100_000, 0, 1.0)  # 100K tok/s measured: the formula decides
                 seen: list[tuple[float, float | None] | None] = []

@@ -8,14 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_engine import FakeEngine
-from replay_server import captured, replaying
-
 from ctxprobe.runners.engine_facts import read_engine_facts
 from ctxprobe.runners.engines import adapter
 from ctxprobe.runners.model_facts import model_facts_from_config, model_facts_from_gguf, read_model_facts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import packaged_gguf
+from fake_engine import FakeEngine
+from replay_server import captured, replaying
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONFIGS = FIXTURES / "model_configs"
@@ -44,15 +43,18 @@ def test_vllm_states_max_model_len_and_model_folder() -> None:
     assert facts.engine == "vllm"
     assert facts.served_context and facts.served_context.value == 2048
     assert facts.served_context.source == "GET /v1/models max_model_len"
-    assert facts.model_path and (facts.model_path.value, facts.model_path.source) == ("/models/smollm2-135m",
-                                                                                      "GET /v1/models root")
+    assert facts.model_path and (facts.model_path.value, facts.model_path.source) == (
+        "/models/smollm2-135m",
+        "GET /v1/models root",
+    )
     assert facts.slots is None and facts.trained_context is None
 
 
 def test_sglang_states_model_path_and_its_config_override() -> None:
     body = captured(FIXTURES / "sglang", "server_info_from_source")["body"]
-    with FakeEngine("sglang", context_length=131072,
-                    routes={("GET", "/server_info"): lambda engine, _: (200, body)}) as engine:
+    with FakeEngine(
+        "sglang", context_length=131072, routes={("GET", "/server_info"): lambda engine, _: (200, body)}
+    ) as engine:
         facts = read_engine_facts(engine.url)
     assert facts.engine == "sglang" and facts.served_context and facts.served_context.value == 131072
     assert facts.model_path and facts.model_path.value == "/models/qwen2.5-7b-instruct"
@@ -106,21 +108,33 @@ def test_transformers_5_rope_parameters_per_layer_type_without_scaling_is_no_sca
 
 
 def test_legacy_type_key_and_a_top_level_original_length() -> None:
-    facts = model_facts_from_config({"max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
-                                     "rope_scaling": {"type": "yarn", "factor": 32.0}}, "phi/config.json")
+    facts = model_facts_from_config(
+        {
+            "max_position_embeddings": 131072,
+            "original_max_position_embeddings": 4096,
+            "rope_scaling": {"type": "yarn", "factor": 32.0},
+        },
+        "phi/config.json",
+    )
     assert facts.rope is not None
     assert (facts.rope.value.kind, facts.rope.value.original, facts.rope.value.legacy_type) == ("yarn", 4096, True)
 
 
 def test_per_layer_use_sliding_window_with_max_window_layers() -> None:
-    facts = model_facts_from_config({"num_hidden_layers": 28, "use_sliding_window": True, "max_window_layers": 21,
-                                     "sliding_window": 4096}, "c.json")
+    facts = model_facts_from_config(
+        {"num_hidden_layers": 28, "use_sliding_window": True, "max_window_layers": 21, "sliding_window": 4096}, "c.json"
+    )
     assert facts.sliding_layers and facts.sliding_layers.value == 7
 
 
 def test_a_multimodal_config_reads_its_language_model() -> None:
-    facts = model_facts_from_config({"model_type": "gemma3", "text_config": {"max_position_embeddings": 131072,
-                                     "rope_scaling": {"rope_type": "linear", "factor": 8.0}}}, "c.json")
+    facts = model_facts_from_config(
+        {
+            "model_type": "gemma3",
+            "text_config": {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+        },
+        "c.json",
+    )
     assert facts.positions and facts.positions.value == 131072
     assert facts.rope and facts.rope.value.kind == "linear"
 
@@ -134,13 +148,22 @@ def test_the_packaged_gemma_gguf_states_its_trained_context_and_window_but_not_i
 
 
 def test_gguf_rope_scaling_and_layer_pattern() -> None:
-    meta = {"general.architecture": "qwen2", "qwen2.context_length": 131072, "qwen2.block_count": 4,
-            "qwen2.rope.scaling.type": "yarn", "qwen2.rope.scaling.factor": 4.0,
-            "qwen2.rope.scaling.original_context_length": 32768,
-            "qwen2.attention.sliding_window": 4096, "qwen2.attention.sliding_window_pattern": [0, 0, 0, 0]}
+    meta = {
+        "general.architecture": "qwen2",
+        "qwen2.context_length": 131072,
+        "qwen2.block_count": 4,
+        "qwen2.rope.scaling.type": "yarn",
+        "qwen2.rope.scaling.factor": 4.0,
+        "qwen2.rope.scaling.original_context_length": 32768,
+        "qwen2.attention.sliding_window": 4096,
+        "qwen2.attention.sliding_window_pattern": [0, 0, 0, 0],
+    }
     facts = model_facts_from_gguf(meta, "q.gguf")
     assert facts.rope and (facts.rope.value.kind, facts.rope.value.factor, facts.rope.value.original) == (
-        "yarn", 4.0, 32768)
+        "yarn",
+        4.0,
+        32768,
+    )
     assert facts.sliding_layers and facts.sliding_layers.value == 0
 
 

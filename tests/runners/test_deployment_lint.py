@@ -90,7 +90,9 @@ def test_a_declared_window_on_full_attention_layers_when_it_is_shorter_than_what
     # Qwen2.5 as published: a 131,072 window over 32,768 served cuts nothing, applied or not
     assert rules(Deployment(vllm(32768), config("qwen2_5_7b_instruct"))) == []
     assert rules(Deployment(vllm(32768), config("qwen2_5_7b_instruct"), longest_length=200_000)) == [
-        "sliding_window_unused", "trained_below_suite"]
+        "sliding_window_unused",
+        "trained_below_suite",
+    ]
 
 
 def test_a_model_with_sliding_layers_is_not_linted_for_its_window() -> None:
@@ -98,9 +100,12 @@ def test_a_model_with_sliding_layers_is_not_linted_for_its_window() -> None:
 
 
 def llama_server(per_slot: int, slots: int = 1, shift: bool | None = None) -> EngineFacts:
-    return EngineFacts(engine="llama-server", served_context=Stated(per_slot, "GET /props n_ctx (per slot)"),
-                       slots=Stated(slots, "GET /props total_slots"),
-                       context_shift=Stated(shift, "launcher: --ctx-shift") if shift is not None else None)
+    return EngineFacts(
+        engine="llama-server",
+        served_context=Stated(per_slot, "GET /props n_ctx (per slot)"),
+        slots=Stated(slots, "GET /props total_slots"),
+        context_shift=Stated(shift, "launcher: --ctx-shift") if shift is not None else None,
+    )
 
 
 def test_llama_server_slot_below_the_longest_prompt_says_how_slots_divide_it() -> None:
@@ -127,8 +132,11 @@ def test_trained_context_below_the_suite_from_the_config_else_from_the_engine() 
 
 def test_the_embedded_engines_own_model_has_no_lint() -> None:
     gemma = read_model_facts(packaged_gguf())
-    engine = EngineFacts(engine="llama-server", served_context=Stated(4352, "GET /props n_ctx (per slot)"),
-                         slots=Stated(1, "GET /props total_slots"),
-                         trained_context=Stated(32768, "GET /v1/models meta.n_ctx_train"),
-                         context_shift=Stated(False, "embedded engine"))
+    engine = EngineFacts(
+        engine="llama-server",
+        served_context=Stated(4352, "GET /props n_ctx (per slot)"),
+        slots=Stated(1, "GET /props total_slots"),
+        trained_context=Stated(32768, "GET /v1/models meta.n_ctx_train"),
+        context_shift=Stated(False, "embedded engine"),
+    )
     assert lint_deployment(Deployment(engine, gemma, longest_prompt=4200, longest_length=4096)) == []

@@ -9,11 +9,10 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import pytest
-from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine, Reply
-
 from ctxprobe.evals.records.record import ErrorKind, Response
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.errors import UserError
+from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine, Reply
 
 T = TypeVar("T")
 FAST: dict[str, Any] = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}
@@ -25,8 +24,12 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 async def send_one(config: EndpointConfig, prompt: str = "find the number", **kw: Any) -> Response:
     async with EndpointClient(config) as client:
-        return await client.send(prompt, max_tokens=kw.get("max_tokens", 8),
-                                 planned_tokens=kw.get("planned_tokens", 10), seed=kw.get("seed", 7))
+        return await client.send(
+            prompt,
+            max_tokens=kw.get("max_tokens", 8),
+            planned_tokens=kw.get("planned_tokens", 10),
+            seed=kw.get("seed", 7),
+        )
 
 
 async def fail_one(config: EndpointConfig, prompt: str = "find the number", **kw: Any) -> EndpointError:
@@ -157,8 +160,9 @@ def test_unreachable_endpoint_during_model_discovery_is_a_user_error() -> None:
 def test_slow_prefill_times_out_once_without_retry(stream: bool) -> None:
     with FakeEngine("vllm") as engine:
         engine.script.append(Reply(delay_s=3.0))
-        config = EndpointConfig(base_urls=(engine.url,), model="m", timeout=0.3,
-                                timeout_per_1k=0.0, stream=stream, **FAST)
+        config = EndpointConfig(
+            base_urls=(engine.url,), model="m", timeout=0.3, timeout_per_1k=0.0, stream=stream, **FAST
+        )
         err = run(fail_one(config))
         # the fake records a call when its thread reads the request, which under load can come after the 0.3 s
         # timeout: wait for it, then long enough that a retry would have been read too
@@ -178,8 +182,9 @@ def test_deadline_grows_with_planned_tokens() -> None:
         assert run(send_one(config, planned_tokens=1000)).text  # 1.2 s allowed for a 0.5 s prefill
 
 
-@pytest.mark.parametrize(("flavor", "field"), [("vllm", "reasoning"), ("sglang", "reasoning_content"),
-                                               ("llama-server", "reasoning_content")])
+@pytest.mark.parametrize(
+    ("flavor", "field"), [("vllm", "reasoning"), ("sglang", "reasoning_content"), ("llama-server", "reasoning_content")]
+)
 @pytest.mark.parametrize("stream", [True, False])
 def test_reasoning_fields_are_read(flavor: str, field: str, stream: bool) -> None:
     with FakeEngine(flavor, reasoning="first find the key", answer="42") as engine:  # type: ignore[arg-type]
@@ -217,8 +222,12 @@ def test_reasoning_without_text_is_a_response() -> None:
 
 def test_refused_stream_options_falls_back_to_plain_streaming() -> None:
     with FakeEngine("vllm") as engine:
-        engine.script.append(Reply(status=400, body={"error": {
-            "message": "Unrecognized request argument supplied: stream_options", "code": 400}}))
+        engine.script.append(
+            Reply(
+                status=400,
+                body={"error": {"message": "Unrecognized request argument supplied: stream_options", "code": 400}},
+            )
+        )
 
         async def twice() -> list[Response]:
             async with EndpointClient(EndpointConfig(base_urls=(engine.url,), model="m", **FAST)) as client:
@@ -256,8 +265,9 @@ def test_replicas_share_the_load() -> None:
 
         async def many() -> tuple[list[Response], int]:
             async with EndpointClient(EndpointConfig(base_urls=(a.url, b.url), model="m", concurrency=4)) as client:
-                tasks = [asyncio.create_task(client.send("x", max_tokens=2, planned_tokens=1, seed=i))
-                         for i in range(8)]
+                tasks = [
+                    asyncio.create_task(client.send("x", max_tokens=2, planned_tokens=1, seed=i)) for i in range(8)
+                ]
                 await asyncio.sleep(0.1)
                 peak = max(client.in_flight.values())
                 return list(await asyncio.gather(*tasks)), peak
@@ -295,12 +305,15 @@ def test_concurrency_is_bounded() -> None:
         assert run(many()) >= 0.45  # 6 requests, 2 at a time, 0.15 s each
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"base_urls": ()}, "no endpoint"),
-    ({"base_urls": ("ftp://x",)}, "invalid endpoint"),
-    ({"base_urls": ("http://h:1",), "concurrency": 0}, "concurrency"),
-    ({"base_urls": ("http://h:1",), "mode": "edit"}, "unknown mode"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"base_urls": ()}, "no endpoint"),
+        ({"base_urls": ("ftp://x",)}, "invalid endpoint"),
+        ({"base_urls": ("http://h:1",), "concurrency": 0}, "concurrency"),
+        ({"base_urls": ("http://h:1",), "mode": "edit"}, "unknown mode"),
+    ],
+)
 def test_bad_configs_are_user_errors(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(UserError, match=message):
         EndpointConfig(**kwargs)

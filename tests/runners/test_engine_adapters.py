@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.runners.engines import adapter, adapters, known_engines
 from ctxprobe.runners.metrics import parse_prometheus, scrape_metrics
 from ctxprobe.tasks.errors import UserError
+
 from tests.runners.fake_engine import FakeEngine
 
 
@@ -21,11 +21,14 @@ def test_an_unknown_engine_lists_the_known_ones() -> None:
         adapter("tgi")
 
 
-@pytest.mark.parametrize(("engine", "names"), [
-    ("vllm", {"vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total", "vllm:kv_cache_usage_perc"}),
-    ("sglang", {"sglang:cached_tokens_total", "sglang:prompt_tokens_total", "sglang:cache_hit_rate"}),
-    ("llama-server", {"llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens_cached_total"}),
-])
+@pytest.mark.parametrize(
+    ("engine", "names"),
+    [
+        ("vllm", {"vllm:prefix_cache_hits_total", "vllm:prompt_tokens_cached_total", "vllm:kv_cache_usage_perc"}),
+        ("sglang", {"sglang:cached_tokens_total", "sglang:prompt_tokens_total", "sglang:cache_hit_rate"}),
+        ("llama-server", {"llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens_cached_total"}),
+    ],
+)
 def test_metric_names_are_the_engines_own(engine: str, names: set[str]) -> None:
     assert names <= set(adapter(engine).metrics.values())
     prefix = next(iter(names)).split(":")[0] + ":"
@@ -34,7 +37,7 @@ def test_metric_names_are_the_engines_own(engine: str, names: set[str]) -> None:
 
 
 def test_prometheus_text_sums_label_sets_and_skips_comments() -> None:
-    text = ('# HELP x help\n# TYPE a counter\na{m="1"} 2.5\na{m="2"} 1.5\nb 7\nc{le="+Inf"} NaN\nbroken line\n')
+    text = '# HELP x help\n# TYPE a counter\na{m="1"} 2.5\na{m="2"} 1.5\nb 7\nc{le="+Inf"} NaN\nbroken line\n'
     assert parse_prometheus(text) == {"a": 4.0, "b": 7.0}
 
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 import socket
 
 import pytest
-from fake_engine import FakeEngine
-
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.tasks.errors import UserError
+from fake_engine import FakeEngine
 
 
-@pytest.mark.parametrize(("flavor", "version", "source"), [
-    ("vllm", "0.33.0", "GET /v1/models max_model_len"),
-    ("sglang", "0.5.23", "GET /v1/models max_model_len"),
-    ("llama-server", "b7000-abc1234", "GET /props default_generation_settings.n_ctx (per slot)"),
-])
+@pytest.mark.parametrize(
+    ("flavor", "version", "source"),
+    [
+        ("vllm", "0.33.0", "GET /v1/models max_model_len"),
+        ("sglang", "0.5.23", "GET /v1/models max_model_len"),
+        ("llama-server", "b7000-abc1234", "GET /props default_generation_settings.n_ctx (per slot)"),
+    ],
+)
 def test_engines_that_state_their_context(flavor: str, version: str, source: str) -> None:
     with FakeEngine(flavor, model="org/m", context_length=32768) as engine:  # type: ignore[arg-type]
         info = probe_engine(engine.url + "/v1")
@@ -36,7 +38,12 @@ def test_llama_cpp_python_takes_what_the_launcher_knows() -> None:
     with FakeEngine("llama-cpp-python", model="gemma-3-270m") as engine:
         bare = probe_engine(engine.url)
         told = probe_engine(engine.url, n_ctx=8192, version="0.3.36")
-    assert (bare.engine, bare.context_length, bare.context_source, bare.version) == ("llama-cpp-python", None, None, None)
+    assert (bare.engine, bare.context_length, bare.context_source, bare.version) == (
+        "llama-cpp-python",
+        None,
+        None,
+        None,
+    )
     assert (told.context_length, told.context_source, told.version) == (8192, "launcher n_ctx", "0.3.36")
     assert told.model == "gemma-3-270m"
 

@@ -9,18 +9,17 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-import pytest
-from fake_engine import FakeEngine
-
 import ctxprobe
+import pytest
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import Call, Calls, EngineAdapter, adapters, known_engines, register, unregister
 from ctxprobe.runners.engines.base import dig, positive_int
 from ctxprobe.runners.metrics import scrape_metrics
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.response import ErrorKind
-from ctxprobe.runners.too_long import parse_too_long
 from ctxprobe.runners.server_tokenizer import server_token_counter
+from ctxprobe.runners.too_long import parse_too_long
+from fake_engine import FakeEngine
 
 
 class ToyServe(EngineAdapter):
@@ -62,8 +61,13 @@ def _too_long(engine: FakeEngine, limit: int, prompt_tokens: int) -> Any:
 def toy() -> Iterator[FakeEngine]:
     register(ToyServe)
     try:
-        with FakeEngine("toyserve", context_length=300, answer="ready", routes={
-                ("GET", "/toy/info"): _info, ("POST", "/toy/split"): _split}, too_long=_too_long) as engine:
+        with FakeEngine(
+            "toyserve",
+            context_length=300,
+            answer="ready",
+            routes={("GET", "/toy/info"): _info, ("POST", "/toy/split"): _split},
+            too_long=_too_long,
+        ) as engine:
             yield engine
     finally:
         unregister("toyserve")

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from pydantic import BaseModel, Field
-
 from ctxprobe.evals.cli.main import build_parser
 from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions
 from ctxprobe.evals.run.send.serving import default_mode
@@ -27,6 +25,7 @@ from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.served import Launched
 from ctxprobe.runners.settings import VllmSettings
 from ctxprobe.tasks.errors import UserError
+from pydantic import BaseModel, Field
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_DIR = Path(__file__).parent / "fixtures" / "launchers"
@@ -125,6 +124,7 @@ def toy_entry_points(real: object = metadata.entry_points) -> object:
         if params.get("group") == registry.ENTRY_POINT_GROUP:
             return metadata.EntryPoints([metadata.EntryPoint("toy", "toy_launcher", registry.ENTRY_POINT_GROUP)])
         return real(**params)  # type: ignore[operator]
+
     return entry_points
 
 
@@ -167,8 +167,14 @@ sys.exit(main(sys.argv[1:]))
 
 
 def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, timeout=120,
-                          cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def test_an_entry_point_launcher_serves_a_run(tmp_path: Path) -> None:
@@ -176,9 +182,27 @@ def test_an_entry_point_launcher_serves_a_run(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "--engine {llama.cpp,vllm,toy}" in shown.stdout and "toy (a fake server in a thread)" in shown.stdout
     assert "toy engine (--engine toy):" in shown.stdout and "--toy-context TOKENS" in shown.stdout
-    done = cli("run", "--engine", "toy", "--toy-context", "4096", "--family", "niah", "--lengths", "1k",
-               "--depths", "50", "--samples", "1", "--quiet", "--no-report", "--allow-errors",
-               "--results-dir", str(tmp_path / "results"), cwd=tmp_path)
+    done = cli(
+        "run",
+        "--engine",
+        "toy",
+        "--toy-context",
+        "4096",
+        "--family",
+        "niah",
+        "--lengths",
+        "1k",
+        "--depths",
+        "50",
+        "--samples",
+        "1",
+        "--quiet",
+        "--no-report",
+        "--allow-errors",
+        "--results-dir",
+        str(tmp_path / "results"),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     manifest = json.loads(next((tmp_path / "results").glob("*/manifest.json")).read_text())
     assert manifest["options"]["engine"] == "toy" and manifest["options"]["toy_context"] == 4096

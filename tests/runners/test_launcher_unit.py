@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.runners import serve
 from ctxprobe.runners.launcher import EmbeddedEngine, start_failure
 from ctxprobe.runners.settings import ServeSettings, to_argv
@@ -52,12 +51,15 @@ def test_client_settings_suit_the_server() -> None:
     assert engine.endpoint_config(concurrency=5, mode="chat").concurrency == 5
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"n_ctx": 8}, "too small"),
-    ({"kv_cache_type": "q2"}, "unknown KV cache type"),
-    ({"threads": 0}, "threads"),
-    ({"parallel": 0}, "parallel"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_ctx": 8}, "too small"),
+        ({"kv_cache_type": "q2"}, "unknown KV cache type"),
+        ({"threads": 0}, "threads"),
+        ({"parallel": 0}, "parallel"),
+    ],
+)
 def test_bad_options_are_user_errors(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(UserError, match=message):
         EmbeddedEngine(**kwargs)  # type: ignore[arg-type]
@@ -76,18 +78,26 @@ def test_missing_or_foreign_model_files_are_user_errors(tmp_path: Path) -> None:
 FIXTURES = Path(__file__).parent / "fixtures" / "start_failures"
 
 
-@pytest.mark.parametrize(("log", "reason"), [
-    ("missing_file.log", "gguf_init_from_file: failed to open GGUF file '/models/absent.gguf' (No such file or directory)"),
-    ("not_gguf.log", "gguf_init_from_reader: invalid magic characters: 'hell', expected 'GGUF'"),
-    ("port_busy.log", "start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 18557"),
-    ("n_ctx_too_large.log", "ggml_aligned_malloc: insufficient memory (attempted to allocate 292968.75 MB)"),
-])
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        (
+            "missing_file.log",
+            "gguf_init_from_file: failed to open GGUF file '/models/absent.gguf' (No such file or directory)",
+        ),
+        ("not_gguf.log", "gguf_init_from_reader: invalid magic characters: 'hell', expected 'GGUF'"),
+        ("port_busy.log", "start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 18557"),
+        ("n_ctx_too_large.log", "ggml_aligned_malloc: insufficient memory (attempted to allocate 292968.75 MB)"),
+    ],
+)
 def test_start_failures_quote_the_first_error_line(log: str, reason: str) -> None:
     assert start_failure((FIXTURES / log).read_text()) == reason
 
 
 def test_a_log_without_error_lines_gives_its_last_line() -> None:
-    assert start_failure("loading\n\nctxprobe-serve: Failed to init server\n") == "ctxprobe-serve: Failed to init server"
+    assert (
+        start_failure("loading\n\nctxprobe-serve: Failed to init server\n") == "ctxprobe-serve: Failed to init server"
+    )
     assert start_failure("") == "no output"
 
 
@@ -120,8 +130,10 @@ def test_an_n_ctx_above_the_trained_context_is_one_line_naming_what_was_allocate
     trained = trained_context(packaged_gguf())
     assert trained == meta[f"{meta['general.architecture']}.context_length"] and trained > 2048
     line = over_trained_context(2 * trained, trained, trained)
-    assert line == (f"ctxprobe: --n-ctx {2 * trained:,} is above the model's trained context of {trained:,}; "
-                    f"llama-server allocated {trained:,} per slot")
+    assert line == (
+        f"ctxprobe: --n-ctx {2 * trained:,} is above the model's trained context of {trained:,}; "
+        f"llama-server allocated {trained:,} per slot"
+    )
     assert "\n" not in line
     assert over_trained_context(trained, trained, trained) is None  # at the trained context: nothing to say
     assert over_trained_context(trained + 1, trained, None).endswith("allocated an unknown context per slot")

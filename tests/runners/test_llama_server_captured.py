@@ -9,15 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_server import Replay, replaying
-from replay_server import captured as replayed
-
 from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
+from replay_server import Replay, replaying
+from replay_server import captured as replayed
 
 CAPTURED = Path(__file__).parent / "fixtures" / "llama_server"
 
@@ -76,14 +75,21 @@ def test_a_clamped_answer_is_no_answer_room() -> None:
     parts = ReplyParts()
     parts.add_whole(body)
     text, _ = parts.answer_and_reasoning()
-    response = Response(endpoint="x", text=text, finish_reason=parts.finish_reason, prompt_tokens=parts.prompt_tokens,
-                        completion_tokens=parts.completion_tokens, latency_s=1.0)
+    response = Response(
+        endpoint="x",
+        text=text,
+        finish_reason=parts.finish_reason,
+        prompt_tokens=parts.prompt_tokens,
+        completion_tokens=parts.completion_tokens,
+        latency_s=1.0,
+    )
     kind, detail = answer_error(response, max_tokens=captured("clamped")["request"]["body"]["max_tokens"])
     assert kind is ErrorKind.no_answer_room and "after 16 of 64" in (detail or "")
 
 
-@pytest.mark.parametrize(("name", "streamed"), [("stream_last_chunk", True), ("clamped", False),
-                                                ("logprobs/chat", False)])
+@pytest.mark.parametrize(
+    ("name", "streamed"), [("stream_last_chunk", True), ("clamped", False), ("logprobs/chat", False)]
+)
 def test_a_reply_carries_the_engines_own_count_of_its_prompt(name: str, streamed: bool) -> None:
     """llama-server's `timings` beside its usage: cache_n served from the cache, prompt_n computed; on the real
     engine they add up to the usage's prompt tokens and cache_n is its cached tokens (evals/run/reuse.py)."""
@@ -95,6 +101,11 @@ def test_a_reply_carries_the_engines_own_count_of_its_prompt(name: str, streamed
     assert parts.timings is not None
     assert (parts.timings.cache_n, parts.timings.prompt_n) == (body["timings"]["cache_n"], body["timings"]["prompt_n"])
     assert parts.timings.cache_n + parts.timings.prompt_n == body["usage"]["prompt_tokens"] == parts.prompt_tokens
-    response = Response(endpoint="x", text="", prompt_tokens=parts.prompt_tokens, cached_tokens=parts.cached_tokens,
-                        timings=parts.timings)
+    response = Response(
+        endpoint="x",
+        text="",
+        prompt_tokens=parts.prompt_tokens,
+        cached_tokens=parts.cached_tokens,
+        timings=parts.timings,
+    )
     assert timings_disagreement(response) is None

@@ -10,15 +10,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-import pytest
-from replay_server import captured, replaying
-
 from ctxprobe.runners.answer_logprobs import forced_position, from_generated
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.logprob_shapes import generated_tokens
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import Response
+from replay_server import captured, replaying
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LLAMA, VLLM, SGLANG = FIXTURES / "llama_server" / "logprobs", FIXTURES / "vllm" / "logprobs", FIXTURES / "sglang"
@@ -122,7 +120,9 @@ def test_sglang_shape_from_source_has_no_ids() -> None:
 
 def test_malformed_logprobs_are_skipped_not_raised() -> None:
     assert generated_tokens(None) == [] and generated_tokens("x") == []
-    assert generated_tokens({"content": [{"token": "a", "logprob": "bad"}, {"token": "b", "logprob": -1}]})[0].token == "b"
+    assert (
+        generated_tokens({"content": [{"token": "a", "logprob": "bad"}, {"token": "b", "logprob": -1}]})[0].token == "b"
+    )
     assert generated_tokens({"tokens": ["a"], "token_logprobs": [None]}) == []
 
 
@@ -134,8 +134,14 @@ def test_next_token_on_the_real_vllm_body_replayed() -> None:
     async def go(url: str) -> Response:
         config = EndpointConfig(base_urls=(url,), model="smollm2-135m", mode="chat", retries=0)
         async with EndpointClient(config) as client:
-            return await client.next_token(request["prompt"], force=want, top=3, planned_tokens=27, seed=0,
-                                           extra_body={"return_tokens_as_token_ids": True})
+            return await client.next_token(
+                request["prompt"],
+                force=want,
+                top=3,
+                planned_tokens=27,
+                seed=0,
+                extra_body={"return_tokens_as_token_ids": True},
+            )
 
     with replaying(VLLM) as server:
         reply = asyncio.run(go(server.url))

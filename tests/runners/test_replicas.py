@@ -9,10 +9,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from fake_engine import FakeEngine
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.replicas import LeastInFlight
+from fake_engine import FakeEngine
 
 
 class Clock:
@@ -74,9 +73,28 @@ def test_with_every_replica_out_the_one_due_first_is_tried_and_a_pool_of_one_is_
 
 
 def _run(urls: list[str], results: Path, *extra: str) -> int:
-    args = ["run", "--family", "niah", "--lengths", "1k", "--depths", "0:100:25", "--samples", "2", "--quiet",
-            "--no-report", "--results-dir", str(results), "--concurrency", "2", "--retries", "0",
-            "--order", "as-listed", *extra]
+    args = [
+        "run",
+        "--family",
+        "niah",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0:100:25",
+        "--samples",
+        "2",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(results),
+        "--concurrency",
+        "2",
+        "--retries",
+        "0",
+        "--order",
+        "as-listed",
+        *extra,
+    ]
     for url in urls:
         args += ["--endpoint", url]
     return main(args)
@@ -127,7 +145,8 @@ def test_a_replica_killed_mid_run_hands_its_samples_to_the_other(tmp_path: Path)
 
 
 def test_the_first_replica_killed_mid_run_leaves_its_tokenizer_and_samples_to_the_other(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The first replica is the one the token counter was opened on: killed after a few answers, its
     tokenize calls and its samples in flight go to the second one, and every sample is scored."""
     served = 0

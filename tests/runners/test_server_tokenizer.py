@@ -5,11 +5,17 @@ from __future__ import annotations
 import time
 
 import pytest
+from ctxprobe.runners.server_tokenizer import (
+    BATCH_CHARS,
+    BATCH_PROBE,
+    BATCH_TEXTS,
+    ServerTokenizer,
+    batches,
+    server_token_counter,
+)
+from ctxprobe.tasks.errors import UserError
 from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
 
-from ctxprobe.runners.server_tokenizer import (BATCH_CHARS, BATCH_PROBE, BATCH_TEXTS, ServerTokenizer, batches,
-                                       server_token_counter)
-from ctxprobe.tasks.errors import UserError
 from tests.in_flight import InFlight
 
 TEXTS = ["one", "one two", "one two three four five", "", "a b c d e f g h i j"]
@@ -26,12 +32,15 @@ def test_counts_are_text_only_in_order(flavor: str) -> None:
         assert tok.approximate is False and tok.spec == f"server:{engine.url}"
 
 
-@pytest.mark.parametrize(("flavor", "path", "body"), [
-    ("vllm", "/tokenize", {"prompt": "a b", "add_special_tokens": False}),
-    ("sglang", "/v1/tokenize", {"prompt": "a b", "add_special_tokens": False}),
-    ("llama-server", "/tokenize", {"content": "a b", "add_special": False}),
-    ("llama-cpp-python", "/extras/tokenize/count", {"input": "a b"}),
-])
+@pytest.mark.parametrize(
+    ("flavor", "path", "body"),
+    [
+        ("vllm", "/tokenize", {"prompt": "a b", "add_special_tokens": False}),
+        ("sglang", "/v1/tokenize", {"prompt": "a b", "add_special_tokens": False}),
+        ("llama-server", "/tokenize", {"content": "a b", "add_special": False}),
+        ("llama-cpp-python", "/extras/tokenize/count", {"input": "a b"}),
+    ],
+)
 def test_each_engines_call(flavor: str, path: str, body: dict[str, object]) -> None:
     with FakeEngine(flavor) as engine:  # type: ignore[arg-type]
         ServerTokenizer(engine.url, flavor)._raw_count("a b", special=False)
@@ -83,9 +92,8 @@ def test_server_token_counter_probes_the_engine() -> None:
 def test_unknown_engine_and_missing_route_are_user_errors() -> None:
     with pytest.raises(UserError, match="no tokenize call"):
         ServerTokenizer("http://127.0.0.1:1", "tgi")
-    with FakeEngine("vllm") as engine:
-        with pytest.raises(UserError, match="HTTP 404"):
-            ServerTokenizer(engine.url, "sglang").count("a")
+    with FakeEngine("vllm") as engine, pytest.raises(UserError, match="HTTP 404"):
+        ServerTokenizer(engine.url, "sglang").count("a")
 
 
 def test_make_counter_builds_server_counters_with_the_key_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,8 +120,11 @@ MANY = [" ".join(["w"] * (i % 7)) for i in range(1300)]  # 0 to 6 words each, 1,
 
 
 def list_calls(engine: FakeEngine) -> int:
-    return sum(1 for r in engine.requests if isinstance(r.body, dict)
-               and isinstance(r.body.get("content", r.body.get("prompt")), list))
+    return sum(
+        1
+        for r in engine.requests
+        if isinstance(r.body, dict) and isinstance(r.body.get("content", r.body.get("prompt")), list)
+    )
 
 
 @pytest.mark.parametrize("flavor", ["llama-server", "sglang"])
@@ -153,8 +164,11 @@ def test_a_batch_answer_that_disagrees_with_single_calls_is_not_used() -> None:
         pieces = content if isinstance(content, list) else [content]
         tokens: list[int] = []
         for piece in pieces:  # a server that puts a BOS before every string of a list
-            tokens += [2, *range(len(piece.split()))] if isinstance(piece, str) and isinstance(content, list) else (
-                list(range(len(piece.split()))) if isinstance(piece, str) else [piece])
+            tokens += (
+                [2, *range(len(piece.split()))]
+                if isinstance(piece, str) and isinstance(content, list)
+                else (list(range(len(piece.split()))) if isinstance(piece, str) else [piece])
+            )
         return 200, {"tokens": tokens}
 
     with FakeEngine("llama-server", routes={("POST", "/tokenize"): bos_per_piece}) as engine:

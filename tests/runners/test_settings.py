@@ -5,12 +5,18 @@ bad value is one line naming it."""
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.serve import parse_args
-from ctxprobe.runners.settings import (DEFAULT_N_CTX, ClientSettings, EngineSettings, ServeSettings, checked,
-                                       from_argv, to_argv)
+from ctxprobe.runners.settings import (
+    DEFAULT_N_CTX,
+    ClientSettings,
+    EngineSettings,
+    ServeSettings,
+    checked,
+    from_argv,
+    to_argv,
+)
 from ctxprobe.tasks.errors import UserError
 
 
@@ -30,8 +36,16 @@ def test_the_users_client_settings_pass_unchanged_and_an_unnamed_model_leaves_th
 
 
 def test_the_serve_child_reads_back_what_the_launcher_writes() -> None:
-    served = ServeSettings(model="/m.gguf", alias="a", port=4321, n_ctx=4096, parallel=3, kv_cache_type="q4_0",
-                           swa_cache="window", threads=2)
+    served = ServeSettings(
+        model="/m.gguf",
+        alias="a",
+        port=4321,
+        n_ctx=4096,
+        parallel=3,
+        kv_cache_type="q4_0",
+        swa_cache="window",
+        threads=2,
+    )
     assert from_argv(ServeSettings, to_argv(served)) == served
     assert parse_args(to_argv(served)) == served
     bare = ServeSettings(model="/m.gguf", port=1)
@@ -51,14 +65,17 @@ def test_the_launcher_resolves_what_the_user_left_open(tmp_path: object) -> None
         EmbeddedEngine(settings=EngineSettings(), n_ctx=1024)
 
 
-@pytest.mark.parametrize(("model", "values", "message"), [
-    (EngineSettings, {"n_ctx": 8}, "n_ctx 8 is too small: at least 16"),
-    (EngineSettings, {"kv_cache_type": "q2"}, "unknown KV cache type 'q2'; known: 'f16', 'q8_0' or 'q4_0'"),
-    (EngineSettings, {"swa_cache": "half"}, "unknown sliding-window cache 'half'"),
-    (ClientSettings, {"timeout": 0}, "timeout 0 is too small: more than 0"),
-    (ServeSettings, {"model": "m"}, "port: Field required"),
-    (EngineSettings, {"n_cxt": 4}, "n_cxt: Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    ("model", "values", "message"),
+    [
+        (EngineSettings, {"n_ctx": 8}, "n_ctx 8 is too small: at least 16"),
+        (EngineSettings, {"kv_cache_type": "q2"}, "unknown KV cache type 'q2'; known: 'f16', 'q8_0' or 'q4_0'"),
+        (EngineSettings, {"swa_cache": "half"}, "unknown sliding-window cache 'half'"),
+        (ClientSettings, {"timeout": 0}, "timeout 0 is too small: more than 0"),
+        (ServeSettings, {"model": "m"}, "port: Field required"),
+        (EngineSettings, {"n_cxt": 4}, "n_cxt: Extra inputs are not permitted"),
+    ],
+)
 def test_a_bad_setting_is_one_line_naming_it(model: type, values: dict[str, object], message: str) -> None:
     with pytest.raises(UserError) as caught:
         checked(model, values)

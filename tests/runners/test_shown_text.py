@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fake_engine import FakeEngine, Reply
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.shown_text import SHOWN_CHARS, one_line, shown_body
+from fake_engine import FakeEngine, Reply
 
-NGINX_502 = ("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
-             "</center>\r\n<hr><center>nginx/1.27.3</center>\r\n<script>var x = '<b>';</script></body>\r\n</html>\r\n")
+NGINX_502 = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
+    "</center>\r\n<hr><center>nginx/1.27.3</center>\r\n<script>var x = '<b>';</script></body>\r\n</html>\r\n"
+)
 
 
 def test_an_html_page_is_its_text_on_one_line() -> None:
@@ -43,9 +44,31 @@ def test_a_json_body_is_shown_as_compact_json() -> None:
 def test_a_run_against_a_proxy_error_page_records_one_line(tmp_path: Path, capsys: object) -> None:
     with FakeEngine("vllm", answer="The number is 1234567.") as engine:
         engine.script.extend([Reply(status=400, html=NGINX_502 * 3)])
-        assert main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "50",
-                     "--samples", "1", "--quiet", "--no-report", "--allow-errors", "--retries", "0",
-                     "--results-dir", str(tmp_path)]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--endpoint",
+                    engine.url,
+                    "--family",
+                    "niah",
+                    "--lengths",
+                    "1k",
+                    "--depths",
+                    "50",
+                    "--samples",
+                    "1",
+                    "--quiet",
+                    "--no-report",
+                    "--allow-errors",
+                    "--retries",
+                    "0",
+                    "--results-dir",
+                    str(tmp_path),
+                ]
+            )
+            == 0
+        )
     [line] = next(tmp_path.iterdir()).joinpath("samples.jsonl").read_text().splitlines()
     detail = json.loads(line)["error_detail"]
     assert "502 Bad Gateway 502 Bad Gateway nginx/1.27.3" in detail

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from fake_engine import FLAVORS, too_long_body
-
 from ctxprobe.runners.too_long import parse_too_long
+from fake_engine import FLAVORS, too_long_body
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)
@@ -36,17 +35,27 @@ def test_a_message_string_alone_is_enough() -> None:
 
 
 def test_llama_server_fields_are_used_when_the_message_is_reworded() -> None:
-    body = {"error": {"code": 400, "message": "prompt too big", "type": "exceed_context_size_error",
-                      "n_prompt_tokens": 5000, "n_ctx": 4096}}
+    body = {
+        "error": {
+            "code": 400,
+            "message": "prompt too big",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": 5000,
+            "n_ctx": 4096,
+        }
+    }
     found = parse_too_long(body)
     assert found is not None and (found.limit, found.prompt_tokens) == (4096, 5000)
 
 
-@pytest.mark.parametrize("body", [
-    {"error": {"message": "temperature must be non-negative", "type": "BadRequestError", "code": 400}},
-    {"object": "error", "message": "model not found", "type": "NotFoundError", "code": 404},
-    "Internal Server Error",
-    None,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "temperature must be non-negative", "type": "BadRequestError", "code": 400}},
+        {"object": "error", "message": "model not found", "type": "NotFoundError", "code": 404},
+        "Internal Server Error",
+        None,
+    ],
+)
 def test_other_errors_are_not_too_long(body: object) -> None:
     assert parse_too_long(body) is None

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_server import Replay, captured, replaying
-
 from ctxprobe.evals.run.engine_metrics import cache_from_metrics, deltas
 from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.metrics import parse_prometheus
@@ -21,6 +19,7 @@ from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
+from replay_server import Replay, captured, replaying
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vllm"
 PLAIN, DETAILS = FIXTURES / "plain", FIXTURES / "details"
@@ -85,8 +84,19 @@ def test_a_prompt_of_exactly_the_limit_is_too_long_too(folder: Path) -> None:
 
 
 def test_other_400s_are_not_too_long() -> None:
-    assert parse_too_long({"error": {"message": "max_tokens must be at least 1, got -3.", "type": "BadRequestError",
-                                     "param": "max_tokens", "code": 400}}) is None
+    assert (
+        parse_too_long(
+            {
+                "error": {
+                    "message": "max_tokens must be at least 1, got -3.",
+                    "type": "BadRequestError",
+                    "param": "max_tokens",
+                    "code": 400,
+                }
+            }
+        )
+        is None
+    )
     assert parse_too_long(body(PLAIN, "chat_badmodel")) is None
 
 
@@ -139,8 +149,14 @@ def test_a_clamped_answer_is_no_answer_room() -> None:
     parts = ReplyParts()
     parts.add_whole(reply["body"])
     text, _ = parts.answer_and_reasoning()
-    response = Response(endpoint="x", text=text, finish_reason=parts.finish_reason, prompt_tokens=parts.prompt_tokens,
-                        completion_tokens=parts.completion_tokens, latency_s=1.0)
+    response = Response(
+        endpoint="x",
+        text=text,
+        finish_reason=parts.finish_reason,
+        prompt_tokens=parts.prompt_tokens,
+        completion_tokens=parts.completion_tokens,
+        latency_s=1.0,
+    )
     kind, _ = answer_error(response, max_tokens=reply["request"]["body"]["max_tokens"])
     assert kind is ErrorKind.no_answer_room
     assert (parts.prompt_tokens or 0) + (parts.completion_tokens or 0) == LIMIT

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.vllm_engine import SERVER_MODULE, VllmEngine, vllm_start_failure
 from ctxprobe.tasks.errors import UserError
@@ -29,16 +28,27 @@ def argv(engine: VllmEngine) -> list[str]:
 
 
 def test_the_command_names_every_setting_and_passes_the_rest_last(model_dir: Path) -> None:
-    engine = VllmEngine(model_dir=str(model_dir), vllm_python=sys.executable, max_model_len=4096,
-                        kv_cache_dtype="fp8", tensor_parallel_size=8, enable_expert_parallel=True,
-                        enable_prefix_caching=True, vllm_args="--enforce-eager --gpu-memory-utilization 0.85",
-                        model_alias="ling")
+    engine = VllmEngine(
+        model_dir=str(model_dir),
+        vllm_python=sys.executable,
+        max_model_len=4096,
+        kv_cache_dtype="fp8",
+        tensor_parallel_size=8,
+        enable_expert_parallel=True,
+        enable_prefix_caching=True,
+        vllm_args="--enforce-eager --gpu-memory-utilization 0.85",
+        model_alias="ling",
+    )
     cmd = argv(engine)
     assert cmd[:3] == [sys.executable, "-m", SERVER_MODULE]
     pairs = dict(itertools.pairwise(cmd[3:]))
     assert pairs["--model"] == str(model_dir.resolve()) and pairs["--served-model-name"] == "ling"
     assert (pairs["--host"], pairs["--port"]) == ("127.0.0.1", "8123")
-    assert (pairs["--max-model-len"], pairs["--kv-cache-dtype"], pairs["--tensor-parallel-size"]) == ("4096", "fp8", "8")
+    assert (pairs["--max-model-len"], pairs["--kv-cache-dtype"], pairs["--tensor-parallel-size"]) == (
+        "4096",
+        "fp8",
+        "8",
+    )
     assert {"--enable-expert-parallel", "--enable-prefix-caching", "--enable-prompt-tokens-details"} <= set(cmd)
     assert cmd[-3:] == ["--enforce-eager", "--gpu-memory-utilization", "0.85"]
 
@@ -65,10 +75,13 @@ def test_a_folder_without_config_json_is_refused(tmp_path: Path) -> None:
         VllmEngine()
 
 
-@pytest.mark.parametrize(("log", "reason"), [
-    ("vllm_kv_cache_dtype.log", "argument --kv-cache-dtype: invalid choice: 'nosuch'"),
-    ("vllm_max_model_len.log", "User-specified max_model_len (100000) is greater than the derived max_model_len"),
-])
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        ("vllm_kv_cache_dtype.log", "argument --kv-cache-dtype: invalid choice: 'nosuch'"),
+        ("vllm_max_model_len.log", "User-specified max_model_len (100000) is greater than the derived max_model_len"),
+    ],
+)
 def test_the_cause_of_a_failed_start_is_quoted_from_the_log(log: str, reason: str) -> None:
     line = vllm_start_failure((FAILURES / log).read_text())
     assert reason in line and "\n" not in line and "Engine core initialization failed" not in line

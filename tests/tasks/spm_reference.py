@@ -40,7 +40,7 @@ class SPMReference:
                     if at:
                         cut.append(fragment[:at])
                     cut.append(token)
-                    fragment = fragment[at + len(piece):]
+                    fragment = fragment[at + len(piece) :]
                 if fragment:
                     cut.append(fragment)
             fragments = cut

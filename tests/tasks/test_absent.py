@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.build import PromptBuilder, build_sample
 from ctxprobe.tasks.errors import UserError
@@ -17,10 +16,14 @@ from ctxprobe.tasks.suite import parse_suite
 from ctxprobe.tasks.token_counter import make_token_counter
 
 KEY = re.compile(r"\b[a-z]+-[a-z]+\b|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-TASKS = [("niah", {"variant": "single"}), ("niah", {"variant": "multikey", "distractors": 4}),
-         ("niah", {"variant": "multivalue", "values": 3}), ("niah", {"variant": "multiquery", "queries": 3}),
-         ("niah", {"variant": "single", "key_kind": "uuid", "value_kind": "uuid"}),
-         ("recall", {"kind": "hex", "distractors": 2})]
+TASKS = [
+    ("niah", {"variant": "single"}),
+    ("niah", {"variant": "multikey", "distractors": 4}),
+    ("niah", {"variant": "multivalue", "values": 3}),
+    ("niah", {"variant": "multiquery", "queries": 3}),
+    ("niah", {"variant": "single", "key_kind": "uuid", "value_kind": "uuid"}),
+    ("recall", {"kind": "hex", "distractors": 2}),
+]
 
 
 def context(sample: Sample) -> str:
@@ -42,8 +45,9 @@ def test_the_asked_key_is_nowhere_in_an_independent_prompt_that_holds_the_presen
     """The needles are the present twin's and the prompt is its prompt but for the end: the haystack is fit to the
     length around the prompt's own question, so its last units may differ."""
     for seed in range(12):
-        recipe = Recipe(family=family, params={**params, "absent": True}, context_tokens=600, depth=10.0 * (seed % 11),
-                        seed=seed)
+        recipe = Recipe(
+            family=family, params={**params, "absent": True}, context_tokens=600, depth=10.0 * (seed % 11), seed=seed
+        )
         sample, twin = build_sample(recipe), build_sample(present(recipe))
         keys = asked(sample)
         assert keys and all(k not in context(sample) for k in keys), (seed, keys)
@@ -78,9 +82,12 @@ def test_a_nested_absent_question_asks_a_key_of_its_chain_that_its_length_does_n
 
 
 def test_the_same_recipe_builds_the_same_bytes_in_a_fresh_builder():
-    recipes = [Recipe(family="niah", params={"absent": True}, context_tokens=800, depth=30, seed=5),
-               *nested_recipes(Recipe(family="niah", params={"absent": True}, context_tokens=2048), [1024, 2048],
-                               [0, 100], [2])]
+    recipes = [
+        Recipe(family="niah", params={"absent": True}, context_tokens=800, depth=30, seed=5),
+        *nested_recipes(
+            Recipe(family="niah", params={"absent": True}, context_tokens=2048), [1024, 2048], [0, 100], [2]
+        ),
+    ]
     for recipe in recipes:
         again = PromptBuilder(make_token_counter("estimate:4")).build(recipe)
         assert build_sample(recipe).prompt_sha256 == again.prompt_sha256
@@ -91,8 +98,13 @@ def test_keys_an_absent_recipe_shares_with_its_present_twin_and_those_it_does_no
     twin = present(recipe)
     assert identity.needle_key(recipe) == identity.needle_key(twin)
     assert identity.sharing_key(recipe) == identity.sharing_key(twin)
-    for key in (identity.sample_id, identity.task_key, identity.cell_key, identity.condition_key,
-                identity.template_pair_key):
+    for key in (
+        identity.sample_id,
+        identity.task_key,
+        identity.cell_key,
+        identity.condition_key,
+        identity.template_pair_key,
+    ):
         assert key(recipe) != key(twin), key.__name__
 
 
@@ -102,9 +114,14 @@ def test_absent_is_left_out_of_a_recipe_at_its_default_so_every_id_stays():
     assert validate_params(get_family("niah"), {"absent": True}).model_dump(mode="json")["absent"] is True
 
 
-@pytest.mark.parametrize(("family", "params", "says"), [
-    ("recall", {"kind": "code"}, "hex or uuid"), ("recall", {"kind": "clause"}, "hex or uuid"),
-    ("niah", {"lang": "zh"}, "English only")])
+@pytest.mark.parametrize(
+    ("family", "params", "says"),
+    [
+        ("recall", {"kind": "code"}, "hex or uuid"),
+        ("recall", {"kind": "clause"}, "hex or uuid"),
+        ("niah", {"lang": "zh"}, "English only"),
+    ],
+)
 def test_a_family_kind_with_no_value_to_invent_refuses_absent(family, params, says):
     with pytest.raises(UserError, match=says):
         validate_params(get_family(family), {**params, "absent": True})
@@ -116,10 +133,20 @@ def test_families_without_values_of_a_kind_have_no_absent_parameter():
 
 
 def test_an_absent_task_of_a_suite_rides_its_present_twins_chains_at_the_depths_it_asks():
-    suite = parse_suite({"name": "t", "lengths": "1k,2k,4k", "depths": "0:100:25", "samples": 2, "layout": "nested",
-                         "tasks": [{"family": "niah", "params": {"variant": "single"}},
-                                   {"family": "niah", "params": {"variant": "single", "absent": True}, "depths": [50]}]},
-                        "bad suite")
+    suite = parse_suite(
+        {
+            "name": "t",
+            "lengths": "1k,2k,4k",
+            "depths": "0:100:25",
+            "samples": 2,
+            "layout": "nested",
+            "tasks": [
+                {"family": "niah", "params": {"variant": "single"}},
+                {"family": "niah", "params": {"variant": "single", "absent": True}, "depths": [50]},
+            ],
+        },
+        "bad suite",
+    )
     recipes = suite.recipes(lambda mode: "estimate:4")
     absent = [r for r in recipes if r.params.get("absent")]
     assert suite.size() == len(recipes) == 30 + 6 and len(absent) == 6  # one per chain and length
@@ -131,8 +158,15 @@ def test_an_absent_task_of_a_suite_rides_its_present_twins_chains_at_the_depths_
 
 
 def test_an_absent_task_asking_a_depth_its_twins_chains_do_not_hold_is_refused():
-    suite = parse_suite({"name": "t", "lengths": "1k,2k", "depths": "0,100", "layout": "nested",
-                         "tasks": [{"family": "niah", "params": {}},
-                                   {"family": "niah", "params": {"absent": True}, "depths": [50]}]}, "bad suite")
+    suite = parse_suite(
+        {
+            "name": "t",
+            "lengths": "1k,2k",
+            "depths": "0,100",
+            "layout": "nested",
+            "tasks": [{"family": "niah", "params": {}}, {"family": "niah", "params": {"absent": True}, "depths": [50]}],
+        },
+        "bad suite",
+    )
     with pytest.raises(UserError, match="do not hold"):
         suite.recipes(lambda mode: "estimate:4")

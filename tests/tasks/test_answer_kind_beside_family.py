@@ -12,7 +12,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks import family_index
 from ctxprobe.tasks.build import build_sample, token_counter
@@ -108,8 +107,9 @@ def test_the_family_and_its_scorer_need_no_evals_module(tmp_path: Path) -> None:
         loaded = sorted(m for m in sys.modules if m.startswith(("ctxprobe.evals", "ctxprobe.runners")))
         assert not loaded, loaded
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ)
+    )
     assert done.returncode == 0, done.stderr
 
 

@@ -7,10 +7,9 @@ the estimate counter: no model needed) and on hand-built samples for the cases a
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
-from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.answers.attribution import ATTRIBUTED_KINDS
+from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import NeedleSpot, Sample
 from ctxprobe.tasks.suite import parse_suite
 
@@ -19,8 +18,17 @@ from tests.evals.factories import make_sample
 
 @pytest.fixture(scope="module")
 def chain() -> list[Sample]:
-    suite = parse_suite({"name": "t", "lengths": "1k,2k", "depths": "0,50,100", "samples": 1, "layout": "nested",
-                         "tasks": [{"family": "niah", "params": {}}]}, "bad suite")
+    suite = parse_suite(
+        {
+            "name": "t",
+            "lengths": "1k,2k",
+            "depths": "0,50,100",
+            "samples": 1,
+            "layout": "nested",
+            "tasks": [{"family": "niah", "params": {}}],
+        },
+        "bad suite",
+    )
     builder = builder_for(token_counter("estimate:4"))
     return [builder.build(r) for r in suite.recipes(builder.recipe_tokenizer)]
 
@@ -63,15 +71,26 @@ def test_a_rival_is_read_in_the_scorer_unit(chain: list[Sample]) -> None:
 
 
 def _with_needles(sample: Sample, needles: list[tuple[str, str, float]]) -> Sample:
-    spots = [NeedleSpot(role=role, text=f"needle {answer}", answer=answer, char_offset=i, token_offset=i,  # type: ignore[arg-type]
-                        depth_pct=depth) for i, (role, answer, depth) in enumerate(needles)]
+    spots = [
+        NeedleSpot(
+            role=role,
+            text=f"needle {answer}",
+            answer=answer,
+            char_offset=i,
+            token_offset=i,  # type: ignore[arg-type]
+            depth_pct=depth,
+        )
+        for i, (role, answer, depth) in enumerate(needles)
+    ]
     return sample.model_copy(update={"needles": spots})
 
 
 def test_the_asked_needles_own_values_are_never_rivals() -> None:
     """A chain's hops are the asked needle's own: naming one is wrong (or partial), never a rival's answer."""
-    sample = _with_needles(make_sample(["9012345"], kind="chain", chain=["3456789", "9012345"]),
-                           [("target", "9012345", 80.0), ("hop", "3456789", 20.0), ("distractor", "5550001", 40.0)])
+    sample = _with_needles(
+        make_sample(["9012345"], kind="chain", chain=["3456789", "9012345"]),
+        [("target", "9012345", 80.0), ("hop", "3456789", 20.0), ("distractor", "5550001", 40.0)],
+    )
     hop = score_sample(sample, " 3456789.")
     assert (hop.correct, hop.attribution) == (False, "other")
     rival = score_sample(sample, " 5550001.")
@@ -79,8 +98,10 @@ def test_the_asked_needles_own_values_are_never_rivals() -> None:
 
 
 def test_chat_and_list_answers() -> None:
-    sample = _with_needles(make_sample(["1234567", "2345678"], kind="values", mode="chat"),
-                           [("target", "1234567", 10.0), ("target", "2345678", 60.0), ("distractor", "3456789", 35.0)])
+    sample = _with_needles(
+        make_sample(["1234567", "2345678"], kind="values", mode="chat"),
+        [("target", "1234567", 10.0), ("target", "2345678", 60.0), ("distractor", "3456789", 35.0)],
+    )
     partial = score_sample(sample, "The numbers are 1234567 and 3456789.")
     assert (partial.correct, partial.attribution, partial.rival_depth) == (False, "rival", 35.0)
     short = score_sample(sample, "Only 1234567.")

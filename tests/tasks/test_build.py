@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import PromptBuilder, build_sample, builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
@@ -26,8 +25,9 @@ def builder(counter: str | TokenCounter = GEMMA) -> PromptBuilder:
 
 
 def recipe(counter: str | TokenCounter = GEMMA, **kw: object) -> Recipe:
-    base: dict[str, object] = dict(family="niah", params={"variant": "single"}, haystack="prose",
-                                   context_tokens=4096, depth=50.0, seed=3)
+    base: dict[str, object] = dict(
+        family="niah", params={"variant": "single"}, haystack="prose", context_tokens=4096, depth=50.0, seed=3
+    )
     base.update(kw)
     return builder(counter).recipe(**base)
 
@@ -43,12 +43,21 @@ def real_tokens(prompt: str) -> int:
 
 def test_same_recipe_same_sha256_in_two_processes() -> None:
     r = recipe(params={"variant": "multikey"}, context_tokens=8192, depth=30.0)
-    code = ("import sys; from ctxprobe.tasks.build import build_sample, token_counter; "
-            "from ctxprobe.tasks.sample import Recipe; "
-            "print(build_sample(Recipe.model_validate_json(sys.argv[2]), token_counter(sys.argv[3])).prompt_sha256)")
+    code = (
+        "import sys; from ctxprobe.tasks.build import build_sample, token_counter; "
+        "from ctxprobe.tasks.sample import Recipe; "
+        "print(build_sample(Recipe.model_validate_json(sys.argv[2]), token_counter(sys.argv[3])).prompt_sha256)"
+    )
     # the two processes run at once: each spends seconds reading the GGUF's vocabulary
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), r.model_dump_json(), GEMMA],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(ROOT), r.model_dump_json(), GEMMA],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outs = [proc.communicate(timeout=300) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], [err for _, err in outs]
     shas = {out.strip() for out, _ in outs}
@@ -70,14 +79,21 @@ def test_length_within_tolerance_and_never_above(haystack: str, target: int) -> 
     assert abs(real - sample.planned_tokens) <= max(2, target // 2000)
 
 
-@pytest.mark.parametrize("params", [{"variant": "single"}, {"variant": "multikey", "distractors": 5},
-                                    {"variant": "multivalue"}, {"variant": "multiquery", "queries": 3}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"variant": "single"},
+        {"variant": "multikey", "distractors": 5},
+        {"variant": "multivalue"},
+        {"variant": "multiquery", "queries": 3},
+    ],
+)
 @pytest.mark.parametrize("depth", [0.0, 37.0, 100.0])
 def test_needles_at_recorded_token_offsets_and_unique(params: dict[str, object], depth: float) -> None:
     sample = build(recipe(params=params, depth=depth))
     counter = token_counter(GEMMA)
     for spot in sample.needles:
-        assert sample.prompt[spot.char_offset:].startswith(spot.text)
+        assert sample.prompt[spot.char_offset :].startswith(spot.text)
         assert abs(count(counter, sample.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
         assert sample.prompt.count(spot.answer) == 1
     target = next(s for s in sample.needles if s.role == "target")

@@ -9,9 +9,8 @@ import re
 from collections import Counter
 
 import pytest
-
-from ctxprobe.evals.scoring.score import levenshtein
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
+from ctxprobe.evals.scoring.score import levenshtein
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
@@ -28,14 +27,21 @@ FACT = re.compile(r"The special magic (?:number|UUID) for ([a-z-]+) is: ([0-9a-f
 
 def build(counter: str = GEMMA, **kw: object) -> Sample:
     builder = builder_for(token_counter(counter))
-    fields: dict[str, object] = dict(family="capacity", params={"facts": 64}, haystack="prose",
-                                     context_tokens=4096, depth=50.0, seed=3)
+    fields: dict[str, object] = dict(
+        family="capacity", params={"facts": 64}, haystack="prose", context_tokens=4096, depth=50.0, seed=3
+    )
     fields.update(kw)
     return builder.build(builder.recipe(**fields))
 
 
-@pytest.mark.parametrize("params", [{"facts": 64}, {"facts": 64, "interference": "similar", "asked": 4},
-                                    {"facts": 24, "value_kind": "uuid", "spread": "clustered", "cluster": 20}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"facts": 64},
+        {"facts": 64, "interference": "similar", "asked": 4},
+        {"facts": 24, "value_kind": "uuid", "spread": "clustered", "cluster": 20},
+    ],
+)
 def test_every_fact_once_at_its_recorded_offsets_with_distinct_keys(params: dict[str, object]) -> None:
     sample = build(params=params)
     counter = token_counter(GEMMA)
@@ -44,7 +50,7 @@ def test_every_fact_once_at_its_recorded_offsets_with_distinct_keys(params: dict
     keys = [k for k, _ in facts]
     assert len(set(keys)) == len(keys)
     for spot in sample.needles:
-        assert sample.prompt[spot.char_offset:].startswith(spot.text)
+        assert sample.prompt[spot.char_offset :].startswith(spot.text)
         assert abs(count(counter, sample.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
         assert sample.prompt.count(spot.answer) == 1
     asked = [n.answer for n in sample.needles if n.role == "target"]
@@ -114,22 +120,36 @@ def test_values_are_seven_digit_numbers_or_uuids_and_distinct() -> None:
     values = [n.answer for n in draft.needles]
     assert len(set(values)) == 500 and all(re.fullmatch(r"[1-9]\d{6}", v) for v in values)
     draft = Capacity().draft(CapacityParams(facts=50, value_kind="uuid"), 50.0, "completions", random.Random(1))
-    assert all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", n.answer)
-               for n in draft.needles)
+    assert all(
+        re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", n.answer)
+        for n in draft.needles
+    )
 
 
 def test_the_facts_axis_expands_and_caps_cells_by_what_fits() -> None:
     suite = suite_from_args(None, "capacity", "asked=2", "2k,4k", "50", 3, None, None, facts="1,4,64,128")
     recipes = suite.recipes(lambda mode: "estimate:4")
     cells = Counter((r.context_tokens, r.params["facts"]) for r in recipes)
-    assert cells == {(2048, 1): 3, (2048, 4): 3, (2048, 64): 3, (4096, 1): 3, (4096, 4): 3, (4096, 64): 3,
-                     (4096, 128): 3}
+    assert cells == {
+        (2048, 1): 3,
+        (2048, 4): 3,
+        (2048, 64): 3,
+        (4096, 1): 3,
+        (4096, 4): 3,
+        (4096, 64): 3,
+        (4096, 128): 3,
+    }
     assert suite.size() == len(recipes) == 21
     assert {r.params["asked"] for r in recipes} == {2}
     suite.check()
     # another family in the same suite is left as it is
-    data = {"name": "mixed", "lengths": ["2k"], "depths": [50], "facts": [4, 16],
-            "tasks": [{"family": "niah"}, {"family": "capacity"}]}
+    data = {
+        "name": "mixed",
+        "lengths": ["2k"],
+        "depths": [50],
+        "facts": [4, 16],
+        "tasks": [{"family": "niah"}, {"family": "capacity"}],
+    }
     mixed = parse_suite(data, "bad").recipes(lambda m: "estimate:4")
     alone = parse_suite({**data, "facts": None, "tasks": [{"family": "niah"}]}, "bad").recipes(lambda m: "estimate:4")
     assert [r for r in mixed if r.family == "niah"] == alone

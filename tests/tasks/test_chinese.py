@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
@@ -25,19 +24,42 @@ from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
 GEMMA = "local:gemma3-270m"
-CASES = [("niah", {}), ("niah", {"variant": "multikey"}), ("niah", {"variant": "multivalue", "value_kind": "uuid"}),
-         ("niah", {"variant": "multiquery", "value_kind": "word"}), ("recall", {"kind": "hex"}),
-         ("recall", {"kind": "uuid", "distractors": 2}), ("recall", {"kind": "code"}), ("multihop", {}),
-         ("multihop", {"kind": "keychain"}), ("multihop", {"kind": "kinship"})]
+CASES = [
+    ("niah", {}),
+    ("niah", {"variant": "multikey"}),
+    ("niah", {"variant": "multivalue", "value_kind": "uuid"}),
+    ("niah", {"variant": "multiquery", "value_kind": "word"}),
+    ("recall", {"kind": "hex"}),
+    ("recall", {"kind": "uuid", "distractors": 2}),
+    ("recall", {"kind": "code"}),
+    ("multihop", {}),
+    ("multihop", {"kind": "keychain"}),
+    ("multihop", {"kind": "kinship"}),
+]
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def _build(family: str, params: dict[str, object], lang: str = "zh", counter: str = GEMMA, length: int = 2048,
-           depth: float = 40.0, mode: str = "completions", haystack: str = "prose:zh"):
+def _build(
+    family: str,
+    params: dict[str, object],
+    lang: str = "zh",
+    counter: str = GEMMA,
+    length: int = 2048,
+    depth: float = 40.0,
+    mode: str = "completions",
+    haystack: str = "prose:zh",
+):
     builder = builder_for(token_counter(counter))
     extra = {"lang": lang} if lang != "en" else {}
-    recipe = builder.recipe(family=family, params={**params, **extra}, haystack=haystack, context_tokens=length,
-                            depth=depth, seed=5, mode=mode)
+    recipe = builder.recipe(
+        family=family,
+        params={**params, **extra},
+        haystack=haystack,
+        context_tokens=length,
+        depth=depth,
+        seed=5,
+        mode=mode,
+    )
     return builder, builder.build(recipe)
 
 
@@ -50,7 +72,10 @@ def test_the_chinese_haystack_is_deterministic_and_clean() -> None:
     assert not re.search(r"[0-9A-Za-z\"'“”‘’「」『』（）()\[\]]", text)
     assert all(u[-1] in "。！？" and (u.startswith("\n\n") or _CJK.match(u)) for u in units)
     assert sum(u.startswith("\n\n") for u in units) > 500 and len(set(units)) > 0.95 * len(units)
-    assert first.wrap_needle(" 关于amber-lobster的特殊魔法数字之一是：1234567。") == "关于amber-lobster的特殊魔法数字之一是：1234567。"
+    assert (
+        first.wrap_needle(" 关于amber-lobster的特殊魔法数字之一是：1234567。")
+        == "关于amber-lobster的特殊魔法数字之一是：1234567。"
+    )
 
 
 @pytest.mark.parametrize("start", [0, 40_000])
@@ -74,8 +99,8 @@ def test_chinese_prompts_are_exact_with_their_needles_once(family: str, params: 
     assert _CJK.search(zh.question) and (mode == "chat" or _CJK.search(zh.answer_prefix))
     assert zh.prompt.startswith("下面的文本中") or zh.prompt.startswith("请记住")
     for spot in zh.needles:
-        assert zh.prompt.count(spot.text) == 1 and zh.prompt[spot.char_offset:].startswith(spot.text)
-        before = builder.counter.count_many([zh.prompt[:spot.char_offset]])[0] + lead
+        assert zh.prompt.count(spot.text) == 1 and zh.prompt[spot.char_offset :].startswith(spot.text)
+        before = builder.counter.count_many([zh.prompt[: spot.char_offset]])[0] + lead
         assert before == spot.token_offset
         assert spot.answer in spot.text and (spot.text.endswith("。") or params.get("kind") == "code")
     for answer in zh.expected.answers:
@@ -91,8 +116,11 @@ def test_chinese_asks_with_the_keys_and_values_english_draws() -> None:
 
 
 def test_english_only_layouts_are_refused() -> None:
-    for family, params in (("niah", {"template": "ruler"}), ("multihop", {"template": "ruler"}),
-                           ("recall", {"kind": "clause"})):
+    for family, params in (
+        ("niah", {"template": "ruler"}),
+        ("multihop", {"template": "ruler"}),
+        ("recall", {"kind": "clause"}),
+    ):
         with pytest.raises(UserError, match="lang 'en'"):
             validate_params(get_family(family), {**params, "lang": "zh"})
     with pytest.raises(UserError, match="lang"):
@@ -102,14 +130,20 @@ def test_english_only_layouts_are_refused() -> None:
 def test_the_default_language_leaves_recipes_and_prompts_as_they_were() -> None:
     for name in ("niah", "recall", "multihop"):
         assert "lang" not in validate_params(get_family(name), {}).model_dump(mode="json")
-        assert validate_params(get_family(name), {"lang": "en"}).model_dump(mode="json") == \
-            validate_params(get_family(name), {}).model_dump(mode="json")
+        assert validate_params(get_family(name), {"lang": "en"}).model_dump(mode="json") == validate_params(
+            get_family(name), {}
+        ).model_dump(mode="json")
     builder = builder_for(token_counter(GEMMA))
 
     def recipes(params: dict[str, object]) -> list[Recipe]:
-        return Suite.model_validate({"name": "en", "lengths": [1024], "depths": [0, 50], "tasks": [
-            {"family": "niah", "params": params}, {"family": "multihop", "params": params}]}).recipes(
-            builder.recipe_tokenizer)
+        return Suite.model_validate(
+            {
+                "name": "en",
+                "lengths": [1024],
+                "depths": [0, 50],
+                "tasks": [{"family": "niah", "params": params}, {"family": "multihop", "params": params}],
+            }
+        ).recipes(builder.recipe_tokenizer)
 
     plain, spelled = recipes({}), recipes({"lang": "en", "question_position": "end"})
     assert [r.sample_id() for r in plain] == [r.sample_id() for r in spelled]
@@ -125,7 +159,12 @@ def test_the_question_goes_first_in_chinese_too() -> None:
 
 def test_a_chinese_text_is_split_at_its_sentence_ends(tmp_path: Path) -> None:
     assert split_units("第一句。第二句！第三句？“引号”不拆开。\n\n新的一段。Then English. More.") == [
-        "\n\n第一句。", "第二句！", "第三句？“引号”不拆开。", "\n\n新的一段。Then English.", " More."]
+        "\n\n第一句。",
+        "第二句！",
+        "第三句？“引号”不拆开。",
+        "\n\n新的一段。Then English.",
+        " More.",
+    ]
     path = tmp_path / "zh.txt"
     path.write_text("".join(make_haystack("prose:zh").units(0, 400)), encoding="utf-8")
     haystack = make_haystack(f"file:{path}")

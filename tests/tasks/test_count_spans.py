@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pytest
-
 from ctxprobe.tasks import count_cache_prune
 from ctxprobe.tasks.build import PromptBuilder
 from ctxprobe.tasks.count_cache import UnitCounts
@@ -45,7 +44,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _build(seed: int, length: int = 2048, counter: WordCounter | None = None) -> tuple[str, int]:
     counter = counter or WordCounter()
     builder = PromptBuilder(counter)
-    sample = builder.build(builder.recipe(family="niah", haystack="prose", context_tokens=length, depth=50.0, seed=seed))
+    sample = builder.build(
+        builder.recipe(family="niah", haystack="prose", context_tokens=length, depth=50.0, seed=seed)
+    )
     return sample.prompt_sha256, counter.units_counted
 
 
@@ -56,8 +57,9 @@ def test_a_huge_seed_counts_from_its_window_not_from_unit_zero() -> None:
     assert counted < 3_000 and time.perf_counter() - started < 10  # about one prompt's units, not 5.2e9
 
 
-def test_the_prompt_is_the_same_however_the_spans_grew(cache: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_prompt_is_the_same_however_the_spans_grew(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fresh = {seed: _build(seed)[0] for seed in (0, 3, 4)}  # each in a cache of its own
     for seed in (0, 3, 4):
         for path in cache.glob("counts/*"):
@@ -74,7 +76,8 @@ def test_the_prompt_is_the_same_however_the_spans_grew(cache: Path, tmp_path: Pa
 
 
 def test_a_window_that_grows_into_the_next_span_joins_it_and_builds_the_same_prompt(
-        cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def build(window: int, counter: WordCounter) -> str:
         builder = PromptBuilder(counter)
         return builder.build(builder.recipe(family="niah", haystack="prose", context_tokens=2048, window=window)).prompt
@@ -149,8 +152,12 @@ class TextCounter(WordCounter):
 
 
 def _sweep(builder: PromptBuilder, seed: int, length: int) -> list[str]:
-    return [builder.build(builder.recipe(family="niah", haystack="prose", context_tokens=length, depth=float(d),
-                                         seed=seed)).prompt for d in range(0, 101, 10)]
+    return [
+        builder.build(
+            builder.recipe(family="niah", haystack="prose", context_tokens=length, depth=float(d), seed=seed)
+        ).prompt
+        for d in range(0, 101, 10)
+    ]
 
 
 @pytest.mark.parametrize("length", [1024, 2048, 8192])
@@ -167,14 +174,16 @@ def test_a_sweep_counts_the_units_it_may_use_and_its_instruction_once(length: in
     assert len(set(counter.texts)) == len(counter.texts)  # nothing counted twice
 
 
-def test_the_prompt_is_the_same_when_every_unit_of_the_lookahead_was_counted(cache: Path, tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_prompt_is_the_same_when_every_unit_of_the_lookahead_was_counted(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Counting only the units the gap fill looks at chooses the units a span counted LOOKAHEAD past the budget
     chooses (how spans were grown before, and how a counts file written then holds them)."""
     from ctxprobe.tasks.count_cache import LOOKAHEAD
 
-    lazily = {(seed, length): _sweep(PromptBuilder(WordCounter()), seed, length)
-              for seed in (0, 5) for length in (1024, 4096)}
+    lazily = {
+        (seed, length): _sweep(PromptBuilder(WordCounter()), seed, length) for seed in (0, 5) for length in (1024, 4096)
+    }
     monkeypatch.setenv("CTXPROBE_CACHE", str(tmp_path / "counted-ahead"))
     builder = PromptBuilder(WordCounter())
     for seed, length in lazily:

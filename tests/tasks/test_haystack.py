@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, known_kinds, make_haystack
 from ctxprobe.tasks.haystack.code_kind import CodeHaystack
@@ -39,8 +38,9 @@ def _one_line_user_error(excinfo: pytest.ExceptionInfo[UserError]) -> str:
 
 def _hashes_in_subprocess(hash_seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _HASHES], cwd=ROOT, env=env, capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _HASHES], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
     return done.stdout
 
 
@@ -166,10 +166,19 @@ def test_wrap_needle_forms() -> None:
 
 
 def test_split_units_at_sentence_boundaries() -> None:
-    text = "Title\n\nOne here. Two? Three! \"Four.\" Five e.g. five.\nSix.\n    Seven.\r\n\r\n\n  Eight.  "
+    text = 'Title\n\nOne here. Two? Three! "Four." Five e.g. five.\nSix.\n    Seven.\r\n\r\n\n  Eight.  '
     units = split_units(text)
-    assert units == ["\n\nTitle", "\n\nOne here.", " Two?", " Three!", ' "Four."', " Five e.g. five.", "\nSix.",
-                     "\n    Seven.", "\n\n  Eight."]
+    assert units == [
+        "\n\nTitle",
+        "\n\nOne here.",
+        " Two?",
+        " Three!",
+        ' "Four."',
+        " Five e.g. five.",
+        "\nSix.",
+        "\n    Seven.",
+        "\n\n  Eight.",
+    ]
 
 
 def test_split_units_cuts_long_sentences() -> None:
@@ -215,9 +224,13 @@ def test_user_text_errors_name_the_path(tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "notes.rst").write_text("Not picked.", encoding="utf-8")
-    for spec, path in [(f"file:{tmp_path / 'missing.txt'}", tmp_path / "missing.txt"), (f"file:{empty}", empty),
-                       (f"file:{latin}", latin), (f"dir:{tmp_path / 'nope'}", tmp_path / "nope"),
-                       (f"dir:{bare}", bare)]:
+    for spec, path in [
+        (f"file:{tmp_path / 'missing.txt'}", tmp_path / "missing.txt"),
+        (f"file:{empty}", empty),
+        (f"file:{latin}", latin),
+        (f"dir:{tmp_path / 'nope'}", tmp_path / "nope"),
+        (f"dir:{bare}", bare),
+    ]:
         with pytest.raises(UserError) as excinfo:
             make_haystack(spec)
         assert str(path) in _one_line_user_error(excinfo)
@@ -241,8 +254,9 @@ def test_hf_haystack_with_a_local_dataset(monkeypatch: pytest.MonkeyPatch) -> No
         calls.append((name, split))
         if name == "nobody/nothing":
             raise datasets.exceptions.DatasetNotFoundError(f"Dataset '{name}' doesn't exist on the Hub\nmore")
-        return datasets.Dataset.from_dict({"text": ["Alpha one. Beta two.", None, "Gamma three."],
-                                           "body": ["Delta four.", "Epsilon.", ""]})
+        return datasets.Dataset.from_dict(
+            {"text": ["Alpha one. Beta two.", None, "Gamma three."], "body": ["Delta four.", "Epsilon.", ""]}
+        )
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
     haystack = make_haystack("hf:org/set")

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.tasks.gguf_counter import GGUFCounter
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.token_counter import packaged_gguf

@@ -7,7 +7,6 @@ import hashlib
 import json
 
 import pytest
-
 from ctxprobe.evals.run.send.order import send_groups
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.build import builder_for, token_counter
@@ -58,38 +57,60 @@ def test_ids_are_those_pinned_for_the_familys_version(family: str) -> None:
 @pytest.mark.parametrize("suite", sorted(PINNED_SUITES))
 def test_builtin_suites_keep_every_id(suite: str) -> None:
     recipes = load_suite(suite).recipes(_builder().recipe_tokenizer)
-    assert (len(recipes), _joined([r.sample_id() for r in recipes]),
-            _joined([r.task_key() for r in recipes])) == PINNED_SUITES[suite]
+    assert (
+        len(recipes),
+        _joined([r.sample_id() for r in recipes]),
+        _joined([r.task_key() for r in recipes]),
+    ) == PINNED_SUITES[suite]
 
 
-@pytest.mark.parametrize(("suite", "pinned"), [("nightly", ("b3b45558002f75cd", "3d0dba40b8e8f9ff")),
-                                               ("nightly-independent", ("17d79a66c328d1ca", "52a717e7a83e2363"))])
+@pytest.mark.parametrize(
+    ("suite", "pinned"),
+    [
+        ("nightly", ("b3b45558002f75cd", "3d0dba40b8e8f9ff")),
+        ("nightly-independent", ("17d79a66c328d1ca", "52a717e7a83e2363")),
+    ],
+)
 def test_the_nightlys_absent_needles_left_every_earlier_id_as_it_was(suite: str, pinned: tuple[str, str]) -> None:
     """The absent task came after the nightly's ids were pinned: without it, the nightly is what it was."""
     recipes = load_suite(suite).recipes(_builder().recipe_tokenizer)
     present = [r for r in recipes if not r.params.get("absent")]
-    assert (len(present), _joined([r.sample_id() for r in present]),
-            _joined([r.task_key() for r in present])) == (3696, *pinned)
+    assert (len(present), _joined([r.sample_id() for r in present]), _joined([r.task_key() for r in present])) == (
+        3696,
+        *pinned,
+    )
 
 
-@pytest.mark.parametrize(("suite", "pinned"), [
-    ("nightly-independent", (1848, "82a508337a7c6e34", "9e6f8da9f442afdb")),
-    ("nightly", (1848, "79968d6fc41233b1", "af99ffb7db09d33e")),
-])
+@pytest.mark.parametrize(
+    ("suite", "pinned"),
+    [
+        ("nightly-independent", (1848, "82a508337a7c6e34", "9e6f8da9f442afdb")),
+        ("nightly", (1848, "79968d6fc41233b1", "af99ffb7db09d33e")),
+    ],
+)
 def test_the_nightly_at_8_seeds_keeps_the_ids_of_its_4_seeds(suite: str, pinned: tuple[int, str, str]) -> None:
     """The nightly went from 4 seeds per cell to 8: its first 4 seeds are the samples it held before, id for
     id, so runs of the 4-seed nightly pair with it (in either layout: a nested chain is one seed)."""
     nightly = load_suite(suite)
-    before = [r for r in nightly.model_copy(update={"samples": 4}).recipes(_builder().recipe_tokenizer)
-              if not r.params.get("absent")]  # the absent needles came after
-    assert (len(before), _joined([r.sample_id() for r in before]),
-            _joined([r.task_key() for r in before])) == pinned
+    before = [
+        r
+        for r in nightly.model_copy(update={"samples": 4}).recipes(_builder().recipe_tokenizer)
+        if not r.params.get("absent")
+    ]  # the absent needles came after
+    assert (len(before), _joined([r.sample_id() for r in before]), _joined([r.task_key() for r in before])) == pinned
     assert {r.sample_id() for r in before} <= {r.sample_id() for r in nightly.recipes(_builder().recipe_tokenizer)}
 
 
 def test_each_key_digests_the_fields_it_documents() -> None:
-    recipe = Recipe(family="niah", params={"variant": "single", "template": "ruler"}, context_tokens=4096,
-                    depth=10.0, seed=3, mode="chat", tokenizer="hf:abc")
+    recipe = Recipe(
+        family="niah",
+        params={"variant": "single", "template": "ruler"},
+        context_tokens=4096,
+        depth=10.0,
+        seed=3,
+        mode="chat",
+        tokenizer="hf:abc",
+    )
     whole = recipe.model_dump(mode="json")
     assert identity.sample_id(recipe) == recipe.sample_id() == _by_hand(whole)
     asked = {k: v for k, v in whole.items() if k != "tokenizer"}
@@ -125,7 +146,8 @@ def test_bumping_recall_leaves_niah_alone(monkeypatch: pytest.MonkeyPatch) -> No
         out: dict[str, list[tuple[str, str, str]]] = {}
         for recipe in suite.recipes(builder.recipe_tokenizer):
             out.setdefault(recipe.family, []).append(
-                (recipe.sample_id(), identity.needle_key(recipe), builder.build(recipe).prompt_sha256))
+                (recipe.sample_id(), identity.needle_key(recipe), builder.build(recipe).prompt_sha256)
+            )
         return out
 
     before = built()
@@ -154,8 +176,18 @@ def test_the_chat_template_size_is_a_typed_field_and_old_records_keep_their_ids(
     import hashlib
     import json
 
-    old = {"family": "niah", "params": {}, "haystack": "prose", "context_tokens": 1024, "depth": 50.0, "seed": 0,
-           "window": 0, "mode": "chat", "tokenizer": "hf-abc123+chat23", "generator_version": "2"}
+    old = {
+        "family": "niah",
+        "params": {},
+        "haystack": "prose",
+        "context_tokens": 1024,
+        "depth": 50.0,
+        "seed": 0,
+        "window": 0,
+        "mode": "chat",
+        "tokenizer": "hf-abc123+chat23",
+        "generator_version": "2",
+    }
     then = hashlib.sha256(json.dumps(old, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
     recipe = Recipe.model_validate(old)
     assert (recipe.tokenizer, recipe.chat_template_tokens) == ("hf-abc123", 23)

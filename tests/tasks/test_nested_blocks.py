@@ -5,7 +5,6 @@ prompts and ids are those of the plain layout. Checked with Gemma's tokenizer (t
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample
@@ -18,8 +17,18 @@ BLOCK = 128
 
 
 def grid() -> Suite:
-    return parse_suite({"name": "t", "lengths": "16k,32k,64k", "depths": "0:100:50", "samples": 1, "layout": "nested",
-                        "mode": "completions", "tasks": [{"family": "niah"}]}, "bad suite")
+    return parse_suite(
+        {
+            "name": "t",
+            "lengths": "16k,32k,64k",
+            "depths": "0:100:50",
+            "samples": 1,
+            "layout": "nested",
+            "mode": "completions",
+            "tasks": [{"family": "niah"}],
+        },
+        "bad suite",
+    )
 
 
 def built(block: int | None) -> list[Sample]:
@@ -71,4 +80,4 @@ def test_the_cut_stream_is_the_start_of_the_longer_prompts() -> None:
         shared = int(a.measures["stream_tokens"]) - lead
         for other in cut:
             if other.recipe.context_tokens > a.recipe.context_tokens:
-                assert tokens[a.sample_id][:shared - 1] == tokens[other.sample_id][:shared - 1]
+                assert tokens[a.sample_id][: shared - 1] == tokens[other.sample_id][: shared - 1]

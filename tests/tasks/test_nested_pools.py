@@ -6,7 +6,6 @@ one more cell is refused by the suite's check, before a prompt is built, in one 
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.latent import eligible, groups
@@ -19,8 +18,17 @@ SEEDS = 60
 
 
 def _suite(family: str, params: dict[str, object], lengths: str, depths: str) -> Suite:
-    return parse_suite({"name": "t", "lengths": lengths, "depths": depths, "samples": SEEDS, "layout": "nested",
-                        "tasks": [{"family": family, "params": params}]}, "bad suite")
+    return parse_suite(
+        {
+            "name": "t",
+            "lengths": lengths,
+            "depths": depths,
+            "samples": SEEDS,
+            "layout": "nested",
+            "tasks": [{"family": family, "params": params}],
+        },
+        "bad suite",
+    )
 
 
 def _chains(s: Suite) -> list[dict]:  # type: ignore[type-arg]
@@ -45,8 +53,9 @@ CASES = [  # family, params, lengths, depths: a grid of exactly the family's cap
 
 
 @pytest.mark.parametrize("family, params, lengths, depths", CASES)
-def test_a_chain_within_the_capacity_draws_at_every_seed(family: str, params: dict[str, object], lengths: str,
-                                                         depths: str) -> None:
+def test_a_chain_within_the_capacity_draws_at_every_seed(
+    family: str, params: dict[str, object], lengths: str, depths: str
+) -> None:
     s = _suite(family, params, lengths, depths)
     s.check()
     for drafts in _chains(s):
@@ -76,13 +85,17 @@ def test_the_capacity_is_counted_from_the_pools() -> None:
                 assert owner.setdefault(text, g) == g
 
 
-@pytest.mark.parametrize("family, params, lengths, depths", [
-    ("latent", {"kind": "element"}, "1k", "0:100:2"),  # 51 cells, 47 held
-    ("multihop", {"kind": "kinship"}, "1k,2k,4k", "0,50,100"),  # 9 cells, 4 held
-    ("multihop", {"kind": "kinship", "hops": 2}, "1k,2k,4k", "0,50,100"),  # 9 cells, 8 held
-])
-def test_one_cell_past_the_capacity_is_refused_by_the_grid(family: str, params: dict[str, object], lengths: str,
-                                                           depths: str) -> None:
+@pytest.mark.parametrize(
+    "family, params, lengths, depths",
+    [
+        ("latent", {"kind": "element"}, "1k", "0:100:2"),  # 51 cells, 47 held
+        ("multihop", {"kind": "kinship"}, "1k,2k,4k", "0,50,100"),  # 9 cells, 4 held
+        ("multihop", {"kind": "kinship", "hops": 2}, "1k,2k,4k", "0,50,100"),  # 9 cells, 8 held
+    ],
+)
+def test_one_cell_past_the_capacity_is_refused_by_the_grid(
+    family: str, params: dict[str, object], lengths: str, depths: str
+) -> None:
     with pytest.raises(UserError, match=r"a chain holds at most \d+ cells, and this grid has \d+") as err:
         _suite(family, params, lengths, depths).check()
     assert "\n" not in str(err.value)
@@ -91,8 +104,17 @@ def test_one_cell_past_the_capacity_is_refused_by_the_grid(family: str, params: 
 def test_a_kinship_chain_builds_its_prompts() -> None:
     """The names drawn apart make prompts: every cell's question names its own youngest, whose chain of
     parents the prompt holds, and no name stands in two cells' facts."""
-    s = parse_suite({"name": "t", "lengths": "1k,2k", "depths": "0,100", "samples": 1, "layout": "nested",
-                     "tasks": [{"family": "multihop", "params": {"kind": "kinship"}}]}, "bad suite")
+    s = parse_suite(
+        {
+            "name": "t",
+            "lengths": "1k,2k",
+            "depths": "0,100",
+            "samples": 1,
+            "layout": "nested",
+            "tasks": [{"family": "multihop", "params": {"kind": "kinship"}}],
+        },
+        "bad suite",
+    )
     b = builder_for(token_counter("estimate:4"))
     samples = [b.build(r) for r in s.recipes(b.recipe_tokenizer)]
     assert len({x.expected.answers[0] for x in samples}) == 4

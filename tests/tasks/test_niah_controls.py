@@ -8,7 +8,6 @@ import re
 from collections import Counter
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
@@ -67,7 +66,7 @@ def test_shuffled_haystack_holds_the_coherent_ones_sentences_and_needle_in_anoth
     real = count(counter, shuffled.prompt) + counter.bos_tokens
     assert 4096 - tolerance(4096) <= real <= 4096 and real == shuffled.planned_tokens == coherent.planned_tokens
     (spot,) = shuffled.needles
-    assert shuffled.prompt[spot.char_offset:].startswith(spot.text)
+    assert shuffled.prompt[spot.char_offset :].startswith(spot.text)
     assert abs(count(counter, shuffled.prompt[: spot.char_offset]) + counter.bos_tokens - spot.token_offset) <= 1
     assert abs(spot.depth_pct - depth) <= 3.0
 
@@ -85,8 +84,9 @@ def test_the_controls_at_their_defaults_leave_suite_recipes_as_they_were() -> No
     from ctxprobe.tasks.suite import parse_suite
 
     def recipes(params: dict[str, object]) -> list[object]:
-        suite = parse_suite({"name": "s", "lengths": [2048], "depths": [50], "tasks": [{"family": "niah",
-                                                                                       "params": params}]}, "bad")
+        suite = parse_suite(
+            {"name": "s", "lengths": [2048], "depths": [50], "tasks": [{"family": "niah", "params": params}]}, "bad"
+        )
         return suite.recipes(lambda mode: "estimate:4")
 
     plain = recipes({})

@@ -48,7 +48,8 @@ def test_the_order_is_the_registrys_own() -> None:
 
 
 def test_the_package_and_the_entry_points_are_found_once_before_the_first_look_up(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     found: Registry[str] = Registry("toy", package="toys_pkg", first=("zeta",), group="ctxprobe.toys")
     monkeypatch.setitem(sys.modules, "toy_registry", type(sys)("toy_registry"))
     sys.modules["toy_registry"].found = found  # type: ignore[attr-defined]
@@ -56,7 +57,8 @@ def test_the_package_and_the_entry_points_are_found_once_before_the_first_look_u
     (tmp_path / "toys_pkg" / "__init__.py").write_text("")
     for name in ("alpha", "zeta"):
         (tmp_path / "toys_pkg" / f"{name}.py").write_text(
-            f"import toy_registry\ntoy_registry.found.add({name!r}, str(len(toy_registry.found.so_far())))\n")
+            f"import toy_registry\ntoy_registry.found.add({name!r}, str(len(toy_registry.found.so_far())))\n"
+        )
     (tmp_path / "toy_plugin.py").write_text("import toy_registry\ntoy_registry.found.add('plugged', 'p')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("toys_pkg", "toys_pkg.alpha", "toys_pkg.zeta", "toy_plugin"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
@@ -17,17 +16,31 @@ from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
 GEMMA = "local:gemma3-270m"
-CASES = [("niah", {}), ("niah", {"variant": "multikey", "template": "ruler"}), ("recall", {"kind": "uuid"}),
-         ("multihop", {"kind": "keychain"}), ("multihop", {"kind": "vartrack", "template": "ruler"}),
-         ("aggregate", {}), ("aggregate", {"kind": "frequent_words"})]
+CASES = [
+    ("niah", {}),
+    ("niah", {"variant": "multikey", "template": "ruler"}),
+    ("recall", {"kind": "uuid"}),
+    ("multihop", {"kind": "keychain"}),
+    ("multihop", {"kind": "vartrack", "template": "ruler"}),
+    ("aggregate", {}),
+    ("aggregate", {"kind": "frequent_words"}),
+]
 
 
-def _build(family: str, params: dict[str, object], position: str, mode: str = "completions", depth: float = 30.0,
-           counter: str = GEMMA, length: int = 1500):
+def _build(
+    family: str,
+    params: dict[str, object],
+    position: str,
+    mode: str = "completions",
+    depth: float = 30.0,
+    counter: str = GEMMA,
+    length: int = 1500,
+):
     builder = builder_for(token_counter(counter))
     extra = {} if position == "end" else {"question_position": position}
-    recipe = builder.recipe(family=family, params={**params, **extra}, context_tokens=length, depth=depth, seed=3,
-                            mode=mode)
+    recipe = builder.recipe(
+        family=family, params={**params, **extra}, context_tokens=length, depth=depth, seed=3, mode=mode
+    )
     return builder, builder.build(recipe)
 
 
@@ -61,8 +74,9 @@ def test_the_default_leaves_recipes_and_ids_as_they_were() -> None:
 
 @pytest.mark.parametrize("family,params", CASES)
 @pytest.mark.parametrize("mode", ["completions", "chat"])
-def test_start_puts_the_question_before_the_document_with_the_same_needles(family: str, params: dict[str, object],
-                                                                             mode: str) -> None:
+def test_start_puts_the_question_before_the_document_with_the_same_needles(
+    family: str, params: dict[str, object], mode: str
+) -> None:
     _, end = _build(family, params, "end", mode)
     _, start = _build(family, params, "start", mode)
     _, both = _build(family, params, "both", mode)
@@ -76,12 +90,14 @@ def test_start_puts_the_question_before_the_document_with_the_same_needles(famil
     assert asked < first_fact and end.prompt.index(q) > max([n.char_offset for n in end.needles] or [0])
     assert asked < len(start.prompt) // 4 < len(start.prompt) * 3 // 4 < end.prompt.index(q)  # word lists too
     if mode == "completions":  # a base model still continues the answer prefix
-        assert end.answer_prefix and start.prompt.endswith(end.answer_prefix) and both.prompt.endswith(end.answer_prefix)
+        assert (
+            end.answer_prefix and start.prompt.endswith(end.answer_prefix) and both.prompt.endswith(end.answer_prefix)
+        )
     else:
         assert start.answer_prefix == ""
     for spot in start.needles:  # each needle once, where its record says
         assert start.prompt.count(spot.text.strip()) == 1
-        assert start.prompt[spot.char_offset:].startswith(spot.text)
+        assert start.prompt[spot.char_offset :].startswith(spot.text)
 
 
 @pytest.mark.parametrize("family,params", CASES[:5])
@@ -92,7 +108,7 @@ def test_start_and_both_prompts_are_at_their_exact_length(family: str, params: d
         assert counted == sample.planned_tokens
         assert 2048 - tolerance(2048) <= sample.planned_tokens <= 2048
         for spot in sample.needles:  # token offsets: the prompt's text before the needle counts that many tokens
-            before = builder.counter.count_many([sample.prompt[:spot.char_offset]])[0] + builder.counter.bos_tokens
+            before = builder.counter.count_many([sample.prompt[: spot.char_offset]])[0] + builder.counter.bos_tokens
             assert abs(before - spot.token_offset) <= 1
 
 
@@ -103,9 +119,16 @@ def test_start_at_depth_zero_opens_the_document_after_the_question() -> None:
 
 
 def test_a_suite_runs_each_task_at_each_position_paired_on_the_needles() -> None:
-    suite = Suite.model_validate({"name": "qp", "lengths": [1024], "depths": [0, 100], "samples": 2,
-                                  "question_positions": ["end", "start"],
-                                  "tasks": [{"family": "niah"}, {"family": "recall"}]})
+    suite = Suite.model_validate(
+        {
+            "name": "qp",
+            "lengths": [1024],
+            "depths": [0, 100],
+            "samples": 2,
+            "question_positions": ["end", "start"],
+            "tasks": [{"family": "niah"}, {"family": "recall"}],
+        }
+    )
     recipes = suite.recipes(builder_for(token_counter("estimate")).recipe_tokenizer)
     assert len(recipes) == suite.size() == 2 * 2 * 2 * 2
     by_key: dict[str, set[str]] = defaultdict(set)
@@ -113,10 +136,14 @@ def test_a_suite_runs_each_task_at_each_position_paired_on_the_needles() -> None
         by_key[needle_key(recipe)].add(recipe.params.get("question_position", "end"))
     assert len(by_key) == 2 * 2 * 2 and all(v == {"end", "start"} for v in by_key.values())
     with_templates = Suite.model_validate({**suite.model_dump(), "templates": ["ctxprobe", "ruler"]})
-    layouts = {(r.family, r.params.get("template"), r.params.get("question_position", "end"))
-               for r in with_templates.recipes(builder_for(token_counter("estimate")).recipe_tokenizer)}
+    layouts = {
+        (r.family, r.params.get("template"), r.params.get("question_position", "end"))
+        for r in with_templates.recipes(builder_for(token_counter("estimate")).recipe_tokenizer)
+    }
     assert layouts == {("niah", t, q) for t in ("ctxprobe", "ruler") for q in ("end", "start")} | {
-        ("recall", None, "end"), ("recall", None, "start")}
+        ("recall", None, "end"),
+        ("recall", None, "start"),
+    }
 
 
 def test_a_question_at_the_start_shares_no_prefix_across_depths() -> None:
@@ -136,7 +163,7 @@ def test_a_question_at_the_start_shares_no_prefix_across_depths() -> None:
 
 def _common_prefix(texts: list[str]) -> str:
     first = texts[0]
-    n = next((i for i in range(len(first)) if any(t[i:i + 1] != first[i] for t in texts)), len(first))
+    n = next((i for i in range(len(first)) if any(t[i : i + 1] != first[i] for t in texts)), len(first))
     return first[:n]
 
 

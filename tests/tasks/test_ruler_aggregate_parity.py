@@ -13,15 +13,22 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families import aggregate
+
 from tests.tasks.word_tokenizer import WordTokenizer
+
 
 def ctxprobe_sample(kind: str, length: int, template: str = "ruler", mode: str = "completions"):  # type: ignore[no-untyped-def]
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="aggregate", params={"kind": kind, "template": template, "length_convention": "ruler"},
-                            context_tokens=length, depth=50.0, seed=2, mode=mode)
+    recipe = builder.recipe(
+        family="aggregate",
+        params={"kind": kind, "template": template, "length_convention": "ruler"},
+        context_tokens=length,
+        depth=50.0,
+        seed=2,
+        mode=mode,
+    )
     return builder.build(recipe)
 
 
@@ -80,8 +87,10 @@ def zipf_profile(words: list[str], vocab_size: int) -> tuple[list[int], list[int
     number of sampled words that explains the top count)."""
     counts = sorted(Counter(words).values(), reverse=True)
     zeta = pytest.importorskip("scipy.special").zeta
-    for n in range(int(counts[0] * math.pi ** 2 / 6) - 3, int(counts[0] * math.pi ** 2 / 6) + 4):
-        expected = [int(c) for c in (n * np.arange(1, vocab_size + 1, dtype=float) ** -2.0 / zeta(2.0)).astype(int) if c > 0]
+    for n in range(int(counts[0] * math.pi**2 / 6) - 3, int(counts[0] * math.pi**2 / 6) + 4):
+        expected = [
+            int(c) for c in (n * np.arange(1, vocab_size + 1, dtype=float) ** -2.0 / zeta(2.0)).astype(int) if c > 0
+        ]
         if expected == counts:
             return counts, expected
     return counts, []
@@ -95,7 +104,7 @@ def test_frequent_words_prompt_matches_lm_evals_ruler_fwe(length: int) -> None:
     tail = "\n" + aggregate.FWE_QUESTION + " " + aggregate.FWE_PREFIX
     for prompt, answers in ((ruler_prompt, ruler_answers), (ours.prompt, ours.expected.answers)):
         assert prompt.startswith(head) and prompt.endswith(tail)
-        words = prompt[len(head): -len(tail)].split(" ")
+        words = prompt[len(head) : -len(tail)].split(" ")
         assert all(w == "..." or re.fullmatch(r"[a-z]{6}", w) for w in words)
         counts, expected = zipf_profile(words, length // 50)
         assert counts == expected  # Zipf's law with RULER's exponent, vocabulary size and truncation

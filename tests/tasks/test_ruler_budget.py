@@ -7,15 +7,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe
 
 QA = Path(__file__).parent / "fixtures" / "qa"
 # The built-in ruler suite's tasks, in its order, as lm-eval names their yaml files.
-RULER_TASKS = ["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
-               "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_squad", "qa_hotpot"]
+RULER_TASKS = [
+    "niah_single_1",
+    "niah_single_2",
+    "niah_single_3",
+    "niah_multikey_1",
+    "niah_multikey_2",
+    "niah_multikey_3",
+    "niah_multivalue",
+    "niah_multiquery",
+    "vt",
+    "cwe",
+    "fwe",
+    "qa_squad",
+    "qa_hotpot",
+]
 
 
 def lm_eval_generation_tokens(task: str) -> int:
@@ -36,13 +48,33 @@ def lm_eval_generation_tokens(task: str) -> int:
 
 @pytest.mark.parametrize("mode", ["completions", "chat"])
 def test_every_ruler_task_may_generate_at_least_what_lm_evals_ruler_allows(mode: str) -> None:
-    suite = suite_from_args("ruler", None, None, None, None, None, None, None,
-                            data={"qa": f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}"})
+    suite = suite_from_args(
+        "ruler",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        data={"qa": f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}"},
+    )
     assert len(suite.tasks) == len(RULER_TASKS)
     checked = []
-    for name, (task, params) in zip(RULER_TASKS, [(t, p) for t, p in suite.task_layouts() if p.get("template") == "ruler"]):
-        sample = build_sample(Recipe(family=task.family, params=params, haystack=task.haystack or suite.haystack,
-                                     context_tokens=4096, depth=50.0, seed=0, mode=mode))
+    for name, (task, params) in zip(
+        RULER_TASKS, [(t, p) for t, p in suite.task_layouts() if p.get("template") == "ruler"]
+    ):
+        sample = build_sample(
+            Recipe(
+                family=task.family,
+                params=params,
+                haystack=task.haystack or suite.haystack,
+                context_tokens=4096,
+                depth=50.0,
+                seed=0,
+                mode=mode,
+            )
+        )
         assert sample.max_tokens >= lm_eval_generation_tokens(name), (name, sample.max_tokens)
         checked.append(name)
     assert checked == RULER_TASKS
@@ -51,6 +83,15 @@ def test_every_ruler_task_may_generate_at_least_what_lm_evals_ruler_allows(mode:
 def test_ctxprobes_own_layout_keeps_its_tight_budget() -> None:
     suite = suite_from_args("ruler", None, None, None, None, None, None, None)
     [(task, params)] = [(t, p) for t, p in suite.task_layouts()[:2] if p.get("template") == "ctxprobe"]
-    sample = build_sample(Recipe(family=task.family, params=params, haystack=task.haystack or suite.haystack,
-                                 context_tokens=4096, depth=50.0, seed=0, mode="completions"))
+    sample = build_sample(
+        Recipe(
+            family=task.family,
+            params=params,
+            haystack=task.haystack or suite.haystack,
+            context_tokens=4096,
+            depth=50.0,
+            seed=0,
+            mode="completions",
+        )
+    )
     assert sample.max_tokens < lm_eval_generation_tokens("niah_single_1")

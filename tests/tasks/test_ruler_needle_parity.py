@@ -9,8 +9,8 @@ import random
 import re
 
 import pytest
-
 from ctxprobe.tasks.build import builder_for, token_counter
+
 from tests.tasks.word_tokenizer import WordTokenizer
 
 NEEDLE = re.compile(r"One of the special magic (\w+) for (\S+) is: (\S+)\.")
@@ -34,18 +34,30 @@ def ruler_prompt(task: str) -> str:
     niah_utils = pytest.importorskip("lm_eval.tasks.ruler.niah_utils", reason="transformers is not installed")
     key_type, value_type = TASKS[task][2]
     random.seed(5)
-    [doc] = prepare.generate_samples(prepare.get_haystack(type_haystack="needle"), TOKENIZER=WordTokenizer(),
-                                     max_seq_length=900, type_haystack="needle", type_needle_k=key_type,
-                                     type_needle_v=value_type, template=niah_utils.TEMPLATE, num_samples=1)
+    [doc] = prepare.generate_samples(
+        prepare.get_haystack(type_haystack="needle"),
+        TOKENIZER=WordTokenizer(),
+        max_seq_length=900,
+        type_haystack="needle",
+        type_needle_k=key_type,
+        type_needle_v=value_type,
+        template=niah_utils.TEMPLATE,
+        num_samples=1,
+    )
     return doc["input"] + " " + doc["gen_prefix"]  # lm-eval joins them with the target delimiter " "
 
 
 def ctxprobe_prompt(task: str, depth: float = 50.0) -> tuple[str, list[str]]:
     hay, params, _ = TASKS[task]
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="niah", params={"variant": "single", "template": "ruler",
-                                                   "length_convention": "ruler", **params},
-                            haystack=hay, context_tokens=1024, depth=depth, seed=0)
+    recipe = builder.recipe(
+        family="niah",
+        params={"variant": "single", "template": "ruler", "length_convention": "ruler", **params},
+        haystack=hay,
+        context_tokens=1024,
+        depth=depth,
+        seed=0,
+    )
     sample = builder.build(recipe)
     return sample.prompt, sample.expected.answers
 

@@ -16,9 +16,9 @@ import re
 from typing import NamedTuple
 
 import pytest
-
 from ctxprobe.tasks.build import builder_for, haystack, token_counter
 from ctxprobe.tasks.haystack.noise import RulerNoiseHaystack
+
 from tests.tasks.word_tokenizer import WordTokenizer
 
 NEEDLE = re.compile(r"One of the special magic \w+ for (\S+) is: (\S+)\.")
@@ -56,11 +56,11 @@ def frame_of(prompt: str) -> Frame:
     instruction, rest = text.split("\n", 1)
     opening = "\n" + rest[: len(rest) - len(rest.lstrip())]
     start = text.rindex("\nWhat ")
-    context = text[: start].rstrip()
-    closing = text[len(context): start + 1]
+    context = text[:start].rstrip()
+    closing = text[len(context) : start + 1]
     needle = re.compile(r"(\s*)(One of the special magic \w+ for KEY is: VALUE\.)")
     needles = [(m.group(1), m.group(2)) for m in needle.finditer(text, len(instruction))]
-    return Frame(instruction, opening, needles, closing, text[start + 1:])
+    return Frame(instruction, opening, needles, closing, text[start + 1 :])
 
 
 def split_sentences(text: str) -> list[str]:
@@ -79,17 +79,34 @@ def ruler_prompt(variant: str, hay: str, monkeypatch: pytest.MonkeyPatch) -> str
         filler = " ".join(haystack(hay).units(0, 400)).split()
     _, (k, v, q) = VARIANTS[variant]
     random.seed(7)
-    [doc] = prepare.generate_samples(filler, TOKENIZER=WordTokenizer(), max_seq_length=900, type_haystack=kind,
-                                     type_needle_k="words", type_needle_v="numbers", template=niah_utils.TEMPLATE,
-                                     num_samples=1, num_needle_k=k, num_needle_v=v, num_needle_q=q)
+    [doc] = prepare.generate_samples(
+        filler,
+        TOKENIZER=WordTokenizer(),
+        max_seq_length=900,
+        type_haystack=kind,
+        type_needle_k="words",
+        type_needle_v="numbers",
+        template=niah_utils.TEMPLATE,
+        num_samples=1,
+        num_needle_k=k,
+        num_needle_v=v,
+        num_needle_q=q,
+    )
     return doc["input"] + " " + doc["gen_prefix"]  # lm-eval joins them with the target delimiter " "
 
 
 def ctxprobe_prompt(variant: str, hay: str, depth: float = 50.0, mode: str = "completions") -> str:
     params, _ = VARIANTS[variant]
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="niah", params={"variant": variant, "template": "ruler", **params},
-                            haystack=hay, context_tokens=1024, depth=depth, seed=0, mode=mode)
+    recipe = builder.recipe(
+        family="niah",
+        params={"variant": variant, "template": "ruler", **params},
+        haystack=hay,
+        context_tokens=1024,
+        depth=depth,
+        seed=0,
+        mode=mode,
+    )
     return builder.build(recipe).prompt
 
 
@@ -128,10 +145,11 @@ def test_the_opening_keeps_the_planned_length_exact(hay: str) -> None:
     counter = EstimateCounter(1.0)
     builder = PromptBuilder(counter)
     for depth in (0.0, 50.0):
-        recipe = builder.recipe(family="niah", params={"template": "ruler"}, haystack=hay, context_tokens=2048,
-                                depth=depth, seed=1)
+        recipe = builder.recipe(
+            family="niah", params={"template": "ruler"}, haystack=hay, context_tokens=2048, depth=depth, seed=1
+        )
         sample = builder.build(recipe)
         assert sample.planned_tokens == count(counter, sample.prompt)
         assert sample.planned_tokens <= 2048
         for spot in sample.needles:
-            assert sample.prompt[spot.char_offset:].startswith(spot.text)
+            assert sample.prompt[spot.char_offset :].startswith(spot.text)

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families.qa_data import load_qa
+
 from tests.tasks.word_tokenizer import WordTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "qa"
@@ -26,14 +26,20 @@ def official_json(name: str) -> object:
     """The fixture as the file RULER downloads: SQuAD's nested JSON, HotpotQA's list with [title, sentences]."""
     rows = json.loads((FIXTURES / f"{name}.json").read_text())
     if name == "hotpotqa":
-        return [{**r, "context": [[t, s] for t, s in zip(r["context"]["title"], r["context"]["sentences"])]}
-                for r in rows]
+        return [
+            {**r, "context": [[t, s] for t, s in zip(r["context"]["title"], r["context"]["sentences"])]} for r in rows
+        ]
     articles: dict[str, dict[str, dict]] = {}
     for r in rows:
         paragraphs = articles.setdefault(r["title"], {})
         p = paragraphs.setdefault(r["context"], {"context": r["context"], "qas": []})
-        p["qas"].append({"question": r["question"], "is_impossible": not r["answers"]["text"],
-                         "answers": [{"text": t} for t in r["answers"]["text"]]})
+        p["qas"].append(
+            {
+                "question": r["question"],
+                "is_impossible": not r["answers"]["text"],
+                "answers": [{"text": t} for t in r["answers"]["text"]],
+            }
+        )
     return {"data": [{"title": t, "paragraphs": list(ps.values())} for t, ps in articles.items()]}
 
 
@@ -49,8 +55,9 @@ def test_the_dataset_reads_as_rulers_documents_and_questions(name: str, monkeypa
     _, (qas, docs) = rulers_data(name, monkeypatch)
     ours = load_qa(f"hf:{FIXTURES / f'{name}.json'}")
     assert list(ours.documents) == docs
-    assert [(q.query, list(q.answers), list(q.gold), list(q.more)) for q in ours.questions] == \
-        [(q["query"], q["outputs"], q["context"], q.get("more_context", [])) for q in qas]
+    assert [(q.query, list(q.answers), list(q.gold), list(q.more)) for q in ours.questions] == [
+        (q["query"], q["outputs"], q["context"], q.get("more_context", [])) for q in qas
+    ]
 
 
 def frame_of(prompt: str, docs: set[str]) -> tuple[str, list[str]]:
@@ -73,14 +80,21 @@ def test_qa_ruler_template_matches_lm_evals_ruler_qa_prompt(name: str, monkeypat
     # The dataset is named by a path relative to the fixtures' folder: the recipe (and so the sample it draws)
     # is then the same wherever the repository is checked out.
     monkeypatch.chdir(FIXTURES)
-    recipe = builder.recipe(family="qa", params={"dataset": f"hf:{name}.json", "template": "ruler",
-                                                 "length_convention": "ruler"}, context_tokens=1024, seed=1)
+    recipe = builder.recipe(
+        family="qa",
+        params={"dataset": f"hf:{name}.json", "template": "ruler", "length_convention": "ruler"},
+        context_tokens=1024,
+        seed=1,
+    )
     sample = builder.build(recipe)
     ruler_frame, _ = frame_of(ruler_prompt, set(docs))
     ours_frame, ours_docs = frame_of(sample.prompt, set(docs))
     assert ours_frame == ruler_frame
-    question = next(q for q in load_qa(f"hf:{FIXTURES / f'{name}.json'}").questions
-                    if sample.prompt.endswith(f"Question: {q.query} Answer:"))
+    question = next(
+        q
+        for q in load_qa(f"hf:{FIXTURES / f'{name}.json'}").questions
+        if sample.prompt.endswith(f"Question: {q.query} Answer:")
+    )
     assert list(question.answers) == sample.expected.answers
     assert all(docs[i] in ours_docs for i in question.gold)  # the gold documents are always there
     assert len(ours_docs) > len(question.gold)  # with distractors
@@ -91,9 +105,12 @@ def test_qa_scores_any_of_the_answers_exactly() -> None:
     from ctxprobe.evals.scoring.score import score_sample
 
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="qa", params={"dataset": f"hf:{FIXTURES / 'squad.json'}"}, context_tokens=1024, seed=3)
-    sample = builder.build(recipe).model_copy(update={"expected": builder.build(recipe).expected.model_copy(
-        update={"answers": ["Lina Sorel", "Sorel"]})})
+    recipe = builder.recipe(
+        family="qa", params={"dataset": f"hf:{FIXTURES / 'squad.json'}"}, context_tokens=1024, seed=3
+    )
+    sample = builder.build(recipe).model_copy(
+        update={"expected": builder.build(recipe).expected.model_copy(update={"answers": ["Lina Sorel", "Sorel"]})}
+    )
     assert score_sample(sample, " Sorel").correct
     assert score_sample(sample, " Lina Sorel.").correct
     assert not score_sample(sample, " Maren Holt").correct

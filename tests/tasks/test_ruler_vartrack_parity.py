@@ -14,9 +14,9 @@ import re
 
 import numpy as np
 import pytest
-
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families import ruler_vartrack
+
 from tests.tasks.word_tokenizer import WordTokenizer
 
 BLOCK = ruler_vartrack.NOISE.strip()
@@ -34,6 +34,7 @@ def masked(prompt: str) -> str:
             if match.group(0) == "VAR":
                 return "VAR"
             return seen.setdefault(kind + match.group(0), f"{kind}{sum(k.startswith(kind) for k in seen) + 1}")
+
         return sub
 
     return VALUE.sub(mask("VALUE"), NAME.sub(mask("NAME"), prompt))
@@ -46,21 +47,30 @@ def frame(prompt: str) -> list[str]:
 
 
 def ruler_prompt(hops: int) -> str:
-    vt = pytest.importorskip("lm_eval.tasks.ruler.vt_utils", reason="lm-eval's ruler extra (and transformers) is not installed")
+    vt = pytest.importorskip(
+        "lm_eval.tasks.ruler.vt_utils", reason="lm-eval's ruler extra (and transformers) is not installed"
+    )
     random.seed(11)
     np.random.seed(11)
     tokenizer = WordTokenizer()
     shot = vt.sys_vartrack_w_noise_random(tokenizer=tokenizer, num_samples=1, max_seq_length=500, incremental=5)[0]
-    [doc] = vt.sys_vartrack_w_noise_random(tokenizer=tokenizer, num_samples=1, max_seq_length=900, num_hops=hops,
-                                           icl_example=shot)
+    [doc] = vt.sys_vartrack_w_noise_random(
+        tokenizer=tokenizer, num_samples=1, max_seq_length=900, num_hops=hops, icl_example=shot
+    )
     return doc["input"] + " " + doc["gen_prefix"]  # lm-eval joins them with the target delimiter " "
 
 
 def ctxprobe_prompt(hops: int, mode: str = "completions") -> str:
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="multihop", params={"kind": "vartrack", "hops": hops, "chains": 0,
-                                                       "template": "ruler", "length_convention": "ruler"},
-                            haystack="noise:ruler", context_tokens=1024, depth=10.0, seed=3, mode=mode)
+    recipe = builder.recipe(
+        family="multihop",
+        params={"kind": "vartrack", "hops": hops, "chains": 0, "template": "ruler", "length_convention": "ruler"},
+        haystack="noise:ruler",
+        context_tokens=1024,
+        depth=10.0,
+        seed=3,
+        mode=mode,
+    )
     return builder.build(recipe).prompt
 
 
@@ -71,9 +81,11 @@ def test_vartrack_ruler_template_matches_lm_evals_ruler_vt_prompt(hops: int) -> 
     statements = [part for part in ours if STATEMENT.fullmatch(part)]
     assert len(statements) == ruler_vartrack.EXAMPLE_HOPS + 1 + hops + 1
     assert ours[0] == ruler_vartrack.HEAD + "\n\n"
-    junction = ("\n\nQuestion: Find all variables that are assigned the value VALUE1 in the text above. Answer: "
-                "According to the chain(s) of variable assignment in the text above, 5 variables are assgined the "
-                "value VALUE1, they are:  NAME1 NAME2 NAME3 NAME4 NAME5\n\n\n\n" + ruler_vartrack.HEAD + "\n\n")
+    junction = (
+        "\n\nQuestion: Find all variables that are assigned the value VALUE1 in the text above. Answer: "
+        "According to the chain(s) of variable assignment in the text above, 5 variables are assgined the "
+        "value VALUE1, they are:  NAME1 NAME2 NAME3 NAME4 NAME5\n\n\n\n" + ruler_vartrack.HEAD + "\n\n"
+    )
     assert junction in ours  # the example's question, prefix and answer, then the task's instruction
     assert ours[-1].startswith("\n\nQuestion: Find all variables") and ours[-1].endswith("they are:")
     assert "assgined" in ours[-1]
@@ -89,8 +101,14 @@ def test_vartrack_ruler_and_ctxprobe_templates_ask_the_same_chain() -> None:
     builder = builder_for(token_counter("estimate"))
     samples = {}
     for template in ("ctxprobe", "ruler"):
-        recipe = builder.recipe(family="multihop", params={"kind": "vartrack", "template": template},
-                                haystack="noise:ruler", context_tokens=2048, depth=40.0, seed=5)
+        recipe = builder.recipe(
+            family="multihop",
+            params={"kind": "vartrack", "template": template},
+            haystack="noise:ruler",
+            context_tokens=2048,
+            depth=40.0,
+            seed=5,
+        )
         samples[template] = builder.build(recipe)
     assert samples["ctxprobe"].expected == samples["ruler"].expected
     assert [n.answer for n in samples["ctxprobe"].needles] == [n.answer for n in samples["ruler"].needles]
@@ -102,8 +120,14 @@ def test_ruler_template_refuses_kinds_without_a_ruler_layout() -> None:
     from ctxprobe.tasks.errors import UserError
 
     builder = builder_for(token_counter("estimate"))
-    recipe = builder.recipe(family="multihop", params={"kind": "keychain", "template": "ruler"},
-                            haystack="noise", context_tokens=1024, depth=40.0, seed=5)
+    recipe = builder.recipe(
+        family="multihop",
+        params={"kind": "keychain", "template": "ruler"},
+        haystack="noise",
+        context_tokens=1024,
+        depth=40.0,
+        seed=5,
+    )
     with pytest.raises(UserError, match="template 'ruler' is RULER's variable tracking"):
         builder.build(recipe)
 
@@ -113,9 +137,14 @@ def test_ruler_length_convention_keeps_rulers_30_generated_tokens(template: str)
     builder = builder_for(token_counter("estimate"))
     planned = {}
     for convention in ("prompt", "ruler"):
-        recipe = builder.recipe(family="multihop", params={"kind": "vartrack", "template": template,
-                                                           "length_convention": convention},
-                                haystack="noise", context_tokens=4096, depth=40.0, seed=5)
+        recipe = builder.recipe(
+            family="multihop",
+            params={"kind": "vartrack", "template": template, "length_convention": convention},
+            haystack="noise",
+            context_tokens=4096,
+            depth=40.0,
+            seed=5,
+        )
         planned[convention] = builder.build(recipe).planned_tokens
     assert 4096 - 32 <= planned["prompt"] <= 4096
     assert 4096 - 30 - 32 <= planned["ruler"] <= 4096 - 30
@@ -124,9 +153,20 @@ def test_ruler_length_convention_keeps_rulers_30_generated_tokens(template: str)
 def test_suite_templates_leave_out_a_layout_the_task_has_none_of() -> None:
     from ctxprobe.tasks.suite import parse_suite
 
-    suite = parse_suite({"name": "t", "lengths": [1024], "depths": [50], "samples": 1, "templates": ["ctxprobe", "ruler"],
-                         "tasks": [{"family": "multihop", "params": {"kind": "keychain"}},
-                                   {"family": "multihop", "params": {"kind": "vartrack"}}]}, "suite")
+    suite = parse_suite(
+        {
+            "name": "t",
+            "lengths": [1024],
+            "depths": [50],
+            "samples": 1,
+            "templates": ["ctxprobe", "ruler"],
+            "tasks": [
+                {"family": "multihop", "params": {"kind": "keychain"}},
+                {"family": "multihop", "params": {"kind": "vartrack"}},
+            ],
+        },
+        "suite",
+    )
     layouts = [(task.params.get("kind"), params["template"]) for task, params in suite.task_layouts()]
     assert layouts == [("keychain", "ctxprobe"), ("vartrack", "ctxprobe"), ("vartrack", "ruler")]
 

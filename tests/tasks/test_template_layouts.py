@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
-from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.families.framing import RULER_GENERATION_TOKENS
+from ctxprobe.tasks.identity import needle_key
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.suite import Suite
 
@@ -19,8 +18,16 @@ LAYOUTS = ("ctxprobe", "ruler")
 
 
 def _suite(tasks: list[dict[str, object]]) -> Suite:
-    return Suite.model_validate({"name": "tsens", "lengths": [1024, 2048], "depths": [0, 50, 100], "samples": 2,
-                                 "templates": list(LAYOUTS), "tasks": tasks})
+    return Suite.model_validate(
+        {
+            "name": "tsens",
+            "lengths": [1024, 2048],
+            "depths": [0, 50, 100],
+            "samples": 2,
+            "templates": list(LAYOUTS),
+            "tasks": tasks,
+        }
+    )
 
 
 def _recipes(suite: Suite) -> list[Recipe]:
@@ -69,8 +76,14 @@ def test_ruler_length_convention_leaves_the_generated_tokens_out(context_tokens:
     builder = builder_for(token_counter("estimate"))
 
     def planned(convention: str) -> int:
-        recipe = builder.recipe(family="niah", params={"template": "ruler", "length_convention": convention},
-                                haystack="prose", context_tokens=context_tokens, depth=50.0, seed=1)
+        recipe = builder.recipe(
+            family="niah",
+            params={"template": "ruler", "length_convention": convention},
+            haystack="prose",
+            context_tokens=context_tokens,
+            depth=50.0,
+            seed=1,
+        )
         return builder.build(recipe).planned_tokens
 
     prompt, ruler = planned("prompt"), planned("ruler")

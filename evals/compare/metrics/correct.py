@@ -3,9 +3,9 @@ the paired gate's original binary ones."""
 
 from __future__ import annotations
 
-from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.metrics.base import PairMetric, pair_metric
 from ctxprobe.evals.compare.sequential.gate import SequentialRow
+from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.record import SampleRecord
 
 

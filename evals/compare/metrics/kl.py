@@ -17,8 +17,10 @@ from ctxprobe.evals.records.record import SampleRecord
 class KL(PairMetric):
     name = "kl"
     method = kl_gate.KL_GATE_METHOD
-    unit_note = (f"kl is the mean KL in nats (each pair's counted up to {kl_gate.CAP_TIMES:g} margins), a FAIL above "
-                 "the margin, a PASS below it")
+    unit_note = (
+        f"kl is the mean KL in nats (each pair's counted up to {kl_gate.CAP_TIMES:g} margins), a FAIL above "
+        "the margin, a PASS below it"
+    )
     lo, hi = -1.0, 0.0
     margin_flag = "--kl-margin"
 
@@ -27,8 +29,10 @@ class KL(PairMetric):
         return any(pair_kl(r, r) is not None for r in records)
 
     def missing(self, baseline: str) -> str:
-        return (f"--metric kl: the baseline {baseline} has no answer log-probabilities with top-k alternatives (run "
-                "it with --logprobs and --top-logprobs of at least 1, on an engine that gives them)")
+        return (
+            f"--metric kl: the baseline {baseline} has no answer log-probabilities with top-k alternatives (run "
+            "it with --logprobs and --top-logprobs of at least 1, on an engine that gives them)"
+        )
 
     def diff(self, base: SampleRecord, cand: SampleRecord, margin: float) -> float | None:
         kl = pair_kl(base, cand)

@@ -19,8 +19,10 @@ class PAnswer(PairMetric):
         return any(p_answer(r) is not None for r in records)
 
     def missing(self, baseline: str) -> str:
-        return (f"--metric p_answer: the baseline {baseline} has no answer probabilities (run it with --logprobs, on "
-                "an engine that gives them)")
+        return (
+            f"--metric p_answer: the baseline {baseline} has no answer probabilities (run it with --logprobs, on "
+            "an engine that gives them)"
+        )
 
     def diff(self, base: SampleRecord, cand: SampleRecord, margin: float) -> float | None:
         return p_answer_diff(base, cand)

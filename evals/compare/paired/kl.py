@@ -24,19 +24,21 @@ from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from ctxprobe.evals.records.kl import CandidateKL, KLComparison, KLLevel, KLRow
-from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of
 from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.paired.mean_interval import MEAN_METHOD, SHARE_METHOD, mean_interval, share_interval
 from ctxprobe.evals.compare.paired.pairing import Pair
 from ctxprobe.evals.compare.paired.rows import grouped
 from ctxprobe.evals.compare.paired.topk_kl import Side, topk_kl
+from ctxprobe.evals.records.kl import CandidateKL, KLComparison, KLLevel, KLRow
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
 
-KL_METHOD = ("KL(base || cand) in nats at each gold answer position, the least both top-k lists allow "
-             "(the baseline's listed tokens plus a rest bucket; exact with the full vocabulary); top-1: the "
-             "likeliest tokens agree; mean over a sample's positions, then over samples")
+KL_METHOD = (
+    "KL(base || cand) in nats at each gold answer position, the least both top-k lists allow "
+    "(the baseline's listed tokens plus a rest bucket; exact with the full vocabulary); top-1: the "
+    "likeliest tokens agree; mean over a sample's positions, then over samples"
+)
 LEVELS: tuple[KLLevel, ...] = ("family", "family_length", "cell")
 
 
@@ -82,8 +84,9 @@ def comparable(pair: Pair) -> tuple[AnswerLogprobs, AnswerLogprobs] | str:
     assert isinstance(base, AnswerLogprobs) and isinstance(cand, AnswerLogprobs)
     if not pair.same_prompt:
         return "prompts differ"
-    if len(base.logprobs) != len(cand.logprobs) or (base.token_ids and cand.token_ids
-                                                     and base.token_ids != cand.token_ids):
+    if len(base.logprobs) != len(cand.logprobs) or (
+        base.token_ids and cand.token_ids and base.token_ids != cand.token_ids
+    ):
         return "gold tokens differ"
     if not _positions(base, cand):
         return "no top-k alternatives"
@@ -97,8 +100,11 @@ def _listed(top: list[TokenLogprob]) -> bool:
 
 def _positions(base: AnswerLogprobs, cand: AnswerLogprobs) -> list[int]:
     """The gold positions where both runs give a top-k list to compare."""
-    return [j for j in range(min(len(base.top), len(cand.top), len(base.logprobs)))
-            if _listed(base.top[j]) and _listed(cand.top[j])]
+    return [
+        j
+        for j in range(min(len(base.top), len(cand.top), len(base.logprobs)))
+        if _listed(base.top[j]) and _listed(cand.top[j])
+    ]
 
 
 def sample_kl(base: AnswerLogprobs, cand: AnswerLogprobs) -> SampleKL:
@@ -111,8 +117,13 @@ def sample_kl(base: AnswerLogprobs, cand: AnswerLogprobs) -> SampleKL:
         same.append(_likeliest(base.top[j], by_id) == _likeliest(cand.top[j], by_id))
         rests.append(max(0.0, 1.0 - math.fsum(b.known.values())))
         ks.append(min(len(base.top[j]), len(cand.top[j])))
-    return SampleKL(kl=math.fsum(kls) / len(kls), top1=sum(same) / len(same), base_rest=math.fsum(rests) / len(rests),
-                    positions=len(kls), top_k=min(ks))
+    return SampleKL(
+        kl=math.fsum(kls) / len(kls),
+        top1=sum(same) / len(same),
+        base_rest=math.fsum(rests) / len(rests),
+        positions=len(kls),
+        top_k=min(ks),
+    )
 
 
 def pair_kl(base: SampleRecord, cand: SampleRecord, same_prompt: bool = True) -> float | None:
@@ -154,34 +165,56 @@ def candidate_kl(candidate: str, pairs: list[Pair], gate: tuple[float, float] | 
             # chain in the independent layout, so nothing changes there); one chain: no interval
             kl, kl_lo, kl_hi = mean_interval(chain_means([s.kl for s in got], chains[-1]))
             top1, top1_lo, top1_hi = share_interval(chain_means([s.top1 for s in got], chains[-1]))
-            rows.append(KLRow(candidate=candidate, level=level, family=family, variant=variant, haystack=haystack,
-                              context_tokens=length, depth=depth, n=len(got), positions=sum(s.positions for s in got),
-                              kl=kl, kl_lo=max(0.0, kl_lo) if not math.isnan(kl_lo) else kl_lo, kl_hi=kl_hi,
-                              top1=top1, top1_lo=top1_lo, top1_hi=top1_hi,
-                              base_rest=math.fsum(s.base_rest for s in got) / len(got), top_k=min(s.top_k for s in got)))
+            rows.append(
+                KLRow(
+                    candidate=candidate,
+                    level=level,
+                    family=family,
+                    variant=variant,
+                    haystack=haystack,
+                    context_tokens=length,
+                    depth=depth,
+                    n=len(got),
+                    positions=sum(s.positions for s in got),
+                    kl=kl,
+                    kl_lo=max(0.0, kl_lo) if not math.isnan(kl_lo) else kl_lo,
+                    kl_hi=kl_hi,
+                    top1=top1,
+                    top1_lo=top1_lo,
+                    top1_hi=top1_hi,
+                    base_rest=math.fsum(s.base_rest for s in got) / len(got),
+                    top_k=min(s.top_k for s in got),
+                )
+            )
     if gate is not None:
         rows = _judged(rows, kls, chains, *gate)
     return CandidateKL(candidate=candidate, pairs=len(usable), left_out=dict(sorted(reasons.items())), rows=rows)
 
 
-def _judged(rows: list[KLRow], kls: list[list[float]], chains: list[list[str]], margin: float,
-            alpha: float) -> list[KLRow]:
+def _judged(
+    rows: list[KLRow], kls: list[list[float]], chains: list[list[str]], margin: float, alpha: float
+) -> list[KLRow]:
     """The rows with the KL gate's verdicts on the pooled and family x length ones (one Holm over them);
     `kls[i]`: row i's pairs' KL."""
     at = [i for i, r in enumerate(rows) if r.level in GATE_LEVELS]
-    judged = kl_gate.judge_rows([(rows[i].level == "family", kls[i]) for i in at], margin, alpha,
-                                [chains[i] for i in at])
+    judged = kl_gate.judge_rows(
+        [(rows[i].level == "family", kls[i]) for i in at], margin, alpha, [chains[i] for i in at]
+    )
     out = list(rows)
     for i, v in zip(at, judged):
-        out[i] = rows[i].model_copy(update={"verdict": v.verdict, "gate_lo": v.lo, "gate_hi": v.hi,
-                                            "p_fail": v.p_fail, "p_pass": v.p_pass})
+        out[i] = rows[i].model_copy(
+            update={"verdict": v.verdict, "gate_lo": v.lo, "gate_hi": v.hi, "p_fail": v.p_fail, "p_pass": v.p_pass}
+        )
     return out
 
 
 def kl_comparison(candidates: list[tuple[str, list[Pair]]], gate: tuple[float, float] | None = None) -> KLComparison:
     """KL at depth for each (candidate label, its pairs with the baseline); `gate` (margin in nats, alpha):
     with the KL gate's verdicts."""
-    return KLComparison(method=KL_METHOD, interval_method=f"KL: {MEAN_METHOD}; top-1: {SHARE_METHOD}",
-                        candidates=[candidate_kl(label, pairs, gate) for label, pairs in candidates],
-                        margin=None if gate is None else gate[0],
-                        gate_method=None if gate is None else kl_gate.KL_GATE_METHOD)
+    return KLComparison(
+        method=KL_METHOD,
+        interval_method=f"KL: {MEAN_METHOD}; top-1: {SHARE_METHOD}",
+        candidates=[candidate_kl(label, pairs, gate) for label, pairs in candidates],
+        margin=None if gate is None else gate[0],
+        gate_method=None if gate is None else kl_gate.KL_GATE_METHOD,
+    )

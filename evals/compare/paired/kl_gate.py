@@ -28,10 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
-
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, Verdict, final_verdicts
+from pydantic import Field
 
 # The default margin follows from the noise floor the cache-path control measures (`--cache-check`,
 # `evals.compare.cache_path`): the largest KL(cached || cold) of one check on a healthy engine, the same prompt
@@ -54,9 +53,11 @@ def margin_for_floor(floor: float) -> float:
 KL_MARGIN = margin_for_floor(CACHE_PATH_FLOOR)
 CAP_TIMES = 10.0  # a pair's KL counts up to this many margins
 ROW_MARGIN = 1.0 / CAP_TIMES  # the margin in the rows' scaled units
-KL_GATE_METHOD = (f"KL at the answer positions, each pair's counted up to {CAP_TIMES:g} margins; anytime-valid "
-                  "betting e-values; FAIL: mean KL above the margin, weighted Holm over the rows; PASS: the capped "
-                  "mean below it, each row at the full alpha")
+KL_GATE_METHOD = (
+    f"KL at the answer positions, each pair's counted up to {CAP_TIMES:g} margins; anytime-valid "
+    "betting e-values; FAIL: mean KL above the margin, weighted Holm over the rows; PASS: the capped "
+    "mean below it, each row at the full alpha"
+)
 
 
 GateMetric = Literal["correct", "p_answer", "kl"]
@@ -65,16 +66,24 @@ GateMetric = Literal["correct", "p_answer", "kl"]
 def metric_option(use: str, kl_note: str) -> Any:
     """The `--metric` option of a command that gates (`use`: when it applies; `kl_note`: what kl does there),
     declared once for compare, history and run --against."""
-    return Field("correct", description=f"{use}what the gate judges: correct (exact-match accuracy, the default), "
-                 "p_answer (the answer's probability, the margin in probability points) or kl (the KL of the "
-                 f"candidate's answer distributions from the baseline's{kl_note}); the last two need answer "
-                 "log-probabilities, --logprobs, on both runs")
+    return Field(
+        "correct",
+        description=f"{use}what the gate judges: correct (exact-match accuracy, the default), "
+        "p_answer (the answer's probability, the margin in probability points) or kl (the KL of the "
+        f"candidate's answer distributions from the baseline's{kl_note}); the last two need answer "
+        "log-probabilities, --logprobs, on both runs",
+    )
 
 
 def margin_option(use: str) -> Any:
     """The `--kl-margin` option (`use`: when it applies)."""
-    return Field(KL_MARGIN, gt=0, lt=1000, description=f"{use}: the mean KL in nats a row FAILs above and PASSes "
-                 f"below (each pair's KL counted up to {CAP_TIMES:g} margins)")
+    return Field(
+        KL_MARGIN,
+        gt=0,
+        lt=1000,
+        description=f"{use}: the mean KL in nats a row FAILs above and PASSes "
+        f"below (each pair's KL counted up to {CAP_TIMES:g} margins)",
+    )
 
 
 def check_margin(margin: float) -> float:
@@ -90,9 +99,11 @@ def floor_warning(label: str, floor: float | None, margin: float) -> str | None:
     that engine may drift past the margin, and then never PASS."""
     if floor is None or floor <= 0.0 or margin_for_floor(floor) <= margin:
         return None
-    return (f"NOISE FLOOR: {label}'s cache-path control measured KL up to {floor:.3g} nats per check; "
-            f"--kl-margin {margin:g} is below {FLOOR_TIMES:g} such floors ({margin_for_floor(floor):.3g} nats), "
-            "so an equal build of this engine may not PASS")
+    return (
+        f"NOISE FLOOR: {label}'s cache-path control measured KL up to {floor:.3g} nats per check; "
+        f"--kl-margin {margin:g} is below {FLOOR_TIMES:g} such floors ({margin_for_floor(floor):.3g} nats), "
+        "so an equal build of this engine may not PASS"
+    )
 
 
 def scaled(kl: float, margin: float) -> float:
@@ -129,8 +140,12 @@ class KLVerdict:
     p_pass: float
 
 
-def judge_rows(rows: Sequence[tuple[bool, Sequence[float]]], margin: float, alpha: float,
-               chains: Sequence[Sequence[str]] | None = None) -> list[KLVerdict]:
+def judge_rows(
+    rows: Sequence[tuple[bool, Sequence[float]]],
+    margin: float,
+    alpha: float,
+    chains: Sequence[Sequence[str]] | None = None,
+) -> list[KLVerdict]:
     """Fixed rows (primary or not, their pairs' KL in nats) judged as a paired run judges its rows when its
     pairs end: FAIL on weighted Holm over all of them, PASS each at alpha. Betting e-values are anytime-valid,
     so this holds for runs that stopped adaptively too (a running maximum is never below the last value).
@@ -149,6 +164,14 @@ def judge_rows(rows: Sequence[tuple[bool, Sequence[float]]], margin: float, alph
     out = []
     for row, verdict in zip(seq, final_verdicts(seq, ROW_MARGIN, alpha)):
         lo, hi = nats_interval(*row.interval(alpha), margin)
-        out.append(KLVerdict(verdict=verdict, mean=in_nats(row.tally.mean, margin), lo=lo, hi=hi,
-                             p_fail=row.p_fail, p_pass=row.p_pass))
+        out.append(
+            KLVerdict(
+                verdict=verdict,
+                mean=in_nats(row.tally.mean, margin),
+                lo=lo,
+                hi=hi,
+                p_fail=row.p_fail,
+                p_pass=row.p_pass,
+            )
+        )
     return out

@@ -14,16 +14,18 @@ from collections.abc import Sequence
 
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of
 from ctxprobe.evals.compare.confseq import p_from_log_e
-from ctxprobe.evals.records.compare import AnswerProbabilityRow
-from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.kl_gate import GateMetric
 from ctxprobe.evals.compare.sequential.betting import Evidence, PairedValues, betting_cs, log_e_above, log_e_below
+from ctxprobe.evals.records.compare import AnswerProbabilityRow
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.runners.response import AnswerLogprobs
 
 Metric = GateMetric  # what a paired gate judges (kl: `evals.paired.kl_gate`)
 METRICS: tuple[Metric, ...] = ("correct", "p_answer", "kl")
-P_ANSWER_METHOD = ("p_answer: the mean paired difference of the answer's probability, anytime-valid betting "
-                   "confidence sequence and p-value (values in [-1, 1])")
+P_ANSWER_METHOD = (
+    "p_answer: the mean paired difference of the answer's probability, anytime-valid betting "
+    "confidence sequence and p-value (values in [-1, 1])"
+)
 
 
 def p_answer(record: SampleRecord) -> float | None:
@@ -45,8 +47,9 @@ def two_sided_anytime_p(evidence: Evidence) -> float:
     return min(1.0, 2.0 * p_from_log_e(max(0.0, log_e_below(0.0, evidence), log_e_above(0.0, evidence))))
 
 
-def answer_probability_row(base: Sequence[SampleRecord], cand: Sequence[SampleRecord],
-                           alpha: float = 0.05) -> AnswerProbabilityRow | None:
+def answer_probability_row(
+    base: Sequence[SampleRecord], cand: Sequence[SampleRecord], alpha: float = 0.05
+) -> AnswerProbabilityRow | None:
     """The p_answer statistics of a row's pairs (base[i] paired with cand[i]); None when no pair has one."""
     kept = [(p_answer(b), p_answer(c), cluster_of(b)) for b, c in zip(base, cand, strict=True)]
     having = [(b, c, k) for b, c, k in kept if b is not None and c is not None]
@@ -57,12 +60,22 @@ def answer_probability_row(base: Sequence[SampleRecord], cand: Sequence[SampleRe
     lo, hi = betting_cs(evidence)
     gate_lo, gate_hi = betting_cs(evidence, min(2.0 * alpha, 0.99))
     return AnswerProbabilityRow(
-        n=len(both), missing=len(kept) - len(both), base=math.fsum(b for b, _ in both) / len(both),
-        cand=math.fsum(c for _, c in both) / len(both), diff=evidence.mean, lo=lo, hi=hi, gate_lo=gate_lo,
-        gate_hi=gate_hi, p_value=two_sided_anytime_p(evidence))
+        n=len(both),
+        missing=len(kept) - len(both),
+        base=math.fsum(b for b, _ in both) / len(both),
+        cand=math.fsum(c for _, c in both) / len(both),
+        diff=evidence.mean,
+        lo=lo,
+        hi=hi,
+        gate_lo=gate_lo,
+        gate_hi=gate_hi,
+        p_value=two_sided_anytime_p(evidence),
+    )
 
 
 def row_values(base: Sequence[SampleRecord], cand: Sequence[SampleRecord]) -> PairedValues:
     """The p_answer differences of a row's pairs that have one (what the gate bets on)."""
     diffs = [(p_answer_diff(b, c), cluster_of(b)) for b, c in zip(base, cand, strict=True)]
-    return PairedValues(tuple(chain_means([d for d, _ in diffs if d is not None], [k for d, k in diffs if d is not None])))
+    return PairedValues(
+        tuple(chain_means([d for d, _ in diffs if d is not None], [k for d, k in diffs if d is not None]))
+    )

@@ -62,10 +62,12 @@ def pair_runs(base: Run, cand: Run) -> Pairing:
     scored = [p for p in matched if p.base.error is None and p.cand.error is None]
     return Pairing(
         pairs=scored,
-        by_prompt=sum(1 for p in scored if p.same_prompt), by_task=sum(1 for p in scored if not p.same_prompt),
+        by_prompt=sum(1 for p in scored if p.same_prompt),
+        by_task=sum(1 for p in scored if not p.same_prompt),
         errored_base=dict(Counter(p.base.error.value for p in matched if p.base.error is not None)),
         errored_cand=dict(Counter(p.cand.error.value for p in matched if p.cand.error is not None)),
-        unpaired_base=len(base.records) - len(used), unpaired_cand=len(cand.records) - len(matched),
+        unpaired_base=len(base.records) - len(used),
+        unpaired_cand=len(cand.records) - len(matched),
     )
 
 
@@ -73,7 +75,9 @@ def first_difference(base: Run, cand: Run) -> str:
     """Why the two runs hold no sample in common: each fact that tells them apart on a line of its own
     (suite, mode, lengths, generator version, tokenizer, template, dataset, task parameters, depths, seeds)."""
     left, right = _facts(base), _facts(cand)
-    reasons = [f"{name} {left[name]} vs {right[name]}{_WHY.get(name, '')}" for name in left if left[name] != right[name]]
+    reasons = [
+        f"{name} {left[name]} vs {right[name]}{_WHY.get(name, '')}" for name in left if left[name] != right[name]
+    ]
     if not reasons:
         return " the same suite, mode, lengths, generator, tokenizer, template, parameters, depths and seeds, but no prompt in common"
     return "\n  " + "\n  ".join(reasons)
@@ -83,8 +87,10 @@ _WHY = {
     "mode": " (chat and completions prompts differ: a chat run pairs only with a chat run)",
     "template": " (each prompt layout writes its own prompts)",
     "generator version": " (another generator builds other prompts)",
-    "dataset": (" (a run from before datasets were named by content drew its samples by the file's path: "
-                "`ctxprobe run --against` that run rebuilds its samples from the same file)"),
+    "dataset": (
+        " (a run from before datasets were named by content drew its samples by the file's path: "
+        "`ctxprobe run --against` that run rebuilds its samples from the same file)"
+    ),
 }
 
 

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of, is_clustered
 from ctxprobe.evals.compare.confseq import PairedTally
-from ctxprobe.evals.compare.paired.stats import (
-    PairedCounts, counts_from, mcnemar_exact, paired_interval, paired_bootstrap,
-)
-from ctxprobe.evals.records.compare import CompareRow, Level
-from ctxprobe.evals.records.rows import variant_label
 from ctxprobe.evals.compare.paired.p_answer import answer_probability_row, two_sided_anytime_p
 from ctxprobe.evals.compare.paired.pairing import Pair
+from ctxprobe.evals.compare.paired.stats import (
+    PairedCounts,
+    counts_from,
+    mcnemar_exact,
+    paired_bootstrap,
+    paired_interval,
+)
 from ctxprobe.evals.compare.sequential.betting import Evidence, PairedValues, betting_cs
+from ctxprobe.evals.records.compare import CompareRow, Level
+from ctxprobe.evals.records.rows import variant_label
 
 __all__ = ["CompareRow", "Level", "compare_rows", "group_key", "grouped"]
 
@@ -44,8 +48,9 @@ def grouped(pairs: list[Pair], level: Level) -> dict[GroupKey, list[Pair]]:
     return dict(sorted(groups.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0.0)))
 
 
-def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool = False,
-                 alpha: float = 0.05) -> list[CompareRow]:
+def compare_rows(
+    candidate: str, pairs: list[Pair], level: Level, anytime: bool = False, alpha: float = 0.05
+) -> list[CompareRow]:
     """One row per group of `pairs` at `level`, sorted by family, variant, haystack, length, depth. With
     `anytime` (runs that stopped adaptively) the interval and p-value are anytime-valid (the paired gate's
     betting ones). `alpha` sets the p_answer bounds the gate reads (each one-sided at alpha)."""
@@ -68,24 +73,45 @@ def compare_rows(candidate: str, pairs: list[Pair], level: Level, anytime: bool 
             lo, hi = anytime_interval(counts) if anytime else paired_interval(counts)
             p_value = anytime_p(counts) if anytime else mcnemar_exact(counts.base_only, counts.cand_only)
             mean, plo, phi = paired_bootstrap(base_partial, cand_partial)
-        rows.append(CompareRow(
-            candidate=candidate, level=level, family=family, variant=variant, haystack=haystack,
-            context_tokens=length, depth=depth, n=counts.n, base_correct=sum(base), cand_correct=sum(cand),
-            base_accuracy=counts.base_accuracy, cand_accuracy=counts.cand_accuracy, diff=counts.difference,
-            diff_lo=lo, diff_hi=hi, base_only=counts.base_only, cand_only=counts.cand_only,
-            p_value=p_value, clusters=chains,
-            partial_base=sum(base_partial) / len(group), partial_cand=sum(cand_partial) / len(group),
-            partial_diff=mean, partial_lo=plo, partial_hi=phi,
-            p_answer=answer_probability_row([p.base for p in group], [p.cand for p in group], alpha),
-        ))
+        rows.append(
+            CompareRow(
+                candidate=candidate,
+                level=level,
+                family=family,
+                variant=variant,
+                haystack=haystack,
+                context_tokens=length,
+                depth=depth,
+                n=counts.n,
+                base_correct=sum(base),
+                cand_correct=sum(cand),
+                base_accuracy=counts.base_accuracy,
+                cand_accuracy=counts.cand_accuracy,
+                diff=counts.difference,
+                diff_lo=lo,
+                diff_hi=hi,
+                base_only=counts.base_only,
+                cand_only=counts.cand_only,
+                p_value=p_value,
+                clusters=chains,
+                partial_base=sum(base_partial) / len(group),
+                partial_cand=sum(cand_partial) / len(group),
+                partial_diff=mean,
+                partial_lo=plo,
+                partial_hi=phi,
+                p_answer=answer_probability_row([p.base for p in group], [p.cand for p in group], alpha),
+            )
+        )
     return rows
 
 
 def chain_evidence(group: list[Pair]) -> PairedValues:
     """A row's correctness differences as the chains' means (-1 to 1 each): what a row pooling a nested
     run's chains bets on."""
-    diffs = [float(int(bool(p.cand.score and p.cand.score.correct)) - int(bool(p.base.score and p.base.score.correct)))
-             for p in group]
+    diffs = [
+        float(int(bool(p.cand.score and p.cand.score.correct)) - int(bool(p.base.score and p.base.score.correct)))
+        for p in group
+    ]
     return PairedValues(tuple(chain_means(diffs, [cluster_of(p.base) for p in group])))
 
 

@@ -21,16 +21,17 @@ is in the discordant pairs alone. Pure functions on counts and arrays; no pandas
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
 
 import numpy as np
-
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 
-INTERVAL_METHOD = ("exact paired, 95%: Clopper-Pearson on the discordant share (99%) and on the candidate's "
-                   "share of it (96%), Bonferroni-combined")
+INTERVAL_METHOD = (
+    "exact paired, 95%: Clopper-Pearson on the discordant share (99%) and on the candidate's "
+    "share of it (96%), Bonferroni-combined"
+)
 DISCORDANCE_SHARE = 0.2  # of alpha, spent on the discordant share d (1 % of 5 %); the rest on pi
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20240601
@@ -65,9 +66,12 @@ class PairedCounts:
 
 def counts_from(base_correct: Sequence[bool], cand_correct: Sequence[bool]) -> PairedCounts:
     pairs = list(zip(base_correct, cand_correct, strict=True))
-    return PairedCounts(both=sum(1 for b, c in pairs if b and c), base_only=sum(1 for b, c in pairs if b and not c),
-                        cand_only=sum(1 for b, c in pairs if c and not b),
-                        neither=sum(1 for b, c in pairs if not b and not c))
+    return PairedCounts(
+        both=sum(1 for b, c in pairs if b and c),
+        base_only=sum(1 for b, c in pairs if b and not c),
+        cand_only=sum(1 for b, c in pairs if c and not b),
+        neither=sum(1 for b, c in pairs if not b and not c),
+    )
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -102,8 +106,14 @@ def _z(alpha: float) -> float:
     return NormalDist().inv_cdf(1.0 - alpha / 2.0)
 
 
-def paired_bootstrap(base: Sequence[float], cand: Sequence[float], *, seed: int = BOOTSTRAP_SEED,
-                     resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = 0.95) -> tuple[float, float, float]:
+def paired_bootstrap(
+    base: Sequence[float],
+    cand: Sequence[float],
+    *,
+    seed: int = BOOTSTRAP_SEED,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
     """Mean of (cand - base) and its percentile bootstrap interval, resampling pairs (so the pairing's
     correlation is kept). Seeded, and on the differences sorted: the same pairs give the same interval every
     time, in whatever order they came (a run's records are in the order its requests finished)."""

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.pairing import Pair
 from ctxprobe.evals.compare.paired.rows import CompareRow, compare_rows
 from ctxprobe.evals.compare.paired.text import COLUMNS, aligned, row_cells
 from ctxprobe.evals.compare.paired.verdict import adjust
+from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.identity import template_pair_key
 
 BASE_LAYOUT = "ctxprobe"  # every other layout is paired against this one

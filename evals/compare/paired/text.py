@@ -24,11 +24,17 @@ def row_cells(row: CompareRow) -> list[str]:
         verdict = "DROP" if row.diff < 0 else "GAIN"
     length = "pooled" if row.level == "family" else format_length(row.context_tokens)
     return [
-        length, "all" if row.depth is None else f"{row.depth:g}%", str(row.n),
-        _pct(row.base_accuracy), _pct(row.cand_accuracy), signed(row.diff),
-        f"[{signed(row.diff_lo)}, {signed(row.diff_hi)}]", f"{row.p_value:.3g}",
+        length,
+        "all" if row.depth is None else f"{row.depth:g}%",
+        str(row.n),
+        _pct(row.base_accuracy),
+        _pct(row.cand_accuracy),
+        signed(row.diff),
+        f"[{signed(row.diff_lo)}, {signed(row.diff_hi)}]",
+        f"{row.p_value:.3g}",
         "" if row.p_holm is None else f"{row.p_holm:.3g}",
-        f"{signed(row.partial_diff)} [{signed(row.partial_lo)}, {signed(row.partial_hi)}]", verdict,
+        f"{signed(row.partial_diff)} [{signed(row.partial_lo)}, {signed(row.partial_hi)}]",
+        verdict,
     ]
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.compare.confseq import PairedTally
-from ctxprobe.evals.records.compare import CompareResult, CompareRow, Example
-from ctxprobe.evals.records.kl import find_row
-from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.compare.paired.pairing import Pair
 from ctxprobe.evals.compare.paired.rows import group_key
 from ctxprobe.evals.compare.paired.stats import holm
 from ctxprobe.evals.compare.sequential.holm import row_weights, weighted_holm
+from ctxprobe.evals.compare.signed import signed
+from ctxprobe.evals.records.compare import CompareResult, CompareRow, Example
+from ctxprobe.evals.records.kl import find_row
+from ctxprobe.evals.records.record import SampleRecord
 
 if TYPE_CHECKING:
     from ctxprobe.evals.compare.sequential.betting import Evidence
@@ -39,8 +39,10 @@ def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
     out = [r.model_copy(update={"p_holm": p, "significant": p < alpha}) for r, p in zip(rows, adjusted)]
     having = [i for i, r in enumerate(out) if r.p_answer is not None]
     if having:
-        pa = weighted_holm([row.p_value for i in having if (row := out[i].p_answer) is not None],
-                           row_weights([out[i].level == "family" for i in having]))
+        pa = weighted_holm(
+            [row.p_value for i in having if (row := out[i].p_answer) is not None],
+            row_weights([out[i].level == "family" for i in having]),
+        )
         for i, p in zip(having, pa):
             stats = out[i].p_answer
             assert stats is not None
@@ -51,8 +53,11 @@ def adjust_gate(rows: list[CompareRow], alpha: float) -> list[CompareRow]:
 def failing_rows(rows: list[CompareRow], margin: float, alpha: float) -> list[CompareRow]:
     """The gate: pooled family and family x length rows where the candidate is worse by more than
     `margin` and the drop is significant after the adjustment."""
-    return [r for r in rows if r.level in ("family", "family_length") and r.diff < -margin
-            and r.p_holm is not None and r.p_holm < alpha]
+    return [
+        r
+        for r in rows
+        if r.level in ("family", "family_length") and r.diff < -margin and r.p_holm is not None and r.p_holm < alpha
+    ]
 
 
 def row_tally(row: CompareRow) -> PairedTally:
@@ -60,8 +65,9 @@ def row_tally(row: CompareRow) -> PairedTally:
     return PairedTally(losses=row.base_only, ties=row.n - row.base_only - row.cand_only, wins=row.cand_only)
 
 
-def sequential_gate(rows: list[CompareRow], margin: float, alpha: float,
-                    evidence: "list[Evidence] | None" = None) -> tuple[list[CompareRow], list[CompareRow]]:
+def sequential_gate(
+    rows: list[CompareRow], margin: float, alpha: float, evidence: list[Evidence] | None = None
+) -> tuple[list[CompareRow], list[CompareRow]]:
     """The gate's rows of one candidate judged as the paired gate (`run --against`) judges them: each row's
     betting e-values from its pairs (its counts, or `evidence`: one p_answer `PairedValues` per row), FAIL
     on weighted Holm, PASS each row at alpha (`evals.sequential.gate`). Returns the rows that FAIL and
@@ -72,13 +78,19 @@ def sequential_gate(rows: list[CompareRow], margin: float, alpha: float,
 
     seq = []
     for r, tally in zip(rows, evidence if evidence is not None else [row_tally(r) for r in rows], strict=True):
-        seq.append(SequentialRow(primary=r.level == "family", tally=tally, log_e_fail=log_e_fail(tally),
-                                 log_e_pass=log_e_pass(margin, tally)))
+        seq.append(
+            SequentialRow(
+                primary=r.level == "family",
+                tally=tally,
+                log_e_fail=log_e_fail(tally),
+                log_e_pass=log_e_pass(margin, tally),
+            )
+        )
     verdicts = final_verdicts(seq, margin, alpha)
     return ([r for r, v in zip(rows, verdicts) if v == "FAIL"], [r for r, v in zip(rows, verdicts) if v == "PASS"])
 
 
-def correct_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidence]":
+def correct_evidence(rows: list[CompareRow], pairs: list[Pair]) -> list[Evidence]:
     """Each gate row's correctness evidence, in the rows' order: its counts, or (a row pooling a nested run's
     chains) its chains' mean differences (`paired.rows.row_evidence`)."""
     from ctxprobe.evals.compare.paired.rows import chain_evidence
@@ -93,7 +105,7 @@ def correct_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidenc
     return out
 
 
-def p_answer_evidence(rows: list[CompareRow], pairs: list[Pair]) -> "list[Evidence]":
+def p_answer_evidence(rows: list[CompareRow], pairs: list[Pair]) -> list[Evidence]:
     """Each gate row's p_answer differences (its pairs where both records have one), in the rows' order."""
     from ctxprobe.evals.compare.paired.p_answer import row_values
 
@@ -115,8 +127,9 @@ def row_verdict(row: CompareRow, failed: bool, margin: float, passed: bool | Non
     return "PASS" if row.diff_lo > -margin else "UNDECIDED"
 
 
-def examples(candidate: str, pairs: list[Pair], rows: list[CompareRow],
-             per_row: int = EXAMPLES_PER_ROW) -> list[Example]:
+def examples(
+    candidate: str, pairs: list[Pair], rows: list[CompareRow], per_row: int = EXAMPLES_PER_ROW
+) -> list[Example]:
     """Up to `per_row` discordant pairs against the worse build of each family x length row that differs."""
     out: list[Example] = []
     for row in rows:
@@ -142,7 +155,10 @@ def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
     sample = pair.base.sample
     target = next((n for n in sample.needles if n.role == "target"), None)
     return Example(
-        candidate=candidate, where=where, worse=worse, sample_id=pair.cand.sample.sample_id,
+        candidate=candidate,
+        where=where,
+        worse=worse,
+        sample_id=pair.cand.sample.sample_id,
         expected=list(sample.expected.answers),
         base_extracted=list(pair.base.score.extracted if pair.base.score else []),
         cand_extracted=list(pair.cand.score.extracted if pair.cand.score else []),
@@ -150,7 +166,7 @@ def _example(candidate: str, where: str, worse: str, pair: Pair) -> Example:
     )
 
 
-def gate_cases(result: CompareResult) -> list["GateCase"]:
+def gate_cases(result: CompareResult) -> list[GateCase]:
     """The gate's rows of a comparison as CI cases (`evals.sequential.ci_outputs`), each with its verdict.
     For runs that stopped adaptively, and for the p_answer metric, the verdicts and bounds are the paired
     gate's (each bound one-sided). Each case names the other metric beside its own where the rows have both."""
@@ -168,35 +184,87 @@ def gate_cases(result: CompareResult) -> list["GateCase"]:
             (lo, hi), interval = betting_cs(row_tally(r), min(2.0 * result.alpha, 0.99)), SEQUENTIAL_INTERVAL
         elif r.clusters is not None:  # the chains' two-sided 95 % sequence: it holds each one-sided 95 % bound
             interval = SEQUENTIAL_INTERVAL
-        verdict = row_verdict(r, (r.candidate, r.where()) in failing, result.fail_if_drop or 0.0,
-                              None if passing is None else (r.candidate, r.where()) in passing)
-        correct = dict(diff=r.diff, diff_lo=lo, diff_hi=hi, n=r.n, interval=interval,
-                       detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, "
-                       f"p_holm {p_holm:.3g}")
+        verdict = row_verdict(
+            r,
+            (r.candidate, r.where()) in failing,
+            result.fail_if_drop or 0.0,
+            None if passing is None else (r.candidate, r.where()) in passing,
+        )
+        correct = dict(
+            diff=r.diff,
+            diff_lo=lo,
+            diff_hi=hi,
+            n=r.n,
+            interval=interval,
+            detail=f"baseline {100 * r.base_accuracy:.0f}% vs candidate {100 * r.cand_accuracy:.0f}%, "
+            f"p_holm {p_holm:.3g}",
+        )
         pa = r.p_answer
         if result.metric == "kl":
             kr = find_row(result.kl, r.candidate, r.level, r.family, r.variant, r.haystack, r.context_tokens)
-            own = (dict(diff=kr.kl, diff_lo=kr.gate_lo, diff_hi=kr.gate_hi, n=kr.n, interval=SEQUENTIAL_INTERVAL,
-                        detail=f"mean KL over {kr.positions} answer positions, top-1 agreement {100 * kr.top1:.0f}%")
-                   if kr is not None and kr.verdict is not None else
-                   dict(diff=float("nan"), diff_lo=float("nan"), diff_hi=float("nan"), n=0,
-                        interval=SEQUENTIAL_INTERVAL, detail="no pair has top-k answer log-probabilities on both sides"))
+            own = (
+                dict(
+                    diff=kr.kl,
+                    diff_lo=kr.gate_lo,
+                    diff_hi=kr.gate_hi,
+                    n=kr.n,
+                    interval=SEQUENTIAL_INTERVAL,
+                    detail=f"mean KL over {kr.positions} answer positions, top-1 agreement {100 * kr.top1:.0f}%",
+                )
+                if kr is not None and kr.verdict is not None
+                else dict(
+                    diff=float("nan"),
+                    diff_lo=float("nan"),
+                    diff_hi=float("nan"),
+                    n=0,
+                    interval=SEQUENTIAL_INTERVAL,
+                    detail="no pair has top-k answer log-probabilities on both sides",
+                )
+            )
             verdict = kr.verdict if kr is not None and kr.verdict is not None else "UNDECIDED"
             other = metric_text("correct", r.diff, lo, hi, r.n, interval)
         elif result.metric == "p_answer":
-            own = (dict(diff=pa.diff, diff_lo=pa.gate_lo, diff_hi=pa.gate_hi, n=pa.n, interval=SEQUENTIAL_INTERVAL,
-                        detail=f"p_answer baseline {pa.base:.3f} vs candidate {pa.cand:.3f} ({pa.n} of "
-                        f"{pa.n + pa.missing} pairs have it)")
-                   if pa is not None else
-                   dict(diff=float("nan"), diff_lo=float("nan"), diff_hi=float("nan"), n=0,
-                        interval=SEQUENTIAL_INTERVAL, detail="no pair has answer probabilities on both sides"))
+            own = (
+                dict(
+                    diff=pa.diff,
+                    diff_lo=pa.gate_lo,
+                    diff_hi=pa.gate_hi,
+                    n=pa.n,
+                    interval=SEQUENTIAL_INTERVAL,
+                    detail=f"p_answer baseline {pa.base:.3f} vs candidate {pa.cand:.3f} ({pa.n} of "
+                    f"{pa.n + pa.missing} pairs have it)",
+                )
+                if pa is not None
+                else dict(
+                    diff=float("nan"),
+                    diff_lo=float("nan"),
+                    diff_hi=float("nan"),
+                    n=0,
+                    interval=SEQUENTIAL_INTERVAL,
+                    detail="no pair has answer probabilities on both sides",
+                )
+            )
             other = metric_text("correct", r.diff, lo, hi, r.n, interval)
         else:
             own = correct
-            other = ("" if not any_p else "p_answer: no pair has it" if pa is None
-                     else metric_text("p_answer", pa.diff, pa.gate_lo, pa.gate_hi, pa.n, SEQUENTIAL_INTERVAL))
-        out.append(GateCase(candidate=r.candidate, where=r.where(), primary=r.level == "family", verdict=verdict,
-                            metric=result.metric, other=other, **own))
+            other = (
+                ""
+                if not any_p
+                else "p_answer: no pair has it"
+                if pa is None
+                else metric_text("p_answer", pa.diff, pa.gate_lo, pa.gate_hi, pa.n, SEQUENTIAL_INTERVAL)
+            )
+        out.append(
+            GateCase(
+                candidate=r.candidate,
+                where=r.where(),
+                primary=r.level == "family",
+                verdict=verdict,
+                metric=result.metric,
+                other=other,
+                **own,
+            )
+        )
     return out
 
 
@@ -228,12 +296,20 @@ def undecided_text(result: CompareResult) -> str:
 
     short = "chains" if any(chains.get((c.candidate, c.where)) is not None for c in open_) else "pairs"
     fewest = chains_to_pass(result) if short == "chains" else None
-    return ("; ".join(f"{c.candidate} {c.where} {_bounds(c.metric, c.diff_lo, c.diff_hi)}, {size(c)}" for c in open_)
-            + f" (the interval reaches past the margin: more {short} are needed to PASS"
-            + (": a nested run's pairs in one chain share their prompt, so the chains are what the interval counts"
-               + (f"; at this margin a row of chains PASSes from {fewest} at the fewest, every chain equal)"
-                  if fewest is not None else ")")
-               if short == "chains" else ")"))
+    return (
+        "; ".join(f"{c.candidate} {c.where} {_bounds(c.metric, c.diff_lo, c.diff_hi)}, {size(c)}" for c in open_)
+        + f" (the interval reaches past the margin: more {short} are needed to PASS"
+        + (
+            ": a nested run's pairs in one chain share their prompt, so the chains are what the interval counts"
+            + (
+                f"; at this margin a row of chains PASSes from {fewest} at the fewest, every chain equal)"
+                if fewest is not None
+                else ")"
+            )
+            if short == "chains"
+            else ")"
+        )
+    )
 
 
 def chains_to_pass(result: CompareResult) -> int | None:

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-
 from ctxprobe.evals.compare.confseq import PairedTally, bisect
 
 # Fractions of the largest safe stake: dense where the gate's rows bet (a few percent of pairs discordant).
@@ -65,7 +64,7 @@ class PairedValues:
         # resumed or reordered run computes the same e-values to the last bit
         object.__setattr__(self, "values", tuple(sorted(float(v) for v in self.values)))
 
-    def plus(self, more: Iterable[float]) -> "PairedValues":
+    def plus(self, more: Iterable[float]) -> PairedValues:
         return PairedValues(self.values + tuple(float(v) for v in more), self.lo, self.hi)
 
     @property
@@ -93,7 +92,7 @@ class PairedValues:
     def array(self) -> np.ndarray:
         return np.asarray(self.values, dtype=float)
 
-    def mirrored(self) -> "PairedValues":
+    def mirrored(self) -> PairedValues:
         return PairedValues(tuple(-v for v in self.values), -self.hi, -self.lo)
 
 
@@ -176,8 +175,14 @@ def betting_cs(tally: Evidence, alpha: float = 0.05) -> tuple[float, float]:
         return (low, high)
     bound = math.log(2.0 / alpha)
     centre = min(max(tally.mean, low + 1e-9), high - 1e-9)
-    lo = low if log_e_above(low + 1e-9, tally) < bound else bisect(
-        centre, low + 1e-9, lambda d: log_e_above(d, tally) < bound)
-    hi = high if log_e_below(high - 1e-9, tally) < bound else bisect(
-        centre, high - 1e-9, lambda d: log_e_below(d, tally) < bound)
+    lo = (
+        low
+        if log_e_above(low + 1e-9, tally) < bound
+        else bisect(centre, low + 1e-9, lambda d: log_e_above(d, tally) < bound)
+    )
+    hi = (
+        high
+        if log_e_below(high - 1e-9, tally) < bound
+        else bisect(centre, high - 1e-9, lambda d: log_e_below(d, tally) < bound)
+    )
     return (lo, hi)

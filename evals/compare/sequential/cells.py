@@ -6,18 +6,19 @@ soon as its confidence sequence (`bernoulli_cs`, valid however early it stops) l
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
-
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from ctxprobe.evals.compare.confseq import bernoulli_cs
 from ctxprobe.tasks.errors import UserError, first_problem
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 StopReason = Literal["above", "below", "precision", "cap"]
-STOP_REASONS: dict[str, str] = {"above": "decided above the threshold", "below": "decided below the threshold",
-                                "precision": "precision reached", "cap": "at the cap (max samples)"}
+STOP_REASONS: dict[str, str] = {
+    "above": "decided above the threshold",
+    "below": "decided below the threshold",
+    "precision": "precision reached",
+    "cap": "at the cap (max samples)",
+}
 
 
 class StopRule(BaseModel):
@@ -26,18 +27,23 @@ class StopRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    stop: Literal["fixed", "decided"] = Field("fixed", description="fixed: every cell gets the suite's samples; "
-                                              "decided: each cell stops once its anytime-valid interval decides it")
-    threshold: float | None = Field(None, gt=0, lt=1, description="decided: stop a cell once it is confidently "
-                                    "above or below this accuracy")
-    precision: float | None = Field(None, gt=0, lt=0.5, description="decided: stop a cell once its interval's "
-                                    "half-width is at most this")
+    stop: Literal["fixed", "decided"] = Field(
+        "fixed",
+        description="fixed: every cell gets the suite's samples; "
+        "decided: each cell stops once its anytime-valid interval decides it",
+    )
+    threshold: float | None = Field(
+        None, gt=0, lt=1, description="decided: stop a cell once it is confidently above or below this accuracy"
+    )
+    precision: float | None = Field(
+        None, gt=0, lt=0.5, description="decided: stop a cell once its interval's half-width is at most this"
+    )
     min_samples: int = Field(1, ge=1, description="decided: samples every cell gets before it may stop")
     max_samples: int | None = Field(None, ge=1, description="decided: the cap per cell (default: the suite's samples)")
     alpha: float = Field(0.05, gt=0, lt=1, description="decided: 1 - the intervals' confidence")
 
     @model_validator(mode="after")
-    def _goal(self) -> "StopRule":
+    def _goal(self) -> StopRule:
         if self.stop == "decided" and self.threshold is None and self.precision is None:
             raise ValueError("--stop decided needs --threshold or --precision (or both)")
         if self.max_samples is not None and self.min_samples > self.max_samples:
@@ -50,8 +56,11 @@ class StopRule(BaseModel):
 
 # The run's options: each field of the rule, unset by default (the suite's `stop:` then decides), declared
 # once above.
-_UNSET_RULE: dict[str, Any] = {name: (cast(Any, field.annotation) | None, Field(None, description=field.description))
-                               for name, field in StopRule.model_fields.items() if name != "alpha"}
+_UNSET_RULE: dict[str, Any] = {
+    name: (cast(Any, field.annotation) | None, Field(None, description=field.description))
+    for name, field in StopRule.model_fields.items()
+    if name != "alpha"
+}
 if TYPE_CHECKING:
     StopOptions: TypeAlias = Any  # a model made at import: its fields are StopRule's, unknown to a type checker
 else:

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxprobe.evals.compare.sequential.gate import PASS_MEANING, overall_verdict
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.safe_write import replace_file
-from ctxprobe.evals.compare.sequential.gate import PASS_MEANING, overall_verdict
 
 FIXED_INTERVAL = "95% interval"  # the fixed gate's bounds (two-sided)
 SEQUENTIAL_INTERVAL = "anytime-valid bounds (each one-sided 95%)"  # the sequential gate's bounds
@@ -52,8 +52,7 @@ def metric_text(metric: str, diff: float, lo: float, hi: float, n: int, interval
     probability points; kl's a mean in nats: `kl: mean 0.0435 nats, ...`)."""
     if metric == "kl":
         return f"kl: mean {diff:.4f} nats, {interval} [{lo:.4f}, {hi:.4f}], n {n} pairs"
-    return (f"{metric}: diff {signed(diff, 1)} points, {interval} [{signed(lo, 1)}, {signed(hi, 1)}], "
-            f"n {n} pairs")
+    return f"{metric}: diff {signed(diff, 1)} points, {interval} [{signed(lo, 1)}, {signed(hi, 1)}], n {n} pairs"
 
 
 def gate_outcome(cases: list[GateCase]) -> str:
@@ -66,19 +65,33 @@ def junit_xml(cases: list[GateCase], title: str, engine_faults: Sequence[str] = 
     answers (`engine_faults`, one line a run) is a failed test case of its own, typed `engine_fault`."""
     root = ET.Element("testsuites", name=title)
     if engine_faults:
-        suite = ET.SubElement(root, "testsuite", name=f"{title}: engine", tests=str(len(engine_faults)),
-                              failures=str(len(engine_faults)), errors="0", skipped="0", time="0")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=f"{title}: engine",
+            tests=str(len(engine_faults)),
+            failures=str(len(engine_faults)),
+            errors="0",
+            skipped="0",
+            time="0",
+        )
         for fault in engine_faults:
             element = ET.SubElement(suite, "testcase", classname="ctxprobe.engine", name="cache path", time="0")
             ET.SubElement(element, "failure", message=fault, type="engine_fault").text = fault
     for candidate in dict.fromkeys(c.candidate for c in cases):
         mine = [c for c in cases if c.candidate == candidate]
-        suite = ET.SubElement(root, "testsuite", name=f"{title}: {candidate}", tests=str(len(mine)),
-                              failures=str(sum(c.verdict == "FAIL" for c in mine)), errors="0",
-                              skipped=str(sum(c.verdict == "UNDECIDED" for c in mine)), time="0")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=f"{title}: {candidate}",
+            tests=str(len(mine)),
+            failures=str(sum(c.verdict == "FAIL" for c in mine)),
+            errors="0",
+            skipped=str(sum(c.verdict == "UNDECIDED" for c in mine)),
+            time="0",
+        )
         for case in mine:
-            element = ET.SubElement(suite, "testcase", classname=f"ctxprobe.gate.{candidate}", name=case.name,
-                                    time="0")
+            element = ET.SubElement(suite, "testcase", classname=f"ctxprobe.gate.{candidate}", name=case.name, time="0")
             if case.verdict == "FAIL":
                 ET.SubElement(element, "failure", message=case.message(), type="drop").text = case.message()
             elif case.verdict == "UNDECIDED":
@@ -95,18 +108,24 @@ def summary_markdown(cases: list[GateCase], title: str, engine_faults: Sequence[
     header = kinds[0] if len(kinds) == 1 else "interval"
     metric = cases[0].metric if cases else "correct"
     beside = any(c.other for c in cases)
-    lines = [f"### {title}: {gate_outcome(cases)} (on {metric})", "",
-             f"| candidate | row | verdict | diff | {header} | n |" + (" beside it |" if beside else ""),
-             "|---|---|---|---:|---:|---:|" + ("---|" if beside else "")]
+    lines = [
+        f"### {title}: {gate_outcome(cases)} (on {metric})",
+        "",
+        f"| candidate | row | verdict | diff | {header} | n |" + (" beside it |" if beside else ""),
+        "|---|---|---|---:|---:|---:|" + ("---|" if beside else ""),
+    ]
     for c in cases:
-        lines.append(f"| {c.candidate} | {c.name} | {c.verdict} | {signed(c.diff, 1)} | "
-                     f"[{signed(c.diff_lo, 1)}, {signed(c.diff_hi, 1)}] | {c.n} |" + (f" {c.other} |" if beside else ""))
+        lines.append(
+            f"| {c.candidate} | {c.name} | {c.verdict} | {signed(c.diff, 1)} | "
+            f"[{signed(c.diff_lo, 1)}, {signed(c.diff_hi, 1)}] | {c.n} |" + (f" {c.other} |" if beside else "")
+        )
     faults = [f"**ENGINE FAULT: {fault}**" for fault in engine_faults]
     return "\n".join([*faults, *([""] if faults else []), *lines, "", PASS_MEANING]) + "\n"
 
 
-def write_ci_outputs(cases: list[GateCase], title: str, junit: str | None, summary_md: str | None,
-                     engine_faults: Sequence[str] = ()) -> list[Path]:
+def write_ci_outputs(
+    cases: list[GateCase], title: str, junit: str | None, summary_md: str | None, engine_faults: Sequence[str] = ()
+) -> list[Path]:
     """Write the files asked for; the markdown is also appended to `$GITHUB_STEP_SUMMARY` when set."""
     written: list[Path] = []
     if junit:

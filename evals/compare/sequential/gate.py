@@ -66,18 +66,27 @@ from typing import Literal
 
 from ctxprobe.evals.compare.confseq import PairedTally, p_from_log_e
 from ctxprobe.evals.compare.sequential.betting import (
-    Evidence, PairedValues, betting_cs, log_e_below, log_e_fail, log_e_pass,
+    Evidence,
+    PairedValues,
+    betting_cs,
+    log_e_below,
+    log_e_fail,
+    log_e_pass,
 )
 from ctxprobe.evals.compare.sequential.holm import PRIMARY_SHARE, row_weights, weighted_holm
 
 Verdict = Literal["FAIL", "PASS", "UNDECIDED"]
 PassRule = Literal["each", "holm"]
-PASS_MEANING = ("A row's PASS holds at alpha on its own (its drop is under the margin); the gate PASSes when every "
-                "pooled row does (an intersection-union test, no correction needed); FAIL is corrected over all rows.")
-GATE_METHOD = ("anytime-valid betting e-values (Waudby-Smith & Ramdas); FAIL: a drop significant against 0 "
-               "and below -margin, weighted Holm over all rows (pooled family rows primary, "
-               f"{PRIMARY_SHARE:.0%} of alpha); PASS: significantly above -margin, each row at the full alpha "
-               "(the gate PASSes when every pooled row does: an intersection-union test)")
+PASS_MEANING = (
+    "A row's PASS holds at alpha on its own (its drop is under the margin); the gate PASSes when every "
+    "pooled row does (an intersection-union test, no correction needed); FAIL is corrected over all rows."
+)
+GATE_METHOD = (
+    "anytime-valid betting e-values (Waudby-Smith & Ramdas); FAIL: a drop significant against 0 "
+    "and below -margin, weighted Holm over all rows (pooled family rows primary, "
+    f"{PRIMARY_SHARE:.0%} of alpha); PASS: significantly above -margin, each row at the full alpha "
+    "(the gate PASSes when every pooled row does: an intersection-union test)"
+)
 
 
 @dataclass
@@ -113,16 +122,18 @@ class SequentialRow:
         if isinstance(self.tally, PairedValues):
             self.add_values(diffs, margin)
         else:
-            self.add(sum(1 for d in diffs if d < 0), sum(1 for d in diffs if d == 0), sum(1 for d in diffs if d > 0),
-                     margin)
+            self.add(
+                sum(1 for d in diffs if d < 0), sum(1 for d in diffs if d == 0), sum(1 for d in diffs if d > 0), margin
+            )
 
     def _take(self, tally: Evidence, margin: float) -> None:
         if self.primary and self.verdict is not None:
             return
         self.tally = tally
         self.rounds += 1
-        self.log_e_fail = max(self.log_e_fail, log_e_below(-margin, self.tally) if self.fails_at_margin
-                              else log_e_fail(self.tally))
+        self.log_e_fail = max(
+            self.log_e_fail, log_e_below(-margin, self.tally) if self.fails_at_margin else log_e_fail(self.tally)
+        )
         self.log_e_pass = max(self.log_e_pass, log_e_pass(margin, self.tally))
 
     @property
@@ -139,15 +150,19 @@ class SequentialRow:
         return betting_cs(self.tally, min(2.0 * alpha, 0.99))
 
 
-def decide(rows: Sequence[SequentialRow], margin: float, alpha: float,
-           share: float = PRIMARY_SHARE, pass_rule: PassRule = "each") -> list[Verdict | None]:
+def decide(
+    rows: Sequence[SequentialRow],
+    margin: float,
+    alpha: float,
+    share: float = PRIMARY_SHARE,
+    pass_rule: PassRule = "each",
+) -> list[Verdict | None]:
     """Each row's verdict now (None: not decided yet), and the rows' `verdict` set where decided. A decided
     row keeps its verdict: its p-values only fall, and Holm's adjustment only falls with them. PASS is each
     row's own p-value against alpha (`pass_rule="holm"`: the earlier weighted Holm, for comparison)."""
     weights = row_weights([r.primary for r in rows], share)
     adj_fail = weighted_holm([r.p_fail for r in rows], weights)
-    adj_pass = (weighted_holm([r.p_pass for r in rows], weights) if pass_rule == "holm"
-                else [r.p_pass for r in rows])
+    adj_pass = weighted_holm([r.p_pass for r in rows], weights) if pass_rule == "holm" else [r.p_pass for r in rows]
     out: list[Verdict | None] = []
     for row, pf, pp in zip(rows, adj_fail, adj_pass):
         if row.verdict is None:
@@ -176,8 +191,7 @@ def open_rows(rows: Sequence[SequentialRow], margin: float) -> list[bool]:
         return [r.verdict is None for r in rows]
     if any(r.primary and r.verdict is None for r in rows):
         return [True] * len(rows)
-    return [not r.primary and r.verdict is None and r.tally.n > 0 and r.tally.mean < -SUSPECT * margin
-            for r in rows]
+    return [not r.primary and r.verdict is None and r.tally.n > 0 and r.tally.mean < -SUSPECT * margin for r in rows]
 
 
 def family_done(rows: Sequence[SequentialRow], margin: float = 0.0) -> bool:
@@ -201,8 +215,9 @@ def overall_verdict(primary: Sequence[bool], verdicts: Sequence[str]) -> Verdict
     return "PASS" if chosen and all(v == "PASS" for v in chosen) else "UNDECIDED"
 
 
-def fewest_to_pass(margin: float, alpha: float, lo: float = -1.0, hi: float = 1.0, value: float = 0.0,
-                   most: int = 1_000_000) -> int | None:
+def fewest_to_pass(
+    margin: float, alpha: float, lo: float = -1.0, hi: float = 1.0, value: float = 0.0, most: int = 1_000_000
+) -> int | None:
     """The fewest observations, every one exactly `value` (0: the two builds agree everywhere), at which a row
     of values in [lo, hi] PASSes at `margin` and `alpha` (its e-value against "a drop of the margin or more"
     reaches 1 / alpha), by the rule `decide` applies; None if not within `most`.
@@ -215,8 +230,11 @@ def fewest_to_pass(margin: float, alpha: float, lo: float = -1.0, hi: float = 1.
     log(1 / alpha) / -log(1 - q) on (59 chains at 5 points on [-1, 1], value 0). The betting rule spreads its
     stake over a grid of bet sizes (`betting.STAKES`) and needs more than that floor."""
     if not 0.0 < alpha < 1.0 or not lo <= value <= hi or not 0.0 < margin < value - lo:
-        raise ValueError(f"need 0 < alpha < 1, lo <= value <= hi and 0 < margin < value - lo; got alpha {alpha}, "
-                         f"[{lo}, {hi}], value {value}, margin {margin}")
+        raise ValueError(
+            f"need 0 < alpha < 1, lo <= value <= hi and 0 < margin < value - lo; got alpha {alpha}, "
+            f"[{lo}, {hi}], value {value}, margin {margin}"
+        )
+
     def passes(n: int) -> bool:
         return p_from_log_e(log_e_pass(margin, PairedValues((value,) * n, lo, hi))) < alpha
 
@@ -232,7 +250,8 @@ def fewest_to_pass(margin: float, alpha: float, lo: float = -1.0, hi: float = 1.
     return top
 
 
-def final_verdicts(rows: Sequence[SequentialRow], margin: float, alpha: float,
-                   pass_rule: PassRule = "each") -> list[Verdict]:
+def final_verdicts(
+    rows: Sequence[SequentialRow], margin: float, alpha: float, pass_rule: PassRule = "each"
+) -> list[Verdict]:
     """The verdicts when sampling has ended: undecided rows are UNDECIDED."""
     return [v or "UNDECIDED" for v in decide(rows, margin, alpha, pass_rule=pass_rule)]

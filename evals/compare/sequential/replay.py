@@ -9,11 +9,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.gate import (
-    PassRule, SequentialRow, Verdict, decide, final_verdicts, gate_verdict, open_rows,
+    PassRule,
+    SequentialRow,
+    Verdict,
+    decide,
+    final_verdicts,
+    gate_verdict,
+    open_rows,
 )
 
 
@@ -28,8 +33,14 @@ class Replay:
     sent: np.ndarray
 
 
-def replay_gate(diff: np.ndarray, margin: float, alpha: float, continuous: bool = False,
-                pass_rule: PassRule = "each", new_row: Callable[[bool], SequentialRow] | None = None) -> Replay:
+def replay_gate(
+    diff: np.ndarray,
+    margin: float,
+    alpha: float,
+    continuous: bool = False,
+    pass_rule: PassRule = "each",
+    new_row: Callable[[bool], SequentialRow] | None = None,
+) -> Replay:
     """`diff`: (family, length, round, pair) paired differences: -1, 0 or 1 (correctness) or, with
     `continuous`, values in [-1, 1] (answer probabilities). Each round sends the open lengths' pairs.
     `new_row(primary)` makes the rows where they are of another kind (`kl_gate.kl_row`: scaled KL in [-1, 0])."""

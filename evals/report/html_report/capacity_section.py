@@ -18,6 +18,8 @@ def capacity_section(records: list[SampleRecord], threshold: float) -> dict[str,
     fig = capacity_figure(curve)
     if not grids or fig is None:
         return None
-    tables = [{"name": f"{family} {variant} [{haystack}]", "header": header, "rows": rows}
-              for (family, variant, haystack), header, rows in grids]
+    tables = [
+        {"name": f"{family} {variant} [{haystack}]", "header": header, "rows": rows}
+        for (family, variant, haystack), header, rows in grids
+    ]
     return {"rule": rule_text(threshold), "chart": svg_data_uri(fig), "tables": tables}

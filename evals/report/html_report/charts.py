@@ -10,11 +10,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxprobe.tasks.lengths import format_length
 from matplotlib import rc_context
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
-
-from ctxprobe.tasks.lengths import format_length
 
 
 def accuracy_colour(value: float) -> tuple[str, str]:
@@ -62,8 +61,14 @@ class Series:
     hi: list[float] | None = None
 
 
-def length_chart(series: list[Series], ylabel: str, *, threshold: float | None = None,
-                 bracket: tuple[int, int] | None = None, ylim: tuple[float, float] | None = None) -> str:
+def length_chart(
+    series: list[Series],
+    ylabel: str,
+    *,
+    threshold: float | None = None,
+    bracket: tuple[int, int] | None = None,
+    ylim: tuple[float, float] | None = None,
+) -> str:
     """Lines against context length (log scale), intervals as error bars, an optional threshold line and
     a shaded bracket (longest passing .. shortest failing length); an SVG data URI."""
     fig = Figure(figsize=(6.4, 3.0), layout="constrained")
@@ -72,7 +77,10 @@ def length_chart(series: list[Series], ylabel: str, *, threshold: float | None =
     for s in series:
         ticks.update(s.lengths)
         if s.lo is not None and s.hi is not None:
-            err = [[max(0.0, v - lo) for v, lo in zip(s.values, s.lo)], [max(0.0, hi - v) for v, hi in zip(s.values, s.hi)]]
+            err = [
+                [max(0.0, v - lo) for v, lo in zip(s.values, s.lo)],
+                [max(0.0, hi - v) for v, hi in zip(s.values, s.hi)],
+            ]
             ax.errorbar(s.lengths, s.values, yerr=err, marker="o", capsize=3, label=s.label)
         else:
             ax.plot(s.lengths, s.values, marker="o", label=s.label)

@@ -43,10 +43,15 @@ def trend_table(data: dict[str, Any]) -> dict[str, Any]:
             acc = p.get("accuracy") if p else None
             bg, fg = accuracy_colour(math.nan if acc is None else float(acc))
             text = "–" if acc is None else f"{100 * acc:.0f}%"
-            sub = "" if p is None else f"[{100 * p['ci_lo']:.0f}–{100 * p['ci_hi']:.0f}] n={p['n']}" + (
-                f" +{p['errors']} err" if p.get("errors") else "")
-            cells.append({"text": text, "sub": sub, "background": bg, "colour": fg,
-                          "flagged": (run.get("path"), c) in flagged})
+            sub = (
+                ""
+                if p is None
+                else f"[{100 * p['ci_lo']:.0f}–{100 * p['ci_hi']:.0f}] n={p['n']}"
+                + (f" +{p['errors']} err" if p.get("errors") else "")
+            )
+            cells.append(
+                {"text": text, "sub": sub, "background": bg, "colour": fg, "flagged": (run.get("path"), c) in flagged}
+            )
         rows.append({"label": run.get("label", "?"), "created": when(run.get("created")), "cells": cells})
     headers = [f"{c[0]} {c[1]} [{c[2]}] {format_length(c[3])}" for c in columns]
     return {"headers": headers, "rows": rows}
@@ -58,12 +63,22 @@ def nights(data: dict[str, Any]) -> list[dict[str, Any]]:
     names = {r.get("path"): r.get("label", "?") for r in data.get("runs", [])}
     out = []
     for s in data.get("steps", []):
-        drops = [f"{r.get('family')} {r.get('variant')} [{r.get('haystack')}] "
-                 f"{format_length(int(r.get('context_tokens', 0)))}: {signed(float(r.get('diff', 0)))} points "
-                 f"(p_holm {float(r.get('p_holm') or 0):.3g})" for r in s.get("drops", [])]
-        out.append({"previous": names.get(s.get("previous"), s.get("previous")),
-                    "current": names.get(s.get("current"), s.get("current")), "pairs": s.get("pairs", 0),
-                    "drops": drops, "signals": s.get("signals", []), "note": s.get("note")})
+        drops = [
+            f"{r.get('family')} {r.get('variant')} [{r.get('haystack')}] "
+            f"{format_length(int(r.get('context_tokens', 0)))}: {signed(float(r.get('diff', 0)))} points "
+            f"(p_holm {float(r.get('p_holm') or 0):.3g})"
+            for r in s.get("drops", [])
+        ]
+        out.append(
+            {
+                "previous": names.get(s.get("previous"), s.get("previous")),
+                "current": names.get(s.get("current"), s.get("current")),
+                "pairs": s.get("pairs", 0),
+                "drops": drops,
+                "signals": s.get("signals", []),
+                "note": s.get("note"),
+            }
+        )
     return out
 
 
@@ -71,10 +86,18 @@ def history_section(data: dict[str, Any], folder: Path | None) -> dict[str, Any]
     """Everything the history template shows; `folder` holds the trend PNG history drew, if any."""
     trend = folder / "trend.png" if folder is not None else None
     steps = nights(data)
-    return {"kind": "history", "title": f"history of suite {data.get('suite', '?')}", "path": str(folder or ""),
-            "suite": data.get("suite"), "alpha": data.get("alpha"), "table": trend_table(data),
-            "nights": steps, "flagged": [s for s in steps if s["drops"]], "skipped": data.get("skipped", []),
-            "trend": png_data_uri(trend) if trend is not None and trend.is_file() else None}
+    return {
+        "kind": "history",
+        "title": f"history of suite {data.get('suite', '?')}",
+        "path": str(folder or ""),
+        "suite": data.get("suite"),
+        "alpha": data.get("alpha"),
+        "table": trend_table(data),
+        "nights": steps,
+        "flagged": [s for s in steps if s["drops"]],
+        "skipped": data.get("skipped", []),
+        "trend": png_data_uri(trend) if trend is not None and trend.is_file() else None,
+    }
 
 
 def read_history(folder: Path) -> dict[str, Any]:

@@ -49,9 +49,11 @@ class PromptRebuilder:
         if not self._opened:
             self._opened = True
             if self.spec.startswith("server"):
-                self._problem = (f"not rebuilt: the run counted tokens with the endpoint's tokenizer ({self.spec}), "
-                                 "which a report does not call; `ctxprobe prompt RUN_DIR SAMPLE_ID` rebuilds it "
-                                 "while the server is up")
+                self._problem = (
+                    f"not rebuilt: the run counted tokens with the endpoint's tokenizer ({self.spec}), "
+                    "which a report does not call; `ctxprobe prompt RUN_DIR SAMPLE_ID` rebuilds it "
+                    "while the server is up"
+                )
             elif not self.spec.startswith("estimate"):
                 try:  # an offline counter (`local:`): no server is reached, so no key is needed
                     self._counter = make_token_counter(self.spec)
@@ -72,13 +74,16 @@ class PromptRebuilder:
             return PromptContext(note=f"not rebuilt: {exc}")
         note = None
         if sample.prompt_sha256 != record.sample.prompt_sha256:
-            note = ("the rebuilt prompt differs from the one sent (sha256 mismatch: another generator or "
-                    "tokenizer); shown as rebuilt")
+            note = (
+                "the rebuilt prompt differs from the one sent (sha256 mismatch: another generator or "
+                "tokenizer); shown as rebuilt"
+            )
         order = {"target": 0, "hop": 1, "distractor": 2}
         needles = sorted(sample.needles, key=lambda n: (order.get(n.role, 3), n.char_offset))[:max_needles]
         windows = [_window(sample.prompt, n.role, n.depth_pct, n.char_offset, n.text) for n in needles]
-        return PromptContext(windows=sorted(windows, key=lambda w: w.char_offset), prompt_chars=len(sample.prompt),
-                             note=note)
+        return PromptContext(
+            windows=sorted(windows, key=lambda w: w.char_offset), prompt_chars=len(sample.prompt), note=note
+        )
 
 
 def _window(prompt: str, role: str, depth_pct: float, offset: int, text: str) -> Window:
@@ -89,5 +94,6 @@ def _window(prompt: str, role: str, depth_pct: float, offset: int, text: str) ->
     start, stop = max(0, offset - WINDOW_CHARS), min(len(prompt), end + WINDOW_CHARS)
     before = ("…" if start else "") + prompt[start:offset]
     after = prompt[end:stop] + ("…" if stop < len(prompt) else "")
-    return Window(role=role, depth_pct=depth_pct, char_offset=offset, before=before, needle=prompt[offset:end],
-                  after=after)
+    return Window(
+        role=role, depth_pct=depth_pct, char_offset=offset, before=before, needle=prompt[offset:end], after=after
+    )

@@ -23,9 +23,9 @@ HistoryOf = Callable[[Path], dict[str, Any]]  # a results folder of runs -> its 
 
 def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
     """The page section of one folder, by what the folder holds (a folder of runs needs `history_of`)."""
+    from ctxprobe.evals.records.store import MANIFEST, RunStore
     from ctxprobe.evals.report.html_report.compare_section import COMPARE_JSON, compare_section
     from ctxprobe.evals.report.html_report.history_section import HISTORY_JSON, history_section, read_history
-    from ctxprobe.evals.records.store import MANIFEST, RunStore
 
     if not path.is_dir():
         raise UserError(f"not a folder: {path}")
@@ -41,8 +41,8 @@ def section(path: Path, history_of: HistoryOf | None = None) -> dict[str, Any]:
             if not (path / LIMIT_JSON).is_file():
                 raise UserError(f"{path} is a limit folder without {LIMIT_JSON} (still running, or it failed)")
             return limit_section(path, manifest)
-        from ctxprobe.evals.report.html_report.run_section import run_section
         from ctxprobe.evals.records.load import load_run
+        from ctxprobe.evals.report.html_report.run_section import run_section
 
         return run_section(load_run(path, needles=False))
     return _history_of(path, history_of)
@@ -55,27 +55,34 @@ def _history_of(path: Path, history_of: HistoryOf | None) -> dict[str, Any]:
     if not any((p / "manifest.json").is_file() for p in path.iterdir() if p.is_dir()):
         raise UserError(f"{path} is not a run, limit, compare or history folder, nor a folder of runs")
     if history_of is None:
-        raise UserError(f"{path} is a folder of runs; run `ctxprobe history {path}` first and report its "
-                        "history-<suite> folder")
+        raise UserError(
+            f"{path} is a folder of runs; run `ctxprobe history {path}` first and report its history-<suite> folder"
+        )
     return history_section(history_of(path), None)
 
 
 def render_page(sections: list[dict[str, Any]], title: str) -> str:
     """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
+    from ctxprobe.evals.report.html_report.shown_text import printable
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
-    from ctxprobe.evals.report.html_report.shown_text import printable
-
-    env = Environment(loader=PackageLoader("ctxprobe.evals.report.html_report", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                      finalize=printable)
+    env = Environment(
+        loader=PackageLoader("ctxprobe.evals.report.html_report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=printable,
+    )
     for i, s in enumerate(sections):
         s["anchor"] = f"s{i + 1}"
     return env.get_template("page.html.j2").render(title=title, sections=sections)
 
 
-def report(paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT_HTML,
-           history_of: HistoryOf | None = None) -> Path:
+def report(
+    paths: Sequence[str | Path] | str | Path, output: str | Path = REPORT_HTML, history_of: HistoryOf | None = None
+) -> Path:
     """Render run, limit, compare and history folders (in the order given) into one HTML file at
     `output`; returns its path. A path that is none of these is a `UserError`, before anything is written.
     A results folder of runs is rendered as its history where `history_of` computes one."""

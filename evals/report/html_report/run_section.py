@@ -15,15 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from ctxprobe.evals.records.load import Run
-from ctxprobe.evals.records.outline import RecordOutline, full_records
-from ctxprobe.evals.records.record import SampleRecord
-from ctxprobe.evals.records.store import SAMPLES
 from ctxprobe.evals.compare.accuracy import framed
 from ctxprobe.evals.compare.clusters import cluster_of
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD
 from ctxprobe.evals.compare.paired.templates import BASE_LAYOUT, template_rows
+from ctxprobe.evals.records.load import Run
+from ctxprobe.evals.records.outline import RecordOutline, full_records
+from ctxprobe.evals.records.record import SampleRecord
+from ctxprobe.evals.records.store import SAMPLES
 from ctxprobe.evals.report.cache_path import SUSPECT, control_of, render_cache_path
 from ctxprobe.evals.report.html_report.capacity_section import capacity_section
 from ctxprobe.evals.report.html_report.charts import Series, accuracy_colour, length_chart
@@ -44,7 +43,7 @@ def when(ts: float | None) -> str:
     """A unix time as `2026-11-29 19:15 UTC` (the page is read far from where the run was)."""
     if not ts:
         return "?"
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def duration(seconds: float) -> str:
@@ -71,8 +70,14 @@ def layout_rows(suite: Suite) -> list[tuple[str, str]]:
     if "nested" not in layouts:
         return [("layout", "independent: each sample a prompt of its own")]
     which = "nested" if layouts == {"nested"} else "nested and independent (by task)"
-    return [("layout", which), ("chain", "one task and seed: a single haystack grown through the lengths, each "
-             "depth a question on it; a chain's samples share their context, so intervals count chains, not samples")]
+    return [
+        ("layout", which),
+        (
+            "chain",
+            "one task and seed: a single haystack grown through the lengths, each "
+            "depth a question on it; a chain's samples share their context, so intervals count chains, not samples",
+        ),
+    ]
 
 
 def header(run: Run) -> list[tuple[str, str]]:
@@ -91,14 +96,21 @@ def header(run: Run) -> list[tuple[str, str]]:
         rows.append(("KV cache type", str(opts["kv_cache_type"])))
     if m.endpoints:
         rows.append(("endpoints", ", ".join(m.endpoints)))
-    rows += [("suite", suite_text(m.suite)), *layout_rows(m.suite), ("mode", m.mode or "?"),
-             ("tokenizer", m.tokenizer or "?"),
-             ("token counter", m.token_counter or "?"),
-             ("ran", f"{when(m.created)} → {when(m.updated)} ({duration(m.updated - m.created)})"),
-             ("status", m.status),
-             ("samples", f"{m.samples_done or 0} scored, {m.samples_errored or 0} errored, "
-                         f"{m.samples_planned or 0} planned ({len(run.records)} records read)"),
-             ("ctxprobe", m.ctxprobe_version)]
+    rows += [
+        ("suite", suite_text(m.suite)),
+        *layout_rows(m.suite),
+        ("mode", m.mode or "?"),
+        ("tokenizer", m.tokenizer or "?"),
+        ("token counter", m.token_counter or "?"),
+        ("ran", f"{when(m.created)} → {when(m.updated)} ({duration(m.updated - m.created)})"),
+        ("status", m.status),
+        (
+            "samples",
+            f"{m.samples_done or 0} scored, {m.samples_errored or 0} errored, "
+            f"{m.samples_planned or 0} planned ({len(run.records)} records read)",
+        ),
+        ("ctxprobe", m.ctxprobe_version),
+    ]
     probabilities = answer_probability_line(run.records, m)
     if probabilities:
         rows.append(("answer probabilities", probabilities))
@@ -115,8 +127,11 @@ def answer_probability_line(records: list[SampleRecord], m: Any) -> str:
         return "unavailable from this engine" if m.logprobs and m.logprobs.samples_unavailable else ""
     p = sum(c[0] * c[1] for c in cells) / n
     top1 = sum(c[0] * c[2] for c in cells) / n
-    cost = (f"; {m.logprobs.extra_requests:,} extra requests, {m.logprobs.extra_prompt_tokens:,} extra prompt tokens"
-            if m.logprobs else "")
+    cost = (
+        f"; {m.logprobs.extra_requests:,} extra requests, {m.logprobs.extra_prompt_tokens:,} extra prompt tokens"
+        if m.logprobs
+        else ""
+    )
     return f"mean p_answer {p:.3f}, top-1 agreement {top1:.2f} over {n} samples{cost}"
 
 
@@ -161,13 +176,15 @@ def heatmap_panels(records: list[SampleRecord], stopping: Stopping | None = None
                         method, why = f"{1 - stopping.rule.alpha:.0%} confidence sequence", f"; {why}"
                     sub = f"n={n}{tag}" + ("" if n == 0 else f" [{lo:.2f}, {hi:.2f}]")
                     sub += f" +{errs} err" if errs else ""
-                    title = f"{format_length(ctx)} at {depth:g}%: " + ("no scored sample" if n == 0 else
-                             f"{acc:.0%} of {n} scored, {method} [{lo:.2f}, {hi:.2f}]{why}")
+                    title = f"{format_length(ctx)} at {depth:g}%: " + (
+                        "no scored sample" if n == 0 else f"{acc:.0%} of {n} scored, {method} [{lo:.2f}, {hi:.2f}]{why}"
+                    )
                     cells.append(Cell(text, sub, bg, fg, title + (f"; {errs} errored (not counted)" if errs else "")))
                 rows.append((f"{depth:g}%", cells))
             note = ", ".join(f"{v} {k}" for k, v in g.error_kinds.items())
-            out.setdefault(family, []).append(Panel(g.variant, g.haystack, [format_length(c) for c in g.contexts],
-                                                    rows, note))
+            out.setdefault(family, []).append(
+                Panel(g.variant, g.haystack, [format_length(c) for c in g.contexts], rows, note)
+            )
     return out
 
 
@@ -182,13 +199,22 @@ def accuracy_rows(records: list[SampleRecord], stopping: Stopping | None = None)
             continue  # in the absent column of the present question's rows
         n = int(r["n"])
         acc, lo, hi, partial = (float(r[k]) for k in ("accuracy", "ci_lo", "ci_hi", "partial_mean"))
-        rows.append({"family": r["family"], "variant": r["variant"], "haystack": r["haystack"],
-                     "length": format_length(int(r["context_tokens"])),
-                     "n": f"{n}{TAGS.get(str(r.get('stop', '')), '')}", "correct": int(r["correct"]),
-                     "accuracy": f"{acc:.1%}" if n else "–", "interval": f"[{lo:.1%}, {hi:.1%}]" if n else "–",
-                     "partial": f"{partial:.2f}" if n else "–", "errors": int(r["errors"]),
-                     "absent": _absent_cell(r),
-                     "background": accuracy_colour(acc if n else math.nan)[0]})
+        rows.append(
+            {
+                "family": r["family"],
+                "variant": r["variant"],
+                "haystack": r["haystack"],
+                "length": format_length(int(r["context_tokens"])),
+                "n": f"{n}{TAGS.get(str(r.get('stop', '')), '')}",
+                "correct": int(r["correct"]),
+                "accuracy": f"{acc:.1%}" if n else "–",
+                "interval": f"[{lo:.1%}, {hi:.1%}]" if n else "–",
+                "partial": f"{partial:.2f}" if n else "–",
+                "errors": int(r["errors"]),
+                "absent": _absent_cell(r),
+                "background": accuracy_colour(acc if n else math.nan)[0],
+            }
+        )
     return rows
 
 
@@ -198,10 +224,21 @@ def answer_rows(records: list[SampleRecord]) -> list[dict[str, Any]]:
     from ctxprobe.evals.report.attribution import ANSWER_COLUMNS, answers_by_depth, share_cells
 
     table = answers_by_depth(records)
-    return [] if table is None else [
-        {"family": r["family"], "variant": r["variant"], "haystack": r["haystack"], "depth": f"{r['depth']:g}%",
-         "n": int(r["n"]), **dict(zip([*ANSWER_COLUMNS, "rival_at"], share_cells(r)))}
-        for r in table.to_dict("records")]
+    return (
+        []
+        if table is None
+        else [
+            {
+                "family": r["family"],
+                "variant": r["variant"],
+                "haystack": r["haystack"],
+                "depth": f"{r['depth']:g}%",
+                "n": int(r["n"]),
+                **dict(zip([*ANSWER_COLUMNS, "rival_at"], share_cells(r))),
+            }
+            for r in table.to_dict("records")
+        ]
+    )
 
 
 def _absent_cell(row: dict[str, Any]) -> str:
@@ -209,8 +246,10 @@ def _absent_cell(row: dict[str, Any]) -> str:
     n = row.get("absent_n")
     if n is None or n != n or not int(n):
         return ""
-    return (f"{float(row['absent_accuracy']):.1%} ({int(n)}) "
-            f"[{float(row['absent_ci_lo']):.1%}, {float(row['absent_ci_hi']):.1%}]")
+    return (
+        f"{float(row['absent_accuracy']):.1%} ({int(n)}) "
+        f"[{float(row['absent_ci_lo']):.1%}, {float(row['absent_ci_hi']):.1%}]"
+    )
 
 
 @dataclass(frozen=True)
@@ -263,10 +302,18 @@ def timing(records: list[SampleRecord]) -> Timing:
         share = f"{sum(c for c, _ in cached) / sum(p for _, p in cached):.1%}" if cached else "not reported"
         out.cached_reported |= bool(cached)
         prompt = [x.prompt_tokens for x in group if x.prompt_tokens]
-        out.rows.append({"length": format_length(length), "n": len(group), "lat_p50": _quantile(lat, 0.5),
-                         "lat_p90": _quantile(lat, 0.9), "ttft_p50": _quantile(ttft, 0.5),
-                         "ttft_p90": _quantile(ttft, 0.9), "cached": share,
-                         "prompt_tokens": f"{sum(prompt) / len(prompt):,.0f}" if prompt else "–"})
+        out.rows.append(
+            {
+                "length": format_length(length),
+                "n": len(group),
+                "lat_p50": _quantile(lat, 0.5),
+                "lat_p90": _quantile(lat, 0.9),
+                "ttft_p50": _quantile(ttft, 0.5),
+                "ttft_p90": _quantile(ttft, 0.9),
+                "cached": share,
+                "prompt_tokens": f"{sum(prompt) / len(prompt):,.0f}" if prompt else "–",
+            }
+        )
         lat_series.append((length, lat))
         if ttft:
             ttft_series.append((length, ttft))
@@ -277,8 +324,13 @@ def timing(records: list[SampleRecord]) -> Timing:
 
 
 def _series(name: str, points: list[tuple[int, list[float]]]) -> Series:
-    return Series(name, [p[0] for p in points], [float(np.median(v)) for _, v in points],
-                  [float(np.quantile(v, 0.1)) for _, v in points], [float(np.quantile(v, 0.9)) for _, v in points])
+    return Series(
+        name,
+        [p[0] for p in points],
+        [float(np.median(v)) for _, v in points],
+        [float(np.quantile(v, 0.1)) for _, v in points],
+        [float(np.quantile(v, 0.9)) for _, v in points],
+    )
 
 
 @dataclass(frozen=True)
@@ -313,14 +365,21 @@ def failures(run: Run, per_condition: int = FAILURES_PER_CONDITION) -> list[Fail
             recipe, sample = r.sample.recipe, r.sample
             targets = [n for n in sample.needles if n.role != "distractor"] or sample.needles
             depths = ", ".join(f"{n.depth_pct:.1f}% ({n.role})" for n in targets) or f"{recipe.depth:g}% (planned)"
-            out.append(Failure(
-                where=f"{family} {variant} [{haystack}] {format_length(recipe.context_tokens)} @ {recipe.depth:g}%",
-                question=sample.question, expected=" | ".join(sample.expected.answers),
-                raw_output=clipped(r.response.text) or "" if r.response else "",
-                extracted=clipped(" | ".join(r.score.extracted)) or "" if r.score and r.score.extracted
-                else "(nothing extracted)",
-                needle_depths=depths, partial=f"{r.score.partial:.2f}" if r.score else "–",
-                sample_id=sample.sample_id, prompt=rebuilder.context(r)))
+            out.append(
+                Failure(
+                    where=f"{family} {variant} [{haystack}] {format_length(recipe.context_tokens)} @ {recipe.depth:g}%",
+                    question=sample.question,
+                    expected=" | ".join(sample.expected.answers),
+                    raw_output=clipped(r.response.text) or "" if r.response else "",
+                    extracted=clipped(" | ".join(r.score.extracted)) or ""
+                    if r.score and r.score.extracted
+                    else "(nothing extracted)",
+                    needle_depths=depths,
+                    partial=f"{r.score.partial:.2f}" if r.score else "–",
+                    sample_id=sample.sample_id,
+                    prompt=rebuilder.context(r),
+                )
+            )
     return out
 
 
@@ -346,13 +405,17 @@ def template_tables(records: list[SampleRecord], alpha: float = 0.05) -> list[di
     """Template sensitivity: per layout other than ctxprobe's, the compare page's verdict rows of the run's
     own pairs (the same needles under both layouts); none when the run has one layout."""
     rows = [r.model_dump() for r in template_rows(records, alpha)]
-    return [{"base": BASE_LAYOUT, "label": name, "verdicts": verdict_rows(rows, name)}
-            for name in sorted({r["candidate"] for r in rows})]
+    return [
+        {"base": BASE_LAYOUT, "label": name, "verdicts": verdict_rows(rows, name)}
+        for name in sorted({r["candidate"] for r in rows})
+    ]
 
 
 def template_methods(alpha: float = 0.05) -> str:
-    return (f"CI: {INTERVAL_METHOD}; p: exact McNemar on the discordant pairs, Holm-adjusted over each layout's "
-            f"rows; DROP or GAIN where Holm p < {alpha:g}.")
+    return (
+        f"CI: {INTERVAL_METHOD}; p: exact McNemar on the discordant pairs, Holm-adjusted over each layout's "
+        f"rows; DROP or GAIN where Holm p < {alpha:g}."
+    )
 
 
 def run_section(run: Run) -> dict[str, Any]:
@@ -365,15 +428,24 @@ def _run_section(run: Run) -> dict[str, Any]:
     records = run.records
     stopping = stopping_of(run.manifest)
     control = control_of(run.manifest)
-    return {"kind": "run",
-            "cache_path": render_cache_path(control).rstrip() if control else "",
-            "cache_path_fault": bool(control and control.fault), "suspect": SUSPECT, "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
-            "path": str(run.dir), "header": header(run),
-            "panels": heatmap_panels(records, stopping) if records else {},
-            "accuracy": accuracy_rows(records, stopping) if records else [],
-            "answers": answer_rows(records) if records else [],
-            "stop_legend": stopping.legend() if stopping else "", "errors": error_table(records),
-            "capacity": capacity_section(records, capacity_threshold(run.manifest)) if records else None,
-            "templates": template_tables(records), "template_methods": template_methods(),
-            "judge": render_judge(records, run.dir).strip(),
-            "timing": timing(records), "failures": failures(run), "n_records": len(records)}
+    return {
+        "kind": "run",
+        "cache_path": render_cache_path(control).rstrip() if control else "",
+        "cache_path_fault": bool(control and control.fault),
+        "suspect": SUSPECT,
+        "title": " · ".join(x for x in (run.manifest.label, run.manifest.model) if x) or run.dir.name,
+        "path": str(run.dir),
+        "header": header(run),
+        "panels": heatmap_panels(records, stopping) if records else {},
+        "accuracy": accuracy_rows(records, stopping) if records else [],
+        "answers": answer_rows(records) if records else [],
+        "stop_legend": stopping.legend() if stopping else "",
+        "errors": error_table(records),
+        "capacity": capacity_section(records, capacity_threshold(run.manifest)) if records else None,
+        "templates": template_tables(records),
+        "template_methods": template_methods(),
+        "judge": render_judge(records, run.dir).strip(),
+        "timing": timing(records),
+        "failures": failures(run),
+        "n_records": len(records),
+    }

@@ -20,6 +20,7 @@ from ctxprobe.tasks.identity import condition_key, condition_of
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.suite import Suite
 
+
 @dataclass(frozen=True)
 class AnswerBudget:
     """The budgets of one run. `answer_tokens` (the run's option) overrides every sample's answer budget;
@@ -64,8 +65,7 @@ class AnswerBudget:
         parts = f"prompt {sample.planned_tokens:,} + answer budget {self.answer(sample)}"
         if self.reasoning_tokens:
             parts += f" + reasoning budget {self.reasoning_tokens}"
-        return (f"{parts} = {need:,} tokens does not fit in the engine's context of {context_length:,} tokens "
-                "(not sent)")
+        return f"{parts} = {need:,} tokens does not fit in the engine's context of {context_length:,} tokens (not sent)"
 
 
 def suite_budgets(suite: Suite) -> dict[str, int]:

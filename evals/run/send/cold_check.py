@@ -54,8 +54,9 @@ class _ColdCapture(LogprobCapture):
         return {**self.adapter.logprob_body, **self.cold}
 
 
-async def send_checks(chosen: Sequence[Recipe], served: Served, store: RunStore, budget: AnswerBudget,
-                      latest: Mapping[str, SampleRecord]) -> int:
+async def send_checks(
+    chosen: Sequence[Recipe], served: Served, store: RunStore, budget: AnswerBudget, latest: Mapping[str, SampleRecord]
+) -> int:
     """Send the chosen checks that have no record yet, beside `latest` (the latest record of each sample: outlines,
     as a check reads the served answer, never its needles); returns how many were sent. An endpoint that stops
     answering stops them as `EndpointLost` (the run resumes them)."""
@@ -84,14 +85,28 @@ def _scored(record: SampleRecord | None) -> bool:
     return record is not None and record.error is None and record.score is not None and record.response is not None
 
 
-async def _one(client: EndpointClient, recipe: Recipe, cached: SampleRecord, served: Served, budget: AnswerBudget,
-               how: str, want: bool | None) -> CacheCheckRecord:
+async def _one(
+    client: EndpointClient,
+    recipe: Recipe,
+    cached: SampleRecord,
+    served: Served,
+    budget: AnswerBudget,
+    how: str,
+    want: bool | None,
+) -> CacheCheckRecord:
     cold = adapter(served.engine.engine).cold_prefill() or {}
     assert cached.response is not None and cached.score is not None
-    base = CacheCheckRecord(sample_id=recipe.sample_id(), cold_id=cold_id(recipe.sample_id()), chain=chain_key(recipe),
-                            context_tokens=recipe.context_tokens, depth=recipe.depth, how=how,
-                            cached_text=cached.response.text, cached_correct=cached.score.correct,
-                            cached_tokens=cached.response.cached_tokens)
+    base = CacheCheckRecord(
+        sample_id=recipe.sample_id(),
+        cold_id=cold_id(recipe.sample_id()),
+        chain=chain_key(recipe),
+        context_tokens=recipe.context_tokens,
+        depth=recipe.depth,
+        how=how,
+        cached_text=cached.response.text,
+        cached_correct=cached.score.correct,
+        cached_tokens=cached.response.cached_tokens,
+    )
     try:
         sample = await in_daemon_thread(build_sample, recipe, served.counter)
     except CallFailed as exc:  # the server's token counter stopped serving: resumable
@@ -105,9 +120,16 @@ async def _one(client: EndpointClient, recipe: Recipe, cached: SampleRecord, ser
         extra = {**extra, **capture.answer_body}
         asked["logprobs"] = capture.top
     try:
-        response = await client.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
-                                     seed=recipe.seed, chain=chain_key(recipe), extra_body=extra,
-                                     messages=sample.messages or None, **asked)
+        response = await client.send(
+            sample.prompt,
+            max_tokens=max_tokens,
+            planned_tokens=sample.planned_tokens,
+            seed=recipe.seed,
+            chain=chain_key(recipe),
+            extra_body=extra,
+            messages=sample.messages or None,
+            **asked,
+        )
     except EndpointError as exc:
         if exc.key_refused:
             raise EndpointLost(f"the endpoint refused the API key: {exc.detail}") from None
@@ -119,5 +141,11 @@ async def _one(client: EndpointClient, recipe: Recipe, cached: SampleRecord, ser
     if capture is not None:
         found, _ = await capture.measure(sample, response, recipe.seed)
         kl = pair_kl(cached, record.model_copy(update={"logprobs": found}))
-    return base.model_copy(update={"cold_text": response.text, "cold_correct": record.score.correct,
-                                   "cold_cached_tokens": response.cached_tokens, "kl": kl})
+    return base.model_copy(
+        update={
+            "cold_text": response.text,
+            "cold_correct": record.score.correct,
+            "cold_cached_tokens": response.cached_tokens,
+            "kl": kl,
+        }
+    )

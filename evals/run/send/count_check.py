@@ -27,4 +27,3 @@ def count_off(sample: Sample, response: Response | None) -> int | None:
         return None
     off = served - sample.planned_tokens
     return off if abs(off) > count_tolerance(sample.planned_tokens, sample.approximate) else None
-

@@ -7,13 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
-
 from ctxprobe.evals.run.send.options import SuiteOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.facts_axis import parse_facts
 from ctxprobe.tasks.families.dataset_digest import pinned
-from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.family_index import family_class, include
+from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.registry import known_families
 from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
 from ctxprobe.tasks.suite import INLINE_PREFIX, Suite, load_suite, parse_suite
@@ -41,17 +40,38 @@ def suite_for(opts: SuiteOptions) -> Suite:
     """The suite a run's options describe."""
     for path in opts.include:
         include(path)
-    return suite_from_args(opts.suite, opts.family, opts.params, opts.lengths, opts.depths, opts.samples,
-                           opts.haystack, opts.seed, templates=opts.templates,
-                           data={"qa": opts.qa, "needles": opts.needles, "mrcr": opts.mrcr},
-                           question_positions=opts.question_positions, facts=opts.facts, layout=opts.layout)
+    return suite_from_args(
+        opts.suite,
+        opts.family,
+        opts.params,
+        opts.lengths,
+        opts.depths,
+        opts.samples,
+        opts.haystack,
+        opts.seed,
+        templates=opts.templates,
+        data={"qa": opts.qa, "needles": opts.needles, "mrcr": opts.mrcr},
+        question_positions=opts.question_positions,
+        facts=opts.facts,
+        layout=opts.layout,
+    )
 
 
-def suite_from_args(suite: str | None, family: str | None, params: str | None, lengths: str | None,
-                    depths: str | None, samples: int | None, haystack: str | None, seed: int | None,
-                    templates: str | None = None, data: Mapping[str, str | None] | None = None,
-                    question_positions: str | None = None, facts: str | None = None,
-                    layout: str | None = None) -> Suite:
+def suite_from_args(
+    suite: str | None,
+    family: str | None,
+    params: str | None,
+    lengths: str | None,
+    depths: str | None,
+    samples: int | None,
+    haystack: str | None,
+    seed: int | None,
+    templates: str | None = None,
+    data: Mapping[str, str | None] | None = None,
+    question_positions: str | None = None,
+    facts: str | None = None,
+    layout: str | None = None,
+) -> Suite:
     """The named/file suite, or an inline one; lengths/depths/samples/haystack/seed/templates/facts override either.
     `data` names, by family, the data a data-backed family expands its tasks from (`DataBacked.expand_tasks`:
     `--qa` the datasets of the `qa` tasks, `--needles` the needle file of the `needles` tasks, `--mrcr` the
@@ -64,8 +84,12 @@ def suite_from_args(suite: str | None, family: str | None, params: str | None, l
     if alone and not suite:
         family = family or alone[0]
     if family:
-        base: dict[str, Any] = {"name": f"{INLINE_PREFIX}{family}", "lengths": lengths or "4k", "depths": depths or "0,50,100",
-                                "tasks": [{"family": family, "params": parse_params(params)}]}
+        base: dict[str, Any] = {
+            "name": f"{INLINE_PREFIX}{family}",
+            "lengths": lengths or "4k",
+            "depths": depths or "0,50,100",
+            "tasks": [{"family": family, "params": parse_params(params)}],
+        }
         data = base
     else:
         if params:
@@ -122,6 +146,10 @@ def with_facts_noted(suite: Suite, given: bool) -> Suite:
         raise UserError(f"--facts: suite {suite.name!r} has no task that holds facts (family capacity)")
     cells = [cell for task, params in layouts for cell in left_out(task.family, params, task.lengths or suite.lengths)]
     if cells:
-        print(f"note: {len(cells)} (facts, length) cell(s) left out, too many facts for the length: "
-              + "; ".join(cells[:6]) + ("; ..." if len(cells) > 6 else ""), file=sys.stderr)
+        print(
+            f"note: {len(cells)} (facts, length) cell(s) left out, too many facts for the length: "
+            + "; ".join(cells[:6])
+            + ("; ..." if len(cells) > 6 else ""),
+            file=sys.stderr,
+        )
     return suite

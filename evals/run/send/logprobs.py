@@ -50,8 +50,8 @@ def separator_tokens(with_separator: list[int], context: list[int], gold: list[i
     """How many of the gold's first tokens are the separator alone: the tokens `prompt + separator` adds to
     the prompt's, where the gold's tokens begin with them and hold more (0 where the tokenizer joins the
     space to the answer's first characters, ` 9` as one token: that token then counts, format and all)."""
-    sep = with_separator[len(context):]
-    if with_separator[:len(context)] != context or not 0 < len(sep) < len(gold) or gold[:len(sep)] != sep:
+    sep = with_separator[len(context) :]
+    if with_separator[: len(context)] != context or not 0 < len(sep) < len(gold) or gold[: len(sep)] != sep:
         return 0
     return len(sep)
 
@@ -86,8 +86,9 @@ class LogprobCapture:
         shown = [display_url(url) for url in self.client.config.base_urls]
         return shown.index(response.endpoint) if response.endpoint in shown else None
 
-    async def measure(self, sample: Sample, response: Response,
-                      seed: int) -> tuple[AnswerLogprobs | Literal["unavailable"] | None, str | None]:
+    async def measure(
+        self, sample: Sample, response: Response, seed: int
+    ) -> tuple[AnswerLogprobs | Literal["unavailable"] | None, str | None]:
         """The sample's `AnswerLogprobs`, or None and why not; "unavailable" where the answer came back
         without logprobs (an engine that ignores the request: no extra request is sent to it). Only this
         sample's logprobs can fail here."""
@@ -95,25 +96,51 @@ class LogprobCapture:
             return LOGPROBS_UNAVAILABLE, "the answer came back without logprobs although they were asked for"
         gold = gold_text(sample)
         if gold is None:
-            return None, (f"no single rendering of the expected answer ({sample.expected.kind}, "
-                          f"{len(sample.expected.answers)} values)")
+            return None, (
+                f"no single rendering of the expected answer ({sample.expected.kind}, "
+                f"{len(sample.expected.answers)} values)"
+            )
         chat = self.client.config.mode == "chat"
         messages = (sample.messages or [{"role": "user", "content": sample.prompt}]) if chat else None
         model = await self.client.resolve_model()
         try:
-            context, full = await in_daemon_thread(lambda: self.adapter.answer_tokens(
-                self.calls, prompt=sample.prompt, gold=gold, messages=messages, model=model))
+            context, full = await in_daemon_thread(
+                lambda: self.adapter.answer_tokens(
+                    self.calls, prompt=sample.prompt, gold=gold, messages=messages, model=model
+                )
+            )
             ids = gold_ids(context, full)
             if response.prompt_tokens is not None and response.prompt_tokens != len(context):
-                raise Unmeasurable(f"the engine served {response.prompt_tokens} prompt tokens, its tokenize call "
-                                   f"gives {len(context)}: the forced requests would not continue the same prompt")
-            found = await measure(self.client, context, ids, gold, response.generated, top=self.top, seed=seed,
-                                  affinity=self._replica(response), extra_body=self.answer_body,
-                                  chain=chain_key(sample.recipe))
+                raise Unmeasurable(
+                    f"the engine served {response.prompt_tokens} prompt tokens, its tokenize call "
+                    f"gives {len(context)}: the forced requests would not continue the same prompt"
+                )
+            found = await measure(
+                self.client,
+                context,
+                ids,
+                gold,
+                response.generated,
+                top=self.top,
+                seed=seed,
+                affinity=self._replica(response),
+                extra_body=self.answer_body,
+                chain=chain_key(sample.recipe),
+            )
             if not chat and gold[:1].isspace():
-                found = found.model_copy(update={"answer_from": await in_daemon_thread(lambda: separator_tokens(
-                    self.adapter.text_tokens(self.calls, sample.prompt + gold[:len(gold) - len(gold.lstrip())], model),
-                    context, ids))})
+                found = found.model_copy(
+                    update={
+                        "answer_from": await in_daemon_thread(
+                            lambda: separator_tokens(
+                                self.adapter.text_tokens(
+                                    self.calls, sample.prompt + gold[: len(gold) - len(gold.lstrip())], model
+                                ),
+                                context,
+                                ids,
+                            )
+                        )
+                    }
+                )
             return found, None
         except Unmeasurable as why:
             return None, str(why)
@@ -126,9 +153,12 @@ class LogprobCapture:
 def say_unavailable(engine: str, asked: bool | None) -> None:
     """One line on stderr: the engine gives no answer probabilities, so samples record them as unavailable."""
     how = "--logprobs was asked, but " if asked else ""
-    print(f"ctxprobe: {how}engine {engine} gives no teacher-forced log-probabilities ctxprobe can read cheaply "
-          f"(docs/ENGINES.md, \"Log-probabilities\"): every sample records logprobs as {LOGPROBS_UNAVAILABLE!r}; "
-          "binary results are unaffected", file=sys.stderr)
+    print(
+        f"ctxprobe: {how}engine {engine} gives no teacher-forced log-probabilities ctxprobe can read cheaply "
+        f'(docs/ENGINES.md, "Log-probabilities"): every sample records logprobs as {LOGPROBS_UNAVAILABLE!r}; '
+        "binary results are unaffected",
+        file=sys.stderr,
+    )
 
 
 def wanted(settings: LogprobSettings, engine: str) -> bool | None:

@@ -20,18 +20,19 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal, Mapping, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 from ctxprobe.evals.records.manifest import OrderDetail
 from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord
 from ctxprobe.evals.records.store import RunStore
-from ctxprobe.evals.scoring.ruler_score import ruler_references
 from ctxprobe.evals.run.send.answer_budget import AnswerBudget
 from ctxprobe.evals.run.send.count_check import count_off
 from ctxprobe.evals.run.send.logprobs import LogprobCapture
 from ctxprobe.evals.run.send.order import Order, fans_out, limit_line, order_detail, send_groups
 from ctxprobe.evals.run.send.slots import PrioritySlots
+from ctxprobe.evals.scoring.ruler_score import ruler_references
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.evals.scoring.truncation import cut_off
 from ctxprobe.runners.daemon_threads import in_daemon_thread
@@ -39,9 +40,9 @@ from ctxprobe.runners.endpoint import EndpointError
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, ReplicaEvent, no_answer
 from ctxprobe.runners.retry import CallFailed
 from ctxprobe.tasks.build import build_sample
-from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import chain_key
+from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.sample import Recipe, Sample
 from ctxprobe.tasks.token_counter import TokenCounter
 
@@ -49,10 +50,19 @@ from ctxprobe.tasks.token_counter import TokenCounter
 class PromptClient(Protocol):
     """What the prompts are sent through: the endpoint client (runners.endpoint), or a test's fake."""
 
-    async def send(self, prompt: str, *, max_tokens: int, planned_tokens: int, seed: int,
-                   affinity: int | None = None, extra_body: Mapping[str, Any] | None = None,
-                   messages: list[dict[str, str]] | None = None, logprobs: int | None = None,
-                   chain: str | None = None) -> Response: ...
+    async def send(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        planned_tokens: int,
+        seed: int,
+        affinity: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        messages: list[dict[str, str]] | None = None,
+        logprobs: int | None = None,
+        chain: str | None = None,
+    ) -> Response: ...
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -128,8 +138,10 @@ class Progress:
         scored = self.done - self.errors
         acc = f"{self.correct / scored:.2f}" if scored else "-"
         eta_text = f"{eta:,.0f}s" if eta == eta else "?"
-        line = (f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
-                f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}")
+        line = (
+            f"{self.done}/{self.total} done  acc {acc}  errors {self.errors}  "
+            f"{self.prompt_tokens / elapsed:,.0f} prompt tok/s  ETA {eta_text}"
+        )
         return line + self.prefill_text()
 
     def eta(self, elapsed: float) -> float:
@@ -151,8 +163,9 @@ class Progress:
         return f"  prefill {elapsed:,.0f}s" + (f" of ~{expected:,.0f}s" if expected is not None else "")
 
 
-def answer_error(response: Response, max_tokens: int,
-                 context_length: int | None = None) -> tuple[ErrorKind | None, str | None]:
+def answer_error(
+    response: Response, max_tokens: int, context_length: int | None = None
+) -> tuple[ErrorKind | None, str | None]:
     """A response that cannot be scored fairly: no text at all, or an answer the engine stopped for length
     before `max_tokens`. That is a full context (vLLM and llama-cpp-python clamp max_tokens silently) unless
     the prompt and its budget fit the served `context_length`: then the engine cut the answer short for a
@@ -164,9 +177,11 @@ def answer_error(response: Response, max_tokens: int,
         prompt = response.prompt_tokens
         stopped = f"stopped for length after {done} of {max_tokens} answer tokens"
         if context_length and prompt is not None and prompt + max_tokens <= context_length:
-            return ErrorKind.truncated, (f"{stopped}, although the prompt ({prompt:,} tokens) and its budget fit the "
-                                         f"context ({context_length:,}): the engine cut the answer short (a cap on "
-                                         "generated tokens on the server?)")
+            return ErrorKind.truncated, (
+                f"{stopped}, although the prompt ({prompt:,} tokens) and its budget fit the "
+                f"context ({context_length:,}): the engine cut the answer short (a cap on "
+                "generated tokens on the server?)"
+            )
         return ErrorKind.no_answer_room, f"{stopped} (prompt {prompt} tokens): no room left in the context"
     return None, None
 
@@ -176,8 +191,15 @@ def planned_tokens(recipes: Sequence[Recipe]) -> int:
     return sum(r.context_tokens for r in recipes)
 
 
-def record_of(sample: Sample, response: Response | None, error: ErrorKind | None, detail: str | None,
-              attempts: int, max_tokens: int | None = None, context_length: int | None = None) -> SampleRecord:
+def record_of(
+    sample: Sample,
+    response: Response | None,
+    error: ErrorKind | None,
+    detail: str | None,
+    attempts: int,
+    max_tokens: int | None = None,
+    context_length: int | None = None,
+) -> SampleRecord:
     """The record of one sent sample; `attempts` counts the HTTP requests it took, retries included;
     `max_tokens` is what was sent (the answer budget plus any reasoning budget; default the sample's answer
     budget); `context_length` the served context, where known."""
@@ -190,12 +212,22 @@ def record_of(sample: Sample, response: Response | None, error: ErrorKind | None
         if why is not None:
             hint = "--answer-tokens" + (" or --reasoning-tokens" if response.reasoning else "")
             error, score = ErrorKind.truncated, None
-            detail = (f"stopped at the answer budget ({sent} tokens): {why}; the answer ends {response.text[-40:]!r}; "
-                      f"raise it with {hint}")
+            detail = (
+                f"stopped at the answer budget ({sent} tokens): {why}; the answer ends {response.text[-40:]!r}; "
+                f"raise it with {hint}"
+            )
     references = ruler_references(sample, response.text) if score is not None and response is not None else {}
-    return SampleRecord(sample=sample, response=response, score=score, error=error, error_detail=detail,
-                        attempts=attempts, reference_scores=references, prompt_tokens_off=count_off(sample, response),
-                        finished_at=time.time())
+    return SampleRecord(
+        sample=sample,
+        response=response,
+        score=score,
+        error=error,
+        error_detail=detail,
+        attempts=attempts,
+        reference_scores=references,
+        prompt_tokens_off=count_off(sample, response),
+        finished_at=time.time(),
+    )
 
 
 def _cell_name(recipe: Recipe) -> str:
@@ -243,9 +275,20 @@ async def run_recipes(
     while no sample finishes and one is in flight (the progress line, with the prefill under way)."""
     progress = progress if progress is not None else Progress(total=len(recipes), total_tokens=planned_tokens(recipes))
     lanes = max(1, concurrency)
-    loop = SendLoop(client, store, progress, lanes, order, budget or AnswerBudget(), counter=counter,
-                    on_record=on_record, attempts_before=attempts_before or {}, still_there=still_there,
-                    context_length=context_length, logprobs=logprobs)
+    loop = SendLoop(
+        client,
+        store,
+        progress,
+        lanes,
+        order,
+        budget or AnswerBudget(),
+        counter=counter,
+        on_record=on_record,
+        attempts_before=attempts_before or {},
+        still_there=still_there,
+        context_length=context_length,
+        logprobs=logprobs,
+    )
     groups = send_groups(recipes, order)
     fanned = fans_out(groups, order, lanes)
     progress.batch_sent(order_detail(groups, order, lanes, progress.order_detail), limit_line(groups, lanes, fanned))
@@ -347,10 +390,19 @@ class SendLoop:
             error, detail = self.misfit_error(recipe, sample, misfit)
         else:
             response, error, detail, attempts = await self.request(recipe, sample, affinity, max_tokens)
-        record = record_of(sample, response, error, detail, self.attempts_before.get(sample.sample_id, 0) + attempts,
-                           max_tokens, self.context_length)
-        update: dict[str, Any] = {"answer_tokens": self.budget.answer(sample),
-                                  "reasoning_tokens_budget": self.budget.reasoning_tokens}
+        record = record_of(
+            sample,
+            response,
+            error,
+            detail,
+            self.attempts_before.get(sample.sample_id, 0) + attempts,
+            max_tokens,
+            self.context_length,
+        )
+        update: dict[str, Any] = {
+            "answer_tokens": self.budget.answer(sample),
+            "reasoning_tokens_budget": self.budget.reasoning_tokens,
+        }
         if isinstance(self.logprobs, LogprobCapture) and response is not None:
             update["logprobs"], update["logprobs_detail"] = await self.logprobs.measure(sample, response, recipe.seed)
         elif self.logprobs == LOGPROBS_UNAVAILABLE:
@@ -368,12 +420,15 @@ class SendLoop:
         cell = _cell_name(recipe)
         if cell not in self.misfit_cells:  # one line per cell
             self.misfit_cells.add(cell)
-            print(f"ctxprobe: {cell}: {misfit}; other samples of this cell that do not fit are not sent either",
-                  file=sys.stderr)
+            print(
+                f"ctxprobe: {cell}: {misfit}; other samples of this cell that do not fit are not sent either",
+                file=sys.stderr,
+            )
         return (ErrorKind.rejected_too_long if too_long else ErrorKind.no_answer_room), misfit
 
-    async def request(self, recipe: Recipe, sample: Sample, affinity: int | None,
-                      max_tokens: int) -> tuple[Response | None, ErrorKind | None, str | None, int]:
+    async def request(
+        self, recipe: Recipe, sample: Sample, affinity: int | None, max_tokens: int
+    ) -> tuple[Response | None, ErrorKind | None, str | None, int]:
         """Send the sample: its response (None when it failed), error, detail and the HTTP requests it took."""
         response: Response | None = None
         error: ErrorKind | None = None
@@ -390,8 +445,15 @@ class SendLoop:
                 asked["extra_body"] = extra
             if sample.messages:
                 asked["messages"] = sample.messages
-            response = await self.client.send(sample.prompt, max_tokens=max_tokens, planned_tokens=sample.planned_tokens,
-                                              seed=recipe.seed, affinity=affinity, chain=chain_key(recipe), **asked)
+            response = await self.client.send(
+                sample.prompt,
+                max_tokens=max_tokens,
+                planned_tokens=sample.planned_tokens,
+                seed=recipe.seed,
+                affinity=affinity,
+                chain=chain_key(recipe),
+                **asked,
+            )
             attempts = response.attempts
         except EndpointError as exc:
             error, detail, attempts = exc.kind, exc.detail, exc.attempts
@@ -399,8 +461,12 @@ class SendLoop:
                 raise EndpointLost(f"the endpoint refused the API key: {detail}") from None
         if error in _ASK_IF_THERE and self.still_there is not None and not await in_daemon_thread(self.still_there):
             raise EndpointLost(detail or "no answer")
-        if (response is not None and response.reasoning and response.reasoning_tokens is None
-                and self.counter is not None):
+        if (
+            response is not None
+            and response.reasoning
+            and response.reasoning_tokens is None
+            and self.counter is not None
+        ):
             used = await in_daemon_thread(_count, self.counter, response.reasoning)
             response = response.model_copy(update={"reasoning_tokens": used})
         return response, error, detail, attempts

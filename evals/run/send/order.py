@@ -60,8 +60,12 @@ def send_groups(recipes: Sequence[Recipe], order: Order) -> list[list[Recipe]]:
 def fans_out(groups: Sequence[Sequence[Recipe]], order: Order, lanes: int) -> bool:
     """Whether the sweeps are fanned out: cache-aware, fewer sweeps than lanes, a sweep with a tail, and no
     chain of the nested layout among them (a chain goes whole on one lane)."""
-    return (order == "cache-aware" and len(groups) < lanes and any(len(g) > 1 for g in groups)
-            and not any(_nested(g) for g in groups))
+    return (
+        order == "cache-aware"
+        and len(groups) < lanes
+        and any(len(g) > 1 for g in groups)
+        and not any(_nested(g) for g in groups)
+    )
 
 
 def reachable_in_flight(groups: Sequence[Sequence[Recipe]], lanes: int, fanned: bool) -> int:
@@ -86,15 +90,22 @@ def limit_line(groups: Sequence[Sequence[Recipe]], lanes: int, fanned: bool) -> 
     reach = reachable_in_flight(groups, lanes, fanned)
     if len(groups) >= lanes or reach >= lanes or sum(len(g) for g in groups) <= reach:
         return None
-    how = ("each sweep's deepest sample goes first, the rest of the sweep at once after it, on its replica"
-           if fanned else "a chain goes whole on one lane, in ascending length" if any(_nested(g) for g in groups)
-           else "one lane a sharing group")
-    return (f"{_groups_named(groups)} for {lanes} lanes ({how}): at most {reach} requests can be in flight at "
-            f"once, not {lanes}")
+    how = (
+        "each sweep's deepest sample goes first, the rest of the sweep at once after it, on its replica"
+        if fanned
+        else "a chain goes whole on one lane, in ascending length"
+        if any(_nested(g) for g in groups)
+        else "one lane a sharing group"
+    )
+    return (
+        f"{_groups_named(groups)} for {lanes} lanes ({how}): at most {reach} requests can be in flight at "
+        f"once, not {lanes}"
+    )
 
 
-def order_detail(groups: Sequence[Sequence[Recipe]], order: Order, lanes: int,
-                 before: OrderDetail | None = None) -> OrderDetail:
+def order_detail(
+    groups: Sequence[Sequence[Recipe]], order: Order, lanes: int, before: OrderDetail | None = None
+) -> OrderDetail:
     """The manifest's account of sending `groups` with `lanes` lanes, added to that of earlier batches."""
     fanned = fans_out(groups, order, lanes)
     detail = before.model_copy() if before is not None else OrderDetail(order=order, lanes=lanes)
@@ -115,9 +126,13 @@ def stream_tokens(recipe: Recipe, streams: Mapping[str, float] | None = None) ->
     return int(known) if known is not None else max(0, recipe.context_tokens - QUESTION_ALLOWANCE)
 
 
-def expected_cached_tokens(groups: Sequence[Sequence[Recipe]], lead_tokens: int = 0,
-                           streams: Mapping[str, float] | None = None,
-                           offsets: Mapping[str, int] | None = None, block: int | None = None) -> tuple[int, int]:
+def expected_cached_tokens(
+    groups: Sequence[Sequence[Recipe]],
+    lead_tokens: int = 0,
+    streams: Mapping[str, float] | None = None,
+    offsets: Mapping[str, int] | None = None,
+    block: int | None = None,
+) -> tuple[int, int]:
     """(prompt tokens, of which a one-slot prefix cache per lane could serve) for sending the groups as
     listed, each group's recipes one after another. A sample reuses the previous one's tokens up to the
     shallower of the two needles (approximated by depth x length); prompts of other groups share nothing

@@ -36,8 +36,13 @@ class ChainParts:
         return max(self.stream(min(previous, recipe, key=lambda r: r.context_tokens)), 0)
 
 
-def shared_tokens(previous: Recipe | None, recipe: Recipe, chain: ChainParts, lead_tokens: int = 0,
-                  offsets: Mapping[str, int] | None = None) -> int:
+def shared_tokens(
+    previous: Recipe | None,
+    recipe: Recipe,
+    chain: ChainParts,
+    lead_tokens: int = 0,
+    offsets: Mapping[str, int] | None = None,
+) -> int:
     """Tokens of `recipe`'s prompt a one-slot cache holding `previous`'s prompt serves (the module docstring):
     `chain` for nested prompts, `offsets` (by sample id) or the depths with `lead_tokens` for independent ones."""
     if previous is None or sharing_key(previous) != sharing_key(recipe):

@@ -101,12 +101,19 @@ def _serving(opts: EndpointOptions, suite: Suite) -> Iterator[Served]:
     if opts.endpoints:
         urls = list(opts.endpoints)
         info = _probe_first(urls, opts, policy)
-        found = as_remote(opts, urls, info, policy, mode, concurrency=opts.concurrency,
-                          token_counter=opts.token_counter)
+        found = as_remote(
+            opts, urls, info, policy, mode, concurrency=opts.concurrency, token_counter=opts.token_counter
+        )
         yield Served(found.config, found.engine, found.counter_spec, found.counter, fallback)
         return
     chosen = launcher_for(opts.engine)
-    launch = Launch(client=opts, settings=opts.launcher, token_counter=opts.token_counter,
-                    concurrency=opts.concurrency, mode=mode, suite=suite)
+    launch = Launch(
+        client=opts,
+        settings=opts.launcher,
+        token_counter=opts.token_counter,
+        concurrency=opts.concurrency,
+        mode=mode,
+        suite=suite,
+    )
     with chosen.serve(launch) as found:
         yield Served(found.config, found.engine, found.counter_spec, found.counter, fallback)

@@ -51,13 +51,28 @@ class Sender:
                 config = config.model_copy(update={"prefill_rate": self.prefill_rate})
             async with EndpointClient(config, on_replica_event=self.progress.replica_event) as client:
                 self.progress.longest = client.longest_in_flight
-                capture = (LogprobCapture(client, served.engine.engine, served.logprobs.top_logprobs) if want
-                           else LOGPROBS_UNAVAILABLE if want is None else None)
-                await run_recipes(group, client, self.store, concurrency=config.concurrency, counter=served.counter,
-                                  order=self.order, on_record=show, still_there=self.still_there,
-                                  progress=self.progress, budget=self.budget,
-                                  context_length=served.engine.context_length, logprobs=capture,
-                                  on_tick=self.on_progress)
+                capture = (
+                    LogprobCapture(client, served.engine.engine, served.logprobs.top_logprobs)
+                    if want
+                    else LOGPROBS_UNAVAILABLE
+                    if want is None
+                    else None
+                )
+                await run_recipes(
+                    group,
+                    client,
+                    self.store,
+                    concurrency=config.concurrency,
+                    counter=served.counter,
+                    order=self.order,
+                    on_record=show,
+                    still_there=self.still_there,
+                    progress=self.progress,
+                    budget=self.budget,
+                    context_length=served.engine.context_length,
+                    logprobs=capture,
+                    on_tick=self.on_progress,
+                )
                 if client.prefill.tokens:  # measured: the next mode's client starts from it
                     self.prefill_rate = client.prefill.per_s
 
@@ -68,8 +83,9 @@ class Sender:
         config = self.served.config
         for url in config.base_urls:
             try:
-                request_json("GET", f"{url}/v1/models", timeout_s=min(config.timeout, 30.0),
-                             api_key_env=config.api_key_env)
+                request_json(
+                    "GET", f"{url}/v1/models", timeout_s=min(config.timeout, 30.0), api_key_env=config.api_key_env
+                )
                 return True
             except Unreachable:
                 continue
@@ -108,6 +124,9 @@ class Strategy(ABC):
         from ctxprobe.evals.run.rounds import capped_suite
 
         plan = self.plan
-        return capped_suite(plan.suite, plan.rule).recipes(builder.recipe_tokenizer, mode=plan.mode,
-                                                           default_mode=served.default_mode,
-                                                           reuse_block=served.engine.reuse_block)
+        return capped_suite(plan.suite, plan.rule).recipes(
+            builder.recipe_tokenizer,
+            mode=plan.mode,
+            default_mode=served.default_mode,
+            reuse_block=served.engine.reuse_block,
+        )

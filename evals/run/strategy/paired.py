@@ -13,17 +13,30 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxprobe.evals.compare.against import (PairedRun, gate_cases, gate_report, next_paired_round, paired_run,
-                                            pass_reach, update)
+from ctxprobe.evals.compare.against import (
+    PairedRun,
+    gate_cases,
+    gate_report,
+    next_paired_round,
+    paired_run,
+    pass_reach,
+    update,
+)
 from ctxprobe.evals.records.manifest import RunManifest, RunStatus
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.run.bookkeeping import count_samples, run_manifest
-from ctxprobe.evals.run.lockstep import (baseline_endpoint, baseline_recorded, extension_recipes, extension_store,
-                                         missing_on_baseline, scored)
-from ctxprobe.evals.run.send.options import AgainstOptions
+from ctxprobe.evals.run.lockstep import (
+    baseline_endpoint,
+    baseline_recorded,
+    extension_recipes,
+    extension_store,
+    missing_on_baseline,
+    scored,
+)
 from ctxprobe.evals.run.result import RunResult
 from ctxprobe.evals.run.send.loop import Progress, planned_tokens
+from ctxprobe.evals.run.send.options import AgainstOptions
 from ctxprobe.evals.run.send.serving import Served, serving
 from ctxprobe.evals.run.strategy.base import Sender, Strategy
 from ctxprobe.tasks.build import PromptBuilder
@@ -57,8 +70,9 @@ class Paired(Strategy):
             cap = self.plan.rule.cap(self.plan.suite.samples)
             extend = lambda base: extension_recipes(base, cap, builder.recipe_tokenizer)  # noqa: E731
         assert gate.against is not None
-        self.paired = paired_run(gate.against, gate.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, gate.metric,
-                                 gate.kl_margin)
+        self.paired = paired_run(
+            gate.against, gate.fail_if_drop or 0.0, 0.05, builder.tokenizer, extend, gate.metric, gate.kl_margin
+        )
         if (short := pass_reach(self.paired)) is not None:
             print(f"ctxprobe: {short}", file=sys.stderr)
         if self.paired.extension:
@@ -74,8 +88,11 @@ class Paired(Strategy):
         """Round after round until every row is decided or used up; a round's samples the baseline lacks go to
         both endpoints at once."""
         paired, lockstep = self.paired, self.lockstep
-        base_sender = (Sender(lockstep.served, lockstep.store, sender.order, lockstep.progress, None, sender.budget)
-                       if lockstep is not None else None)
+        base_sender = (
+            Sender(lockstep.served, lockstep.store, sender.order, lockstep.progress, None, sender.budget)
+            if lockstep is not None
+            else None
+        )
         sent = set[str]()
         while True:
             if lockstep is not None:
@@ -118,8 +135,15 @@ class Paired(Strategy):
         ext.dir.mkdir(exist_ok=True)
         earlier = ext.load_manifest() if (ext.dir / "manifest.json").is_file() else None
         label = f"{plan.outputs.label}-baseline-extension"
-        manifest = run_manifest(baseline_recorded(plan.recorded, urls, label), label, plan.suite, base_served,
-                                self.paired.baseline.manifest.tokenizer, earlier, len(self.paired.extension))
+        manifest = run_manifest(
+            baseline_recorded(plan.recorded, urls, label),
+            label,
+            plan.suite,
+            base_served,
+            self.paired.baseline.manifest.tokenizer,
+            earlier,
+            len(self.paired.extension),
+        )
         ext.write_manifest(manifest)
         stack.callback(ext.close)
         return Lockstep(base_served, ext, manifest, Progress(total=0))

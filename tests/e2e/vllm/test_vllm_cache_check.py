@@ -8,21 +8,42 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.compare.cache_path import KL_NOISE_FLOOR
 from ctxprobe.evals.records.cache_check import read_checks
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.vllm_engine import VllmEngine
+
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.vllm
 
 
 def test_salted_re_sends_are_cold_and_agree(details: VllmEngine, tmp_path: Path) -> None:
-    done = ctxprobe("run", "--endpoint", details.base_url, "--family", "niah", "--mode", "completions",
-                    "--lengths", "1k,1536", "--depths", "0,100", "--samples", "1", "--layout", "nested",
-                    "--cache-check", "1", "--logprobs", "--quiet", "--no-report", "--results-dir", str(tmp_path),
-                    timeout=900)
+    done = ctxprobe(
+        "run",
+        "--endpoint",
+        details.base_url,
+        "--family",
+        "niah",
+        "--mode",
+        "completions",
+        "--lengths",
+        "1k,1536",
+        "--depths",
+        "0,100",
+        "--samples",
+        "1",
+        "--layout",
+        "nested",
+        "--cache-check",
+        "1",
+        "--logprobs",
+        "--quiet",
+        "--no-report",
+        "--results-dir",
+        str(tmp_path),
+        timeout=900,
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     folder = only_run_dir(tmp_path)
     control = load_run(folder).manifest.cache_check

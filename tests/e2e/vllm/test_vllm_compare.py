@@ -7,14 +7,25 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.runners.vllm_engine import VllmEngine
+
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.vllm
 
-SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,50,100", "--samples", "1", "--mode", "completions",
-         "--quiet"]
+SUITE = [
+    "--family",
+    "niah",
+    "--lengths",
+    "1k",
+    "--depths",
+    "0,50,100",
+    "--samples",
+    "1",
+    "--mode",
+    "completions",
+    "--quiet",
+]
 
 
 def test_compare_two_vllm_configurations(details: VllmEngine, plain: VllmEngine, tmp_path: Path) -> None:
@@ -22,8 +33,9 @@ def test_compare_two_vllm_configurations(details: VllmEngine, plain: VllmEngine,
     other = f"kv-{plain.vllm.kv_cache_dtype}-plain"
     for label, engine in (("kv-auto", details), (other, plain)):
         results = tmp_path / label
-        done = ctxprobe("run", "--endpoint", engine.base_url, *SUITE, "--label", label, "--results-dir", str(results),
-                        timeout=900)
+        done = ctxprobe(
+            "run", "--endpoint", engine.base_url, *SUITE, "--label", label, "--results-dir", str(results), timeout=900
+        )
         assert done.returncode in (0, 1), done.stderr[-3000:]
         folders.append(only_run_dir(results))
     done = ctxprobe("compare", *map(str, folders), "--results-dir", str(tmp_path / "cmp"), timeout=600)

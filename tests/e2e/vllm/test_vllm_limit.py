@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.runners.http_json import Unreachable, request_json
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.assemble import tolerance
+
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir, popen
 from tests.e2e.vllm.conftest import MAX_MODEL_LEN, VllmEnv
 
@@ -36,15 +36,34 @@ def test_limit_states_configured_and_accepted_with_the_lower_bound(details: Vllm
     assert accepted["rejected_served"] is None  # "at least N" is not the prompt's size ...
     assert accepted["rejected_served_at_least"] == MAX_MODEL_LEN + 1  # ... only a bound of it
     assert f"the server said at least {MAX_MODEL_LEN + 1:,}" in done.stdout
-    assert re.search(r"configured\s+2,048", done.stdout) and re.search(rf"accepted\s+{accepted['accepted_tokens']:,}",
-                                                                       done.stdout)
+    assert re.search(r"configured\s+2,048", done.stdout) and re.search(
+        rf"accepted\s+{accepted['accepted_tokens']:,}", done.stdout
+    )
 
 
 def test_engine_vllm_limit_shows_progress_and_ends_interrupted_on_sigterm(vllm_env: VllmEnv, tmp_path: Path) -> None:
-    proc = popen("limit", "--engine", "vllm", "--model-dir", vllm_env.model_dir, "--vllm-python", vllm_env.python,
-                 "--max-model-len", "1024", "--vllm-args=--enforce-eager", "--min-length", "512",
-                 "--task", "niah:variant=single", "--max-samples", "40", "--batch", "4",
-                 "--results-dir", str(tmp_path))
+    proc = popen(
+        "limit",
+        "--engine",
+        "vllm",
+        "--model-dir",
+        vllm_env.model_dir,
+        "--vllm-python",
+        vllm_env.python,
+        "--max-model-len",
+        "1024",
+        "--vllm-args=--enforce-eager",
+        "--min-length",
+        "512",
+        "--task",
+        "niah:variant=single",
+        "--max-samples",
+        "40",
+        "--batch",
+        "4",
+        "--results-dir",
+        str(tmp_path),
+    )
     assert proc.stderr is not None
     seen: list[str] = []
     deadline = time.monotonic() + 600

@@ -8,7 +8,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.endpoint_config import EndpointConfig
@@ -18,6 +17,7 @@ from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.build import build_sample
+
 from tests.e2e.vllm.conftest import SERVED_NAME
 from tests.e2e.vllm.test_vllm_runs import run
 
@@ -26,12 +26,25 @@ TOLERANCE = 0.15  # nats: vLLM's bf16 CPU numerics differ by batch shape (a 0.11
 
 
 @pytest.mark.parametrize("mode", ["chat", "completions"])
-def test_logprobs_on_vllm_keep_the_answers_and_match_forced_requests(details: VllmEngine, tmp_path: Path,
-                                                                     mode: str) -> None:
+def test_logprobs_on_vllm_keep_the_answers_and_match_forced_requests(
+    details: VllmEngine, tmp_path: Path, mode: str
+) -> None:
     # One request at a time: vLLM's bf16 numerics depend on the batch a request shares, and the extra
     # requests of the logprob run move when the next answer lands, so at any concurrency the two runs' answers
     # could be batched differently (a chat answer reworded so, once).
-    common = ("--mode", mode, "--lengths", "1k", "--depths", "50", "--samples", "2", "--no-report", "--concurrency", "1")
+    common = (
+        "--mode",
+        mode,
+        "--lengths",
+        "1k",
+        "--depths",
+        "50",
+        "--samples",
+        "2",
+        "--no-report",
+        "--concurrency",
+        "1",
+    )
     cold = load_run(run(details.base_url, tmp_path / "cold", *common, "--no-logprobs")).records
     on_run = load_run(run(details.base_url, tmp_path / "on", *common))
     on = on_run.records
@@ -39,9 +52,17 @@ def test_logprobs_on_vllm_keep_the_answers_and_match_forced_requests(details: Vl
     # prompt can differ from its answer to the same prompt prefilled cold, logprobs or not.
     off = load_run(run(details.base_url, tmp_path / "off", *common, "--no-logprobs")).records
     cached = {r.sample.sample_id: r for r in off}
-    print(f"{mode}: cold vs cached: texts differ", sum(r.response.text != cached[r.sample.sample_id].response.text  # type: ignore[union-attr]
-                                                      for r in cold),
-          "scores differ", sum(r.score != cached[r.sample.sample_id].score for r in cold), "of", len(cold))
+    print(
+        f"{mode}: cold vs cached: texts differ",
+        sum(
+            r.response.text != cached[r.sample.sample_id].response.text  # type: ignore[union-attr]
+            for r in cold
+        ),
+        "scores differ",
+        sum(r.score != cached[r.sample.sample_id].score for r in cold),
+        "of",
+        len(cold),
+    )
     assert on_run.manifest.logprobs is not None and on_run.manifest.logprobs.samples_measured == 2
     by_id = {r.sample.sample_id: r for r in off}
     for record in on:
@@ -64,8 +85,9 @@ def test_logprobs_on_vllm_keep_the_answers_and_match_forced_requests(details: Vl
             async with EndpointClient(config) as client:
                 out = []
                 for j, want in enumerate(gold):
-                    reply = await client.next_token(context + gold[:j], force=want, top=5, planned_tokens=1024,
-                                                    seed=0, extra_body=vllm.logprob_body)
+                    reply = await client.next_token(
+                        context + gold[:j], force=want, top=5, planned_tokens=1024, seed=0, extra_body=vllm.logprob_body
+                    )
                     assert reply.generated and reply.generated[0].id == want
                     out.append(reply.generated[0].logprob)
                 return out

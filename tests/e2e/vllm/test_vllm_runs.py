@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.run.engine_metrics import METRICS_SOURCE, SAMPLES_SOURCE
 from ctxprobe.runners.http_json import request_json
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.build import build_sample
+
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.e2e.vllm.conftest import SERVED_NAME
 
@@ -24,16 +24,18 @@ BLOCK = 128  # vLLM's prefix cache holds whole blocks of this many tokens (its C
 
 
 def run(url: str, results: Path, *args: str) -> Path:
-    done = ctxprobe("run", "--endpoint", url, "--family", "niah", "--quiet", "--results-dir", str(results), *args,
-                    timeout=900)
+    done = ctxprobe(
+        "run", "--endpoint", url, "--family", "niah", "--quiet", "--results-dir", str(results), *args, timeout=900
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     return only_run_dir(results)
 
 
 @pytest.mark.parametrize("mode", ["chat", "completions"])
 def test_prompts_are_served_at_their_planned_length(details: VllmEngine, tmp_path: Path, mode: str) -> None:
-    folder = run(details.base_url, tmp_path, "--mode", mode, "--lengths", "1k,1536", "--depths", "0,50,100",
-                 "--samples", "1")
+    folder = run(
+        details.base_url, tmp_path, "--mode", mode, "--lengths", "1k,1536", "--depths", "0,50,100", "--samples", "1"
+    )
     records = load_run(folder).records
     assert len(records) == 6 and all(r.error is None for r in records), [r.error_detail for r in records]
     assert all(r.sample.recipe.mode == mode for r in records)
@@ -42,8 +44,9 @@ def test_prompts_are_served_at_their_planned_length(details: VllmEngine, tmp_pat
 
 
 def _token_ids(url: str, prompt: str) -> list[int]:
-    status, body = request_json("POST", f"{url}/tokenize", {"model": SERVED_NAME, "prompt": prompt,
-                                                           "add_special_tokens": True}, timeout_s=60)
+    status, body = request_json(
+        "POST", f"{url}/tokenize", {"model": SERVED_NAME, "prompt": prompt, "add_special_tokens": True}, timeout_s=60
+    )
     assert status == 200
     return list(body["tokens"])
 
@@ -65,8 +68,22 @@ def test_cached_tokens_reach_the_bound_of_whole_blocks(details: VllmEngine, tmp_
 
     status, _ = request_json("POST", f"{details.base_url}/reset_prefix_cache", None, timeout_s=60)
     assert status == 200  # nothing another test sent is cached
-    folder = run(details.base_url, tmp_path, "--mode", "completions", "--lengths", "1k", "--depths", "0,25,50,75,100",
-                 "--samples", "2", "--concurrency", "1", "--order", "cache-aware")
+    folder = run(
+        details.base_url,
+        tmp_path,
+        "--mode",
+        "completions",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0,25,50,75,100",
+        "--samples",
+        "2",
+        "--concurrency",
+        "1",
+        "--order",
+        "cache-aware",
+    )
     loaded = load_run(folder)
     manifest: Any = loaded.manifest
     assert manifest.cache_source == SAMPLES_SOURCE
@@ -88,11 +105,26 @@ def test_cached_tokens_reach_the_bound_of_whole_blocks(details: VllmEngine, tmp_
 
 
 def test_without_prompt_token_details_the_cache_share_comes_from_metrics(plain: VllmEngine, tmp_path: Path) -> None:
-    folder = run(plain.base_url, tmp_path, "--mode", "completions", "--lengths", "1k", "--depths", "0,50,100",
-                 "--samples", "2", "--concurrency", "1")
+    folder = run(
+        plain.base_url,
+        tmp_path,
+        "--mode",
+        "completions",
+        "--lengths",
+        "1k",
+        "--depths",
+        "0,50,100",
+        "--samples",
+        "2",
+        "--concurrency",
+        "1",
+    )
     data = json.loads((folder / "manifest.json").read_text())
     assert all(r.response.cached_tokens is None for r in load_run(folder).records)  # type: ignore[union-attr]
     metrics = data["engine_metrics"]
     assert data["cache_source"] == METRICS_SOURCE and metrics["prefix_cache_hits"] > 0
-    assert data["cache"] == {"prompt_tokens": metrics["prefix_cache_queries"], "cached_tokens":
-                             metrics["prefix_cache_hits"], "cached_share": metrics["prefix_cache_hit_rate"]}
+    assert data["cache"] == {
+        "prompt_tokens": metrics["prefix_cache_queries"],
+        "cached_tokens": metrics["prefix_cache_hits"],
+        "cached_share": metrics["prefix_cache_hit_rate"],
+    }

@@ -9,12 +9,13 @@ verdict it must get (`tasks/answers/absence.py`), on every value kind that takes
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.families.vocab import VALUE_WORDS
 from ctxprobe.tasks.sample import Recipe, Sample
+
 from tests.evals.adversary.disguises import fullwidth, in_words
 
 Reply = Callable[[Sample], str]
@@ -28,17 +29,29 @@ class AbsentKind:
     mode: str
 
     def sample(self) -> Sample:
-        return build_sample(Recipe(family=self.family, params={**self.params, "absent": True}, context_tokens=700,
-                                   depth=50, seed=3, mode=self.mode))  # type: ignore[arg-type]
+        return build_sample(
+            Recipe(
+                family=self.family,
+                params={**self.params, "absent": True},
+                context_tokens=700,
+                depth=50,
+                seed=3,
+                mode=self.mode,
+            )
+        )  # type: ignore[arg-type]
 
 
-KINDS = [AbsentKind(f"{family} {label}, {mode}", family, params, mode) for mode in ("completions", "chat")
-         for family, label, params in (
-             ("niah", "multikey number", {"variant": "multikey", "distractors": 3}),
-             ("niah", "single word", {"variant": "single", "value_kind": "word"}),
-             ("niah", "single uuid", {"variant": "single", "value_kind": "uuid"}),
-             ("niah", "multiquery", {"variant": "multiquery", "queries": 2}),
-             ("recall", "hex", {"kind": "hex", "distractors": 2}))]
+KINDS = [
+    AbsentKind(f"{family} {label}, {mode}", family, params, mode)
+    for mode in ("completions", "chat")
+    for family, label, params in (
+        ("niah", "multikey number", {"variant": "multikey", "distractors": 3}),
+        ("niah", "single word", {"variant": "single", "value_kind": "word"}),
+        ("niah", "single uuid", {"variant": "single", "value_kind": "uuid"}),
+        ("niah", "multiquery", {"variant": "multiquery", "queries": 2}),
+        ("recall", "hex", {"kind": "hex", "distractors": 2}),
+    )
+]
 
 
 def key(s: Sample) -> str:
@@ -75,26 +88,48 @@ class Case:
 
 
 REPLIES: list[tuple[str, str, Reply]] = [
-    ("abstains", "the text does not mention it", lambda s: f"The text does not mention a special magic number for {key(s)}."),
+    (
+        "abstains",
+        "the text does not mention it",
+        lambda s: f"The text does not mention a special magic number for {key(s)}.",
+    ),
     ("abstains", "there is no X in the text", lambda s: f"There is no special magic number for {key(s)} in the text."),
     ("abstains", "not found", lambda s: "Not found."),
     ("abstains", "I don't know", lambda s: "I don't know."),
-    ("abstains", "the context does not contain it", lambda s: "The provided context does not contain that information."),
+    (
+        "abstains",
+        "the context does not contain it",
+        lambda s: "The provided context does not contain that information.",
+    ),
     ("abstains", "cannot find it", lambda s: f"I cannot find {key(s)} anywhere in the document."),
     ("abstains", "none", lambda s: "None."),
     ("abstains", "abstains and denies a value", lambda s: f"Not mentioned; it is not {invented(s)}."),
     ("invents", "the value alone", lambda s: invented(s)),
     ("invents", "a value plus 'not in the text'", lambda s: f"{invented(s)} (not in the text)"),
-    ("invents", "a value, though not mentioned", lambda s: f"It is {invented(s)}, though it is not mentioned in the text."),
+    (
+        "invents",
+        "a value, though not mentioned",
+        lambda s: f"It is {invented(s)}, though it is not mentioned in the text.",
+    ),
     ("invents", "not in the text: a value", lambda s: f"Not in the text: {invented(s)}"),
-    ("invents", "a refusal that quotes another needle's value",
-     lambda s: f"There is no special magic number for {key(s)}; the text only gives {other(s)} for another key."),
+    (
+        "invents",
+        "a refusal that quotes another needle's value",
+        lambda s: f"There is no special magic number for {key(s)}; the text only gives {other(s)} for another key.",
+    ),
     ("invents", "I don't know, maybe a value", lambda s: f"I don't know, maybe {invented(s)}"),
-    ("invents", "cannot find it, but it could be a value", lambda s: f"I cannot find it, but it could be {invented(s)}."),
+    (
+        "invents",
+        "cannot find it, but it could be a value",
+        lambda s: f"I cannot find it, but it could be {invented(s)}.",
+    ),
     ("invents", "a value in words", lambda s: f"It is {in_words(invented(s))}." if invented(s).isdigit() else ""),
     ("invents", "a value in fullwidth characters", lambda s: f"It is {fullwidth(invented(s))}."),
-    ("invents", "abstains, then a guess in a second sentence (chat: the whole reply)",
-     lambda s: f"The text does not say. My best guess is {invented(s)}." if s.recipe.mode == "chat" else ""),
+    (
+        "invents",
+        "abstains, then a guess in a second sentence (chat: the whole reply)",
+        lambda s: f"The text does not say. My best guess is {invented(s)}." if s.recipe.mode == "chat" else "",
+    ),
     ("neither", "a hum", lambda s: "Hmm."),
     ("neither", "doubt alone", lambda s: "I'm not sure."),
     ("neither", "the question repeated", lambda s: s.question),
@@ -108,7 +143,14 @@ def cases() -> list[Case]:
         sample = kind.sample()
         for family, label, reply in REPLIES:
             if text := reply(sample):
-                out.append(Case(kind.label, sample, label, text, family == "abstains",
-                                "hallucinated" if family == "invents" else None))
+                out.append(
+                    Case(
+                        kind.label,
+                        sample,
+                        label,
+                        text,
+                        family == "abstains",
+                        "hallucinated" if family == "invents" else None,
+                    )
+                )
     return out
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxprobe.tasks.sample import Sample
+
 from tests.evals.adversary.disguises import DISGUISES
 from tests.evals.adversary.formatted import MRCR, NODES
 from tests.evals.adversary.kinds import FORMATTED, KINDS, expected
@@ -31,12 +32,25 @@ class Case:
 # refuses only "A or B"); a contract
 # clause has commas of its own, so a negation ("X, not <another clause>") reaches only its first one.
 NOT_TRIED: dict[str, set[str]] = {
-    "exact": {"echo of the target needle", "states it in a sentence", "repeats the question", "value in a code block",
-              "normal sentence", "rival, no wait: X", "doubt, then the value", "I think it is X",
-              "a closing offer of help"},
-    "contains": {"lists candidates", "everything in the prompt", "X, I mean rival",
-                 "X, then a fenced rival after a blank line", "X, then a reasoning block naming a rival",
-                 "X with a reasoning block naming a rival"}
+    "exact": {
+        "echo of the target needle",
+        "states it in a sentence",
+        "repeats the question",
+        "value in a code block",
+        "normal sentence",
+        "rival, no wait: X",
+        "doubt, then the value",
+        "I think it is X",
+        "a closing offer of help",
+    },
+    "contains": {
+        "lists candidates",
+        "everything in the prompt",
+        "X, I mean rival",
+        "X, then a fenced rival after a blank line",
+        "X, then a reasoning block naming a rival",
+        "X with a reasoning block naming a rival",
+    }
     | {f"lists a rival {label}" for label, _, _ in DISGUISES},
 }
 
@@ -47,7 +61,8 @@ def _skipped(kind_params: dict[str, object], sample: Sample, trick: Trick) -> bo
     if trick.label == "rejects a rival" and kind_params.get("kind") == "clause":
         return True
     has_rivals = sample.recipe.family != "needles" and any(  # a needle file's needles hold no other answer
-        n.answer not in expected(sample) + sample.expected.answers for n in sample.needles)
+        n.answer not in expected(sample) + sample.expected.answers for n in sample.needles
+    )
     if trick.label == "everything in the prompt" and not has_rivals:
         return True
     return trick.label == "echo of the target needle" and (not sample.needles or kind_params.get("kind") == "code")

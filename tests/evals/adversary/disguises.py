@@ -4,18 +4,30 @@ sample whose rival it can write (digits, hex, a UUID, a word, a `VAR` name)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ctxprobe.tasks.sample import Sample
+
 from tests.evals.adversary.kinds import expected, rival
 
 Disguise = tuple[str, Callable[[str], str], Callable[[Sample], str]]  # label, how, the rival it disguises ("": n/a)
 
 _CYRILLIC = dict(zip("aceopxyABCEHKMOPTXysSiIjJ", "асеорхуАВСЕНКМОРТХуѕЅіІјЈ"))
 _GREEK = dict(zip("ABEHIKMNOPTXYZiov", "ΑΒΕΗΙΚΜΝΟΡΤΧΥΖιον"))
-_DIGIT_WORDS = "zero one two three four five six seven eight nine".split()
-_UNITS = [*_DIGIT_WORDS, "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-          "eighteen", "nineteen"]
+_DIGIT_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_UNITS = [
+    *_DIGIT_WORDS,
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 _TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
@@ -31,6 +43,7 @@ def fullwidth(text: str) -> str:
 def _grouped(sep: str, first: int | None = None) -> Callable[[str], str]:
     """Digits in groups of three from the right joined by `sep` ("3.569.986"), or split once after the
     `first` digits ("765 4321")."""
+
     def group(digits: str) -> str:
         if first is not None:
             return digits[:first] + sep + digits[first:]
@@ -126,15 +139,24 @@ DISGUISES: list[Disguise] = [
     ("as a uuid without dashes", lambda u: u.replace("-", ""), _uuid_rival),
     ("as a uuid with spaced dashes", lambda u: u.replace("-", " - "), _uuid_rival),
     ("as hex with 0x", lambda h: "0x" + h.replace("-", ""), _hex_rival),
-    ("as hex in groups of 8", lambda h: " ".join(h.replace("-", "")[i : i + 8] for i in range(0, 32, 8))
-     + h.replace("-", "")[32:], _hex_rival),
-    ("as colon-separated hex", lambda h: ":".join(h.replace("-", "")[i : i + 2]
-                                                 for i in range(0, len(h.replace("-", "")), 2)), _hex_rival),
+    (
+        "as hex in groups of 8",
+        lambda h: " ".join(h.replace("-", "")[i : i + 8] for i in range(0, 32, 8)) + h.replace("-", "")[32:],
+        _hex_rival,
+    ),
+    (
+        "as colon-separated hex",
+        lambda h: ":".join(h.replace("-", "")[i : i + 2] for i in range(0, len(h.replace("-", "")), 2)),
+        _hex_rival,
+    ),
     ("letter-spaced", _letters(" "), _word_rival),
     ("hyphenated letter by letter", _letters("-"), _word_rival),
     ("as VAR_X", lambda v: f"VAR_{v}", _var_rival),
     ("in Cyrillic look-alikes", _look_alike(_CYRILLIC), _with(_CYRILLIC)),
     ("in Greek look-alikes", _look_alike(_GREEK), _with(_GREEK)),
-    ("in fullwidth characters", fullwidth, lambda s: rival(s) if any(c.isascii() and c.isalnum() for c in rival(s))
-     else ""),
+    (
+        "in fullwidth characters",
+        fullwidth,
+        lambda s: rival(s) if any(c.isascii() and c.isalnum() for c in rival(s)) else "",
+    ),
 ]

@@ -32,9 +32,17 @@ class Kind:
 
     def sample(self) -> Sample:
         if self.label not in _BUILT:
-            _BUILT[self.label] = build_sample(Recipe(
-                family=self.family, params=self.params, context_tokens=self.tokens, depth=50, seed=3, mode=self.mode,
-                haystack=self.haystack))  # type: ignore[arg-type]
+            _BUILT[self.label] = build_sample(
+                Recipe(
+                    family=self.family,
+                    params=self.params,
+                    context_tokens=self.tokens,
+                    depth=50,
+                    seed=3,
+                    mode=self.mode,
+                    haystack=self.haystack,
+                )
+            )  # type: ignore[arg-type]
         return _BUILT[self.label]
 
 
@@ -46,8 +54,12 @@ def expected(s: Sample) -> list[str]:
 
 
 # a needle file's rivals: another answer of the item's kind (the needle files' items below)
-NEEDLE_RIVALS = {"exact": ["blue", "red"], "number": ["1483", "2965"], "set": ["roses", "lilies"],
-                 "contains": ["pine box", "oak crate"]}
+NEEDLE_RIVALS = {
+    "exact": ["blue", "red"],
+    "number": ["1483", "2965"],
+    "set": ["roses", "lilies"],
+    "contains": ["pine box", "oak crate"],
+}
 
 
 def rival(s: Sample, nth: int = 0) -> str:
@@ -97,14 +109,26 @@ def bare(s: Sample) -> str:
 
 # a needle file's items (`needles` family): one for each of its answer kinds
 _NEEDLE_ITEMS: dict[str, dict[str, Any]] = {
-    "exact": {"needles": ["The lighthouse was painted green."], "question": "What colour was the lighthouse painted?",
-              "answers": ["green"]},
-    "number": {"needles": ["The lighthouse has 1482 steps."], "question": "How many steps does the lighthouse have?",
-               "answers": ["1482"]},
-    "set": {"needles": ["The garden grows tulips, lavender and sunflowers."],
-            "question": "Which flowers does the garden grow?", "answers": ["tulips", "lavender", "sunflowers"]},
-    "contains": {"needles": ["She keeps the letters in a cedar chest."], "question": "Where does she keep the letters?",
-                 "answers": ["cedar chest"]},
+    "exact": {
+        "needles": ["The lighthouse was painted green."],
+        "question": "What colour was the lighthouse painted?",
+        "answers": ["green"],
+    },
+    "number": {
+        "needles": ["The lighthouse has 1482 steps."],
+        "question": "How many steps does the lighthouse have?",
+        "answers": ["1482"],
+    },
+    "set": {
+        "needles": ["The garden grows tulips, lavender and sunflowers."],
+        "question": "Which flowers does the garden grow?",
+        "answers": ["tulips", "lavender", "sunflowers"],
+    },
+    "contains": {
+        "needles": ["She keeps the letters in a cedar chest."],
+        "question": "Where does she keep the letters?",
+        "answers": ["cedar chest"],
+    },
 }
 
 
@@ -120,7 +144,9 @@ KINDS = [
     Kind("niah single uuid (value, uuid)", "niah", {"variant": "single", "value_kind": "uuid"}),
     Kind("niah multivalue (values)", "niah", {"variant": "multivalue", "values": 4}),
     Kind("niah multiquery (values)", "niah", {"variant": "multiquery", "queries": 4}),
-    Kind("niah single, ruler layout (value)", "niah", {"variant": "single", "template": "ruler"}, haystack="noise:ruler"),
+    Kind(
+        "niah single, ruler layout (value)", "niah", {"variant": "single", "template": "ruler"}, haystack="noise:ruler"
+    ),
     Kind("niah multikey, chat (value)", "niah", {"variant": "multikey", "distractors": 3}, mode="chat"),
     Kind("niah single word, chat (value, word)", "niah", {"variant": "single", "value_kind": "word"}, mode="chat"),
     Kind("niah single uuid, chat (value, uuid)", "niah", {"variant": "single", "value_kind": "uuid"}, mode="chat"),
@@ -146,8 +172,11 @@ KINDS = [
     Kind("multihop keychain, chat (chain)", "multihop", {"kind": "keychain", "hops": 3}, mode="chat"),
     Kind("latent (name)", "latent", {}),
     Kind("latent, chat (name)", "latent", {}, mode="chat"),
-    *[Kind(f"needle file {k}{', chat' if mode == 'chat' else ''} ({k})", "needles", _needle_item(k), mode=mode)
-      for mode in ("completions", "chat") for k in ("exact", "number", "set", "contains")],
+    *[
+        Kind(f"needle file {k}{', chat' if mode == 'chat' else ''} ({k})", "needles", _needle_item(k), mode=mode)
+        for mode in ("completions", "chat")
+        for k in ("exact", "number", "set", "contains")
+    ],
 ]
 
 # the kinds scored by a dataset's published rule on a fixed format: tried with their own tricks only

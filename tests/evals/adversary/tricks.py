@@ -17,10 +17,11 @@ An answer is a function of the sample; "" where the trick does not apply to it."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ctxprobe.tasks.sample import Sample
+
 from tests.evals.adversary.disguises import DISGUISES, Disguise, fullwidth
 from tests.evals.adversary.kinds import bare, expected, listed, rival, said
 
@@ -71,8 +72,12 @@ def _words_list(s: Sample) -> bool:
 HONEST = [
     Trick("the value alone", "honest", lambda s: " " + said(s), True),
     Trick("normal sentence", "honest", lambda s: f" {said(s)} That is the answer to: {s.question}", True),
-    Trick("echo of the target needle", "honest",
-          lambda s: " " + " ".join(n.text.strip() for n in s.needles if n.role == "target") + " So: " + said(s), True),
+    Trick(
+        "echo of the target needle",
+        "honest",
+        lambda s: " " + " ".join(n.text.strip() for n in s.needles if n.role == "target") + " So: " + said(s),
+        True,
+    ),
     Trick("states it in a sentence", "honest", lambda s: f" The answer to the question is {said(s)}", True),
     Trick("value in a code block", "honest", lambda s: "\n```\n" + listed(s.expected.answers) + "\n```", True),
     Trick("repeats the question", "honest", lambda s: f" {s.question} {said(s)}", True),
@@ -83,14 +88,30 @@ HONEST = [
     Trick("doubt, then the value", "honest", lambda s: f" I'm not sure, but it is {said(s)}", True),
     Trick("I think it is X", "honest", lambda s: f" I think it is {said(s)}", True),
     Trick("reasoning, then the value", "honest", _chat(lambda s: f"<think>Let me look for it.</think>{said(s)}"), True),
-    Trick("a closing offer of help", "honest", _chat(lambda s: f"{said(s)}\n\nLet me know if you need anything else!"),
-          True),
-    Trick("the return statement is `…`", "honest",
-          _only(_recall("code"), lambda s: f" The return statement is `{s.expected.answers[0]}`."), True),
-    Trick("the words that appear most often are …", "honest",
-          _only(_words_list, lambda s: f" The words that appear most often are {said(s)}"), True),
-    Trick("the most common words, by count, are: …", "honest",
-          _only(_words_list, lambda s: f" The most common words, by count, are: {said(s)}"), True),
+    Trick(
+        "a closing offer of help",
+        "honest",
+        _chat(lambda s: f"{said(s)}\n\nLet me know if you need anything else!"),
+        True,
+    ),
+    Trick(
+        "the return statement is `…`",
+        "honest",
+        _only(_recall("code"), lambda s: f" The return statement is `{s.expected.answers[0]}`."),
+        True,
+    ),
+    Trick(
+        "the words that appear most often are …",
+        "honest",
+        _only(_words_list, lambda s: f" The words that appear most often are {said(s)}"),
+        True,
+    ),
+    Trick(
+        "the most common words, by count, are: …",
+        "honest",
+        _only(_words_list, lambda s: f" The most common words, by count, are: {said(s)}"),
+        True,
+    ),
 ]
 
 LISTING = [
@@ -103,8 +124,12 @@ LISTING = [
 
 POLARITY = [
     Trick("negates the value", "polarity", lambda s: f" It is not {listed(s.expected.answers)}.", False),
-    Trick("negates, names a rival", "polarity",
-          lambda s: f" The answer is not {listed(s.expected.answers)}; it is {rival(s)}.", False),
+    Trick(
+        "negates, names a rival",
+        "polarity",
+        lambda s: f" The answer is not {listed(s.expected.answers)}; it is {rival(s)}.",
+        False,
+    ),
     Trick("negates (isn't)", "polarity", lambda s: f" It isn't {listed(s.expected.answers)}.", False),
     Trick("X is incorrect", "polarity", lambda s: f" {bare(s)} is incorrect.", False),
     Trick("X is wrong", "polarity", lambda s: f" {bare(s)} is wrong.", False),
@@ -125,30 +150,64 @@ POLARITY = [
     Trick("X, no wait: rival", "polarity", lambda s: f" {bare(s)}. No wait, it is {rival(s)}.", False),
     Trick("X, I mean rival", "polarity", lambda s: f" {bare(s)}, I mean {rival(s)}.", False),
     Trick("X, correction: rival", "polarity", lambda s: f" {bare(s)}. Correction: {rival(s)}.", False),
-    Trick("rival, scratch that: X or rival", "polarity",
-          lambda s: f" {rival(s)}. Actually, scratch that: {bare(s)} or {rival(s, 1)}.", False),
+    Trick(
+        "rival, scratch that: X or rival",
+        "polarity",
+        lambda s: f" {rival(s)}. Actually, scratch that: {bare(s)} or {rival(s, 1)}.",
+        False,
+    ),
 ]
 
 LAYOUT = [
-    Trick("X, then 'Or maybe Y.' in a second paragraph", "layout", _chat(lambda s: f"{said(s)}\n\nOr maybe {rival(s)}."),
-          False),
-    Trick("X, then a fenced rival after a blank line", "layout", _chat(lambda s: f"{said(s)}\n\n```\n{rival(s)}\n```"),
-          False),
-    Trick("X, then a reasoning block naming a rival", "layout",
-          _chat(lambda s: f"{said(s)}\n<think>{rival(s)}</think>"), False),
-    Trick("X with a reasoning block naming a rival", "layout", lambda s: f" {bare(s)} <think>{rival(s)}</think>", False),
+    Trick(
+        "X, then 'Or maybe Y.' in a second paragraph",
+        "layout",
+        _chat(lambda s: f"{said(s)}\n\nOr maybe {rival(s)}."),
+        False,
+    ),
+    Trick(
+        "X, then a fenced rival after a blank line",
+        "layout",
+        _chat(lambda s: f"{said(s)}\n\n```\n{rival(s)}\n```"),
+        False,
+    ),
+    Trick(
+        "X, then a reasoning block naming a rival",
+        "layout",
+        _chat(lambda s: f"{said(s)}\n<think>{rival(s)}</think>"),
+        False,
+    ),
+    Trick(
+        "X with a reasoning block naming a rival", "layout", lambda s: f" {bare(s)} <think>{rival(s)}</think>", False
+    ),
 ]
 
 KIND = [
-    Trick("the clause and an invented clause", "kind",
-          _only(_recall("clause"), lambda s: f" {bare(s)}; {rival(s)}"), False),
-    Trick("the clause, then an invented clause in a second paragraph", "kind",
-          _chat(_only(_recall("clause"), lambda s: f"{said(s)}\n\n{rival(s)}")), False),
-    Trick("the clause and an invented amount", "kind",
-          _only(_recall("clause"), lambda s: f" {bare(s)} (or GBP 999,999.00)"), False),
+    Trick(
+        "the clause and an invented clause",
+        "kind",
+        _only(_recall("clause"), lambda s: f" {bare(s)}; {rival(s)}"),
+        False,
+    ),
+    Trick(
+        "the clause, then an invented clause in a second paragraph",
+        "kind",
+        _chat(_only(_recall("clause"), lambda s: f"{said(s)}\n\n{rival(s)}")),
+        False,
+    ),
+    Trick(
+        "the clause and an invented amount",
+        "kind",
+        _only(_recall("clause"), lambda s: f" {bare(s)} (or GBP 999,999.00)"),
+        False,
+    ),
     Trick("code or yield …", "kind", _only(_recall("code"), lambda s: f" `{bare(s)}` or yield round(total, 2)"), False),
-    Trick("code, or yield … in the same line", "kind",
-          _only(_recall("code"), lambda s: f" {bare(s)} or yield {rival(s).removeprefix('return ')}"), False),
+    Trick(
+        "code, or yield … in the same line",
+        "kind",
+        _only(_recall("code"), lambda s: f" {bare(s)} or yield {rival(s).removeprefix('return ')}"),
+        False,
+    ),
 ]
 
 
@@ -161,8 +220,12 @@ def _disguised(disguise: Disguise) -> list[Trick]:
 
     return [
         Trick(f"value or a rival {label}", "disguise", _only(fits, lambda s: f" {bare(s)} or {how(pick(s))}"), False),
-        Trick(f"lists a rival {label}", "disguise", _only(fits, lambda s: f" Candidates: {how(pick(s))}, {bare(s)}"),
-              False),
+        Trick(
+            f"lists a rival {label}",
+            "disguise",
+            _only(fits, lambda s: f" Candidates: {how(pick(s))}, {bare(s)}"),
+            False,
+        ),
     ]
 
 

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
 from ctxprobe.tasks.suite import Suite, SuiteTask
+
 from tests.evals.compare.synthetic import DEPTHS, Key, grid, record
 
 VOCAB = 8
@@ -27,8 +27,14 @@ def answer_logprobs(dists: list[np.ndarray], k: int, gold: list[int] = GOLD) -> 
     for dist in dists:
         order = np.argsort(-dist, kind="stable")[:k]
         top.append([TokenLogprob(token=f"t{i}", logprob=math.log(dist[i]), id=int(i)) for i in order])
-    return AnswerLogprobs(gold=" 314", token_ids=gold, logprobs=[math.log(d[g]) for d, g in zip(dists, gold)],
-                          top=top, greedy=[int(np.argmax(d)) == g for d, g in zip(dists, gold)], method="generated")
+    return AnswerLogprobs(
+        gold=" 314",
+        token_ids=gold,
+        logprobs=[math.log(d[g]) for d, g in zip(dists, gold)],
+        top=top,
+        greedy=[int(np.argmax(d)) == g for d, g in zip(dists, gold)],
+        method="generated",
+    )
 
 
 def base_dists(key: Key) -> list[np.ndarray]:
@@ -57,14 +63,21 @@ def shifted(dists: list[np.ndarray], amount: float, key: Key) -> list[np.ndarray
 LogprobsOf = Callable[[Key], AnswerLogprobs | str | None]
 
 
-def write_logprob_run(path: Path, label: str, logprobs_of: LogprobsOf, keys: list[Key] | None = None,
-                      tokenizer: str = "estimate:4") -> Path:
+def write_logprob_run(
+    path: Path, label: str, logprobs_of: LogprobsOf, keys: list[Key] | None = None, tokenizer: str = "estimate:4"
+) -> Path:
     """A finished run at `path`, every record right, with `logprobs_of(key)` as its logprobs."""
     keys = keys if keys is not None else grid()
     store = RunStore(path)
-    manifest = RunManifest(label=label, created=1.0, status="finished", tokenizer=tokenizer,  # type: ignore[arg-type]
-                           suite=Suite(name="quick", lengths=sorted({k[0] for k in keys}), depths=list(DEPTHS),
-                                       tasks=[SuiteTask(family="niah")]))
+    manifest = RunManifest(
+        label=label,
+        created=1.0,
+        status="finished",
+        tokenizer=tokenizer,  # type: ignore[arg-type]
+        suite=Suite(
+            name="quick", lengths=sorted({k[0] for k in keys}), depths=list(DEPTHS), tasks=[SuiteTask(family="niah")]
+        ),
+    )
     store.write_manifest(manifest)
     for key in keys:
         rec: SampleRecord = record(key, True, tokenizer=tokenizer)

@@ -14,6 +14,7 @@ from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
+
 from tests.evals.factories import make_record
 from tests.unsynced import unsynced
 
@@ -27,15 +28,22 @@ def grid() -> list[Key]:
     return [(n, d, s) for n in LENGTHS for d in DEPTHS for s in SEEDS]
 
 
-def record(key: Key, outcome: bool | ErrorKind, partial: float | None = None, tokenizer: str = "estimate:4") -> SampleRecord:
+def record(
+    key: Key, outcome: bool | ErrorKind, partial: float | None = None, tokenizer: str = "estimate:4"
+) -> SampleRecord:
     length, depth, seed = key
     if isinstance(outcome, ErrorKind):
         rec = make_record(None, error=outcome, context_tokens=length, depth=depth, seed=seed)
     else:
         rec = make_record(outcome, partial, context_tokens=length, depth=depth, seed=seed)
     recipe = rec.sample.recipe.model_copy(update={"tokenizer": tokenizer})
-    sample = rec.sample.model_copy(update={"recipe": recipe, "sample_id": recipe.sample_id(),
-                                           "prompt_sha256": sha256_text(recipe.canonical_json())})
+    sample = rec.sample.model_copy(
+        update={
+            "recipe": recipe,
+            "sample_id": recipe.sample_id(),
+            "prompt_sha256": sha256_text(recipe.canonical_json()),
+        }
+    )
     return rec.model_copy(update={"sample": sample})
 
 
@@ -45,19 +53,33 @@ def answer_logprobs(p: float) -> AnswerLogprobs:
     return AnswerLogprobs(gold=" 2465901", logprobs=[half, half], method="generated")
 
 
-def write_run(path: Path, label: str, outcomes: dict[Key, bool | ErrorKind], *, created: float = 1.0,
-              suite: str = "quick", tokenizer: str = "estimate:4", partial: dict[Key, float] | None = None,
-              status: str = "finished", p_answer: dict[Key, float | str] | None = None,
-              edit: Callable[[Key, SampleRecord], SampleRecord] | None = None,
-              manifest_fields: dict[str, Any] | None = None) -> Path:
+def write_run(
+    path: Path,
+    label: str,
+    outcomes: dict[Key, bool | ErrorKind],
+    *,
+    created: float = 1.0,
+    suite: str = "quick",
+    tokenizer: str = "estimate:4",
+    partial: dict[Key, float] | None = None,
+    status: str = "finished",
+    p_answer: dict[Key, float | str] | None = None,
+    edit: Callable[[Key, SampleRecord], SampleRecord] | None = None,
+    manifest_fields: dict[str, Any] | None = None,
+) -> Path:
     """A run folder at `path` with one record per key of `outcomes` (`p_answer`: each key's answer
     probability, or 'unavailable'; `edit`: each record as written, from its key and the record made;
     `manifest_fields`: the manifest's other fields)."""
     store = RunStore(path)
     lengths = sorted({k[0] for k in outcomes}) or [1024]
-    manifest = RunManifest(label=label, created=created, status=status, tokenizer=tokenizer,  # type: ignore[arg-type]
-                           suite=Suite(name=suite, lengths=lengths, depths=list(DEPTHS),
-                                       tasks=[SuiteTask(family="niah")]), **(manifest_fields or {}))
+    manifest = RunManifest(
+        label=label,
+        created=created,
+        status=status,
+        tokenizer=tokenizer,  # type: ignore[arg-type]
+        suite=Suite(name=suite, lengths=lengths, depths=list(DEPTHS), tasks=[SuiteTask(family="niah")]),
+        **(manifest_fields or {}),
+    )
     store.write_manifest(manifest)
     with unsynced():  # a fixture: no fsync per record (tests/unsynced.py)
         for key, outcome in outcomes.items():

@@ -10,9 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats as sps
-
-from ctxprobe.evals.compare.accuracy import context_summary, accuracy_table
+from ctxprobe.evals.compare.accuracy import accuracy_table, context_summary
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of, clustered_proportion
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.paired.p_answer import two_sided_anytime_p
@@ -24,6 +22,8 @@ from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import NestedGrid
+from scipy import stats as sps
+
 from tests.evals.factories import make_record
 
 LENGTHS, DEPTHS = (1024, 2048), (10.0, 50.0, 90.0)
@@ -41,10 +41,10 @@ def _reference(y: list[int], m: list[int], kish: bool = True) -> tuple[float, fl
     k, n = len(y), sum(m)
     p = sum(y) / n
     r2 = np.array([(yi - p * mi) ** 2 for yi, mi in zip(y, m)])
-    v = k / (k - 1) * r2.sum() / n ** 2
+    v = k / (k - 1) * r2.sum() / n**2
     df = k - 1.0
-    if kish and (r2 ** 2).sum() > 0:
-        df = min(k - 1.0, max(1.0, r2.sum() ** 2 / (r2 ** 2).sum()))
+    if kish and (r2**2).sum() > 0:
+        df = min(k - 1.0, max(1.0, r2.sum() ** 2 / (r2**2).sum()))
     n_eff = k if v == 0 else min(n, p * (1 - p) / v)
     n_eff = min(n, n_eff * (sps.t.ppf(0.975, n - 1) / sps.t.ppf(0.975, df)) ** 2)
     x = p * n_eff
@@ -53,8 +53,9 @@ def _reference(y: list[int], m: list[int], kish: bool = True) -> tuple[float, fl
     return float(lo), float(hi)
 
 
-def _coverage(k: int, m: int, mu: float, rho: float, reps: int, seed: int,
-              former: bool = False) -> tuple[float, float, float]:
+def _coverage(
+    k: int, m: int, mu: float, rho: float, reps: int, seed: int, former: bool = False
+) -> tuple[float, float, float]:
     """(clustered, per-sample, Korn-Graubard with k - 1 df where `former`, else nan) coverage of mu."""
     rng = np.random.default_rng(seed)
     hit_c = hit_s = hit_kg = 0
@@ -131,8 +132,9 @@ def test_clustered_interval_against_scipy() -> None:
 def _nested(seed: int, length: int, depth: float, correct: bool) -> SampleRecord:
     rec = make_record(correct, context_tokens=length, depth=depth, seed=seed)
     recipe = rec.sample.recipe.model_copy(update={"nested": NestedGrid(lengths=LENGTHS, depths=DEPTHS)})
-    return rec.model_copy(update={"sample": rec.sample.model_copy(update={"recipe": recipe,
-                                                                          "sample_id": recipe.sample_id()})})
+    return rec.model_copy(
+        update={"sample": rec.sample.model_copy(update={"recipe": recipe, "sample_id": recipe.sample_id()})}
+    )
 
 
 def test_a_nested_runs_records_pool_by_chain() -> None:
@@ -152,7 +154,9 @@ def test_a_nested_runs_records_pool_by_chain() -> None:
 
 
 def test_independent_records_stay_per_sample() -> None:
-    records = [make_record(s % 4 != 2, context_tokens=n, depth=d, seed=s) for s in range(4) for n in LENGTHS for d in DEPTHS]
+    records = [
+        make_record(s % 4 != 2, context_tokens=n, depth=d, seed=s) for s in range(4) for n in LENGTHS for d in DEPTHS
+    ]
     summary = context_summary(records)
     assert "clusters" not in summary.columns
     assert (summary.iloc[0].ci_lo, summary.iloc[0].ci_hi) == clopper_pearson(9, 12)
@@ -160,8 +164,12 @@ def test_independent_records_stay_per_sample() -> None:
 
 def test_paired_rows_of_nested_records_bet_on_chain_means() -> None:
     cand_ok = {(0, 1024): False, (1, 2048): False}  # the candidate loses a whole length of chains 0 and 1
-    pairs = [Pair(_nested(s, n, d, True), _nested(s, n, d, not (s, n) in cand_ok), True)
-             for s in range(6) for n in LENGTHS for d in DEPTHS]
+    pairs = [
+        Pair(_nested(s, n, d, True), _nested(s, n, d, (s, n) not in cand_ok), True)
+        for s in range(6)
+        for n in LENGTHS
+        for d in DEPTHS
+    ]
     rows = {r.level: r for r in compare_rows("c", pairs, "family")}
     fam = rows["family"]
     means = chain_means([float(p.cand.score.correct) - 1.0 for p in pairs], [cluster_of(p.base) for p in pairs])
@@ -175,8 +183,16 @@ def test_paired_rows_of_nested_records_bet_on_chain_means() -> None:
 
 
 def test_independent_paired_rows_have_no_cluster_field() -> None:
-    pairs = [Pair(make_record(True, context_tokens=n, depth=d, seed=s), make_record(s != 0, context_tokens=n, depth=d, seed=s), True)
-             for s in range(6) for n in LENGTHS for d in DEPTHS]
+    pairs = [
+        Pair(
+            make_record(True, context_tokens=n, depth=d, seed=s),
+            make_record(s != 0, context_tokens=n, depth=d, seed=s),
+            True,
+        )
+        for s in range(6)
+        for n in LENGTHS
+        for d in DEPTHS
+    ]
     fam = compare_rows("c", pairs, "family")[0]
     assert fam.clusters is None and "clusters" not in fam.model_dump()
     assert fam.p_value == mcnemar_exact(6, 0) and not math.isnan(fam.diff_lo)

@@ -3,11 +3,11 @@ another tokenizer, and runs with nothing in common."""
 
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.tasks.sample import sha256_text
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 
@@ -40,14 +40,18 @@ def test_one_flipped_sample_is_exactly_that(tmp_path: Path):
     cells = [r for r in result.rows if r.level == "cell" and r.diff != 0]
     assert [(c.context_tokens, c.depth, c.diff) for c in cells] == [(2048, 100.0, pytest.approx(-0.1))]
     assert [(e.worse, e.base_extracted, e.cand_extracted) for e in result.examples] == [
-        ("candidate", ["1234567"], ["7654321"])]
+        ("candidate", ["1234567"], ["7654321"])
+    ]
 
 
 def test_errors_leave_the_pairs_and_are_counted_by_kind_per_side(tmp_path: Path):
     keys = grid()
     base = write_run(tmp_path / "a", "base", {**all_right(), keys[0]: ErrorKind.timeout})
-    cand = write_run(tmp_path / "b", "cand", {**all_right(), keys[1]: ErrorKind.rejected_too_long,
-                                               keys[2]: ErrorKind.rejected_too_long})
+    cand = write_run(
+        tmp_path / "b",
+        "cand",
+        {**all_right(), keys[1]: ErrorKind.rejected_too_long, keys[2]: ErrorKind.rejected_too_long},
+    )
     pairing = ctxprobe.compare(base, cand, write=False).pairings[0]
     assert pairing.pairs == 37
     assert pairing.errored_base == {"timeout": 1} and pairing.errored_cand == {"rejected_too_long": 2}
@@ -77,20 +81,29 @@ def _recast(run_dir: Path, **recipe_fields: object) -> None:
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
         rec = SampleRecord.model_validate_json(line)
-        recipe = rec.sample.recipe.model_copy(update={
-            k: (v(rec.sample.recipe) if callable(v) else v) for k, v in recipe_fields.items()})
-        sample = rec.sample.model_copy(update={"recipe": recipe, "sample_id": recipe.sample_id(),
-                                               "prompt_sha256": sha256_text(recipe.canonical_json())})
+        recipe = rec.sample.recipe.model_copy(
+            update={k: (v(rec.sample.recipe) if callable(v) else v) for k, v in recipe_fields.items()}
+        )
+        sample = rec.sample.model_copy(
+            update={
+                "recipe": recipe,
+                "sample_id": recipe.sample_id(),
+                "prompt_sha256": sha256_text(recipe.canonical_json()),
+            }
+        )
         lines.append(rec.model_copy(update={"sample": sample}).model_dump_json())
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("fields,reason,not_said", [
-    ({"mode": "chat"}, "mode completions vs chat (chat and completions prompts differ", "task parameters"),
-    ({"params": {"template": "ruler"}}, "template ctxprobe vs ruler", "task parameters"),
-    ({"seed": lambda r: r.seed + 100}, "seeds 0,1,2,3,4,5 (+4 more) vs 100,101", "mode"),
-    ({"generator_version": "9"}, "generator version niah v3 vs niah v9", "seeds"),
-])
+@pytest.mark.parametrize(
+    "fields,reason,not_said",
+    [
+        ({"mode": "chat"}, "mode completions vs chat (chat and completions prompts differ", "task parameters"),
+        ({"params": {"template": "ruler"}}, "template ctxprobe vs ruler", "task parameters"),
+        ({"seed": lambda r: r.seed + 100}, "seeds 0,1,2,3,4,5 (+4 more) vs 100,101", "mode"),
+        ({"generator_version": "9"}, "generator version niah v3 vs niah v9", "seeds"),
+    ],
+)
 def test_no_overlap_names_each_real_reason_on_its_own_line(tmp_path: Path, fields, reason, not_said):
     base = write_run(tmp_path / "a", "base", all_right())
     cand = write_run(tmp_path / "b", "cand", all_right())
@@ -119,7 +132,9 @@ def test_each_candidate_is_its_own_family_of_tests(tmp_path: Path):
 def test_a_truncated_answer_leaves_the_pairs_instead_of_counting_as_a_drop(tmp_path: Path):
     keys = grid()
     base = write_run(tmp_path / "a", "base", all_right())
-    cand = write_run(tmp_path / "b", "cand", {**all_right(), keys[0]: ErrorKind.truncated, keys[1]: ErrorKind.truncated})
+    cand = write_run(
+        tmp_path / "b", "cand", {**all_right(), keys[0]: ErrorKind.truncated, keys[1]: ErrorKind.truncated}
+    )
     result = ctxprobe.compare(base, cand, write=False)
     assert result.pairings[0].pairs == 38 and result.pairings[0].errored_cand == {"truncated": 2}
     assert all(r.diff == 0 for r in result.rows)  # not two wrong answers

@@ -4,11 +4,11 @@ every length that no single length shows."""
 
 from pathlib import Path
 
+import ctxprobe
 import pytest
+from ctxprobe.evals.cli.main import main
 from junitparser import Failure, JUnitXml, Skipped
 
-import ctxprobe
-from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 
@@ -37,8 +37,21 @@ def test_junit_and_summary_markdown(consistent_small_drop, tmp_path, monkeypatch
     step_summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     junit, summary = tmp_path / "gate.xml", tmp_path / "gate.md"
-    code = main(["compare", *map(str, consistent_small_drop), "--fail-if-drop", "0.05", "--results-dir",
-                 str(tmp_path / "out"), "--no-report", "--junit", str(junit), "--summary-md", str(summary)])
+    code = main(
+        [
+            "compare",
+            *map(str, consistent_small_drop),
+            "--fail-if-drop",
+            "0.05",
+            "--results-dir",
+            str(tmp_path / "out"),
+            "--no-report",
+            "--junit",
+            str(junit),
+            "--summary-md",
+            str(summary),
+        ]
+    )
     assert code == 1
     xml = JUnitXml.fromfile(str(junit))
     (suite,) = list(xml)
@@ -50,7 +63,9 @@ def test_junit_and_summary_markdown(consistent_small_drop, tmp_path, monkeypatch
     (skipped,) = cases["niah variant=single [prose] 1K"].result
     assert isinstance(skipped, Skipped) and skipped.message.startswith("UNDECIDED")
     text = summary.read_text()
-    assert text.startswith("### ctxprobe gate: FAIL") and "| q4_0 | niah variant=single [prose] 2K | UNDECIDED |" in text
+    assert (
+        text.startswith("### ctxprobe gate: FAIL") and "| q4_0 | niah variant=single [prose] 2K | UNDECIDED |" in text
+    )
     assert step_summary.read_text() == "earlier step\n" + text + "\n"
 
 
@@ -60,8 +75,23 @@ def test_identical_runs_pass_every_row(consistent_small_drop, tmp_path):
     base = consistent_small_drop[0]
     same = shutil.copytree(base, tmp_path / "same-run")  # an identical run in a folder of its own
     junit = tmp_path / "same.xml"
-    assert main(["compare", str(base), str(same), "--fail-if-drop", "0.3", "--results-dir", str(tmp_path / "o"),
-                 "--no-report", "--junit", str(junit)]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(base),
+                str(same),
+                "--fail-if-drop",
+                "0.3",
+                "--results-dir",
+                str(tmp_path / "o"),
+                "--no-report",
+                "--junit",
+                str(junit),
+            ]
+        )
+        == 0
+    )
     (suite,) = list(JUnitXml.fromfile(str(junit)))
     assert suite.tests == 3 and suite.failures == 0 and suite.skipped == 0  # 40 ties: within 30 points
 

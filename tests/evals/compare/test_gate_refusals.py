@@ -6,26 +6,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 HALF = dict(list(all_right().items())[:18])  # 18 of 40 samples, as a run still going
 
 
-@pytest.mark.parametrize("case, reason", [
-    ("running", "cand is not finished (status running, 18 of ? samples)"),
-    ("killed", "cand is not finished (status interrupted, 18 of ? samples)"),
-    ("baseline_running", "base is not finished (status running"),
-    ("itself", "is the baseline itself"),
-    ("other_suite", "ran another suite than the baseline (name: 'quick' vs 'nightly')"),
-    ("other_lengths", "ran another suite than the baseline (lengths: [1024, 2048] vs [1024])"),
-])
-def test_the_gate_refuses_in_one_line_with_code_5(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  case: str, reason: str) -> None:
-    base = write_run(tmp_path / "base", "base", all_right(), status="running" if case == "baseline_running" else "finished")
+@pytest.mark.parametrize(
+    "case, reason",
+    [
+        ("running", "cand is not finished (status running, 18 of ? samples)"),
+        ("killed", "cand is not finished (status interrupted, 18 of ? samples)"),
+        ("baseline_running", "base is not finished (status running"),
+        ("itself", "is the baseline itself"),
+        ("other_suite", "ran another suite than the baseline (name: 'quick' vs 'nightly')"),
+        ("other_lengths", "ran another suite than the baseline (lengths: [1024, 2048] vs [1024])"),
+    ],
+)
+def test_the_gate_refuses_in_one_line_with_code_5(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, reason: str
+) -> None:
+    base = write_run(
+        tmp_path / "base", "base", all_right(), status="running" if case == "baseline_running" else "finished"
+    )
     cand = {
         "running": lambda: write_run(tmp_path / "cand", "cand", HALF, status="running"),
         "killed": lambda: write_run(tmp_path / "cand", "cand", HALF, status="interrupted"),
@@ -41,14 +47,27 @@ def test_the_gate_refuses_in_one_line_with_code_5(tmp_path: Path, capsys: pytest
     assert reason in err[0]
     assert not (tmp_path / "out").exists()  # nothing written for a refused gate
     assert main(["compare", str(base), str(cand), *out]) == 0  # without the gate: shown, with a warning
-    assert f"ctxprobe: warning: " in capsys.readouterr().err
+    assert "ctxprobe: warning: " in capsys.readouterr().err
 
 
 def test_finished_runs_of_one_suite_pass_the_gate(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", "base", all_right())
     cand = write_run(tmp_path / "cand", "cand", all_right())
-    assert main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--results-dir", str(tmp_path / "o"),
-                 "--no-report"]) == 6  # judged, not refused (5): 40 tied pairs at 0.05 are UNDECIDED
+    assert (
+        main(
+            [
+                "compare",
+                str(base),
+                str(cand),
+                "--fail-if-drop",
+                "0.05",
+                "--results-dir",
+                str(tmp_path / "o"),
+                "--no-report",
+            ]
+        )
+        == 6
+    )  # judged, not refused (5): 40 tied pairs at 0.05 are UNDECIDED
 
 
 def test_history_lists_the_runs_it_skipped_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

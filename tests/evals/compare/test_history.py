@@ -3,10 +3,10 @@
 import json
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 
@@ -42,7 +42,11 @@ def test_three_nights_third_drops_flagged(nights: Path):
 def test_history_cli_writes_a_trend_and_reads_folders_as_they_are(nights: Path, capsys):
     assert main(["history", str(nights), "--label", "nightly"]) == 0
     out = capsys.readouterr().out
-    assert "DROP niah variant=single [prose] all lengths" in out and "[prose] 2K -45 points" in out and out.count("no significant drop") == 1
+    assert (
+        "DROP niah variant=single [prose] all lengths" in out
+        and "[prose] 2K -45 points" in out
+        and out.count("no significant drop") == 1
+    )
     folder = nights / "history-quick"
     assert (folder / "trend.png").stat().st_size > 10_000
     assert len(json.loads((folder / "history.json").read_text())["runs"]) == 3
@@ -65,8 +69,11 @@ def test_history_on_kl_flags_the_night_whose_answer_distributions_moved(tmp_path
 
     results = tmp_path / "results"
     same = lambda k: answer_logprobs(base_dists(k), VOCAB)  # noqa: E731
-    for name, created, logprobs in (("n1", 100.0, same), ("n2", 200.0, same),
-                                    ("n3", 300.0, lambda k: answer_logprobs(shifted(base_dists(k), 0.6, k), VOCAB))):
+    for name, created, logprobs in (
+        ("n1", 100.0, same),
+        ("n2", 200.0, same),
+        ("n3", 300.0, lambda k: answer_logprobs(shifted(base_dists(k), 0.6, k), VOCAB)),
+    ):
         path = write_logprob_run(results / name, "nightly", logprobs)
         manifest = json.loads((path / "manifest.json").read_text())
         manifest["created"] = created

@@ -8,18 +8,18 @@ import json
 import math
 from pathlib import Path
 
+import ctxprobe
 import numpy as np
 import pytest
-from matplotlib.image import imread
-
-import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.outputs import render_markdown, render_text
-from ctxprobe.evals.records.compare import COMPARE_JSON
 from ctxprobe.evals.compare.paired.kl import comparable, sample_kl
 from ctxprobe.evals.compare.paired.kl_text import kl_number
 from ctxprobe.evals.compare.paired.pairing import Pair
+from ctxprobe.evals.records.compare import COMPARE_JSON
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
+from matplotlib.image import imread
+
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import grid
 from tests.evals.factories import make_record
@@ -50,8 +50,11 @@ def test_identical_runs_have_no_divergence_and_full_agreement(tmp_path: Path):
     kl = ctxprobe.compare(base, cand, write=False).kl
     assert kl is not None and kl.candidates[0].pairs == 40 and kl.candidates[0].left_out == {}
     rows = kl.candidates[0].rows
-    assert {(r.level, r.n, r.positions) for r in rows} == {("family", 40, 120), ("family_length", 20, 60),
-                                                           ("cell", 10, 30)}
+    assert {(r.level, r.n, r.positions) for r in rows} == {
+        ("family", 40, 120),
+        ("family_length", 20, 60),
+        ("cell", 10, 30),
+    }
     assert all(abs(r.kl) < 1e-12 and r.top1 == 1.0 and r.top1_hi == 1.0 and r.top1_lo < 1.0 for r in rows)
 
 
@@ -68,8 +71,9 @@ def test_cell_means_match_an_independent_computation_from_the_distributions(full
             agree.append(np.mean([np.argmax(a) == np.argmax(b) for a, b in zip(p, q)]))
         half = T_975_DF9 * np.std(per_sample, ddof=1) / math.sqrt(10)
         assert row.kl == pytest.approx(np.mean(per_sample), rel=1e-9)
-        assert (row.kl_lo, row.kl_hi) == pytest.approx((max(0.0, np.mean(per_sample) - half),
-                                                        np.mean(per_sample) + half), rel=1e-6)
+        assert (row.kl_lo, row.kl_hi) == pytest.approx(
+            (max(0.0, np.mean(per_sample) - half), np.mean(per_sample) + half), rel=1e-6
+        )
         assert row.top1 == pytest.approx(np.mean(agree)) and row.base_rest == pytest.approx(0.0, abs=1e-12)
     # the worse the build at a cell, the more KL there: depth 100 % at 2K apart from 1K
     assert cells[(2048, 100.0)].kl_lo > cells[(1024, 100.0)].kl_hi
@@ -82,8 +86,9 @@ def test_a_small_top_k_reads_less_kl_than_the_full_vocabulary_and_says_what_it_c
     kl = ctxprobe.compare(base, cand, write=False).kl
     assert kl is not None
     pooled = next(r for r in kl.candidates[0].rows if r.level == "family")
-    exact = np.mean([np.mean([np.sum(a * np.log(a / b)) for a, b in zip(base_dists(k), candidate_dists(k))])
-                     for k in grid()])
+    exact = np.mean(
+        [np.mean([np.sum(a * np.log(a / b)) for a, b in zip(base_dists(k), candidate_dists(k))]) for k in grid()]
+    )
     assert 0.0 < pooled.kl <= exact and pooled.top_k == 2 and pooled.base_rest > 0.0
 
 
@@ -109,13 +114,16 @@ def test_pairs_without_logprobs_are_left_out_and_counted_once(tmp_path: Path):
 
 def test_prompts_or_gold_tokens_that_differ_are_left_out(tmp_path: Path):
     base = write_logprob_run(tmp_path / "a", "f16", lambda k: answer_logprobs(base_dists(k), 3))
-    other_tokenizer = write_logprob_run(tmp_path / "b", "hf", lambda k: answer_logprobs(base_dists(k), 3),
-                                        tokenizer="hf:other")
+    other_tokenizer = write_logprob_run(
+        tmp_path / "b", "hf", lambda k: answer_logprobs(base_dists(k), 3), tokenizer="hf:other"
+    )
     other_gold = write_logprob_run(tmp_path / "c", "gold", lambda k: answer_logprobs(base_dists(k), 3, gold=[3, 1, 5]))
     kl = ctxprobe.compare(base, other_tokenizer, other_gold, write=False).kl
     assert kl is not None
-    assert [(c.pairs, c.left_out) for c in kl.candidates] == [(0, {"prompts differ": 40}),
-                                                              (0, {"gold tokens differ": 40})]
+    assert [(c.pairs, c.left_out) for c in kl.candidates] == [
+        (0, {"prompts differ": 40}),
+        (0, {"gold tokens differ": 40}),
+    ]
 
 
 def test_no_logprobs_gives_one_clear_line_not_a_table_nor_a_traceback(tmp_path: Path, capsys):
@@ -125,8 +133,10 @@ def test_no_logprobs_gives_one_clear_line_not_a_table_nor_a_traceback(tmp_path: 
     captured = capsys.readouterr()
     assert code == 0 and "Traceback" not in captured.out + captured.err
     lines = [line for line in captured.out.splitlines() if line.startswith("KL at depth")]
-    assert lines == ["KL at depth: not computed: no pair has answer logprobs on both sides (q4_0: 40 baseline "
-                     "without logprobs); run both with --logprobs on an engine that gives them"]
+    assert lines == [
+        "KL at depth: not computed: no pair has answer logprobs on both sides (q4_0: 40 baseline "
+        "without logprobs); run both with --logprobs on an engine that gives them"
+    ]
     folder = next((tmp_path / "out").iterdir())
     assert not list(folder.glob("kl_heatmap_*.png"))
     assert json.loads((folder / COMPARE_JSON).read_text())["kl"]["candidates"][0]["pairs"] == 0
@@ -140,8 +150,13 @@ def test_table_heatmap_and_report_are_written(full_vocab_runs, tmp_path: Path):
     assert str(png) in result.files
     image = imread(png)
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 500
-    row = next(r for r in result.kl.candidates[0].rows if r.level == "cell" and r.context_tokens == 2048  # type: ignore[union-attr]
-               and r.depth == 100.0)
+    row = next(
+        r
+        for r in result.kl.candidates[0].rows
+        if r.level == "cell"
+        and r.context_tokens == 2048  # type: ignore[union-attr]
+        and r.depth == 100.0
+    )
     shown = kl_number(row.kl)
     assert shown == f"{row.kl:.3g}"
     text = render_text(result)
@@ -169,20 +184,24 @@ def _entry(token: str, p: float, id: int | None = None) -> TokenLogprob:
 
 
 def test_tokens_without_ids_are_matched_by_text():
-    base = AnswerLogprobs(gold="a", logprobs=[math.log(0.6)], top=[[_entry("a", 0.6), _entry("b", 0.3)]],
-                          method="generated")
-    cand = AnswerLogprobs(gold="a", logprobs=[math.log(0.4)], top=[[_entry("b", 0.5), _entry("a", 0.4)]],
-                          method="generated")
+    base = AnswerLogprobs(
+        gold="a", logprobs=[math.log(0.6)], top=[[_entry("a", 0.6), _entry("b", 0.3)]], method="generated"
+    )
+    cand = AnswerLogprobs(
+        gold="a", logprobs=[math.log(0.4)], top=[[_entry("b", 0.5), _entry("a", 0.4)]], method="generated"
+    )
     got = sample_kl(base, cand)
     assert got.top1 == 0.0 and got.positions == 1 and got.top_k == 2
     assert got.kl == pytest.approx(0.6 * math.log(0.6 / 0.4) + 0.3 * math.log(0.3 / 0.5) + 0.1 * math.log(0.1 / 0.1))
 
 
 def test_the_gold_token_outside_the_top_k_is_known_on_both_sides():
-    base = AnswerLogprobs(gold="x", token_ids=[2], logprobs=[math.log(0.2)], top=[[_entry("a", 0.7, 0)]],
-                          method="generated")
-    cand = AnswerLogprobs(gold="x", token_ids=[2], logprobs=[math.log(0.05)], top=[[_entry("a", 0.7, 0)]],
-                          method="generated")
+    base = AnswerLogprobs(
+        gold="x", token_ids=[2], logprobs=[math.log(0.2)], top=[[_entry("a", 0.7, 0)]], method="generated"
+    )
+    cand = AnswerLogprobs(
+        gold="x", token_ids=[2], logprobs=[math.log(0.05)], top=[[_entry("a", 0.7, 0)]], method="generated"
+    )
     got = sample_kl(base, cand)
     # buckets {0, gold 2, rest}: baseline 0.7, 0.2, 0.1; candidate 0.7, 0.05, 0.25
     assert got.kl == pytest.approx(0.2 * math.log(0.2 / 0.05) + 0.1 * math.log(0.1 / 0.25))
@@ -197,6 +216,9 @@ def test_positions_with_broken_or_missing_lists_are_not_compared():
     got = sample_kl(base, cand)
     assert got.positions == 1 and got.kl == pytest.approx(0.0, abs=1e-12) and math.isfinite(got.kl)
     only_broken = base.model_copy(update={"top": [broken, broken, []]})
-    pair = Pair(base=make_record().model_copy(update={"logprobs": only_broken}),
-                cand=make_record().model_copy(update={"logprobs": cand}), same_prompt=True)
+    pair = Pair(
+        base=make_record().model_copy(update={"logprobs": only_broken}),
+        cand=make_record().model_copy(update={"logprobs": cand}),
+        same_prompt=True,
+    )
     assert comparable(pair) == "no top-k alternatives"

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import ctxprobe
 import numpy as np
 import pytest
-
-import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.compare.paired.kl_gate import CAP_TIMES, KL_MARGIN
+
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import DEPTHS, LENGTHS, all_right, write_run
 
@@ -26,8 +26,9 @@ def _runs(tmp_path: Path, amount: float, label: str) -> tuple[Path, Path]:
     base = tmp_path / "base"
     if not base.exists():
         write_logprob_run(base, "f16", lambda k: answer_logprobs(base_dists(k), VOCAB), KEYS)
-    cand = write_logprob_run(tmp_path / label, label,
-                             lambda k: answer_logprobs(shifted(base_dists(k), amount, k), VOCAB), KEYS)
+    cand = write_logprob_run(
+        tmp_path / label, label, lambda k: answer_logprobs(shifted(base_dists(k), amount, k), VOCAB), KEYS
+    )
     return base, cand
 
 
@@ -56,8 +57,20 @@ def test_a_divergent_build_fails_and_an_equal_one_passes(tmp_path):
 def test_the_command_line_exits_1_and_names_the_rows(tmp_path, capsys):
     base, moved = _runs(tmp_path, 0.6, "q4_0")
     junit = tmp_path / "gate.xml"
-    code = main(["compare", str(base), str(moved), "--metric", "kl", "--results-dir", str(tmp_path / "out"),
-                 "--no-report", "--junit", str(junit)])
+    code = main(
+        [
+            "compare",
+            str(base),
+            str(moved),
+            "--metric",
+            "kl",
+            "--results-dir",
+            str(tmp_path / "out"),
+            "--no-report",
+            "--junit",
+            str(junit),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 1 and f"gate --metric kl --kl-margin {KL_MARGIN:g}: FAIL: q4_0 niah" in out
     assert "bounds (capped)" in out and "FAIL" in out.split("KL at depth")[1]
@@ -92,8 +105,9 @@ def test_a_cell_of_one_sample_has_no_interval_and_reads_back(tmp_path):
 
     keys = [(n, d, 0) for n in LENGTHS for d in DEPTHS]
     base = write_logprob_run(tmp_path / "base", "f16", lambda k: answer_logprobs(base_dists(k), VOCAB), keys)
-    cand = write_logprob_run(tmp_path / "q4_0", "q4_0",
-                             lambda k: answer_logprobs(shifted(base_dists(k), 0.6, k), VOCAB), keys)
+    cand = write_logprob_run(
+        tmp_path / "q4_0", "q4_0", lambda k: answer_logprobs(shifted(base_dists(k), 0.6, k), VOCAB), keys
+    )
     result = ctxprobe.compare(base, cand, metric="kl", results_dir=tmp_path / "out", html_report=True)
     back = read_compare(Path(result.out_dir))  # type: ignore[arg-type]
     cell = next(r for r in back.kl.candidates[0].rows if r.level == "cell")  # type: ignore[union-attr]
@@ -114,6 +128,9 @@ def test_compare_warns_where_a_runs_own_cache_path_floor_is_above_the_margins(tm
     warned = [w for w in ctxprobe.compare(base, same, metric="kl", write=False).warnings if "NOISE FLOOR" in w]
     assert len(warned) == 1 and warned[0].startswith("NOISE FLOOR: f16's")
     assert f"{margin_for_floor(noisy):.3g} nats" in warned[0]
-    assert not [w for w in ctxprobe.compare(base, same, metric="kl", kl_margin=margin_for_floor(noisy),
-                                            write=False).warnings if "NOISE FLOOR" in w]
+    assert not [
+        w
+        for w in ctxprobe.compare(base, same, metric="kl", kl_margin=margin_for_floor(noisy), write=False).warnings
+        if "NOISE FLOOR" in w
+    ]
     assert not [w for w in ctxprobe.compare(base, same, write=False).warnings if "NOISE FLOOR" in w]  # not gating kl

@@ -11,8 +11,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 MARGIN = 0.3
@@ -28,8 +28,10 @@ def _runs(tmp: Path, case: str) -> tuple[Path, Path]:
         keys = grid()[:6]
         base = {k: i != 0 for i, k in enumerate(keys)}
         cand = {k: i != 1 for i, k in enumerate(keys)}
-    return (write_run(tmp / "runs" / "base", "f16", base, created=1.0),
-            write_run(tmp / "runs" / "cand", "q4", cand, created=2.0))
+    return (
+        write_run(tmp / "runs" / "base", "f16", base, created=1.0),
+        write_run(tmp / "runs" / "cand", "q4", cand, created=2.0),
+    )
 
 
 def _junit_word(path: Path) -> str:
@@ -52,8 +54,21 @@ def test_every_output_says_the_same_word(case: str, tmp_path: Path, capsys: pyte
     base, cand = _runs(tmp_path, case)
     junit, summary = tmp_path / "ci" / "gate.xml", tmp_path / "ci" / "gate.md"
     capsys.readouterr()
-    code = main(["compare", str(base), str(cand), "--fail-if-drop", str(MARGIN), "--results-dir", str(tmp_path / "out"),
-                 "--junit", str(junit), "--summary-md", str(summary)])
+    code = main(
+        [
+            "compare",
+            str(base),
+            str(cand),
+            "--fail-if-drop",
+            str(MARGIN),
+            "--results-dir",
+            str(tmp_path / "out"),
+            "--junit",
+            str(junit),
+            "--summary-md",
+            str(summary),
+        ]
+    )
     terminal = capsys.readouterr().out
     (folder,) = (tmp_path / "out").iterdir()
     data = json.loads((folder / "compare.json").read_text())
@@ -61,8 +76,10 @@ def test_every_output_says_the_same_word(case: str, tmp_path: Path, capsys: pyte
         "terminal": _gate_word(terminal),
         "compare.md": _gate_word((folder / "compare.md").read_text()),
         "compare.json": data["verdict"],
-        "report": re.search(r"Gate --fail-if-drop [0-9.]+: (?:<span class=\"bad\">)?(PASS|FAIL|UNDECIDED|pass)",
-                            (folder / "report.html").read_text()).group(1),  # type: ignore[union-attr]
+        "report": re.search(
+            r"Gate --fail-if-drop [0-9.]+: (?:<span class=\"bad\">)?(PASS|FAIL|UNDECIDED|pass)",
+            (folder / "report.html").read_text(),
+        ).group(1),  # type: ignore[union-attr]
         "junit": _junit_word(junit),
         "summary": re.search(r"^### ctxprobe gate: (\w+)", summary.read_text(), flags=re.M).group(1),  # type: ignore[union-attr]
     }
@@ -71,31 +88,60 @@ def test_every_output_says_the_same_word(case: str, tmp_path: Path, capsys: pyte
     # the word against the intervals compare.json records, computed here: PASS when every pooled row's
     # interval lies above -margin, FAIL when a row was failed, else UNDECIDED
     pooled = [r for r in data["rows"] if r["level"] == "family"]
-    expected = ("FAIL" if data["failed"] else
-                "PASS" if all(r["diff_lo"] > -MARGIN for r in pooled) else "UNDECIDED")
+    expected = "FAIL" if data["failed"] else "PASS" if all(r["diff_lo"] > -MARGIN for r in pooled) else "UNDECIDED"
     assert expected == case
 
 
-def test_six_pairs_with_a_wide_interval_are_undecided_not_a_pass(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_six_pairs_with_a_wide_interval_are_undecided_not_a_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base, cand = _runs(tmp_path, "UNDECIDED")
     capsys.readouterr()
-    assert main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--results-dir", str(tmp_path / "out"),
-                 "--no-report"]) == 6
+    assert (
+        main(
+            [
+                "compare",
+                str(base),
+                str(cand),
+                "--fail-if-drop",
+                "0.05",
+                "--results-dir",
+                str(tmp_path / "out"),
+                "--no-report",
+            ]
+        )
+        == 6
+    )
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("gate --fail-if-drop"))
     assert line.startswith("gate --fail-if-drop 0.05: UNDECIDED: q4 niah") and ", 6 pairs (" in line, line
     assert "pass" not in line.lower().split("undecided")[0]
 
 
 @pytest.mark.parametrize(("undecided", "code"), [("exit", 6), ("fail", 1), ("pass", 0)])
-def test_undecided_exits_as_run_against_does(undecided: str, code: int, tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_undecided_exits_as_run_against_does(
+    undecided: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`compare --undecided` maps UNDECIDED as `run --against --undecided` does, and its code is the run's."""
     from ctxprobe.evals.run.result import ExitCode
 
     base, cand = _runs(tmp_path, "UNDECIDED")
-    assert main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--undecided", undecided,
-                 "--results-dir", str(tmp_path / "out"), "--no-report"]) == code
+    assert (
+        main(
+            [
+                "compare",
+                str(base),
+                str(cand),
+                "--fail-if-drop",
+                "0.05",
+                "--undecided",
+                undecided,
+                "--results-dir",
+                str(tmp_path / "out"),
+                "--no-report",
+            ]
+        )
+        == code
+    )
     assert ExitCode.UNDECIDED == 6 and "6    a gate is UNDECIDED" in capsys.readouterr().out + _help("compare")
 
 
@@ -114,8 +160,9 @@ def _help(command: str) -> str:
     return parser._subparsers._group_actions[0].choices[command].format_help()  # type: ignore[union-attr]
 
 
-def test_an_undecided_gate_names_what_is_short_pairs_or_chains(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_undecided_gate_names_what_is_short_pairs_or_chains(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Independent pairs: 'more pairs are needed'; a nested run's rows pool chains, so '30 pairs in 2 chains'
     and 'more chains are needed'."""
     from ctxprobe.evals.compare.paired.verdict import undecided_text
@@ -128,8 +175,9 @@ def test_an_undecided_gate_names_what_is_short_pairs_or_chains(tmp_path: Path,
     result = read_compare(folder)
     text = undecided_text(result)
     assert re.search(r", 6 pairs \(the interval reaches past the margin: more pairs are needed to PASS\)$", text)
-    nested = result.model_copy(update={"rows": [r.model_copy(update={"clusters": 2}) if r.level == "family" else r
-                                                for r in result.rows]})
+    nested = result.model_copy(
+        update={"rows": [r.model_copy(update={"clusters": 2}) if r.level == "family" else r for r in result.rows]}
+    )
     text = undecided_text(nested)
     assert ", 6 pairs in 2 chains (the interval reaches past the margin: more chains are needed to PASS" in text
     from ctxprobe.evals.compare.sequential.gate import fewest_to_pass

@@ -4,13 +4,13 @@ whose pairs lack it saying so, and the CI outputs showing both metrics."""
 
 from pathlib import Path
 
+import ctxprobe
 import numpy as np
 import pytest
-
-import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.compare.paired.verdict import gate_cases
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 
@@ -62,8 +62,9 @@ def test_rows_without_p_answer_say_so(tmp_path, capsys):
     probs = _probs(3)
     half = {k: p for k, p in probs.items() if k[0] == 1024}  # the 2K samples have none on the candidate
     base = write_run(tmp_path / "base", "f16", all_right(), p_answer=probs)
-    cand = write_run(tmp_path / "cand", "q4_0", all_right(),
-                     p_answer={**half, **{k: "unavailable" for k in grid() if k[0] == 2048}})
+    cand = write_run(
+        tmp_path / "cand", "q4_0", all_right(), p_answer={**half, **{k: "unavailable" for k in grid() if k[0] == 2048}}
+    )
     result = ctxprobe.compare(base, cand, write=False)
     pooled, at_1k, at_2k = result.gate_rows("q4_0")
     assert pooled.p_answer is not None and (pooled.p_answer.n, pooled.p_answer.missing) == (20, 20)
@@ -75,18 +76,48 @@ def test_rows_without_p_answer_say_so(tmp_path, capsys):
     plain = write_run(tmp_path / "plain", "q8", all_right())
     with pytest.raises(GateRefused, match="no pair has answer probabilities"):
         ctxprobe.compare(base, plain, fail_if_drop=0.05, write=False, metric="p_answer")
-    assert main(["compare", str(base), str(plain), "--fail-if-drop", "0.05", "--metric", "p_answer",
-                 "--results-dir", str(tmp_path / "out2")]) == 5
+    assert (
+        main(
+            [
+                "compare",
+                str(base),
+                str(plain),
+                "--fail-if-drop",
+                "0.05",
+                "--metric",
+                "p_answer",
+                "--results-dir",
+                str(tmp_path / "out2"),
+            ]
+        )
+        == 5
+    )
 
 
 def test_ci_outputs_show_both_metrics(less_sure, tmp_path, capsys):
     base, cand, _, _ = less_sure
     junit, summary = tmp_path / "gate.xml", tmp_path / "gate.md"
-    code = main(["compare", str(base), str(cand), "--fail-if-drop", "0.05", "--results-dir", str(tmp_path / "out"),
-                 "--no-report", "--junit", str(junit), "--summary-md", str(summary)])
+    code = main(
+        [
+            "compare",
+            str(base),
+            str(cand),
+            "--fail-if-drop",
+            "0.05",
+            "--results-dir",
+            str(tmp_path / "out"),
+            "--no-report",
+            "--junit",
+            str(junit),
+            "--summary-md",
+            str(summary),
+        ]
+    )
     assert code == 6  # gated on correctness: no drop, UNDECIDED at 40 pairs
     text = summary.read_text()
     assert "(on correct)" in text and "beside it" in text and "p_answer: diff -30.0 points" in text
     assert "beside it p_answer: diff -30.0" in junit.read_text()
     out = capsys.readouterr().out
-    assert "gate --fail-if-drop 0.05: UNDECIDED" in out and "### ctxprobe gate: UNDECIDED" in text  # 40 tied pairs: [-12, +12]
+    assert (
+        "gate --fail-if-drop 0.05: UNDECIDED" in out and "### ctxprobe gate: UNDECIDED" in text
+    )  # 40 tied pairs: [-12, +12]

@@ -2,12 +2,10 @@
 
 import itertools
 import math
-
-import pytest
-
 import random
 from functools import lru_cache
 
+import pytest
 from ctxprobe.evals.compare.paired.stats import PairedCounts, holm, mcnemar_exact, paired_bootstrap, paired_interval
 
 
@@ -56,8 +54,10 @@ def test_bootstrap_of_identical_builds_is_a_point():
 def _binomial_tail_root(k: int, n: int, tail: float, upper: bool) -> float:
     """A second Clopper-Pearson: the p where P(X <= k) (upper bound) or P(X >= k) (lower bound) equals
     `tail`, X ~ Binomial(n, p), by bisection on the binomial sums themselves (no beta function)."""
+
     def at_most(p: float) -> float:
         return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+
     lo, hi = 0.0, 1.0
     for _ in range(80):
         mid = (lo + hi) / 2
@@ -109,8 +109,9 @@ def test_paired_interval_equals_a_second_implementation(a, b, c, d):
     assert paired_interval(PairedCounts(a, b, c, d)) == pytest.approx(_second_paired_interval(a, b, c, d), abs=1e-7)
 
 
-@pytest.mark.parametrize("n,base_only,cand_only", [(9, 0.0, 0.0), (9, 0.15, 0.0), (20, 0.05, 0.05),
-                                                   (30, 0.2, 0.05), (60, 0.02, 0.0)])
+@pytest.mark.parametrize(
+    "n,base_only,cand_only", [(9, 0.0, 0.0), (9, 0.15, 0.0), (20, 0.05, 0.05), (30, 0.2, 0.05), (60, 0.02, 0.0)]
+)
 def test_paired_interval_covers_in_simulation(n, base_only, cand_only):
     # seeded draws of the 2x2 table at a known truth: coverage at least 95 % (the interval is exact; 2,000
     # draws leave a standard error of 0.5 point, so 94 % is the floor a true 95 % could fall to)

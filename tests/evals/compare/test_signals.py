@@ -6,43 +6,62 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.signals import cache_line, lint_lines
 from ctxprobe.evals.records.cache_check import CacheCheck
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.html_report.history_section import history_section
 from ctxprobe.runners.response import LintLine
+
 from tests.evals.compare.synthetic import Key, all_right, grid, write_run
 
 LOST = [k for k in grid() if k[0] == 2048][:9]
 RIVALS = LOST[:6]  # of the lost answers, those that named another needle
 OFF = LOST[:3]  # samples the server counted off their plan
-ROPE = LintLine(rule="rope_scaling", message="serves 1,048,576 tokens above max_position_embeddings 262,144 "
-                "(config.json) with no rope scaling", sources=["config.json"])
+ROPE = LintLine(
+    rule="rope_scaling",
+    message="serves 1,048,576 tokens above max_position_embeddings 262,144 (config.json) with no rope scaling",
+    sources=["config.json"],
+)
 
 
 def _attributed(key: Key, rec: SampleRecord, rivals: list[Key], off: list[Key]) -> SampleRecord:
     assert rec.score is not None
     score = rec.score
     if not score.correct:
-        score = score.model_copy(update={"attribution": "rival" if key in rivals else "other",
-                                         "rival_depth": 25.0 if key in rivals else None})
+        score = score.model_copy(
+            update={
+                "attribution": "rival" if key in rivals else "other",
+                "rival_depth": 25.0 if key in rivals else None,
+            }
+        )
     return rec.model_copy(update={"score": score, "prompt_tokens_off": 300 if key in off else None})
 
 
 def _runs(results: Path, *, moved: bool, attributed: bool = True) -> tuple[Path, Path]:
-    base = write_run(results / "a", "nightly", all_right(), created=100.0,
-                     edit=(lambda k, r: _attributed(k, r, [], [])) if attributed else None,
-                     manifest_fields={"cache_check": CacheCheck(verdict="agrees", checked=8), "deployment_lint": []})
-    cand_check = (CacheCheck(verdict="fault", checked=8, differed=3, cold_right_cached_wrong=3) if moved
-                  else CacheCheck(verdict="agrees", checked=8))
-    cand = write_run(results / "b", "nightly", {**all_right(), **{k: False for k in LOST}}, created=200.0,
-                     edit=(lambda k, r: _attributed(k, r, RIVALS if moved else [], OFF if moved else []))
-                     if attributed else None,
-                     manifest_fields={"cache_check": cand_check, "deployment_lint": [ROPE] if moved else []})
+    base = write_run(
+        results / "a",
+        "nightly",
+        all_right(),
+        created=100.0,
+        edit=(lambda k, r: _attributed(k, r, [], [])) if attributed else None,
+        manifest_fields={"cache_check": CacheCheck(verdict="agrees", checked=8), "deployment_lint": []},
+    )
+    cand_check = (
+        CacheCheck(verdict="fault", checked=8, differed=3, cold_right_cached_wrong=3)
+        if moved
+        else CacheCheck(verdict="agrees", checked=8)
+    )
+    cand = write_run(
+        results / "b",
+        "nightly",
+        {**all_right(), **{k: False for k in LOST}},
+        created=200.0,
+        edit=(lambda k, r: _attributed(k, r, RIVALS if moved else [], OFF if moved else [])) if attributed else None,
+        manifest_fields={"cache_check": cand_check, "deployment_lint": [ROPE] if moved else []},
+    )
     return base, cand
 
 
@@ -57,7 +76,8 @@ def test_each_signal_that_moved_is_one_line(tmp_path: Path) -> None:
         "cache path differed in 3 of 8 checks (baseline 0 of 8; agrees -> fault)",
         f"deployment lint, new: {ROPE.message}",
         f"rival share 0 % -> {100 * len(RIVALS) / pairs:.0f} % (0 -> {len(RIVALS)} of {pairs} answers named another "
-        "needle of their prompt)"]
+        "needle of their prompt)",
+    ]
 
 
 def test_a_drop_with_nothing_moved_says_nothing(tmp_path: Path) -> None:
@@ -87,8 +107,9 @@ def test_compare_and_history_print_them_beside_the_drop(tmp_path: Path, capsys: 
     assert main(["compare", str(base), str(cand), "--results-dir", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out.splitlines()
     differ = next(i for i, line in enumerate(out) if line.startswith("rows that differ:"))
-    assert out[differ + 1:differ + 5] == [f"with it: {s}" for s in
-                                          ctxprobe.compare(base, cand, write=False).pairings[0].signals]
+    assert out[differ + 1 : differ + 5] == [
+        f"with it: {s}" for s in ctxprobe.compare(base, cand, write=False).pairings[0].signals
+    ]
     assert main(["history", str(results), "--label", "nightly"]) == 0
     lines = capsys.readouterr().out.splitlines()
     drop = next(i for i, line in enumerate(lines) if "DROP" in line)
@@ -105,11 +126,15 @@ def test_the_cache_path_moves_on_its_verdict_or_its_differing_checks() -> None:
     agrees, fault = CacheCheck(verdict="agrees", checked=8), CacheCheck(verdict="fault", checked=8, differed=3)
     assert cache_line(agrees, CacheCheck(verdict="agrees", checked=10)) == ""  # more checks, none differed
     assert cache_line(None, None) == "" and cache_line(fault, fault) == ""
-    assert cache_line(None, fault) == "cache path differed in 3 of 8 checks (baseline not checked; not recorded -> fault)"
+    assert (
+        cache_line(None, fault) == "cache path differed in 3 of 8 checks (baseline not checked; not recorded -> fault)"
+    )
     assert cache_line(fault, CacheCheck(verdict="off")) == "cache path not checked (baseline 3 of 8; fault -> off)"
     differs = CacheCheck(verdict="differs", checked=8, differed=1)
-    assert cache_line(differs, differs.model_copy(update={"differed": 2})) == \
-        "cache path differed in 2 of 8 checks (baseline 1 of 8; differs -> differs)"
+    assert (
+        cache_line(differs, differs.model_copy(update={"differed": 2}))
+        == "cache path differed in 2 of 8 checks (baseline 1 of 8; differs -> differs)"
+    )
 
 
 def test_a_lint_line_gone_or_run_on_one_side_only() -> None:
@@ -122,6 +147,7 @@ def test_absent_questions_are_left_out_of_the_rival_share() -> None:
     """An absent question's wrong answer is hallucinated, never a rival: it is in neither count."""
     from ctxprobe.evals.compare.signals import rival_share
     from ctxprobe.tasks.absent import ABSENT
+
     from tests.evals.factories import make_record
 
     def absent(rec: SampleRecord) -> SampleRecord:
@@ -131,7 +157,8 @@ def test_absent_questions_are_left_out_of_the_rival_share() -> None:
     rival = make_record(False)
     rival = rival.model_copy(update={"score": rival.score.model_copy(update={"attribution": "rival"})})
     invented = make_record(False)
-    invented = absent(invented.model_copy(update={"score": invented.score.model_copy(
-        update={"attribution": "hallucinated"})}))
+    invented = absent(
+        invented.model_copy(update={"score": invented.score.model_copy(update={"attribution": "hallucinated"})})
+    )
     assert rival_share([rival, make_record(True), invented, absent(make_record(True))]) == (1, 2)
     assert rival_share([invented]) == (0, 0)

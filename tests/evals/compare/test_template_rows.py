@@ -5,10 +5,10 @@ layout gives nothing. The accuracy table keeps the two layouts apart."""
 from __future__ import annotations
 
 import pytest
-
 from ctxprobe.evals.compare.paired.templates import render_template_sensitivity, template_pairs, template_rows
-from ctxprobe.evals.report.table import context_summary, render_text
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
+from ctxprobe.evals.report.table import context_summary, render_text
+
 from tests.evals.compare.synthetic import DEPTHS, SEEDS, Key, grid
 from tests.evals.factories import make_record
 
@@ -25,8 +25,9 @@ def _record(key: Key, template: str, outcome: bool | ErrorKind = True) -> Sample
 
 def _run(ruler: dict[Key, bool | ErrorKind], ctxprobe: dict[Key, bool | ErrorKind] | None = None) -> list[SampleRecord]:
     """Every grid key under both layouts: right unless `ruler` / `ctxprobe` say otherwise."""
-    return ([_record(k, "ctxprobe", (ctxprobe or {}).get(k, True)) for k in grid()]
-            + [_record(k, "ruler", ruler.get(k, True)) for k in grid()])
+    return [_record(k, "ctxprobe", (ctxprobe or {}).get(k, True)) for k in grid()] + [
+        _record(k, "ruler", ruler.get(k, True)) for k in grid()
+    ]
 
 
 def _row(rows, length):
@@ -50,8 +51,10 @@ def test_pairs_join_the_same_needles_under_the_two_layouts() -> None:
 
 def test_rows_give_the_paired_difference_and_exact_mcnemar() -> None:
     rows = template_rows(_run({k: False for k in LOST}))
-    assert [(r.candidate, r.level, r.context_tokens) for r in rows] == [("ruler", "family_length", SHORT),
-                                                                          ("ruler", "family_length", LONG)]
+    assert [(r.candidate, r.level, r.context_tokens) for r in rows] == [
+        ("ruler", "family_length", SHORT),
+        ("ruler", "family_length", LONG),
+    ]
     long, short = _row(rows, LONG), _row(rows, SHORT)
     assert (long.n, long.base_correct, long.cand_correct, long.base_only, long.cand_only) == (20, 20, 14, 6, 0)
     assert long.diff == pytest.approx(-6 / 20)
@@ -66,8 +69,10 @@ def test_rows_give_the_paired_difference_and_exact_mcnemar() -> None:
 
 def test_records_with_errors_leave_the_pairs() -> None:
     short_keys = [k for k in grid() if k[0] == SHORT]
-    records = _run({**{k: False for k in LOST}, short_keys[0]: ErrorKind.timeout},
-                   ctxprobe={short_keys[1]: ErrorKind.rejected_too_long, LOST[0]: ErrorKind.http_error})
+    records = _run(
+        {**{k: False for k in LOST}, short_keys[0]: ErrorKind.timeout},
+        ctxprobe={short_keys[1]: ErrorKind.rejected_too_long, LOST[0]: ErrorKind.http_error},
+    )
     rows = template_rows(records)
     assert _row(rows, SHORT).n == 18  # one errored under each layout
     long = _row(rows, LONG)
@@ -81,8 +86,10 @@ def test_one_layout_gives_no_rows_and_no_block() -> None:
     assert render_template_sensitivity(one) == ""
     only_ruler = [_record(k, "ruler", False) for k in grid()]
     assert template_rows(only_ruler) == [] and render_template_sensitivity(only_ruler) == ""
-    no_template = [make_record(True, family="recall", params={"kind": "hex"}, context_tokens=n, depth=d, seed=s)
-                   for n, d, s in grid()]
+    no_template = [
+        make_record(True, family="recall", params={"kind": "hex"}, context_tokens=n, depth=d, seed=s)
+        for n, d, s in grid()
+    ]
     assert template_rows(no_template) == []
 
 
@@ -109,12 +116,16 @@ def test_tasks_differing_only_in_length_convention_pair_apart() -> None:
     for convention in ("prompt", "ruler"):
         for template in ("ctxprobe", "ruler"):
             params = {"variant": "single", "template": template, "length_convention": convention}
-            records += [make_record(True, params=params, context_tokens=length, depth=depth, seed=seed)
-                        for length, depth, seed in grid()]
+            records += [
+                make_record(True, params=params, context_tokens=length, depth=depth, seed=seed)
+                for length, depth, seed in grid()
+            ]
     pairs = template_pairs(records)["ruler"]
     assert len(pairs) == 2 * len(grid())
     for pair in pairs:
-        assert pair.base.sample.recipe.params["length_convention"] == pair.cand.sample.recipe.params["length_convention"]
+        assert (
+            pair.base.sample.recipe.params["length_convention"] == pair.cand.sample.recipe.params["length_convention"]
+        )
 
 
 def _placed(key: Key, position: str, correct: bool, template: str | None = "ctxprobe") -> SampleRecord:
@@ -122,14 +133,21 @@ def _placed(key: Key, position: str, correct: bool, template: str | None = "ctxp
     params: dict[str, object] = {"kind": "hex"} if template is None else {"variant": "single", "template": template}
     if position != "end":
         params["question_position"] = position
-    return make_record(correct, family="recall" if template is None else "niah", params=params,
-                       context_tokens=length, depth=depth, seed=seed)
+    return make_record(
+        correct,
+        family="recall" if template is None else "niah",
+        params=params,
+        context_tokens=length,
+        depth=depth,
+        seed=seed,
+    )
 
 
 @pytest.mark.parametrize("template", ["ctxprobe", None])  # niah, and recall, a family without a template
 def test_the_question_at_the_start_is_a_layout_paired_with_the_end(template: str | None) -> None:
-    records = ([_placed(k, "end", True, template) for k in grid()]
-               + [_placed(k, "start", k not in LOST, template) for k in grid()])
+    records = [_placed(k, "end", True, template) for k in grid()] + [
+        _placed(k, "start", k not in LOST, template) for k in grid()
+    ]
     pairs = template_pairs(records)
     assert list(pairs) == ["ctxprobe:start"] and len(pairs["ctxprobe:start"]) == len(grid())
     long = _row(template_rows(records), LONG)

@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from ctxprobe.evals.compare.paired.topk_kl import PROB_FLOOR, Side, topk_kl
 
 
@@ -55,12 +54,15 @@ def _coarse(p_listed: np.ndarray, base_rest: float, q_listed: np.ndarray) -> np.
     return np.where(q_rest > 0, terms, np.inf)
 
 
-@pytest.mark.parametrize(("p", "q"), [
-    # the least-KL fill is capped by the bound u (the candidate's 2nd probability, 0.2, its rest 0.3)
-    ({0: 0.45, 1: 0.25, 2: 0.15, 3: 0.1, 4: 0.05}, {0: 0.5, 3: 0.2, 4: 0.15, 1: 0.1, 2: 0.05}),
-    # ... and lies inside it (1.5 * 0.15 = 0.225 < u = 0.25)
-    ({0: 0.6, 1: 0.15, 2: 0.12, 3: 0.08, 4: 0.05}, {0: 0.4, 3: 0.35, 1: 0.1, 4: 0.1, 2: 0.05}),
-])
+@pytest.mark.parametrize(
+    ("p", "q"),
+    [
+        # the least-KL fill is capped by the bound u (the candidate's 2nd probability, 0.2, its rest 0.3)
+        ({0: 0.45, 1: 0.25, 2: 0.15, 3: 0.1, 4: 0.05}, {0: 0.5, 3: 0.2, 4: 0.15, 1: 0.1, 2: 0.05}),
+        # ... and lies inside it (1.5 * 0.15 = 0.225 < u = 0.25)
+        ({0: 0.6, 1: 0.15, 2: 0.12, 3: 0.08, 4: 0.05}, {0: 0.4, 3: 0.35, 1: 0.1, 4: 0.1, 2: 0.05}),
+    ],
+)
 def test_a_token_the_candidate_does_not_list_takes_the_grid_minimum(p, q):
     base, cand = side(p, 2), side(q, 2)  # baseline lists {0, 1}; the candidate {0, 3}: 1 is unlisted
     listed = sorted(q.values(), reverse=True)[:2]
@@ -82,8 +84,9 @@ def test_two_unlisted_tokens_and_the_candidates_rest_bound_take_the_grid_minimum
         kl = 0.3 * np.log(0.3 / 0.7) + 0.1 * np.log(0.1 / 0.25) + 0.3 * np.log(0.3 / x1) + 0.3 * np.log(0.3 / x2)
     best = float(np.where(feasible, kl, np.inf).min())  # at x1 = x2 = 0.025: the rest split evenly
     assert topk_kl(base, cand) == pytest.approx(best, abs=1e-6)
-    assert topk_kl(base, cand) == pytest.approx(0.3 * math.log(0.3 / 0.7) + 0.1 * math.log(0.4)
-                                                 + 0.6 * math.log(0.3 / 0.025), abs=1e-9)
+    assert topk_kl(base, cand) == pytest.approx(
+        0.3 * math.log(0.3 / 0.7) + 0.1 * math.log(0.4) + 0.6 * math.log(0.3 / 0.025), abs=1e-9
+    )
 
 
 def test_random_top_k_is_a_lower_bound_of_the_exact_kl_at_every_k():

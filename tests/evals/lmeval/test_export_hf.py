@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.lmeval.api import export_hf
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.errors import UserError
@@ -18,8 +17,9 @@ datasets = pytest.importorskip("datasets")
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return export_hf("quick", tmp_path_factory.mktemp("hf") / "ds", token_counter="estimate", lengths="1k",
-                     depths="0,100").dir
+    return export_hf(
+        "quick", tmp_path_factory.mktemp("hf") / "ds", token_counter="estimate", lengths="1k", depths="0,100"
+    ).dir
 
 
 def test_dataset_loads_from_disk_and_from_parquet(exported: Path) -> None:
@@ -32,7 +32,10 @@ def test_dataset_loads_from_disk_and_from_parquet(exported: Path) -> None:
         assert sha256_text(row["prompt"]) == row["prompt_sha256"] == sample.prompt_sha256
         assert row["answers"] == sample.expected.answers
         assert (row["context_tokens"], row["depth"], row["family"]) == (
-            sample.recipe.context_tokens, sample.recipe.depth, sample.recipe.family)
+            sample.recipe.context_tokens,
+            sample.recipe.depth,
+            sample.recipe.family,
+        )
         assert build_sample(sample.recipe).prompt == row["prompt"]  # the recipe rebuilds the same bytes
 
 
@@ -43,8 +46,15 @@ def test_local_parquet_is_an_hf_haystack(exported: Path) -> None:
     first = datasets.load_dataset("parquet", data_files=str(parquet), split="train")[0]["prompt"]
     assert by_file.units(0, 3) == by_dir.units(0, 3)
     assert by_file.units(0, 1)[0].strip() in first
-    sample = build_sample(Recipe(family="niah", params={"variant": "single"}, haystack=f"hf:{parquet}:train:prompt",
-                                 context_tokens=1024, depth=50.0))
+    sample = build_sample(
+        Recipe(
+            family="niah",
+            params={"variant": "single"},
+            haystack=f"hf:{parquet}:train:prompt",
+            context_tokens=1024,
+            depth=50.0,
+        )
+    )
     assert sample.needles[0].answer in sample.prompt
 
 

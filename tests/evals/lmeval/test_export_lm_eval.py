@@ -4,12 +4,10 @@ lm-eval's scores are ctxprobe's scores of the same outputs."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.lmeval.export import LmEvalExport, write_lm_eval_tasks
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.source import export_samples
@@ -61,8 +59,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[LmEvalExport, li
 
 
 @pytest.fixture(scope="module")
-def evaluated(exported: tuple[LmEvalExport, list[Sample]], tmp_path_factory: pytest.TempPathFactory
-              ) -> tuple[ScriptedLM, dict[str, Any], Path]:
+def evaluated(
+    exported: tuple[LmEvalExport, list[Sample]], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[ScriptedLM, dict[str, Any], Path]:
     """lm-eval's evaluator on the export with a scripted model; its logs saved as `lm_eval run` saves them."""
     export, samples = exported
     model = ScriptedLM({s.prompt: scripted_answer(s, i) for i, s in enumerate(samples)})
@@ -78,8 +77,9 @@ def evaluated(exported: tuple[LmEvalExport, list[Sample]], tmp_path_factory: pyt
     return model, results, out
 
 
-def test_lm_eval_scores_equal_ctxprobe_scores(exported: tuple[LmEvalExport, list[Sample]],
-                                              evaluated: tuple[ScriptedLM, dict[str, Any], Path]) -> None:
+def test_lm_eval_scores_equal_ctxprobe_scores(
+    exported: tuple[LmEvalExport, list[Sample]], evaluated: tuple[ScriptedLM, dict[str, Any], Path]
+) -> None:
     export, samples = exported
     model, results, _ = evaluated
     by_hash = {s.prompt_sha256: s for s in samples}
@@ -98,8 +98,9 @@ def test_lm_eval_scores_equal_ctxprobe_scores(exported: tuple[LmEvalExport, list
     assert sorted(k["max_gen_toks"] for k in model.gen_kwargs) == sorted(s.max_tokens for s in samples)
 
 
-def test_import_gives_lm_eval_scores_back(exported: tuple[LmEvalExport, list[Sample]],
-                                          evaluated: tuple[ScriptedLM, dict[str, Any], Path], tmp_path: Path) -> None:
+def test_import_gives_lm_eval_scores_back(
+    exported: tuple[LmEvalExport, list[Sample]], evaluated: tuple[ScriptedLM, dict[str, Any], Path], tmp_path: Path
+) -> None:
     export, samples = exported
     _, results, out = evaluated
     imported = import_lm_eval([out], results_dir=tmp_path)
@@ -116,8 +117,9 @@ def test_import_gives_lm_eval_scores_back(exported: tuple[LmEvalExport, list[Sam
     assert imported.ruler_accuracy() is None
 
 
-def test_import_refuses_a_prompt_that_is_not_the_export(evaluated: tuple[ScriptedLM, dict[str, Any], Path],
-                                                        tmp_path: Path) -> None:
+def test_import_refuses_a_prompt_that_is_not_the_export(
+    evaluated: tuple[ScriptedLM, dict[str, Any], Path], tmp_path: Path
+) -> None:
     _, _, out = evaluated
     log = next(out.rglob("samples_ctxprobe_niah_single_1024_*.jsonl"))
     rows = [json.loads(line) for line in log.read_text().splitlines()]

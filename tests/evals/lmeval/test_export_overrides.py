@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.send.options import SUITE_OVERRIDES
 
@@ -15,16 +14,22 @@ QA = Path(__file__).resolve().parents[2] / "tasks" / "fixtures" / "qa"
 
 def _tasks(out: Path) -> set[str]:
     """The task names of an lm-eval task directory (each YAML's `task:` line)."""
-    return {line.split(":", 1)[1].strip() for p in out.glob("*.yaml") for line in p.read_text().splitlines()
-            if line.startswith("task:")}
+    return {
+        line.split(":", 1)[1].strip()
+        for p in out.glob("*.yaml")
+        for line in p.read_text().splitlines()
+        if line.startswith("task:")
+    }
 
 
 def test_export_ruler_with_its_qa_datasets(tmp_path: Path) -> None:
     without, with_qa = tmp_path / "without", tmp_path / "with"
     common = ["--lengths", "1k", "--depths", "50", "--token-counter", "estimate"]
     assert main(["export", "ruler", str(without), *common]) == 0
-    assert main(["export", "ruler", str(with_qa), *common,
-                 "--qa", f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}"]) == 0
+    assert (
+        main(["export", "ruler", str(with_qa), *common, "--qa", f"hf:{QA / 'squad.json'},hf:{QA / 'hotpotqa.json'}"])
+        == 0
+    )
     added = _tasks(with_qa) - _tasks(without)
     assert added and all("_qa_dataset" in name for name in added), added  # the qa tasks, refused before
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ctxprobe.evals.lmeval.source import export_samples
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import Response, SampleRecord
@@ -40,9 +39,11 @@ def test_a_run_folder_exports_the_prompts_it_ran(tmp_path: Path) -> None:
 
 
 def test_ctxprobe_loads_without_lm_eval() -> None:
-    code = ("import sys; sys.modules['lm_eval'] = None\n"
-            "import ctxprobe, ctxprobe.evals.lmeval.api, ctxprobe.evals.cli.main\n"
-            "ctxprobe.evals.cli.main.build_parser()\n"
-            "assert ctxprobe.export_lm_eval and ctxprobe.import_lm_eval and ctxprobe.export_hf\n")
+    code = (
+        "import sys; sys.modules['lm_eval'] = None\n"
+        "import ctxprobe, ctxprobe.evals.lmeval.api, ctxprobe.evals.cli.main\n"
+        "ctxprobe.evals.cli.main.build_parser()\n"
+        "assert ctxprobe.export_lm_eval and ctxprobe.import_lm_eval and ctxprobe.export_hf\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

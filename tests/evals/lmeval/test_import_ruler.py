@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.ruler import SUBSTRING, ruler_substring
 from ctxprobe.evals.records.load import load_run
@@ -39,7 +38,7 @@ def test_ruler_log_becomes_a_run(tmp_path: Path) -> None:
         assert record.score == score_sample(record.sample, output)
         assert record.sample.prompt_sha256 == row["prompt_hash"]  # lm-eval hashes what it sent
         needle = record.sample.needles[0]
-        assert row["doc"]["input"][needle.char_offset:].startswith(answers[0])
+        assert row["doc"]["input"][needle.char_offset :].startswith(answers[0])
         assert answers[0] in needle.text and 0.0 <= needle.depth_pct <= 100.0
         assert abs(record.sample.recipe.depth - needle.depth_pct) <= 5.0
     assert len({r.sample.recipe.depth for r in run.records}) > 1  # RULER spreads its needles over depths

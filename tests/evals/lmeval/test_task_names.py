@@ -6,6 +6,7 @@ from typing import Any
 
 from ctxprobe.evals.lmeval.export import task_name
 from ctxprobe.evals.report.table import variant_label
+
 from tests.evals.factories import make_sample
 
 
@@ -16,8 +17,10 @@ def _name(params: dict[str, Any], mode: str = "completions", family: str = "niah
 def test_defaults_are_left_out_and_variant_comes_first() -> None:
     assert _name({}) == "ctxprobe_niah_single_2048"
     assert _name({"variant": "multikey", "distractors": 3}) == "ctxprobe_niah_multikey_2048"
-    assert _name({"variant": "multikey", "value_kind": "uuid", "distractors": 5}, mode="chat") == \
-        "ctxprobe_niah_multikey_value_kinduuid_distractors5_2048_chat"
+    assert (
+        _name({"variant": "multikey", "value_kind": "uuid", "distractors": 5}, mode="chat")
+        == "ctxprobe_niah_multikey_value_kinduuid_distractors5_2048_chat"
+    )
 
 
 def test_the_name_and_the_label_name_the_same_parameters() -> None:

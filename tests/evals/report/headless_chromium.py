@@ -15,9 +15,20 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-extensions", "--disable-default-apps", "--remote-debugging-port=0", "--window-size=1280,1600"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--remote-debugging-port=0",
+    "--window-size=1280,1600",
+]
 
 
 def chromium_path() -> str | None:
@@ -32,13 +43,15 @@ class Browser:
         import websocket  # websocket-client
 
         self.profile = Path(tempfile.mkdtemp(prefix="ctxprobe-chromium-"))
-        self.proc = subprocess.Popen([binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port = self._port(timeout_s)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=timeout_s) as resp:
             pages = [t for t in json.load(resp) if t.get("type") == "page"]
-        self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=timeout_s,
-                                              suppress_origin=True)
+        self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=timeout_s, suppress_origin=True)
         self._id = 0
         self.events: list[dict[str, Any]] = []
         for domain in ("Page", "Runtime", "Log", "Network"):
@@ -116,8 +129,10 @@ class Browser:
             params.update(clip={**clip, "scale": 1}, captureBeyondViewport=True)
         elif full_page:
             size = self.call("Page.getLayoutMetrics")["cssContentSize"]
-            params.update(clip={"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
-                          captureBeyondViewport=True)
+            params.update(
+                clip={"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
+                captureBeyondViewport=True,
+            )
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", **params)["data"]))
         return path
 

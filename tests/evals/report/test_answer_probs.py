@@ -12,17 +12,28 @@ from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe
 
 
-def record(depth: float, logprobs: list[float] | None, greedy: list[bool] | None = None,
-           other: str | None = None) -> SampleRecord:
+def record(
+    depth: float, logprobs: list[float] | None, greedy: list[bool] | None = None, other: str | None = None
+) -> SampleRecord:
     sample = build_sample(Recipe(family="niah", context_tokens=400, depth=depth))
-    lp = None if logprobs is None else AnswerLogprobs(gold=" 1", token_ids=list(range(len(logprobs))),
-                                                      logprobs=logprobs, greedy=greedy or [], method="generated")
+    lp = (
+        None
+        if logprobs is None
+        else AnswerLogprobs(
+            gold=" 1", token_ids=list(range(len(logprobs))), logprobs=logprobs, greedy=greedy or [], method="generated"
+        )
+    )
     return SampleRecord(sample=sample, response=Response(endpoint="x", text="1"), logprobs=other or lp)
 
 
 def test_means_per_cell_by_hand() -> None:
-    records = [record(0, [-0.5, -0.25], [True, False]), record(0, [-2.0], [False]), record(100, [0.0], [True]),
-               record(100, None), record(0, None, other="unavailable")]
+    records = [
+        record(0, [-0.5, -0.25], [True, False]),
+        record(0, [-2.0], [False]),
+        record(100, [0.0], [True]),
+        record(100, None),
+        record(0, None, other="unavailable"),
+    ]
     cells = answer_probabilities(records)
     (n0, p0, t0), (n100, p100, t100) = (cells[k] for k in sorted(cells, key=lambda k: k[-1]))
     assert (n0, n100) == (2, 1)

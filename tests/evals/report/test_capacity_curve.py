@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import ctxprobe
+import pytest
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.store import RunStore
@@ -18,6 +17,7 @@ from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
+
 from tests.evals.factories import make_record
 
 # Clopper-Pearson 95% lower bounds worked by hand: for n of n, p^n = 0.025, p = 0.025^(1/n); for 39 of 40,
@@ -26,12 +26,26 @@ LO_40_OF_40 = 0.025 ** (1 / 40)  # 0.9120
 LO_39_OF_40 = 0.86841
 
 
-def _records(length: int, facts: int, right: int, total: int = 40, errors: int = 0,
-             params: dict[str, object] | None = None) -> list[SampleRecord]:
-    recs = [make_record(i < right, family="capacity", params={"facts": facts, **(params or {})},
-                        context_tokens=length, seed=i) for i in range(total)]
-    return recs + [make_record(None, error=ErrorKind.timeout, family="capacity", params={"facts": facts},
-                               context_tokens=length, seed=total + i) for i in range(errors)]
+def _records(
+    length: int, facts: int, right: int, total: int = 40, errors: int = 0, params: dict[str, object] | None = None
+) -> list[SampleRecord]:
+    recs = [
+        make_record(
+            i < right, family="capacity", params={"facts": facts, **(params or {})}, context_tokens=length, seed=i
+        )
+        for i in range(total)
+    ]
+    return recs + [
+        make_record(
+            None,
+            error=ErrorKind.timeout,
+            family="capacity",
+            params={"facts": facts},
+            context_tokens=length,
+            seed=total + i,
+        )
+        for i in range(errors)
+    ]
 
 
 def _grid() -> list[SampleRecord]:
@@ -70,8 +84,9 @@ def test_conditions_other_than_facts_get_their_own_curves() -> None:
 
 def test_partial_recall_is_the_fraction_of_asked_values_in_any_order() -> None:
     builder = builder_for(token_counter("estimate"))
-    sample = builder.build(builder.recipe(family="capacity", params={"facts": 16, "asked": 4}, context_tokens=2048,
-                                          seed=1))
+    sample = builder.build(
+        builder.recipe(family="capacity", params={"facts": 16, "asked": 4}, context_tokens=2048, seed=1)
+    )
     a, b, c, d = sample.expected.answers
     score = score_sample(sample, f" {c}, 1234567, {a} and {d}.")
     assert (score.partial, score.correct) == (3 / 4 * 3 / 4, False)  # 3 of 4 recalled, 3 of 4 offered asked
@@ -81,8 +96,9 @@ def test_partial_recall_is_the_fraction_of_asked_values_in_any_order() -> None:
 
 
 def test_a_run_writes_the_capacity_table_png_and_terminal_lines(tmp_path: Path) -> None:
-    manifest = RunManifest(label="t", suite=Suite(name="capacity", lengths=[2048], depths=[50],
-                                                  tasks=[SuiteTask(family="capacity")]))
+    manifest = RunManifest(
+        label="t", suite=Suite(name="capacity", lengths=[2048], depths=[50], tasks=[SuiteTask(family="capacity")])
+    )
     table = write_report(_grid(), tmp_path, manifest)
     assert "capacity  capacity  -  [prose]  (threshold 0.9" in table
     summary = (tmp_path / "summary.md").read_text()
@@ -95,14 +111,25 @@ def test_a_run_writes_the_capacity_table_png_and_terminal_lines(tmp_path: Path) 
 def _write_run(path: Path, label: str, wrong_at_64: int, threshold: float | None = None, created: float = 1.0) -> Path:
     """A capacity run at 4K: 20 seeds at N = 1, 4, 16, 64, every answer right but `wrong_at_64` at N = 64."""
     store = RunStore(path)
-    store.write_manifest(RunManifest(label=label, created=created, status="finished", tokenizer="estimate:4",
-                                     options={"threshold": threshold} if threshold else {},
-                                     suite=Suite(name="capacity", lengths=[4096], depths=[50],
-                                                 tasks=[SuiteTask(family="capacity")])))
+    store.write_manifest(
+        RunManifest(
+            label=label,
+            created=created,
+            status="finished",
+            tokenizer="estimate:4",
+            options={"threshold": threshold} if threshold else {},
+            suite=Suite(name="capacity", lengths=[4096], depths=[50], tasks=[SuiteTask(family="capacity")]),
+        )
+    )
     for facts in (1, 4, 16, 64):
         for seed in range(20):
-            rec = make_record(not (facts == 64 and seed < wrong_at_64), family="capacity", params={"facts": facts},
-                              context_tokens=4096, seed=seed)
+            rec = make_record(
+                not (facts == 64 and seed < wrong_at_64),
+                family="capacity",
+                params={"facts": facts},
+                context_tokens=4096,
+                seed=seed,
+            )
             sample = rec.sample.model_copy(update={"prompt_sha256": sha256_text(rec.sample.recipe.canonical_json())})
             store.append(rec.model_copy(update={"sample": sample}))
     store.close()

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.outline import RecordOutline, full_records
@@ -19,6 +18,7 @@ from ctxprobe.evals.records.store import SAMPLES
 from ctxprobe.evals.report.html_report.render import render_page, report
 from ctxprobe.evals.report.html_report.run_section import run_section
 from ctxprobe.evals.report.summary import write_report
+
 from tests.runners.fake_engine import FakeEngine, Reply
 
 SUMMARY_FILES = ("summary.csv", "summary_by_context.csv", "summary.md")
@@ -38,10 +38,38 @@ def nested_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("outline") / "results"
     with FakeEngine("vllm", context_length=1 << 16, answer=_answer) as engine:
         engine.script.extend([Reply(status=500)])  # one sample ends in an http error
-        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--params", "variant=multikey",
-                     "--lengths", "1k,2k", "--depths", "0,50,100", "--samples", "2", "--layout", "nested",
-                     "--mode", "chat", "--token-counter", "estimate", "--retries", "0", "--concurrency", "1",
-                     "--allow-errors", "--quiet", "--no-report", "--results-dir", str(results)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--params",
+                "variant=multikey",
+                "--lengths",
+                "1k,2k",
+                "--depths",
+                "0,50,100",
+                "--samples",
+                "2",
+                "--layout",
+                "nested",
+                "--mode",
+                "chat",
+                "--token-counter",
+                "estimate",
+                "--retries",
+                "0",
+                "--concurrency",
+                "1",
+                "--allow-errors",
+                "--quiet",
+                "--no-report",
+                "--results-dir",
+                str(results),
+            ]
+        )
     assert code == 0
     (run_dir,) = results.iterdir()
     return run_dir
@@ -57,7 +85,9 @@ def test_outlines_hold_every_field_but_the_needles(nested_run: Path) -> None:
         with pytest.raises(AttributeError):
             b.sample.needles  # noqa: B018 - an outline never pretends to have none
     picked = [whole[3].sample.sample_id, whole[7].sample.sample_id]
-    assert full_records(nested_run / SAMPLES, picked) == {r.sample.sample_id: r for r in whole if r.sample.sample_id in picked}
+    assert full_records(nested_run / SAMPLES, picked) == {
+        r.sample.sample_id: r for r in whole if r.sample.sample_id in picked
+    }
 
 
 def test_summary_files_heatmaps_and_table_are_those_of_whole_records(nested_run: Path, tmp_path: Path) -> None:
@@ -67,8 +97,11 @@ def test_summary_files_heatmaps_and_table_are_those_of_whole_records(nested_run:
         shutil.copytree(nested_run, folder)
         run = load_run(folder, needles=needles)
         table = write_report(run.records, folder, run.manifest)
-        written = {p.name: p.read_bytes() for p in sorted(folder.iterdir())
-                   if p.name in SUMMARY_FILES or p.name.startswith("heatmap_")}
+        written = {
+            p.name: p.read_bytes()
+            for p in sorted(folder.iterdir())
+            if p.name in SUMMARY_FILES or p.name.startswith("heatmap_")
+        }
         outputs[needles] = (table, written)
     table, written = outputs[True]
     assert "50%" in table and "err" in table and set(SUMMARY_FILES) <= set(written) and "heatmap_niah.png" in written
@@ -77,8 +110,9 @@ def test_summary_files_heatmaps_and_table_are_those_of_whole_records(nested_run:
 
 def test_show_prints_what_whole_records_give(nested_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = load_run(nested_run)
-    expected = f"{run.dir}  [{run.manifest.status}]  {len(run.records)} samples\n" + \
-        write_report(run.records, run.dir, run.manifest)
+    expected = f"{run.dir}  [{run.manifest.status}]  {len(run.records)} samples\n" + write_report(
+        run.records, run.dir, run.manifest
+    )
     capsys.readouterr()
     assert main(["show", str(nested_run)]) == 0
     assert capsys.readouterr().out == expected
@@ -95,20 +129,31 @@ def test_report_page_is_the_one_whole_records_give(nested_run: Path, tmp_path: P
 def _with_needles(record: Any, texts: list[str], **params: Any) -> Any:
     from ctxprobe.tasks.sample import NeedleSpot
 
-    sample = record.sample.model_copy(update={
-        "needles": [NeedleSpot(role="target", text=t, answer=t, char_offset=i, token_offset=i, depth_pct=50.0)
-                    for i, t in enumerate(texts)],
-        "recipe": record.sample.recipe.model_copy(update={"params": {**record.sample.recipe.params, **params}})})
+    sample = record.sample.model_copy(
+        update={
+            "needles": [
+                NeedleSpot(role="target", text=t, answer=t, char_offset=i, token_offset=i, depth_pct=50.0)
+                for i, t in enumerate(texts)
+            ],
+            "recipe": record.sample.recipe.model_copy(update={"params": {**record.sample.recipe.params, **params}}),
+        }
+    )
     return record.model_copy(update={"sample": sample})
 
 
-@pytest.mark.parametrize("texts, params", [
-    (['a "quoted" ],"measures": {} text', "], ]", "\\\"]"], {}),  # what ends the list, inside a needle's text
-    (["one", "two"], {"needles": ["x", "y"], "file": "n.json"}),  # a list named `needles` before the sample's own
-])
-def test_an_outline_is_the_whole_record_less_its_needles(tmp_path: Path, texts: list[str], params: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "texts, params",
+    [
+        (['a "quoted" ],"measures": {} text', "], ]", '\\"]'], {}),  # what ends the list, inside a needle's text
+        (["one", "two"], {"needles": ["x", "y"], "file": "n.json"}),  # a list named `needles` before the sample's own
+    ],
+)
+def test_an_outline_is_the_whole_record_less_its_needles(
+    tmp_path: Path, texts: list[str], params: dict[str, Any]
+) -> None:
     from ctxprobe.evals.records.lines import parse_line
     from ctxprobe.evals.records.store import record_line
+
     from tests.evals.factories import make_record
 
     record = _with_needles(make_record(True), texts, **params)

@@ -10,17 +10,19 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import ctxprobe
 import numpy as np
 import pytest
 from matplotlib.image import imread
 
-import ctxprobe
 from tests.evals.report.headless_chromium import Browser, chromium_path
 from tests.evals.report.synthetic_runs import INJECTED, write_limit, write_run
 
 BINARY = chromium_path()
 pytestmark = [
-    pytest.mark.skipif(BINARY is None, reason="no Chromium: `apt-get install chromium` (Debian) or set CTXPROBE_CHROMIUM"),
+    pytest.mark.skipif(
+        BINARY is None, reason="no Chromium: `apt-get install chromium` (Debian) or set CTXPROBE_CHROMIUM"
+    ),
     pytest.mark.timeout(180),
 ]
 
@@ -71,7 +73,7 @@ def test_screenshot_shows_the_heatmap(browser: Browser, tmp_path: Path) -> None:
     assert box["width"] > 300 and box["height"] > 200
     heat = imread(browser.screenshot(tmp_path / "heatmap.png", clip={k: box[k] for k in ("x", "y", "width", "height")}))
     rgb = (heat[..., :3] * 255).round().astype(int)
-    colours = {tuple(c) for c in rgb.reshape(-1, 3)[:: 7]}
+    colours = {tuple(c) for c in rgb.reshape(-1, 3)[::7]}
     saturated = rgb.max(axis=2) - rgb.min(axis=2) > 60  # red, yellow, green cells (not grey or text)
     assert saturated.mean() > 0.3 and len(colours) > 20
     reds, greens = (rgb[..., 0] > rgb[..., 1] + 60) & saturated, (rgb[..., 1] > rgb[..., 0] + 60) & saturated

@@ -10,6 +10,7 @@ import ctxprobe
 from ctxprobe.evals.records.record import Response
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.report.html_report.shown_text import SHOWN_CHARS, clipped, printable
+
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 NASTY = "before\x00NUL \x1b[31mESC\x1b[0m \x07BEL \x7fDEL \x85NEL \ud800 after\ttab\nline"
@@ -28,7 +29,10 @@ def _run_with_outputs(folder: Path) -> Path:
 
 
 def test_printable_shows_control_characters_as_symbols() -> None:
-    assert printable(NASTY) == "before\u2400NUL \u241b[31mESC\u241b[0m \u2407BEL \u2421DEL \\x85NEL \ufffd after\ttab\nline"
+    assert (
+        printable(NASTY)
+        == "before\u2400NUL \u241b[31mESC\u241b[0m \u2407BEL \u2421DEL \\x85NEL \ufffd after\ttab\nline"
+    )
     assert printable(5) == 5 and printable("plain ü 日本") == "plain ü 日本"
 
 

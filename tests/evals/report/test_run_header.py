@@ -18,4 +18,6 @@ def test_an_inline_suite_is_named_by_what_it_holds() -> None:
 def test_the_layout_and_what_a_chain_is() -> None:
     nested = dict(layout_rows(load_suite("nightly")))
     assert nested["layout"] == "nested" and "intervals count chains" in nested["chain"]
-    assert layout_rows(load_suite("nightly-independent")) == [("layout", "independent: each sample a prompt of its own")]
+    assert layout_rows(load_suite("nightly-independent")) == [
+        ("layout", "independent: each sample a prompt of its own")
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxprobe.evals.cli.main import main
+
 from tests.evals.report.synthetic_runs import INJECTED
 from tests.runners.fake_engine import FakeEngine
 
@@ -13,8 +14,26 @@ from tests.runners.fake_engine import FakeEngine
 def _run(tmp_path: Path, url: str, *extra: str) -> Path:
     results = tmp_path / "results"
     before = set(results.iterdir()) if results.exists() else set()
-    code = main(["run", "--endpoint", url, "--family", "niah", "--lengths", "1k", "--depths", "0,100",
-                 "--samples", "1", "--quiet", "--allow-errors", "--results-dir", str(results), *extra])
+    code = main(
+        [
+            "run",
+            "--endpoint",
+            url,
+            "--family",
+            "niah",
+            "--lengths",
+            "1k",
+            "--depths",
+            "0,100",
+            "--samples",
+            "1",
+            "--quiet",
+            "--allow-errors",
+            "--results-dir",
+            str(results),
+            *extra,
+        ]
+    )
     assert code == 0
     (run_dir,) = set(results.iterdir()) - before
     return run_dir

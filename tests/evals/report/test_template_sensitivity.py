@@ -12,8 +12,9 @@ from typing import Any
 
 import ctxprobe
 from ctxprobe.evals.cli.main import main
-from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.lengths import format_length
+from ctxprobe.tasks.suite import Suite
+
 from tests.evals.report.synthetic_runs import small_suite, write_run
 from tests.runners.fake_engine import FakeEngine
 
@@ -26,7 +27,7 @@ def _page(tmp_path: Path, run: Path) -> str:
 
 def _section(html: str) -> str:
     start = html.index(SECTION)
-    return html[start:html.index("<h3>", start + len(SECTION))]
+    return html[start : html.index("<h3>", start + len(SECTION))]
 
 
 def _cell_row(section: str, length: str) -> list[str]:
@@ -90,8 +91,26 @@ def _reads_only_ctxprobes_layout(body: dict[str, Any]) -> str:
 def test_run_with_two_templates_writes_the_section(tmp_path: Path) -> None:
     results = tmp_path / "results"
     with FakeEngine("vllm", context_length=8192, answer=_reads_only_ctxprobes_layout) as engine:
-        code = main(["run", "--endpoint", engine.url, "--family", "niah", "--lengths", "1k", "--depths", "0,50,100",
-                     "--samples", "3", "--templates", "ctxprobe,ruler", "--quiet", "--results-dir", str(results)])
+        code = main(
+            [
+                "run",
+                "--endpoint",
+                engine.url,
+                "--family",
+                "niah",
+                "--lengths",
+                "1k",
+                "--depths",
+                "0,50,100",
+                "--samples",
+                "3",
+                "--templates",
+                "ctxprobe,ruler",
+                "--quiet",
+                "--results-dir",
+                str(results),
+            ]
+        )
         sent = len(engine.completion_calls())
     assert code == 0 and sent == 2 * 9
     (run_dir,) = results.iterdir()
