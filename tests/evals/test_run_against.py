@@ -25,7 +25,7 @@ def _wrong_on_odd_values(body: dict[str, Any]) -> str:
     return "I could not find it." if value is None or int(value) % 2 else f"{value}."
 
 
-def _baseline(tmp_path: Path, samples: int = 20) -> Path:
+def _baseline(tmp_path: Path, samples: int = 20, *extra: str) -> Path:
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
         assert (
             main(
@@ -41,6 +41,7 @@ def _baseline(tmp_path: Path, samples: int = 20) -> Path:
                     "0,100",
                     "--samples",
                     str(samples),
+                    *extra,
                     "--quiet",
                     "--no-report",
                     "--label",
@@ -130,35 +131,10 @@ def test_a_nested_baseline_of_too_few_chains_is_said_to_fail_only(
 ) -> None:
     """3 chains cannot PASS a 5-point margin (98 at the fewest): the run says so before it sends, and an
     identical candidate ends UNDECIDED, as the line said."""
+    baseline = _baseline(tmp_path, 3, "--layout", "nested")
+    capsys.readouterr()
     with FakeEngine("vllm", context_length=8192, answer=_finds_the_needle) as engine:
-        assert (
-            main(
-                [
-                    "run",
-                    "--endpoint",
-                    engine.url,
-                    "--family",
-                    "niah",
-                    "--lengths",
-                    "1k,2k",
-                    "--depths",
-                    "0,100",
-                    "--samples",
-                    "3",
-                    "--layout",
-                    "nested",
-                    "--quiet",
-                    "--no-report",
-                    "--label",
-                    "base",
-                    "--results-dir",
-                    str(tmp_path / "base"),
-                ]
-            )
-            == 0
-        )
-        capsys.readouterr()
-        code = _against(engine.url, next((tmp_path / "base").iterdir()), tmp_path / "cand", "--fail-if-drop", "0.05")
+        code = _against(engine.url, baseline, tmp_path / "cand", "--fail-if-drop", "0.05")
     err = capsys.readouterr().err
     assert code == 6 and _gate(tmp_path / "cand")["verdict"] == "UNDECIDED"
     assert "ctxprobe: --against: the baseline's nested families hold 3 chains (niah)" in err
