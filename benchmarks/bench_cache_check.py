@@ -29,7 +29,6 @@ from ctxprobe.evals.compare.cache_path import ALPHA, sign_test_p  # noqa: E402
 
 def fake_verdict() -> None:
     from ctxprobe.evals.cli.main import main
-
     from tests.runners.fake_prefix_cache import CorruptingPrefixCache
 
     with tempfile.TemporaryDirectory() as tmp, CorruptingPrefixCache() as fake:

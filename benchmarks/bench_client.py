@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import openai
+
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 
 MODEL = "bench-model"

@@ -27,6 +27,7 @@ import argparse
 import time
 
 import numpy as np
+
 from ctxprobe.evals.compare.clusters import clustered_proportion
 from ctxprobe.evals.compare.confseq import PairedTally, p_from_log_e
 from ctxprobe.evals.compare.paired.p_answer import two_sided_anytime_p

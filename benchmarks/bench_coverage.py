@@ -27,6 +27,7 @@ import time
 from functools import lru_cache
 
 import numpy as np
+
 from ctxprobe.evals.compare.paired import stats as paired_stats
 from ctxprobe.evals.compare.paired.stats import PairedCounts
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson, wilson

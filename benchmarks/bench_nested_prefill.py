@@ -43,7 +43,6 @@ from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import PACKAGED_MODEL
-
 from tests.e2e.router.fleet import (
     ENV_VAR,
     Router,

@@ -32,7 +32,6 @@ Counts = dict[str, dict[str, int]]  # row -> {tried_gamed, credited, tried_hones
 def measure() -> tuple[Counts, Counts]:
     """(per answer kind, per trick family) the gamed answers tried and credited, the honest tried and rejected."""
     from ctxprobe.evals.scoring.score import score_sample
-
     from tests.evals.adversary.corpus import cases
 
     by_kind: dict[str, Counter[str]] = {}

@@ -46,6 +46,7 @@ import time
 from functools import cache
 
 import numpy as np
+
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.paired.stats import mcnemar_exact

@@ -16,6 +16,7 @@ import argparse
 import time
 
 import numpy as np
+
 from ctxprobe.evals.compare.paired.topk_kl import Side, topk_kl
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ConfigDict, Field, ValidationError, field_validator
+
 from ctxprobe.runners.http_json import api_root
 from ctxprobe.runners.response import DEFAULT_CONCURRENCY
 from ctxprobe.runners.retry import BACKOFF_BASE_S, BACKOFF_MAX_S, RetryPolicy
 from ctxprobe.runners.settings import ClientSettings, problem
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
-from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 PREFILL_SHARE = 0.25  # a deadline counts on a quarter of the measured prefill rate (a busy CPU, a neighbour)
 MIN_MEASURED_TOKENS = 256  # shorter prefills measure the request's overhead, not the rate

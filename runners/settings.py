@@ -17,8 +17,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from ctxprobe.tasks.errors import UserError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ctxprobe.tasks.errors import UserError
 
 KvCacheType = Literal["f16", "q8_0", "q4_0"]
 SwaCache = Literal["full", "window"]

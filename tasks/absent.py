@@ -24,10 +24,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from pydantic import Field
+
 from ctxprobe.tasks.answers.absence import ABSENT  # its scorer registers with it, wherever a family asks one
 from ctxprobe.tasks.draft import Draft
 from ctxprobe.tasks.sample import Expected
-from pydantic import Field
 
 __all__ = ["ABSENT", "absent_draft", "absent_field", "asked_keys", "asks_absent"]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
 from ctxprobe.tasks.count_cache import FIRST_LOOKAHEAD, LOOKAHEAD, Span, UnitCounts
 from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.haystack import Haystack

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from ctxprobe.tasks.cache_folder import cache_dir
 from ctxprobe.tasks.count_cache_prune import prune
 from ctxprobe.tasks.haystack import Haystack

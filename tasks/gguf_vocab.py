@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ctxprobe.tasks.errors import UserError
 
 _MAGIC = b"GGUF"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
+
 from ctxprobe.tasks.assemble import (
     MIN_HAYSTACK_TOKENS,
     nearest_boundary,

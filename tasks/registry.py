@@ -10,6 +10,8 @@ import random
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
 from ctxprobe.tasks import family_index
 from ctxprobe.tasks.common_params import with_common_params
 from ctxprobe.tasks.draft import Draft, NeedleDraft
@@ -17,7 +19,6 @@ from ctxprobe.tasks.errors import UserError, first_problem
 from ctxprobe.tasks.family_index import BASE_VERSION, family_version
 from ctxprobe.tasks.identity import LAYOUT_PARAMS
 from ctxprobe.tasks.sample import Mode
-from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "BASE_VERSION",

@@ -7,10 +7,11 @@ import json
 import re
 from typing import Any, Literal, NamedTuple
 
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.family_index import family_version
 from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 Mode = Literal["completions", "chat"]
 _CHAT_SUFFIX = re.compile(r"^(?P<tokenizer>.+)\+chat(?P<tokens>\d+)$")  # how records before the typed field wrote it

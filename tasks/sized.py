@@ -18,6 +18,8 @@ import random
 from collections.abc import Callable
 from typing import Protocol, TypeGuard, runtime_checkable
 
+from pydantic import BaseModel
+
 from ctxprobe.tasks.assemble import Assembled
 from ctxprobe.tasks.chat_turns import conversation_spots, messages_tokens
 from ctxprobe.tasks.common_params import QuestionPosition
@@ -26,7 +28,6 @@ from ctxprobe.tasks.placement import place_question
 from ctxprobe.tasks.registry import Draft
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter
-from pydantic import BaseModel
 
 
 @runtime_checkable

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+
 from ctxprobe.tasks.absent import ABSENT, asks_absent
 from ctxprobe.tasks.cache_check_value import cache_check_value
 from ctxprobe.tasks.common_params import QuestionPosition
@@ -37,7 +39,6 @@ from ctxprobe.tasks.nested import draw_cells, nested_recipes
 from ctxprobe.tasks.registry import get_family, validate_params
 from ctxprobe.tasks.sample import Layout, Mode, Recipe, TokenizerIdentity, seed_window
 from ctxprobe.tasks.strict_yaml import DuplicateKey, load_yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 
 def resolve_mode(flag: Mode | None, *declared: Mode | None, default: Mode) -> Mode:

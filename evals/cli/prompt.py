@@ -39,13 +39,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from ctxprobe.evals.records.store import RunStore
     from ctxprobe.tasks.build import build_sample
     from ctxprobe.tasks.errors import UserError, read_user_text
     from ctxprobe.tasks.recipe_paths import check_paths_allowed
     from ctxprobe.tasks.sample import Recipe
     from ctxprobe.tasks.token_counter import check_counter_spec
-    from pydantic import ValidationError
 
     check_counter_spec(args.token_counter)
     for folder in args.allow_path:

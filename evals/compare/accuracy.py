@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import pandas as pd
+
 from ctxprobe.evals.compare.clusters import cluster_of, clustered_proportion
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
-from ctxprobe.evals.compare.signed import signed
-from ctxprobe.evals.records.compare import CompareResult, CompareRow
-from ctxprobe.evals.records.safe_write import save_figure
-from ctxprobe.tasks.lengths import format_length
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
+
+from ctxprobe.evals.compare.signed import signed
+from ctxprobe.evals.records.compare import CompareResult, CompareRow
+from ctxprobe.evals.records.safe_write import save_figure
+from ctxprobe.tasks.lengths import format_length
 
 DIFF_CMAP = matplotlib.colormaps["RdBu"].with_extremes(bad="#d9d9d9")
 

@@ -8,12 +8,13 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from ctxprobe.evals.compare.signed import signed
 from ctxprobe.evals.records.history import HISTORY_JSON, HistoryPoint, HistoryResult
 from ctxprobe.evals.records.outputs import write_output
 from ctxprobe.evals.records.safe_write import make_folder, replace_file, save_figure
 from ctxprobe.tasks.lengths import format_length
-from matplotlib.figure import Figure
 
 Column = tuple[str, str, str, int]
 

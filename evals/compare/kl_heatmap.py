@@ -9,14 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.image import AxesImage
+
 from ctxprobe.evals.compare.diff_heatmap import label_grid, stacked_axes
 from ctxprobe.evals.compare.kl_scale import KL_CMAP, KL_RANGE, kl_norm, kl_position
 from ctxprobe.evals.compare.paired.kl_text import heatmap_name, kl_number, percent
 from ctxprobe.evals.records.compare import CompareResult
 from ctxprobe.evals.records.kl import CandidateKL, KLRow
 from ctxprobe.evals.records.safe_write import save_figure
-from matplotlib.axes import Axes
-from matplotlib.image import AxesImage
 
 
 def _panel(ax: Axes, cells: list[KLRow]) -> AxesImage:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.evals.compare.paired.kl_gate import GateMetric, margin_option, metric_option
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
 from ctxprobe.tasks.same_field import same_field
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class CompareOptions(BaseModel):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+
 from ctxprobe.evals.compare.paired.kl_text import gate_line, kl_lines
 from ctxprobe.evals.compare.paired.text import COLUMNS, P_ANSWER_COLUMNS, aligned, p_answer_cells, row_cells
 from ctxprobe.evals.compare.paired.verdict import compare_verdict, undecided_text

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
+from pydantic import BaseModel
+
 from ctxprobe.evals.doctor.check import Check, Status
 from ctxprobe.evals.doctor.counts import context_accepted, counts_add_up
 from ctxprobe.evals.doctor.lint import endpoint_lint
@@ -27,7 +29,6 @@ from ctxprobe.runners.settings import DEFAULT_API_KEY_ENV, ClientSettings
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.sample import Mode
 from ctxprobe.tasks.token_counter import TokenCounter, make_token_counter
-from pydantic import BaseModel
 
 __all__ = ["Check", "DoctorReport", "Status", "doctor", "render_doctor"]
 

@@ -3,9 +3,10 @@ own fields (model, key variable, timeout) and what the doctor adds."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ctxprobe.runners.settings import ClientSettings
 from ctxprobe.tasks.same_field import same_field
-from pydantic import BaseModel, ConfigDict, Field
 
 _CLIENT = ClientSettings.model_fields
 

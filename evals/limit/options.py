@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from ctxprobe.evals.limit.search import SearchSettings
 from ctxprobe.evals.run.send.options import EndpointOptions, SuiteOptions
 from ctxprobe.tasks.limits import MAX_CONTEXT_TOKENS
 from ctxprobe.tasks.same_field import same_field
-from pydantic import Field
 
 DEFAULT_TASKS = ("niah:variant=single", "niah:variant=multikey", "recall:kind=hex", "multihop:kind=keychain")
 

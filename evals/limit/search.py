@@ -26,9 +26,10 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.evals.compare.stats import clopper_pearson, z_for
 from ctxprobe.evals.records.limit import LengthResult, LimitResult
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Measure(Protocol):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
 from ctxprobe.evals.lmeval.source import ExportSource
 from ctxprobe.evals.records.safe_write import writing
 from ctxprobe.tasks.answers.absence import ABSENT, ABSTAINED

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ctxprobe.evals.run.send.endpoint_urls import check_endpoint_url
 
 
 class ExportOptions(BaseModel):

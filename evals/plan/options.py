@@ -3,10 +3,11 @@ reused by `ctxprobe run --dry-run --config`)."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from ctxprobe.evals.plan.layers import PATTERN_HELP
 from ctxprobe.evals.plan.units import parse_fraction, parse_size
 from ctxprobe.tasks.errors import UserError
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DEFAULT_CONTEXTS = "32k,128k,262144,1m"
 CACHE_DTYPES = ("bf16", "fp16", "fp8")

@@ -3,9 +3,10 @@ record, so they carry the same numbers."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict
+
 from ctxprobe.evals.plan.budget import KindBudget, LayoutBudget, ModelBudget
 from ctxprobe.evals.plan.units import gb, mb_mib
-from pydantic import BaseModel, ConfigDict
 
 
 class ContextBytes(BaseModel):

@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ctxprobe.evals.records.sample_lines import append_line, read_latest
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
-from pydantic import BaseModel, ConfigDict, Field
 
 CACHE_CHECKS_FILE = "cache_checks.jsonl"
 CACHE_CHECK_VERSION = 1  # the manifest's `cache_check` record

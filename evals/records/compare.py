@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+
 from ctxprobe.evals.records.kl import KLComparison
 from ctxprobe.evals.records.manifest import engine_facts
 from ctxprobe.evals.records.outputs import read_output
@@ -14,7 +16,6 @@ from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo
 from ctxprobe.tasks.exit_codes import ExitCode, Undecided, gate_exit_code
 from ctxprobe.tasks.lengths import format_length
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 COMPARE_JSON = "compare.json"
 Level = Literal["cell", "family_length", "family"]  # family: pooled over its lengths (context_tokens 0)

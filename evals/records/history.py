@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, Field
+
 from ctxprobe.evals.records.compare import CompareRow, RunInput
 from ctxprobe.evals.records.outputs import read_output
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
-from pydantic import BaseModel, Field
 
 HISTORY_JSON = "history.json"
 

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ctxprobe.evals.records.sample_lines import append_line, read_latest
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
-from pydantic import BaseModel, ConfigDict, Field
 
 JUDGE_FILE = "judge.jsonl"
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from ctxprobe.evals.records.manifest import engine_facts
 from ctxprobe.evals.records.outputs import read_output
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 LIMIT_JSON = "limit.json"
 

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.tasks.errors import UserError, first_problem
-from pydantic import ValidationError
 
 CLEAN_COPY = "samples.clean.jsonl"
 

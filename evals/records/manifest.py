@@ -8,11 +8,12 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from ctxprobe.evals.records.cache_check import CacheCheck
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import EngineInfo, LintLine, ReplicaEvent
 from ctxprobe.tasks.suite import Suite
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 RunStatus = Literal["running", "finished", "interrupted", "endpoint_lost", "failed"]
 

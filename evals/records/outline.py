@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ConfigDict, create_model
+
 from ctxprobe.evals.records.lines import iter_lines, parse_line
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.sample import Sample
-from pydantic import ConfigDict, create_model
 
 __all__ = ["RecordOutline", "SampleOutline"]
 

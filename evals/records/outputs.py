@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import BaseModel, ValidationError
+
 from ctxprobe.evals.records.safe_write import replace_file
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.tasks.errors import UserError, first_problem
-from pydantic import BaseModel, ValidationError
 
 Model = TypeVar("Model", bound=BaseModel)
 

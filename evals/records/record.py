@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel, Field, model_validator
+
 from ctxprobe.evals.records.schema import SCHEMA_VERSION, SchemaVersion
 from ctxprobe.runners.response import LOGPROBS_UNAVAILABLE, AnswerLogprobs, ErrorKind, Response
 from ctxprobe.tasks.answers.verdict import SCORER_VERSION, Score
 from ctxprobe.tasks.sample import Sample
-from pydantic import BaseModel, Field, model_validator
 
 __all__ = [
     "LOGPROBS_UNAVAILABLE",

@@ -8,10 +8,11 @@ import warnings
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import BaseModel, ValidationError
+
 from ctxprobe.evals.records.lines import iter_lines
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.evals.records.write_errors import WriteFailed
-from pydantic import BaseModel, ValidationError
 
 __all__ = ["append_line", "read_latest"]
 

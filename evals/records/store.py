@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
+
 from ctxprobe.evals.records.lines import DamagedLine, read_records, samples_file_exists, warn_damaged
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.outline import RecordOutline
@@ -22,8 +25,6 @@ from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.schema import versioned
 from ctxprobe.evals.records.write_errors import WriteFailed
 from ctxprobe.tasks.errors import UserError, first_problem
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
+
 from ctxprobe.evals.compare.accuracy import ATTRIBUTION_COLUMNS, CONDITION, aggregate, record_frame
 from ctxprobe.evals.records.record import SampleRecord
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pandas as pd
+
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.rows import variant_label

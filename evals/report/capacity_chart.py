@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from ctxprobe.evals.records.safe_write import save_figure
 from ctxprobe.evals.report.capacity import CapacityCurve
 from ctxprobe.evals.report.table import CONDITION
 from ctxprobe.tasks.lengths import format_length
-from matplotlib.figure import Figure
 
 CAPACITY_PNG = "capacity.png"
 

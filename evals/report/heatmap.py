@@ -14,15 +14,16 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
+
 from ctxprobe.evals.compare.stats import Z95
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.safe_write import make_folder, save_figure
 from ctxprobe.evals.report.table import CELL, CONDITION, ERROR_COLUMNS, aggregate, record_frame
 from ctxprobe.tasks.lengths import format_length
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
-from matplotlib.patches import Rectangle
 
 DRAWING = "2"  # raised whenever the drawing changes, so that PNGs drawn the old way are drawn again
 STAMP_KEY = "ctxprobe-drawn-from"

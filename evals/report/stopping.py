@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
+
 from ctxprobe.evals.compare.sequential.cells import STOP_REASONS, StopRule, cell_interval, stop_reason
 from ctxprobe.evals.records.manifest import RunManifest
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
 from ctxprobe.evals.compare.accuracy import (
     ABSENT_COLUMNS,
     CELL,

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ctxprobe.evals.run.cache_check import asked, check_tokens, choose
 from ctxprobe.evals.run.prefill_cost import (
     PrefillFit,
@@ -34,7 +36,6 @@ from ctxprobe.tasks.lengths import parse_length
 from ctxprobe.tasks.sample import Recipe, TokenizerIdentity
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, make_token_counter
-from pydantic import BaseModel
 
 PROBE_MAX_TOKENS = 4096  # the longest probe: 1K, 2K and 4K take seconds on a CPU engine (8K took 107 s on 2 busy cores)
 PROBE_MIN_TOKENS = 256

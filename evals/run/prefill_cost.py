@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from ctxprobe.evals.run.send.order import Order, send_groups
 from ctxprobe.evals.run.send.prefix_share import ChainParts, shared_tokens
 from ctxprobe.tasks.common_params import question_position

@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from pydantic import BaseModel
+
 from ctxprobe.runners.settings import ClientSettings
 from ctxprobe.tasks.plugins import Registry
 from ctxprobe.tasks.sample import Mode
-from pydantic import BaseModel
 
 if TYPE_CHECKING:  # the client, the counters and the suite load when an engine starts, not with the flags
     from ctxprobe.runners.served import Launched

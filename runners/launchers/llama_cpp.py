@@ -21,12 +21,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from pydantic import BaseModel, Field
+
 from ctxprobe.runners import launcher as machinery  # by its module, so a test can stand in for the engine
 from ctxprobe.runners.launcher import EMBEDDED_MODE, check_gguf
 from ctxprobe.runners.launchers.base import Launch, Launcher, launcher
 from ctxprobe.runners.response import in_flight
 from ctxprobe.runners.settings import EngineSettings
-from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from ctxprobe.runners.served import Launched

@@ -25,11 +25,12 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 from ctxprobe.tasks.sized import Sized
-from pydantic import BaseModel, ConfigDict, Field
 
 COMMON = 10  # RULER's num_cw
 CWE_GENERATION_TOKENS = 120

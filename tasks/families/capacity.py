@@ -23,11 +23,12 @@ import random
 import string
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ctxprobe.tasks.families.framing import frame, join_names
 from ctxprobe.tasks.families.vocab import make_key, make_value
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
-from pydantic import BaseModel, ConfigDict, Field
 
 MAX_FACTS = 2048  # adjective-noun keys: 2,500 pairs
 GROUP = 16  # similar keys per shared stem

@@ -16,11 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from ctxprobe.tasks.data_files import data_path
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.identity import DATASET_DIGEST
 from ctxprobe.tasks.registry import get_family
-from pydantic import Field
 
 CHUNK = 1 << 20
 _LOCATIONS: dict[str, Path] = {}  # digest -> the last path seen with that content in this process

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from ctxprobe.tasks.registry import Draft, NeedleDraft
 from ctxprobe.tasks.sample import Expected, Mode
-from pydantic import Field
 
 Template = Literal["ctxprobe", "ruler"]
 Lang = Literal["en", "zh"]

@@ -23,6 +23,8 @@ import re
 from collections import deque
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
@@ -33,7 +35,6 @@ from ctxprobe.tasks.families.vocab import make_value
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 INSTRUCTIONS = (
     "You will be given a graph as a list of directed edges. All nodes are at least degree 1. You will also get a "

@@ -27,6 +27,8 @@ import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.reading import CandidateKind, read
 from ctxprobe.tasks.answers.region import AnswerRegion
@@ -37,7 +39,6 @@ from ctxprobe.tasks.families.latent_table import Association, associations, char
 from ctxprobe.tasks.families.vocab import chain_taken
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # A latent question may share no content word with its needle: NoLiMa's point is a cue without a word.
 MAX_LATENT_OVERLAP = 0.0

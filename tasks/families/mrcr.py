@@ -27,6 +27,8 @@ import random
 from difflib import SequenceMatcher
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.tasks.answers.kinds import answer_kind
 from ctxprobe.tasks.answers.region import AnswerRegion, strip_reasoning
 from ctxprobe.tasks.answers.verdict import Score
@@ -37,7 +39,6 @@ from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode, Sample
 from ctxprobe.tasks.sized import Sized
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HEAD = "The following is a conversation between a user and an assistant."
 FILL_WORDS = 256  # the fill exchange's answer at most: more tokens than the longest filler turn

@@ -22,12 +22,13 @@ import random
 from dataclasses import replace
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.tasks.families import chinese, ruler_vartrack
 from ctxprobe.tasks.families.framing import Lang, LengthConvention, Template, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import GIVEN_NAMES, chain_taken, make_key, make_value, make_var_name, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class MultihopParams(BaseModel):

@@ -12,6 +12,9 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import JsonDict
+
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.framing import frame
 from ctxprobe.tasks.families.needles_file import (
@@ -24,8 +27,6 @@ from ctxprobe.tasks.families.needles_file import (
 from ctxprobe.tasks.families.vocab import spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import JsonDict
 
 HEAD = "Some facts are hidden within the following text. Read it carefully: you will be asked about them afterwards."
 _HIDDEN: JsonDict = {"shown": False}  # the item's text: left out of the report's variant label (the name stands for it)

@@ -20,8 +20,9 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ctxprobe.tasks.errors import UserError, first_problem, read_user_text
 
 AnswerKind = Literal["exact", "number", "set", "contains"]
 DEFAULT_PREFIX = "Answer:"

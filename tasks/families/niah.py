@@ -21,6 +21,8 @@ import random
 from dataclasses import replace
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.tasks.absent import absent_field
 from ctxprobe.tasks.families import chinese
 from ctxprobe.tasks.families.framing import (
@@ -36,7 +38,6 @@ from ctxprobe.tasks.families.niah_similar import similar_distractors
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("UUID", "UUIDs")}
 _RULER_NOUN = {"number": ("number", "numbers"), "word": ("word", "words"), "uuid": ("uuid", "uuids")}

@@ -15,6 +15,8 @@ import random
 import sys
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.dataset_digest import digest_field
 from ctxprobe.tasks.families.framing import LengthConvention, Template, frame, length_convention_field, template_field
@@ -23,7 +25,6 @@ from ctxprobe.tasks.items import split_items
 from ctxprobe.tasks.registry import Draft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
 from ctxprobe.tasks.sized import Sized
-from pydantic import BaseModel, ConfigDict, Field
 
 GENERATION_TOKENS = 32
 INSTRUCTION = (

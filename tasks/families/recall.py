@@ -16,13 +16,14 @@ import random
 from collections.abc import Callable
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxprobe.tasks.absent import absent_field
 from ctxprobe.tasks.families import chinese
 from ctxprobe.tasks.families.framing import Lang, english_only, frame, lang_field
 from ctxprobe.tasks.families.vocab import make_key, make_value, spread_depths
 from ctxprobe.tasks.registry import Draft, NeedleDraft, task_family
 from ctxprobe.tasks.sample import Expected, Mode
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _VERBS = ("settle", "reconcile", "audit", "rebuild", "merge", "flush", "rotate", "price", "schedule", "archive")
 _OBJECTS = ("invoice", "ledger", "shipment", "tariff", "voucher", "parcel", "payroll", "quota", "rebate", "escrow")

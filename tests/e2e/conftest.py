@@ -7,6 +7,7 @@ import importlib.util
 from collections.abc import Iterator
 
 import pytest
+
 from ctxprobe.runners.launcher import EmbeddedEngine
 
 MISSING = [

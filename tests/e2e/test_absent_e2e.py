@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
 import yaml
+
+import ctxprobe
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import builder_for, token_counter

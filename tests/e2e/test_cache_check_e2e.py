@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.records.cache_check import read_checks
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.launcher import EmbeddedEngine

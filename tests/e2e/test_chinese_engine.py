@@ -5,6 +5,7 @@ the engine serves, at every question position."""
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.build import builder_for, token_counter

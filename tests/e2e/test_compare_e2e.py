@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN
 from ctxprobe_cli import ctxprobe
+
+from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN
 
 pytestmark = pytest.mark.engine
 

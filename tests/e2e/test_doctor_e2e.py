@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.runners.launcher import EmbeddedEngine
 
 pytestmark = pytest.mark.engine

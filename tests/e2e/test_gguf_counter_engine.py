@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal, get_args, get_origin
 
 import pytest
+
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.families.needles_file import load_needles

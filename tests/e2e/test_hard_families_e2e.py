@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import ErrorKind
-
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 

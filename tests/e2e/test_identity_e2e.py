@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe_cli import ctxprobe, only_run_dir
+
+from ctxprobe.runners.launcher import EmbeddedEngine
 
 pytestmark = pytest.mark.engine
 

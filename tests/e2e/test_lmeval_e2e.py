@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from ctxprobe_cli import ctxprobe, only_run_dir
+
 from ctxprobe.evals.lmeval.task_utils import doc_sample
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.report.table import render_text
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.launcher import EmbeddedEngine
-from ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.engine
 pytest.importorskip("lm_eval")

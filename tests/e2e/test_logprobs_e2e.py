@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.answer_logprobs import gold_ids, measure
 from ctxprobe.runners.endpoint import EndpointClient
@@ -21,7 +22,6 @@ from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Sample
-
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
 pytestmark = pytest.mark.engine

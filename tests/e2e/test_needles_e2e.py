@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from ctxprobe_cli import ctxprobe, only_run_dir
+
 from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.tasks.build import build_sample, token_counter
-from ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.engine
 FACTS = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe_cli import only_run_dir, popen
+
+from ctxprobe.runners.launcher import EmbeddedEngine
 
 pytestmark = pytest.mark.engine
 

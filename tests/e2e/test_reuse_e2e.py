@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.run.reuse import WARN_SHARE
 from ctxprobe_cli import ctxprobe, only_run_dir
+
+from ctxprobe.evals.run.reuse import WARN_SHARE
 
 pytestmark = pytest.mark.engine
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 
 SECONDS = 30  # a command that takes longer has hung

@@ -5,8 +5,8 @@ and unattributed, on every value kind that takes `absent`, both modes."""
 from __future__ import annotations
 
 import pytest
-from ctxprobe.evals.scoring.score import score_sample
 
+from ctxprobe.evals.scoring.score import score_sample
 from tests.evals.adversary.absent import KINDS, REPLIES, cases
 from tests.tiered import tiered
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.send.order import send_groups
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.suite import load_suite
-
 from tests.runners.fake_engine import FakeEngine
 
 SUITE = {

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
 from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.report.html_report.run_section import accuracy_rows
 from ctxprobe.evals.report.table import context_summary, render_markdown, render_text, write_summary
-
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single"}

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.response import ErrorKind
 from ctxprobe.tasks.families.framing import CHAT_SENTENCE_TOKENS
-
 from tests.runners.fake_engine import FakeEngine
 
 # Chat answers of 6 to 26 words (the fake's tokens) around the value, by the key's first letter.

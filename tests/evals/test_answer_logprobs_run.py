@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
@@ -23,7 +24,6 @@ from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.response import AnswerLogprobs, ErrorKind, GeneratedToken, Response, TokenLogprob
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe, Sample
-
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families.needles_rules import normalise

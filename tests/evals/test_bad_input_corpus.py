@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.cli.main import build_parser
 
+from ctxprobe.evals.cli.main import build_parser
 from tests.evals.compare.synthetic import all_right, write_run
 from tests.evals.in_process import ends
 from tests.runners.fake_engine import FakeEngine

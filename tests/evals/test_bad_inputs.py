@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.cli.main import main
 
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, write_run
 from tests.runners.fake_engine import FakeEngine
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.sequential.betting import STAKES, betting_cs, log_e_fail, log_e_pass
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, family_done, open_rows

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.compare.cache_path import KL_NOISE_FLOOR, decide, sign_test_p
 from ctxprobe.evals.records.cache_check import (
     CACHE_CHECK_VERSION,

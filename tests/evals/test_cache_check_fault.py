@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.cache_check import CACHE_CHECKS_FILE, cold_id
 from ctxprobe.evals.run.result import ExitCode
-
 from tests.runners.fake_engine import FakeEngine
 from tests.runners.fake_prefix_cache import CorruptingPrefixCache, niah_answer
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.record import Response
 from ctxprobe.evals.records.store import RunStore
@@ -29,7 +30,6 @@ from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import Recipe, sha256_text
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import make_token_counter
-
 from tests.in_flight import InFlight
 from tests.runners.fake_engine import FakeEngine, Recorded, Reply
 

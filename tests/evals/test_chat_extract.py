@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe, Sample

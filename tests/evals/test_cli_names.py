@@ -8,9 +8,9 @@ import argparse
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import build_parser, main
 from ctxprobe.tasks.exit_codes import EXIT_CODES, ExitCode, exit_codes_for, markdown_exit_codes
-
 from tests.runners.fake_engine import FakeEngine
 
 

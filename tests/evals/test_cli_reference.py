@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli import main, reference
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "cli.md"

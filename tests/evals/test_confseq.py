@@ -6,9 +6,10 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from scipy import integrate, stats
+
 from ctxprobe.evals.compare.confseq import bernoulli_cs, bernoulli_log_mixture, p_from_log_e
 from ctxprobe.evals.compare.stats import wilson
-from scipy import integrate, stats
 
 
 def _mixture_by_quadrature(k: int, n: int, prior: float = 0.5) -> float:

@@ -10,11 +10,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.lines import CLEAN_COPY, DamagedLineWarning, parse_line, scan
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.store import RunStore
-
 from tests.evals.compare.synthetic import all_right, write_run
 
 GOOD = all_right()  # 40 records

@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.paired.pairing import pair_runs
 from ctxprobe.evals.records.load import load_run
@@ -23,7 +24,6 @@ from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import Suite
-
 from tests.tasks.parquet_rows import write_parquet
 from tests.tasks.test_mrcr_family import published_rows
 

@@ -3,10 +3,10 @@ flag it names for what is missing. The real engine is checked in tests/e2e/test_
 
 from __future__ import annotations
 
-import ctxprobe
 import pytest
-from ctxprobe.evals.cli.main import main
 
+import ctxprobe
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine
 
 

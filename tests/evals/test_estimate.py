@@ -7,15 +7,15 @@ import random
 import re
 from pathlib import Path
 
-import ctxprobe
 import numpy as np
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.estimate import deadline_warning
 from ctxprobe.evals.run.prefill_cost import FILL_TOKENS, PrefillFit, fit_prefill_time
 from ctxprobe.evals.run.send.order import expected_cached_tokens, send_groups
 from ctxprobe.tasks.suite import Suite, load_suite
-
 from tests.runners.fake_engine import FakeEngine
 
 LING = str(Path(__file__).parent / "fixtures" / "ling_3_1_flash.json")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.record import Response
 from ctxprobe.evals.records.store import RunStore
@@ -27,7 +28,6 @@ from ctxprobe.evals.run.send.order import expected_cached_tokens, fans_out, reac
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.suite import Suite
 from ctxprobe.tasks.token_counter import make_token_counter
-
 from tests.in_flight import InFlight
 from tests.runners.fake_engine import FakeEngine
 

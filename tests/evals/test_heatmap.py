@@ -2,11 +2,11 @@ import math
 
 import numpy as np
 import pytest
+from matplotlib.image import imread
+
 from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind
 from ctxprobe.evals.report.heatmap import heatmap_grids, write_heatmaps
-from matplotlib.image import imread
-
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.compare.confseq import PairedTally
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, decide, gate_verdict

@@ -9,14 +9,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.judge.rubric import RUBRIC, read_reply
 from ctxprobe.evals.judge.verdicts import VERDICT_FORMAT
 from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.evals.report.html_report.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
-
 from tests.runners.fake_engine import FakeEngine, Reply
 
 FACTS = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.against import gate_cases, gate_report, paired_run, render_gate
 from ctxprobe.evals.compare.paired import kl_gate
 from ctxprobe.evals.compare.paired.kl_gate import CAP_TIMES, KL_MARGIN, ROW_MARGIN
 from ctxprobe.evals.compare.sequential.gate import decide
 from ctxprobe.tasks.errors import UserError
-
 from tests.evals.compare.kl_runs import answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import DEPTHS, LENGTHS, record
 from tests.evals.test_run_against_p_answer import _play

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.limit.target import shortest_length
 from ctxprobe.evals.records.limit import TaskSpec
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.errors import TooShort
 from ctxprobe.tasks.token_counter import EstimateCounter
-
 from tests.runners.fake_engine import FakeEngine
 
 NIAH = TaskSpec(family="niah", params={"variant": "single"})

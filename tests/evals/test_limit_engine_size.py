@@ -4,12 +4,12 @@ never from ctxprobe's own default; an endpoint or a given --n-ctx is left as it 
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.evals.limit.api import embedded_context
 from ctxprobe.evals.limit.options import LimitOptions
 from ctxprobe.runners.settings import VllmSettings
 from ctxprobe.tasks.gguf_vocab import read_metadata, trained_context
 from ctxprobe.tasks.token_counter import packaged_gguf
-
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
 

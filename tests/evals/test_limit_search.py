@@ -4,8 +4,9 @@ import random
 from collections.abc import Callable
 
 import pytest
-from ctxprobe.evals.limit.search import LimitConfig, find_effective_length, full_grid, judge_length
 from pydantic import ValidationError
+
+from ctxprobe.evals.limit.search import LimitConfig, find_effective_length, full_grid, judge_length
 
 K = 1024
 

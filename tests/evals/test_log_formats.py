@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.records.compare import read_compare
 from ctxprobe.evals.records.history import read_history
 from ctxprobe.evals.records.limit import LimitOutput, read_limit

@@ -7,6 +7,7 @@ import random
 from difflib import SequenceMatcher
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.sample import Recipe, Sample

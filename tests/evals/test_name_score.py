@@ -4,6 +4,7 @@ checked on answers written to game it."""
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.families.latent_table import character_names

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.send.order import expected_cached_tokens, send_groups
 from ctxprobe.tasks.suite import Suite
-
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.plan.budget import KindBudget, LayoutBudget
 from ctxprobe.evals.plan.specs import LayerKind

@@ -3,6 +3,7 @@ negated or refused clause (the cue to the end of its clause), a value denied, jo
 named (back to its sentence's start), a question, and what a later correction withdrew (everything before it)."""
 
 import pytest
+
 from ctxprobe.tasks.answers.polarity import asserted
 
 

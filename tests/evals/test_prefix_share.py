@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 import pytest
+
 from ctxprobe.evals.run.prefill_cost import FILL_TOKENS, lanes_of, requests, tail_counter
 from ctxprobe.evals.run.send.order import QUESTION_ALLOWANCE, expected_cached_tokens, send_groups
 from ctxprobe.tasks.identity import sharing_key

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import ErrorKind
-
 from tests.runners.fake_engine import FakeEngine
 
 ANSWER = "The special magic number is 1234567."

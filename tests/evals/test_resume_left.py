@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.cli.main import main
 
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine
 
 SUITE = [

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.records.manifest import OrderDetail, ReuseRecord
 from ctxprobe.evals.records.record import Response, SampleRecord
 from ctxprobe.evals.run.prefill_cost import lanes_of
@@ -253,7 +254,6 @@ def test_a_run_prints_its_reuse_and_why_it_fell_short(tmp_path: Path, capsys: py
     """A server that serves nothing from cache (a fake llama-server reporting 0 cached tokens): the depth sweep
     allowed some, so the run says how little it got and what restores it; the manifest keeps the record."""
     from ctxprobe.evals.cli.main import main
-
     from tests.runners.fake_engine import FakeEngine
 
     with FakeEngine("llama-server", context_length=4096, answer="The number is 1234567.") as engine:

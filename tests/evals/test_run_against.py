@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxprobe.evals.cli.main import main
 from junitparser import JUnitXml
 
+from ctxprobe.evals.cli.main import main
 from tests.evals.test_run_sequential import ASKED, NEEDLE, _finds_the_needle
 from tests.runners.fake_engine import FakeEngine
 

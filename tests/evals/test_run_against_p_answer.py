@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.against import gate_cases, gate_report, next_paired_round, paired_run, render_gate
 from ctxprobe.tasks.errors import UserError
-
 from tests.evals.compare.synthetic import SEEDS, all_right, answer_logprobs, grid, record, write_run
 
 
@@ -99,7 +99,6 @@ def test_the_command_line_gates_on_p_answer_and_says_what_pairs_lack(tmp_path, c
     import shutil
 
     from ctxprobe.evals.records.store import RunStore
-
     from tests.evals.test_run_against import _against, _baseline, _gate
     from tests.evals.test_run_sequential import _finds_the_needle
     from tests.runners.fake_engine import FakeEngine

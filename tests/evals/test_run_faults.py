@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.retry import RetryPolicy
-
 from tests.runners.fake_engine import FakeEngine, Reply
 
 

@@ -12,14 +12,14 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records import store as store_module
 from ctxprobe.evals.records.lock import FolderBusy, writer_lock
 from ctxprobe.evals.records.store import claim_run_folder
 from ctxprobe.evals.report import summary  # noqa: F401 - imported before the threads that use it
-
 from tests.runners.fake_engine import FakeEngine, Reply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.cli.main import main
 
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine, Reply
 
 SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,50,100", "--samples", "2", "--quiet"]

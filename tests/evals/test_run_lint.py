@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
-
 from tests.runners.fake_engine import FakeEngine
 
 QWEN = Path("tests/runners/fixtures/model_configs/qwen2_5_7b_instruct.json")

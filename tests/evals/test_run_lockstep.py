@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
-
 from tests.evals.test_run_against import _baseline, _gate
 from tests.evals.test_run_sequential import _finds_the_needle
 from tests.runners.fake_engine import FakeEngine

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.sequential.cells import StopOptions
 from ctxprobe.evals.run.send.options import EndpointOptions, OutputOptions, RunOptions, SuiteOptions, validated
 from ctxprobe.runners.launchers import launchers
 from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.tasks.errors import UserError
-
 from tests.runners.fake_engine import FakeEngine, Reply
 
 SUITE = ["--family", "niah", "--lengths", "1k", "--depths", "0,50,100", "--samples", "2", "--quiet"]

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from ctxprobe.evals.cli.main import main
-
 from tests.runners.fake_engine import CHAT_TEMPLATE_TOKENS, FakeEngine
 
 

@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.confseq import bernoulli_cs
-
 from tests.runners.fake_engine import FakeEngine
 
 NEEDLE = re.compile(r"special magic numbers for (\S+) is: (\d+)\.")

@@ -2,8 +2,8 @@ import random
 from functools import cache
 
 import pytest
-from ctxprobe.evals.scoring.score import levenshtein, score_sample, similarity
 
+from ctxprobe.evals.scoring.score import levenshtein, score_sample, similarity
 from tests.evals.factories import make_sample
 
 HEX = "3f9a0c27d4e18b56a7c90e3d2b41f8a6c5e07d19"  # 40 hex chars

@@ -4,8 +4,8 @@ answer is credited and no honest one rejected, trick by trick."""
 from __future__ import annotations
 
 import pytest
-from ctxprobe.evals.scoring.score import score_sample
 
+from ctxprobe.evals.scoring.score import score_sample
 from tests.evals.adversary.corpus import cases
 from tests.evals.adversary.disguises import fullwidth, in_words
 from tests.evals.adversary.kinds import FORMATTED, KINDS, expected

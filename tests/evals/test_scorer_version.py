@@ -9,7 +9,6 @@ from pathlib import Path
 import ctxprobe
 from ctxprobe.evals.records.record import SCORER_VERSION, SampleRecord
 from ctxprobe.evals.scoring.score import score_sample
-
 from tests.evals.compare.synthetic import all_right, grid, write_run
 from tests.evals.factories import make_sample
 

@@ -3,6 +3,7 @@ gate's type-I error under optional stopping by simulation."""
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.compare.paired.stats import holm
 from ctxprobe.evals.compare.sequential.cells import StopRule, stop_reason
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, decide, family_done, final_verdicts, gate_verdict

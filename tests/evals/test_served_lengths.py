@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ctxprobe.evals.cli.main import main
 
+from ctxprobe.evals.cli.main import main
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.suite import resolve_mode
-
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.run.send.options import EMBEDDED_FIELDS, EndpointOptions
 from ctxprobe.evals.run.send.serving import serving
 from ctxprobe.runners import launcher
 from ctxprobe.runners.settings import ClientSettings, EngineSettings
 from ctxprobe.tasks.suite import Suite
-
 from tests.runners.fake_engine import FakeEngine
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import build_sample, token_counter
 from ctxprobe.tasks.families.graphwalk import final_answer, set_f1

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.retry import CallTimedOut
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
-
 from tests.runners.fake_engine import FakeEngine
 
 DEADLINE = ["--timeout", "2", "--timeout-per-1k", "0"]

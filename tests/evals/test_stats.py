@@ -1,6 +1,7 @@
 import math
 
 import pytest
+
 from ctxprobe.evals.compare.stats import clopper_pearson, wilson, z_for
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ctxprobe.evals.records.record import ErrorKind
 from ctxprobe.evals.records.store import RunStore
-
 from tests.evals.factories import make_record
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.cache_path import ALPHA, sign_test_p
 from ctxprobe.evals.compare.gate import gate_problems
@@ -19,7 +20,6 @@ from ctxprobe.evals.run.cache_check import choose
 from ctxprobe.evals.run.estimate import render_estimate
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import load_suite
-
 from tests.runners.fake_prefix_cache import CorruptingPrefixCache
 
 SUITE = """name: small

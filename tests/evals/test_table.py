@@ -2,10 +2,10 @@ import math
 
 import pandas as pd
 import pytest
+
 from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.records.record import ErrorKind
 from ctxprobe.evals.report.table import accuracy_table, context_summary, render_text, variant_label, write_summary
-
 from tests.evals.factories import make_record
 
 SINGLE = {"variant": "single", "value_kind": "number"}

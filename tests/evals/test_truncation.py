@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.records.record import ErrorKind, Response
 from ctxprobe.evals.run.send.loop import record_of
 from ctxprobe.evals.scoring.score import score_sample

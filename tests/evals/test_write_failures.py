@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records import store as store_module
 from ctxprobe.evals.records.lines import scan
-
 from tests.runners.fake_engine import FakeEngine
 
 

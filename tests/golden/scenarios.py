@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.evals.cli.main import main
-
 from tests.runners.fake_engine import FakeEngine
 
 NEEDLE = re.compile(r"special magic numbers? for (\S+) is: (\d+)\.")

@@ -10,9 +10,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runners"))
 
+from fake_engine import FakeEngine
+
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.response import ErrorKind
-from fake_engine import FakeEngine
 
 
 async def send(config: EndpointConfig, prompt: str) -> str:

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 import pytest
+
 from ctxprobe.runners.answer_logprobs import Unmeasurable, from_generated, gold_ids, measure
 from ctxprobe.runners.response import GeneratedToken, Response, TokenLogprob
 

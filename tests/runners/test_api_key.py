@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_engine import FLAVORS, FakeEngine
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig
 from ctxprobe.runners.http_json import api_key
@@ -16,7 +18,6 @@ from ctxprobe.runners.metrics import scrape_metrics
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.tasks.errors import UserError
-from fake_engine import FLAVORS, FakeEngine
 
 KEY = "k-engine-123"
 

@@ -5,12 +5,13 @@ recorded. (The real engine's ChatML fallback on Gemma: tests/e2e/test_chat_instr
 from __future__ import annotations
 
 import pytest
+from fake_engine import CHAT_TEMPLATE_TOKENS, FakeEngine
+
 from ctxprobe.runners.chat_lead import ChatLeadCounter, with_chat_lead
 from ctxprobe.runners.server_tokenizer import ServerTokenizer
 from ctxprobe.tasks.build import PromptBuilder
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import EstimateCounter, count
-from fake_engine import CHAT_TEMPLATE_TOKENS, FakeEngine
 
 FIELDS = dict(
     family="niah", params={"variant": "single"}, haystack="noise", context_tokens=2048, depth=50.0, seed=1, mode="chat"

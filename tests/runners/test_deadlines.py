@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fake_engine import FakeEngine, Reply
+
 from ctxprobe.evals.run.send.loop import TICK_S, Progress
 from ctxprobe.runners.endpoint import EndpointClient, EndpointError
 from ctxprobe.runners.endpoint_config import MIN_MEASURED_TOKENS, PREFILL_SHARE, EndpointConfig, PrefillRate
 from ctxprobe.runners.response import ErrorKind
-from fake_engine import FakeEngine, Reply
 
 
 def test_a_measured_rate_only_lengthens_the_formula() -> None:

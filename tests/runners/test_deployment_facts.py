@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_engine import FakeEngine
+from replay_server import captured, replaying
+
 from ctxprobe.runners.engine_facts import read_engine_facts
 from ctxprobe.runners.engines import adapter
 from ctxprobe.runners.model_facts import model_facts_from_config, model_facts_from_gguf, read_model_facts
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.token_counter import packaged_gguf
-from fake_engine import FakeEngine
-from replay_server import captured, replaying
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONFIGS = FIXTURES / "model_configs"

@@ -9,10 +9,11 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import pytest
+from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine, Reply
+
 from ctxprobe.evals.records.record import ErrorKind, Response
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.tasks.errors import UserError
-from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine, Reply
 
 T = TypeVar("T")
 FAST: dict[str, Any] = {"backoff_base_s": 0.01, "backoff_max_s": 0.05}

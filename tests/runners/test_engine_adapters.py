@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.runners.engines import adapter, adapters, known_engines
 from ctxprobe.runners.metrics import parse_prometheus, scrape_metrics
 from ctxprobe.tasks.errors import UserError
-
 from tests.runners.fake_engine import FakeEngine
 
 

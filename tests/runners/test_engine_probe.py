@@ -5,9 +5,10 @@ from __future__ import annotations
 import socket
 
 import pytest
+from fake_engine import FakeEngine
+
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.tasks.errors import UserError
-from fake_engine import FakeEngine
 
 
 @pytest.mark.parametrize(

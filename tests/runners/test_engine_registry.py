@@ -9,8 +9,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-import ctxprobe
 import pytest
+from fake_engine import FakeEngine
+
+import ctxprobe
 from ctxprobe.runners.endpoint import EndpointClient, EndpointConfig, EndpointError
 from ctxprobe.runners.engines import Call, Calls, EngineAdapter, adapters, known_engines, register, unregister
 from ctxprobe.runners.engines.base import dig, positive_int
@@ -19,7 +21,6 @@ from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.response import ErrorKind
 from ctxprobe.runners.server_tokenizer import server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
-from fake_engine import FakeEngine
 
 
 class ToyServe(EngineAdapter):

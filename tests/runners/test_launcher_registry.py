@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from pydantic import BaseModel, Field
+
 from ctxprobe.evals.cli.main import build_parser
 from ctxprobe.evals.run.send.options import EndpointOptions, RunOptions
 from ctxprobe.evals.run.send.serving import default_mode
@@ -25,7 +27,6 @@ from ctxprobe.runners.launchers.llama_cpp import EmbeddedSettings
 from ctxprobe.runners.served import Launched
 from ctxprobe.runners.settings import VllmSettings
 from ctxprobe.tasks.errors import UserError
-from pydantic import BaseModel, Field
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_DIR = Path(__file__).parent / "fixtures" / "launchers"

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.runners import serve
 from ctxprobe.runners.launcher import EmbeddedEngine, start_failure
 from ctxprobe.runners.settings import ServeSettings, to_argv

@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_server import Replay, replaying
+from replay_server import captured as replayed
+
 from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.probe import probe_engine
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
-from replay_server import Replay, replaying
-from replay_server import captured as replayed
 
 CAPTURED = Path(__file__).parent / "fixtures" / "llama_server"
 

@@ -10,13 +10,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+from replay_server import captured, replaying
+
 from ctxprobe.runners.answer_logprobs import forced_position, from_generated
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.logprob_shapes import generated_tokens
 from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import Response
-from replay_server import captured, replaying
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LLAMA, VLLM, SGLANG = FIXTURES / "llama_server" / "logprobs", FIXTURES / "vllm" / "logprobs", FIXTURES / "sglang"

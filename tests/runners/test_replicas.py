@@ -9,9 +9,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from fake_engine import FakeEngine
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.replicas import LeastInFlight
-from fake_engine import FakeEngine
 
 
 class Clock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.runners.reply import ReplyParts, split_think
 
 

@@ -8,12 +8,12 @@ import threading
 import time
 
 import pytest
+from fake_engine import FakeEngine
+
 from ctxprobe.runners.daemon_threads import daemon_map
 from ctxprobe.runners.http_json import EndpointCalls
 from ctxprobe.runners.retry import CallFailed, RetryPolicy
 from ctxprobe.tasks.errors import UserError
-from fake_engine import FakeEngine
-
 from tests.in_flight import InFlight
 
 QUICK = RetryPolicy(timeout_s=2.0, max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
+
 from ctxprobe.runners.server_tokenizer import (
     BATCH_CHARS,
     BATCH_PROBE,
@@ -14,8 +16,6 @@ from ctxprobe.runners.server_tokenizer import (
     server_token_counter,
 )
 from ctxprobe.tasks.errors import UserError
-from fake_engine import CHAT_TEMPLATE_TOKENS, FLAVORS, FakeEngine
-
 from tests.in_flight import InFlight
 
 TEXTS = ["one", "one two", "one two three four five", "", "a b c d e f g h i j"]

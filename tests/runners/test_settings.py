@@ -5,6 +5,7 @@ bad value is one line naming it."""
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.launcher import EmbeddedEngine
 from ctxprobe.runners.serve import parse_args

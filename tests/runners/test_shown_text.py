@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fake_engine import FakeEngine, Reply
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.shown_text import SHOWN_CHARS, one_line, shown_body
-from fake_engine import FakeEngine, Reply
 
 NGINX_502 = (
     "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from ctxprobe.runners.too_long import parse_too_long
 from fake_engine import FLAVORS, too_long_body
+
+from ctxprobe.runners.too_long import parse_too_long
 
 
 @pytest.mark.parametrize("flavor", FLAVORS)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_server import Replay, captured, replaying
+
 from ctxprobe.evals.run.engine_metrics import cache_from_metrics, deltas
 from ctxprobe.evals.run.send.loop import answer_error
 from ctxprobe.runners.metrics import parse_prometheus
@@ -19,7 +21,6 @@ from ctxprobe.runners.reply import ReplyParts
 from ctxprobe.runners.response import ErrorKind, Response
 from ctxprobe.runners.server_tokenizer import ServerTokenizer, server_token_counter
 from ctxprobe.runners.too_long import parse_too_long
-from replay_server import Replay, captured, replaying
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vllm"
 PLAIN, DETAILS = FIXTURES / "plain", FIXTURES / "details"

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.runners.vllm_engine import SERVER_MODULE, VllmEngine, vllm_start_failure
 from ctxprobe.tasks.errors import UserError

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.build import PromptBuilder, build_sample
 from ctxprobe.tasks.errors import UserError

@@ -5,6 +5,7 @@ around an answer names no candidate."""
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.tasks.answers.number_forms import canonical_numbers
 from ctxprobe.tasks.answers.reading import CandidateKind, candidate_kind, comparable, read
 from ctxprobe.tasks.answers.shapes import canonical_hex, canonical_statements

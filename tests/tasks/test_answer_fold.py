@@ -7,9 +7,9 @@ import sys
 import unicodedata
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.answers.fold import CONFUSABLES, fold
-
 from tests.evals.factories import make_sample
 
 

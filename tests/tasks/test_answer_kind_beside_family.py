@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks import family_index
 from ctxprobe.tasks.build import build_sample, token_counter

@@ -7,12 +7,12 @@ the estimate counter: no model needed) and on hand-built samples for the cases a
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.answers.attribution import ATTRIBUTED_KINDS
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import NeedleSpot, Sample
 from ctxprobe.tasks.suite import parse_suite
-
 from tests.evals.factories import make_sample
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import PromptBuilder, build_sample, builder_for, token_counter
 from ctxprobe.tasks.errors import UserError

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import builder_for
 from ctxprobe.tasks.errors import UserError

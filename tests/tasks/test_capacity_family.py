@@ -9,6 +9,7 @@ import re
 from collections import Counter
 
 import pytest
+
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.evals.scoring.score import levenshtein
 from ctxprobe.tasks.assemble import tolerance

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter

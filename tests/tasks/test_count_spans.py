@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ctxprobe.tasks import count_cache_prune
 from ctxprobe.tasks.build import PromptBuilder
 from ctxprobe.tasks.count_cache import UnitCounts

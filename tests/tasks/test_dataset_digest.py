@@ -12,13 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.dataset_digest import content_sha256
 from ctxprobe.tasks.sample import Recipe
 from ctxprobe.tasks.variant import variant_params
-
 from tests.tasks.parquet_rows import write_parquet
 from tests.tasks.test_graphwalk_family import published_rows as graphwalk_rows
 from tests.tasks.test_mrcr_family import published_rows as mrcr_rows

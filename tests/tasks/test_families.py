@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks import family_index
-
 from tests.runners.fake_engine import FakeEngine
 
 PLUGIN = textwrap.dedent('''

@@ -7,6 +7,7 @@ new version (old versions' rows stay, as a record of what they built). Other fam
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.registry import family_version
 

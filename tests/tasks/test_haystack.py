@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.haystack import Haystack, known_kinds, make_haystack
 from ctxprobe.tasks.haystack.code_kind import CodeHaystack

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.tasks.gguf_counter import GGUFCounter
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.token_counter import packaged_gguf

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from ctxprobe.tasks.haystack import make_haystack, words
 
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 
 import pytest
+
 from ctxprobe.evals.run.send.order import send_groups
 from ctxprobe.tasks import identity
 from ctxprobe.tasks.build import builder_for, token_counter

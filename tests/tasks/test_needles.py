@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter

@@ -5,6 +5,7 @@ prompts and ids are those of the plain layout. Checked with Gemma's tokenizer (t
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import Sample

@@ -6,6 +6,7 @@ one more cell is refused by the suite's check, before a prompt is built, in one 
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.families.latent import eligible, groups

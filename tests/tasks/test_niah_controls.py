@@ -8,6 +8,7 @@ import re
 from collections import Counter
 
 import pytest
+
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError

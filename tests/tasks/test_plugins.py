@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.plugins import AS_REGISTERED, Registry
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
+
 from ctxprobe.tasks.assemble import tolerance
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.errors import UserError

@@ -13,9 +13,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families import aggregate
-
 from tests.tasks.word_tokenizer import WordTokenizer
 
 

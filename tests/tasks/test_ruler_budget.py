@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.run.send.inline_suite import suite_from_args
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.sample import Recipe

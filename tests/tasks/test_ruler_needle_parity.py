@@ -9,8 +9,8 @@ import random
 import re
 
 import pytest
-from ctxprobe.tasks.build import builder_for, token_counter
 
+from ctxprobe.tasks.build import builder_for, token_counter
 from tests.tasks.word_tokenizer import WordTokenizer
 
 NEEDLE = re.compile(r"One of the special magic (\w+) for (\S+) is: (\S+)\.")

@@ -16,9 +16,9 @@ import re
 from typing import NamedTuple
 
 import pytest
+
 from ctxprobe.tasks.build import builder_for, haystack, token_counter
 from ctxprobe.tasks.haystack.noise import RulerNoiseHaystack
-
 from tests.tasks.word_tokenizer import WordTokenizer
 
 NEEDLE = re.compile(r"One of the special magic \w+ for (\S+) is: (\S+)\.")

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families.qa_data import load_qa
-
 from tests.tasks.word_tokenizer import WordTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "qa"

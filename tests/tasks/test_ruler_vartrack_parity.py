@@ -14,9 +14,9 @@ import re
 
 import numpy as np
 import pytest
+
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.families import ruler_vartrack
-
 from tests.tasks.word_tokenizer import WordTokenizer
 
 BLOCK = ruler_vartrack.NOISE.strip()

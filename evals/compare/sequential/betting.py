@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
 from ctxprobe.evals.compare.confseq import PairedTally, bisect
 
 # Fractions of the largest safe stake: dense where the gate's rows bet (a few percent of pairs discordant).

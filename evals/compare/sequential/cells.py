@@ -8,9 +8,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+
 from ctxprobe.evals.compare.confseq import bernoulli_cs
 from ctxprobe.tasks.errors import UserError, first_problem
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 StopReason = Literal["above", "below", "precision", "cap"]
 STOP_REASONS: dict[str, str] = {

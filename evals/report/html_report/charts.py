@@ -10,10 +10,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxprobe.tasks.lengths import format_length
 from matplotlib import rc_context
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+
+from ctxprobe.tasks.lengths import format_length
 
 
 def accuracy_colour(value: float) -> tuple[str, str]:

@@ -63,8 +63,9 @@ def _history_of(path: Path, history_of: HistoryOf | None) -> dict[str, Any]:
 
 def render_page(sections: list[dict[str, Any]], title: str) -> str:
     """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
-    from ctxprobe.evals.report.html_report.shown_text import printable
     from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    from ctxprobe.evals.report.html_report.shown_text import printable
 
     env = Environment(
         loader=PackageLoader("ctxprobe.evals.report.html_report", "templates"),

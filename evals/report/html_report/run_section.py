@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ctxprobe.evals.compare.accuracy import framed
 from ctxprobe.evals.compare.clusters import cluster_of
 from ctxprobe.evals.compare.paired.stats import INTERVAL_METHOD

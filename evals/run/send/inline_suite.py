@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+
 from ctxprobe.evals.run.send.options import SuiteOptions
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.facts_axis import parse_facts

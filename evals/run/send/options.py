@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
+from pydantic.fields import FieldInfo
+
 from ctxprobe.evals.compare.paired.kl_gate import KL_MARGIN, margin_option, metric_option
 from ctxprobe.evals.compare.sequential.cells import StopOptions
 from ctxprobe.evals.plan.options import GpuOptions
@@ -19,8 +22,6 @@ from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.errors import validated as checked_options
 from ctxprobe.tasks.exit_codes import UNDECIDED_HELP, Undecided
 from ctxprobe.tasks.sample import Mode
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
-from pydantic.fields import FieldInfo
 
 
 def _engine_help() -> str:

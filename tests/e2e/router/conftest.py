@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
-from ctxprobe.runners.launcher import EmbeddedEngine
 
+from ctxprobe.runners.launcher import EmbeddedEngine
 from tests.e2e.router.fleet import RouterEnv, read_router_env
 
 ENV = read_router_env()

@@ -18,8 +18,8 @@ import itertools
 from pathlib import Path
 
 import pytest
-from ctxprobe.runners.launcher import EmbeddedEngine
 
+from ctxprobe.runners.launcher import EmbeddedEngine
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.e2e.router.fleet import Router, RouterEnv, by_chain, counters_delta, engine_counters, prefill, read_records
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.runners.vllm_engine import VllmEngine
 
 ENV_VAR = "CTXPROBE_VLLM_ENV"

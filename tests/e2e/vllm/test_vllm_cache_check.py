@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.compare.cache_path import KL_NOISE_FLOOR
 from ctxprobe.evals.records.cache_check import read_checks
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.vllm_engine import VllmEngine
-
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.vllm

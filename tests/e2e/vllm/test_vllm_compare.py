@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from ctxprobe.runners.vllm_engine import VllmEngine
 
+from ctxprobe.runners.vllm_engine import VllmEngine
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 
 pytestmark = pytest.mark.vllm

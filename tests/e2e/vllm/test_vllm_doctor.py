@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from ctxprobe.runners.vllm_engine import VllmEngine
 
+from ctxprobe.runners.vllm_engine import VllmEngine
 from tests.e2e.ctxprobe_cli import ctxprobe
 from tests.e2e.vllm.conftest import MAX_MODEL_LEN, SERVED_NAME
 

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.runners.http_json import Unreachable, request_json
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.assemble import tolerance
-
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir, popen
 from tests.e2e.vllm.conftest import MAX_MODEL_LEN, VllmEnv
 

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.runners.endpoint import EndpointClient
 from ctxprobe.runners.endpoint_config import EndpointConfig
@@ -17,7 +18,6 @@ from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.runners.server_tokenizer import make_counter
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.build import build_sample
-
 from tests.e2e.vllm.conftest import SERVED_NAME
 from tests.e2e.vllm.test_vllm_runs import run
 

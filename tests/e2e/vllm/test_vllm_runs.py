@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.run.engine_metrics import METRICS_SOURCE, SAMPLES_SOURCE
 from ctxprobe.runners.http_json import request_json
 from ctxprobe.runners.vllm_engine import VllmEngine
 from ctxprobe.tasks.build import build_sample
-
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.e2e.vllm.conftest import SERVED_NAME
 

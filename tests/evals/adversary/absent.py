@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.families.vocab import VALUE_WORDS
 from ctxprobe.tasks.sample import Recipe, Sample
-
 from tests.evals.adversary.disguises import fullwidth, in_words
 
 Reply = Callable[[Sample], str]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxprobe.tasks.sample import Sample
-
 from tests.evals.adversary.disguises import DISGUISES
 from tests.evals.adversary.formatted import MRCR, NODES
 from tests.evals.adversary.kinds import FORMATTED, KINDS, expected

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxprobe.tasks.sample import Sample
-
 from tests.evals.adversary.kinds import expected, rival
 
 Disguise = tuple[str, Callable[[str], str], Callable[[Sample], str]]  # label, how, the rival it disguises ("": n/a)

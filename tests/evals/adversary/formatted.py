@@ -5,7 +5,6 @@ response reproduces the asked message, its hash first)."""
 from __future__ import annotations
 
 from ctxprobe.tasks.sample import Sample
-
 from tests.evals.adversary.tricks import Trick
 
 

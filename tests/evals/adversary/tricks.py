@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxprobe.tasks.sample import Sample
-
 from tests.evals.adversary.disguises import DISGUISES, Disguise, fullwidth
 from tests.evals.adversary.kinds import bare, expected, listed, rival, said
 

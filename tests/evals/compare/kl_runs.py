@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
 from ctxprobe.tasks.suite import Suite, SuiteTask
-
 from tests.evals.compare.synthetic import DEPTHS, Key, grid, record
 
 VOCAB = 8

@@ -14,7 +14,6 @@ from ctxprobe.evals.records.store import RunStore
 from ctxprobe.runners.response import AnswerLogprobs
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
-
 from tests.evals.factories import make_record
 from tests.unsynced import unsynced
 

@@ -8,12 +8,12 @@ import math
 import random
 
 import pytest
+
 from ctxprobe.evals.compare.against import PairedRun, _rows, pass_reach
 from ctxprobe.evals.compare.confseq import p_from_log_e
 from ctxprobe.evals.compare.sequential.betting import STAKES, PairedValues, log_e_pass
 from ctxprobe.evals.compare.sequential.gate import fewest_to_pass
 from ctxprobe.tasks.sample import NestedGrid
-
 from tests.evals.factories import make_record
 
 LENGTHS, DEPTHS = (1024, 2048), (10.0, 50.0, 90.0)

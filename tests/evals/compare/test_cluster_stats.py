@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as sps
+
 from ctxprobe.evals.compare.accuracy import accuracy_table, context_summary
 from ctxprobe.evals.compare.clusters import chain_means, cluster_of, clustered_proportion
 from ctxprobe.evals.compare.confseq import PairedTally
@@ -22,8 +24,6 @@ from ctxprobe.evals.compare.stats import clopper_pearson
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.identity import chain_key
 from ctxprobe.tasks.sample import NestedGrid
-from scipy import stats as sps
-
 from tests.evals.factories import make_record
 
 LENGTHS, DEPTHS = (1024, 2048), (10.0, 50.0, 90.0)

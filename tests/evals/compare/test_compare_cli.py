@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from ctxprobe.evals.cli.main import main
 
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

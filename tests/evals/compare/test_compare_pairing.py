@@ -3,11 +3,11 @@ another tokenizer, and runs with nothing in common."""
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.tasks.sample import sha256_text
-
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

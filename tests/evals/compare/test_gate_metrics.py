@@ -5,12 +5,12 @@ gating `run --against` as the built-in ones do (driven through the plan's own ro
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.compare import metrics
 from ctxprobe.evals.compare.against import gate_report, paired_run, render_gate
 from ctxprobe.evals.compare.metrics.base import METRICS, PairMetric, pair_metric
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.tasks.errors import UserError
-
 from tests.evals.compare.synthetic import all_right, grid, record, write_run
 from tests.evals.test_run_against_p_answer import _play
 

@@ -4,11 +4,11 @@ every length that no single length shows."""
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
-from ctxprobe.evals.cli.main import main
 from junitparser import Failure, JUnitXml, Skipped
 
+import ctxprobe
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
-from ctxprobe.evals.cli.main import main
 
+import ctxprobe
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 HALF = dict(list(all_right().items())[:18])  # 18 of 40 samples, as a run still going

@@ -3,10 +3,10 @@
 import json
 from pathlib import Path
 
-import ctxprobe
 import pytest
-from ctxprobe.evals.cli.main import main
 
+import ctxprobe
+from ctxprobe.evals.cli.main import main
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

@@ -8,9 +8,11 @@ import json
 import math
 from pathlib import Path
 
-import ctxprobe
 import numpy as np
 import pytest
+from matplotlib.image import imread
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.outputs import render_markdown, render_text
 from ctxprobe.evals.compare.paired.kl import comparable, sample_kl
@@ -18,8 +20,6 @@ from ctxprobe.evals.compare.paired.kl_text import kl_number
 from ctxprobe.evals.compare.paired.pairing import Pair
 from ctxprobe.evals.records.compare import COMPARE_JSON
 from ctxprobe.runners.response import AnswerLogprobs, TokenLogprob
-from matplotlib.image import imread
-
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import grid
 from tests.evals.factories import make_record

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import ctxprobe
 import numpy as np
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.compare.paired.kl_gate import CAP_TIMES, KL_MARGIN
-
 from tests.evals.compare.kl_runs import VOCAB, answer_logprobs, base_dists, shifted, write_logprob_run
 from tests.evals.compare.synthetic import DEPTHS, LENGTHS, all_right, write_run
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.compare.paired.mean_interval import mean_interval, share_interval, t_quantile
 
 

@@ -4,13 +4,13 @@ whose pairs lack it saying so, and the CI outputs showing both metrics."""
 
 from pathlib import Path
 
-import ctxprobe
 import numpy as np
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.gate import GateRefused
 from ctxprobe.evals.compare.paired.verdict import gate_cases
-
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 

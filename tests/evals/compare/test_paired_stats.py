@@ -6,6 +6,7 @@ import random
 from functools import lru_cache
 
 import pytest
+
 from ctxprobe.evals.compare.paired.stats import PairedCounts, holm, mcnemar_exact, paired_bootstrap, paired_interval
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.compare.signals import cache_line, lint_lines
 from ctxprobe.evals.records.cache_check import CacheCheck
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.html_report.history_section import history_section
 from ctxprobe.runners.response import LintLine
-
 from tests.evals.compare.synthetic import Key, all_right, grid, write_run
 
 LOST = [k for k in grid() if k[0] == 2048][:9]
@@ -147,7 +147,6 @@ def test_absent_questions_are_left_out_of_the_rival_share() -> None:
     """An absent question's wrong answer is hallucinated, never a rival: it is in neither count."""
     from ctxprobe.evals.compare.signals import rival_share
     from ctxprobe.tasks.absent import ABSENT
-
     from tests.evals.factories import make_record
 
     def absent(rec: SampleRecord) -> SampleRecord:

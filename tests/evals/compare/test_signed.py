@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.compare.signed import signed
 
 EVALS = Path(__file__).resolve().parents[3] / "evals"

@@ -5,10 +5,10 @@ layout gives nothing. The accuracy table keeps the two layouts apart."""
 from __future__ import annotations
 
 import pytest
+
 from ctxprobe.evals.compare.paired.templates import render_template_sensitivity, template_pairs, template_rows
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.report.table import context_summary, render_text
-
 from tests.evals.compare.synthetic import DEPTHS, SEEDS, Key, grid
 from tests.evals.factories import make_record
 

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.compare.paired.topk_kl import PROB_FLOOR, Side, topk_kl
 
 

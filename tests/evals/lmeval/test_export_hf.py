@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.lmeval.api import export_hf
 from ctxprobe.tasks.build import build_sample
 from ctxprobe.tasks.errors import UserError

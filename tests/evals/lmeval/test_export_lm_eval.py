@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.lmeval.export import LmEvalExport, write_lm_eval_tasks
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.source import export_samples

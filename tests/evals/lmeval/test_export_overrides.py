@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.run.send.options import SUITE_OVERRIDES
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ctxprobe.evals.lmeval.source import export_samples
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import Response, SampleRecord

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.ruler import SUBSTRING, ruler_substring
 from ctxprobe.evals.records.load import load_run

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from ctxprobe.evals.lmeval.importer import import_lm_eval
 from ctxprobe.evals.lmeval.ruler import SUBSTRING
-
 from tests.tasks.test_ruler_qa_parity import official_json
 from tests.tasks.word_tokenizer import WordTokenizer
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from ctxprobe.evals.lmeval.export import task_name
 from ctxprobe.evals.report.table import variant_label
-
 from tests.evals.factories import make_sample
 
 

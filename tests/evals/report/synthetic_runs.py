@@ -14,7 +14,6 @@ from ctxprobe.evals.records.record import ErrorKind, Response, SampleRecord, Sco
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.tasks.sample import Expected, NeedleSpot, Recipe, Sample
 from ctxprobe.tasks.suite import Suite, load_suite
-
 from tests.unsynced import unsynced
 
 INJECTED = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"

@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import SampleRecord
 from ctxprobe.evals.report.html_report.run_section import run_section
-
 from tests.runners.fake_engine import FakeEngine
 
 _NEEDLE = re.compile(r"special magic numbers? for ([\w-]+) is: (\d+)")
@@ -172,7 +172,6 @@ def test_the_page_shows_them(attributed_run: tuple[Path, Fake]) -> None:
 def test_a_run_without_attribution_shows_no_such_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Records written before attribution (every wrong answer None) read as before: no answers table."""
     from ctxprobe.evals.report.attribution import answers_by_depth, render_attribution
-
     from tests.evals.factories import make_record
 
     records = [make_record(correct=c, depth=d) for c, d in ((True, 0.0), (False, 0.0), (False, 50.0))]
@@ -213,7 +212,6 @@ def test_an_absent_questions_rows_show_no_rival_other_or_rival_at(tmp_path: Path
     question's rows that keep their counts and rival depth."""
     from ctxprobe.evals.report.attribution import attribution_markdown, render_attribution
     from ctxprobe.evals.report.html_report.run_section import answer_rows
-
     from tests.evals.factories import make_record
 
     def named(record: SampleRecord, kind: str | None, at: float | None) -> SampleRecord:

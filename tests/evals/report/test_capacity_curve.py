@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.records.manifest import RunManifest
 from ctxprobe.evals.records.record import ErrorKind, SampleRecord
 from ctxprobe.evals.records.store import RunStore
@@ -17,7 +18,6 @@ from ctxprobe.evals.scoring.score import score_sample
 from ctxprobe.tasks.build import builder_for, token_counter
 from ctxprobe.tasks.sample import sha256_text
 from ctxprobe.tasks.suite import Suite, SuiteTask
-
 from tests.evals.factories import make_record
 
 # Clopper-Pearson 95% lower bounds worked by hand: for n of n, p^n = 0.025, p = 0.025^(1/n); for 39 of 40,

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import ctxprobe
 import pytest
+
+import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.suite import load_suite
-
 from tests.evals.report.synthetic_runs import (
     HAYSTACK_INJECTED,
     small_suite,

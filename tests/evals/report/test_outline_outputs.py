@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ctxprobe.evals.cli.main import main
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.outline import RecordOutline, full_records
@@ -18,7 +19,6 @@ from ctxprobe.evals.records.store import SAMPLES
 from ctxprobe.evals.report.html_report.render import render_page, report
 from ctxprobe.evals.report.html_report.run_section import run_section
 from ctxprobe.evals.report.summary import write_report
-
 from tests.runners.fake_engine import FakeEngine, Reply
 
 SUMMARY_FILES = ("summary.csv", "summary_by_context.csv", "summary.md")
@@ -153,7 +153,6 @@ def test_an_outline_is_the_whole_record_less_its_needles(
 ) -> None:
     from ctxprobe.evals.records.lines import parse_line
     from ctxprobe.evals.records.store import record_line
-
     from tests.evals.factories import make_record
 
     record = _with_needles(make_record(True), texts, **params)

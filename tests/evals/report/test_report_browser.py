@@ -10,11 +10,11 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import ctxprobe
 import numpy as np
 import pytest
 from matplotlib.image import imread
 
+import ctxprobe
 from tests.evals.report.headless_chromium import Browser, chromium_path
 from tests.evals.report.synthetic_runs import INJECTED, write_limit, write_run
 

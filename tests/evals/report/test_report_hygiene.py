@@ -10,7 +10,6 @@ import ctxprobe
 from ctxprobe.evals.records.record import Response
 from ctxprobe.evals.records.store import RunStore
 from ctxprobe.evals.report.html_report.shown_text import SHOWN_CHARS, clipped, printable
-
 from tests.evals.compare.synthetic import all_right, grid, write_run
 
 NASTY = "before\x00NUL \x1b[31mESC\x1b[0m \x07BEL \x7fDEL \x85NEL \ud800 after\ttab\nline"

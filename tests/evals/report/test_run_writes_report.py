@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxprobe.evals.cli.main import main
-
 from tests.evals.report.synthetic_runs import INJECTED
 from tests.runners.fake_engine import FakeEngine
 

@@ -14,7 +14,6 @@ import ctxprobe
 from ctxprobe.evals.cli.main import main
 from ctxprobe.tasks.lengths import format_length
 from ctxprobe.tasks.suite import Suite
-
 from tests.evals.report.synthetic_runs import small_suite, write_run
 from tests.runners.fake_engine import FakeEngine
 
