@@ -34,6 +34,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from ctxprobe.runners.cpu_share import threads_for_engine
 from ctxprobe.runners.endpoint_config import EndpointConfig
 from ctxprobe.runners.http_json import Unreachable, request_json
 from ctxprobe.runners.probe import EngineInfo, probe_engine
@@ -162,8 +163,9 @@ class EmbeddedEngine:
         """The child's command line: the serve module, given `ServeSettings` as one typed value (its JSON)."""
         assert self.model_path is not None
         given = self.settings.model_dump(include=set(EngineSettings.model_fields))
+        threads = self.settings.threads or threads_for_engine()  # the cores others leave idle (runners/cpu_share.py)
         served = ServeSettings(
-            **{**given, "n_ctx": self.n_ctx, "parallel": self.parallel},
+            **{**given, "n_ctx": self.n_ctx, "parallel": self.parallel, "threads": threads},
             model=str(self.model_path),
             alias=self.model_alias,
             port=port,

@@ -84,7 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as err:  # the reason is in llama.cpp's error lines above, on stderr
         print(f"ctxprobe-serve: {err}", file=sys.stderr, flush=True)
         return START_FAILED
-    print(f"{READY_LINE} on {server.listening_address} (xllamacpp {engine_version()})", file=sys.stderr, flush=True)
+    threads = args.threads or "llama.cpp's default"
+    print(
+        f"{READY_LINE} on {server.listening_address} (xllamacpp {engine_version()}, threads: {threads})",
+        file=sys.stderr,
+        flush=True,
+    )
     threading.Event().wait()  # serve until killed; the server's threads do the work
     return 0
 

@@ -147,7 +147,9 @@ class EngineSettings(BaseModel):
         "(a prefix cache reuses any shared prefix) or window (llama-server's default: less memory, reuse only up "
         "to its checkpoints)",
     )
-    threads: int | None = Field(None, ge=1, description="embedded engine: CPU threads")
+    threads: int | None = Field(
+        None, ge=1, description="embedded engine: CPU threads (default: the cores other processes leave idle, at least 1)"
+    )
 
     @property
     def context(self) -> int:

@@ -57,11 +57,20 @@ def test_the_serve_child_reads_back_what_the_launcher_writes() -> None:
         from_argv(ServeSettings, ["--settings", served.model_copy(update={"n_ctx": 8}).model_dump_json()])
 
 
-def test_the_launcher_resolves_what_the_user_left_open(tmp_path: object) -> None:
+def test_the_launcher_resolves_what_the_user_left_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.runners import launcher
+
+    looks: list[int] = []
+    monkeypatch.setattr(launcher, "threads_for_engine", lambda: looks.append(1) or 1)  # another process is busy
     engine = EmbeddedEngine(settings=EngineSettings(kv_cache_type="q8_0"))
     engine.model_path = "/m.gguf"  # type: ignore[assignment]
     child = parse_args(engine.command(9999)[3:])
-    assert (child.n_ctx, child.parallel, child.kv_cache_type, child.threads) == (DEFAULT_N_CTX, 1, "q8_0", None)
+    assert (child.n_ctx, child.parallel, child.kv_cache_type, child.threads) == (DEFAULT_N_CTX, 1, "q8_0", 1)
+    monkeypatch.setattr(launcher, "threads_for_engine", lambda: None)  # every core idle: llama.cpp's own choice
+    assert parse_args(engine.command(9999)[3:]).threads is None
+    told = EmbeddedEngine(settings=EngineSettings(threads=2))
+    told.model_path = "/m.gguf"  # type: ignore[assignment]
+    assert parse_args(told.command(9999)[3:]).threads == 2 and looks == [1]  # the user's --threads: no look
     with pytest.raises(TypeError):
         EmbeddedEngine(settings=EngineSettings(), n_ctx=1024)
 
