@@ -8,6 +8,7 @@ import pytest
 from fake_engine import FakeEngine
 
 from ctxprobe.runners.probe import probe_engine
+from ctxprobe.runners.retry import DEFAULT_RETRIES, RetryPolicy
 from ctxprobe.tasks.errors import UserError
 
 
@@ -65,11 +66,14 @@ def test_info_is_a_frozen_serialisable_record() -> None:
 
 
 def test_unreachable_endpoint_is_one_user_error() -> None:
+    """The default number of retries, with a short backoff: the backoff's length is tests/runners/test_retry.py's."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(UserError, match=rf"endpoint http://127.0.0.1:{port} is unreachable: "):
-        probe_engine(f"http://127.0.0.1:{port}", timeout_s=2)
+    quick = RetryPolicy(timeout_s=2, backoff_base_s=0.01, backoff_max_s=0.05)
+    shown = rf"endpoint http://127.0.0.1:{port} is unreachable: .* \(after {DEFAULT_RETRIES + 1} attempts\)$"
+    with pytest.raises(UserError, match=shown):
+        probe_engine(f"http://127.0.0.1:{port}", policy=quick)
 
 
 def test_llama_server_states_its_slots_and_concurrency_follows_them() -> None:
