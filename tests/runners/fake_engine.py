@@ -28,7 +28,7 @@ seconds per prompt token before answering: a prefill time linear in length; `pre
 many seconds per squared prompt token, attention's growth), `accepts_up_to=N` (rejects prompts over N tokens whatever
 context it states), `freeze()` (stops answering anything, as a SIGSTOPped server: connections are accepted
 and left unanswered until `thaw()` or close), `slow_loris("/tokenize", ...)` (from then on, requests to those
-paths, or to every path when none is named, get their headers and then a byte a second, forever). `peak_in_flight["completions"|"tokenize"]` is the most
+paths, or to every path when none is named, get their headers and then a byte a second, or every `every_s`, forever). `peak_in_flight["completions"|"tokenize"]` is the most
 requests of each kind it was serving at once.
 
 Tokens are whitespace-separated words; every flavor puts one BOS before a prompt, as real engines do for
@@ -198,6 +198,7 @@ class FakeEngine:
         self.tokenize_calls = 0
         self.killed = False
         self.dripping: tuple[str, ...] = ()
+        self.drip_every_s = 1.0
         self.in_flight = {"completions": 0, "tokenize": 0}
         self.peak_in_flight = {"completions": 0, "tokenize": 0}
         self._noise = random.Random(0)
@@ -222,10 +223,11 @@ class FakeEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def slow_loris(self, *paths: str) -> None:
-        """From now on answer requests to `paths` (every path when none is given) with headers, then a byte a
-        second until closed: a server that is never silent long enough for a per-read timeout."""
+    def slow_loris(self, *paths: str, every_s: float = 1.0) -> None:
+        """From now on answer requests to `paths` (every path when none is given) with headers, then a byte
+        every `every_s` seconds until closed: a server that is never silent long enough for a per-read timeout."""
         self.dripping = paths or ("",)
+        self.drip_every_s = every_s
 
     def drips(self, path: str) -> bool:
         return any(path.startswith(p) for p in self.dripping)
@@ -354,7 +356,8 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(raw)
 
         def _drip(self) -> None:
-            """Headers, then a space a second (valid JSON whitespace, an SSE line never ended) until closed."""
+            """Headers, then a space every `drip_every_s` (valid JSON whitespace, an SSE line never ended) until
+            closed."""
             self.close_connection = True
             stream = self.path.endswith("completions")
             self.send_response(200)
@@ -368,7 +371,7 @@ def _handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                     self.wfile.flush()
                 except OSError:  # the client gave up: as it should
                     return
-                engine.wait(1.0)
+                engine.wait(engine.drip_every_s)
 
         def do_GET(self) -> None:
             engine.wait_if_frozen()
