@@ -99,10 +99,17 @@ def test_false_pass_and_fail_under_optional_stopping_by_simulation():
         assert crossed / len(paths) <= alpha
 
 
-def test_interval_coverage_at_every_n_by_simulation():
+@pytest.mark.parametrize("reps", [60, pytest.param(200, marks=pytest.mark.slow)])
+def test_interval_coverage_at_every_n_by_simulation(reps):
+    """The confidence sequence, looked at after every round of 10 pairs, covers the true mean at every look
+    at least 1 - alpha of the time.
+
+    The fast tier draws the first 60 of the full run's 200 seeded paths (marked `slow`). At 60 the test passes
+    with 3 misses or fewer: a sequence that missed 15 % of the time would pass it with probability 1.5 %
+    (at 200, with 10 or fewer: one that missed 10 % passes with probability 0.8 %). Measured: 0 of 60, 1 of 200."""
     probs = [0.06, 0.9, 0.04]
     truth = probs[2] - probs[0]
-    paths = _simulate(probs, reps=200, n=200, seed=9)
+    paths = _simulate(probs, reps=reps, n=200, seed=9)
     missed = 0
     for path in paths:
         losses, ties, wins = np.cumsum(path < 0), np.cumsum(path == 0), np.cumsum(path > 0)
@@ -173,15 +180,16 @@ def test_ternary_values_give_the_counts_results():
     assert betting_cs(values) == pytest.approx(betting_cs(tally), abs=1e-9)
 
 
-@pytest.mark.parametrize("reps", [150, pytest.param(300, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("reps", [60, pytest.param(300, marks=pytest.mark.slow)])
 def test_continuous_level_and_coverage_under_optional_stopping_by_simulation(reps):
     """Continuous differences at the null's edge (mean exactly -margin; mean exactly 0), looked at every 10
     pairs: the bettor crosses 1/alpha at most alpha of the time, and the sequence covers the mean at every
     look at least 1 - alpha of the time.
 
-    The fast tier draws 150 seeded paths of 300 pairs, the full run (marked `slow`) 300. At 150 the test
-    passes with 7 crossings (or misses) or fewer: a bettor that crossed 10 % of the time would pass it with
-    probability 1.4 % (0.13 % at 300). Measured: at most 1 of 150 and 0 of 300."""
+    The fast tier draws 60 seeded paths of 300 pairs, the full run (marked `slow`) 300. At 60 the test passes
+    with 3 crossings (or misses) or fewer: a bettor that crossed 15 % of the time would pass it with
+    probability 1.5 % (at 300, with 15 or fewer: a bettor at 10 % passes with probability 0.13 %). Measured:
+    0 of 60, at most 1 of 150 and 0 of 300."""
     from ctxprobe.evals.compare.sequential.betting import PairedValues
 
     alpha, margin = 0.05, 0.05
