@@ -45,26 +45,34 @@ def _sequential(kls: np.ndarray, look: int = 10) -> tuple[str, int]:
     return "UNDECIDED", row.tally.n
 
 
-def _rates(draw, reps: int = 300, n: int = 300, seed: int = 0) -> dict[str, float]:
+def _rates(draw, reps: int, n: int = 300, seed: int = 0) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     verdicts = [_sequential(draw(rng, n))[0] for _ in range(reps)]
     return {v: verdicts.count(v) / reps for v in ("FAIL", "PASS", "UNDECIDED")}
 
 
-def test_false_fail_at_most_alpha_when_the_mean_kl_is_the_margin():
+# The fast tier plays the first 100 of each simulation's 300 seeded rows (all 300 are marked `slow`). At 100
+# a rate passes with 5 errors or fewer: a gate that erred 15 % of the time would pass with probability 0.16 %
+# (at 300, with 15 or fewer: a gate at 10 % passes with probability 0.13 %).
+REPS = [100, pytest.param(300, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("reps", REPS)
+def test_false_fail_at_most_alpha_when_the_mean_kl_is_the_margin(reps):
     """FAIL's null is "mean KL <= margin": at its edge (mean exactly the margin), for a light and a heavy
     tail, the gate FAILs at most alpha of the time however long it looks (300 pairs, a look every 10)."""
-    light = _rates(lambda rng, n: rng.gamma(2.0, KL_MARGIN / 2.0, n))
-    heavy = _rates(lambda rng, n: rng.gamma(0.3, KL_MARGIN / 0.3, n), seed=1)
+    light = _rates(lambda rng, n: rng.gamma(2.0, KL_MARGIN / 2.0, n), reps)
+    heavy = _rates(lambda rng, n: rng.gamma(0.3, KL_MARGIN / 0.3, n), reps, seed=1)
     assert light["FAIL"] <= ALPHA and heavy["FAIL"] <= ALPHA
 
 
-def test_false_pass_at_most_alpha_when_the_capped_mean_is_the_margin():
+@pytest.mark.parametrize("reps", REPS)
+def test_false_pass_at_most_alpha_when_the_capped_mean_is_the_margin(reps):
     """PASS's null is "capped mean KL >= margin". The hardest law there for a bettor on "below": most pairs
     exactly 0 and a tenth at the cap (capped mean = the margin), and a smooth one at the margin."""
     cap = CAP_TIMES * KL_MARGIN
-    two_point = _rates(lambda rng, n: np.where(rng.random(n) < KL_MARGIN / cap, 5 * cap, 0.0))  # beyond the cap
-    smooth = _rates(lambda rng, n: rng.gamma(2.0, KL_MARGIN / 2.0, n), seed=2)
+    two_point = _rates(lambda rng, n: np.where(rng.random(n) < KL_MARGIN / cap, 5 * cap, 0.0), reps)  # beyond the cap
+    smooth = _rates(lambda rng, n: rng.gamma(2.0, KL_MARGIN / 2.0, n), reps, seed=2)
     assert two_point["PASS"] <= ALPHA and smooth["PASS"] <= ALPHA
 
 
