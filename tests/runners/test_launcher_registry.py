@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from pydantic import BaseModel, Field
@@ -152,8 +152,10 @@ def test_an_entry_point_that_does_not_load_is_one_line(monkeypatch: pytest.Monke
 
 # The whole path, in a process of its own: the entry point is there before the options are composed, as an
 # installed plugin's is, so `--engine toy` and `--toy-context` are run options, the run is served by the toy.
+# The process runs each command line it is given in turn, as `ctxprobe` would, and prints what each exited
+# with and wrote (one interpreter start, not one per command).
 SCRIPT = f"""
-import sys
+import contextlib, io, json, sys
 from importlib import metadata
 sys.path[:0] = [{str(TOY_DIR)!r}, {str(ROOT)!r}]
 real = metadata.entry_points
@@ -163,51 +165,42 @@ def entry_points(**params):
     return real(**params)
 metadata.entry_points = entry_points
 from ctxprobe.evals.cli.main import main
-sys.exit(main(sys.argv[1:]))
+def command(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return {{"returncode": code, "stdout": out.getvalue(), "stderr": err.getvalue()}}
+json.dump([command(argv) for argv in json.loads(sys.argv[1])], sys.stdout)
 """
 
 
-def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", SCRIPT, *argv],
+def cli(*commands: list[str], cwd: Path) -> list[dict[str, Any]]:
+    """What each command line exited with and wrote, run in turn in one process."""
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(commands)],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
         env={**os.environ, "COLUMNS": "200"},
     )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def test_an_entry_point_launcher_serves_a_run(tmp_path: Path) -> None:
-    shown = cli("run", "--help", cwd=tmp_path)
-    assert shown.returncode == 0, shown.stderr
-    assert "--engine {llama.cpp,vllm,toy}" in shown.stdout and "toy (a fake server in a thread)" in shown.stdout
-    assert "toy engine (--engine toy):" in shown.stdout and "--toy-context TOKENS" in shown.stdout
-    done = cli(
-        "run",
-        "--engine",
-        "toy",
-        "--toy-context",
-        "4096",
-        "--family",
-        "niah",
-        "--lengths",
-        "1k",
-        "--depths",
-        "50",
-        "--samples",
-        "1",
-        "--quiet",
-        "--no-report",
-        "--allow-errors",
-        "--results-dir",
-        str(tmp_path / "results"),
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
+    run = ["run", "--engine", "toy", "--toy-context", "4096", "--family", "niah", "--lengths", "1k", "--depths", "50"]
+    results = ["--samples", "1", "--quiet", "--no-report", "--allow-errors", "--results-dir", str(tmp_path / "results")]
+    shown, done, wrong = cli(["run", "--help"], run + results, ["run", "--engine", "nope"], cwd=tmp_path)
+    assert shown["returncode"] == 0, shown["stderr"]
+    assert "--engine {llama.cpp,vllm,toy}" in shown["stdout"] and "toy (a fake server in a thread)" in shown["stdout"]
+    assert "toy engine (--engine toy):" in shown["stdout"] and "--toy-context TOKENS" in shown["stdout"]
+    assert done["returncode"] == 0, done["stderr"]
     manifest = json.loads(next((tmp_path / "results").glob("*/manifest.json")).read_text())
     assert manifest["options"]["engine"] == "toy" and manifest["options"]["toy_context"] == 4096
     assert manifest["mode"] == "chat" and manifest["engine"]["engine"] == "vllm"  # the fake speaks vLLM
     assert manifest["engine"]["context_length"] == 4096
-    wrong = cli("run", "--engine", "nope", cwd=tmp_path)
-    assert wrong.returncode == 2 and "invalid choice: 'nope'" in wrong.stderr
+    assert wrong["returncode"] == 2 and "invalid choice: 'nope'" in wrong["stderr"]
