@@ -17,6 +17,7 @@ from ctxprobe.evals.judge.verdicts import VERDICT_FORMAT
 from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.evals.report.html_report.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
+from ctxprobe.runners.retry import RetryPolicy
 from tests.runners.fake_engine import FakeEngine, Reply
 
 FACTS = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"
@@ -124,7 +125,11 @@ def test_samples_that_errored_are_never_judged(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["unparsed", "unreachable", "http"])
-def test_a_failing_judge_is_a_judge_error_and_changes_nothing(tmp_path: Path, kind: str) -> None:
+def test_a_failing_judge_is_a_judge_error_and_changes_nothing(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a short backoff: each verdict's retries on a closed port otherwise wait seconds (the retry policy's own tests)
+    monkeypatch.setattr(RetryPolicy, "backoff_s", lambda self, attempts, retry_after_s=None, rng=None: 0.01)
     with (
         FakeEngine("vllm", answer=model_answer) as model,
         FakeEngine("llama-server", answer="I would rather not say.") as judge,
@@ -133,9 +138,7 @@ def test_a_failing_judge_is_a_judge_error_and_changes_nothing(tmp_path: Path, ki
             for _ in range(40):
                 judge.script.append(Reply(status=400, body={"error": {"message": "bad request", "code": 400}}))
         url = "http://127.0.0.1:9" if kind == "unreachable" else judge.url
-        # one retry: each verdict's backoff on a closed port is otherwise ~10 s (the retry policy's own tests)
-        retries = {"retries": 1} if kind == "unreachable" else {}
-        result = _run(tmp_path, model, url, lengths="1k", depths="50", **retries)
+        result = _run(tmp_path, model, url, lengths="1k", depths="50")
     verdicts = read_verdicts(result.run_dir)
     assert result.exit_code == 0 and len(verdicts) == 5
     assert all(v.verdict is None and v.error for v in verdicts.values())
