@@ -65,3 +65,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
+
+
+@pytest.fixture
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries wait 0.01 s instead of the policy's seconds, for tests whose subject is not the backoff's length
+    (tests/runners/test_retry.py checks that)."""
+    from ctxprobe.runners.retry import RetryPolicy
+
+    monkeypatch.setattr(RetryPolicy, "backoff_s", lambda self, attempts, retry_after_s=None, rng=None: 0.01)

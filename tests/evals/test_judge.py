@@ -17,7 +17,6 @@ from ctxprobe.evals.judge.verdicts import VERDICT_FORMAT
 from ctxprobe.evals.records.judge import read_verdicts
 from ctxprobe.evals.report.html_report.render import write_folder_report
 from ctxprobe.evals.report.summary import write_report
-from ctxprobe.runners.retry import RetryPolicy
 from tests.runners.fake_engine import FakeEngine, Reply
 
 FACTS = Path(__file__).resolve().parents[1] / "tasks" / "fixtures" / "needles" / "facts.jsonl"
@@ -125,11 +124,8 @@ def test_samples_that_errored_are_never_judged(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["unparsed", "unreachable", "http"])
-def test_a_failing_judge_is_a_judge_error_and_changes_nothing(
-    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # a short backoff: each verdict's retries on a closed port otherwise wait seconds (the retry policy's own tests)
-    monkeypatch.setattr(RetryPolicy, "backoff_s", lambda self, attempts, retry_after_s=None, rng=None: 0.01)
+@pytest.mark.usefixtures("quick_backoff")  # each verdict's retries on a closed port would otherwise wait seconds
+def test_a_failing_judge_is_a_judge_error_and_changes_nothing(tmp_path: Path, kind: str) -> None:
     with (
         FakeEngine("vllm", answer=model_answer) as model,
         FakeEngine("llama-server", answer="I would rather not say.") as judge,

@@ -13,13 +13,9 @@ from typing import Any
 import pytest
 
 from ctxprobe.evals.cli.main import main
-from ctxprobe.runners.retry import RetryPolicy
 from tests.runners.fake_engine import FakeEngine, Reply
 
-
-@pytest.fixture(autouse=True)
-def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(RetryPolicy, "backoff_s", lambda self, attempts, retry_after_s=None, rng=None: 0.01)
+pytestmark = pytest.mark.usefixtures("quick_backoff")
 
 
 def _run(engine_url: str, results: Path, *extra: str) -> int:

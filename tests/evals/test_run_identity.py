@@ -4,6 +4,7 @@ finished sample, and a run ends with an exit code a nightly job can trust (0, 1,
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -107,10 +108,17 @@ def test_every_sample_errored_exits_1(tmp_path: Path) -> None:
     assert code == 0
 
 
+@pytest.mark.usefixtures("quick_backoff")  # its one retry is not what is tested here
 def test_an_endpoint_that_goes_away_ends_the_run_cleanly(tmp_path: Path, capsys: object) -> None:
     with FakeEngine("vllm", context_length=8192) as a:
-        a.script.extend(Reply(delay_s=0.3) for _ in range(20))
-        threading.Timer(1.0, a.close).start()  # the server dies mid-run
+        answered = itertools.count(1)
+
+        def answer(body: dict[str, object]) -> str:
+            if next(answered) == 2:
+                threading.Timer(0.0, a.kill).start()  # the server dies mid-run, after its second answer
+            return "The answer is 42."
+
+        a.answer = answer
         code = main(
             [
                 "run",
