@@ -93,13 +93,12 @@ def test_each_length_is_the_start_of_the_longer_ones(chains: tuple[PromptBuilder
     the chain and of every prompt of the same length; what follows it (fill and question) is short."""
     b, samples = chains
     lead = b.lead_tokens("completions")
-    for a in samples:
+    prompt_ids = [ids(b, s.prompt) for s in samples]  # each prompt tokenized once, compared with every other
+    for a, a_ids in zip(samples, prompt_ids):
         shared = int(a.measures["stream_tokens"]) - lead
-        a_ids = ids(b, a.prompt)
-        for other in samples:
+        for other, other_ids in zip(samples, prompt_ids):
             if chain_key(other.recipe) != chain_key(a.recipe) or other.recipe.context_tokens < a.recipe.context_tokens:
                 continue
-            other_ids = ids(b, other.prompt)
             # a token may merge across the cut; everything before the last one is shared
             assert a_ids[: shared - 1] == other_ids[: shared - 1]
         assert a.planned_tokens - a.measures["stream_tokens"] <= tolerance(a.recipe.context_tokens) + 40
