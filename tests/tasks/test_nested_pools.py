@@ -18,13 +18,13 @@ from ctxprobe.tasks.suite import Suite, parse_suite
 SEEDS = 60
 
 
-def _suite(family: str, params: dict[str, object], lengths: str, depths: str) -> Suite:
+def _suite(family: str, params: dict[str, object], lengths: str, depths: str, seeds: int = SEEDS) -> Suite:
     return parse_suite(
         {
             "name": "t",
             "lengths": lengths,
             "depths": depths,
-            "samples": SEEDS,
+            "samples": seeds,
             "layout": "nested",
             "tasks": [{"family": family, "params": params}],
         },
@@ -32,11 +32,11 @@ def _suite(family: str, params: dict[str, object], lengths: str, depths: str) ->
     )
 
 
-def _chains(s: Suite) -> list[dict]:  # type: ignore[type-arg]
+def _chains(s: Suite, seeds: int) -> list[dict]:  # type: ignore[type-arg]
     firsts = {}
     for recipe in s.recipes(lambda mode: "estimate:4"):
         firsts.setdefault(recipe.seed, recipe)
-    assert len(firsts) == SEEDS
+    assert len(firsts) == seeds
     return [draw_cells(recipe) for recipe in firsts.values()]
 
 
@@ -53,13 +53,16 @@ CASES = [  # family, params, lengths, depths: a grid of exactly the family's cap
 ]
 
 
+# The fast tier draws the first 20 of the 60 seeds (all 60 are marked `slow`): a family that refused one chain in
+# four, as latent did when its draw depended on the seed (14 of 60), is caught by 20 seeds with probability 99.5 %.
+@pytest.mark.parametrize("seeds", [20, pytest.param(SEEDS, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("family, params, lengths, depths", CASES)
 def test_a_chain_within_the_capacity_draws_at_every_seed(
-    family: str, params: dict[str, object], lengths: str, depths: str
+    family: str, params: dict[str, object], lengths: str, depths: str, seeds: int
 ) -> None:
-    s = _suite(family, params, lengths, depths)
+    s = _suite(family, params, lengths, depths, seeds)
     s.check()
-    for drafts in _chains(s):
+    for drafts in _chains(s, seeds):
         held = _held(drafts)
         assert sum(len(h) for h in held) == len(set().union(*held))  # no name or entity in two cells
 
