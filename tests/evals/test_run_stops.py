@@ -45,7 +45,7 @@ def test_sigterm_during_a_long_prompt_build_ends_the_process_promptly(tmp_path: 
             env={**os.environ, "CTXPROBE_CACHE": str(tmp_path / "cache")},
         )  # cold: ~25,000 units to count
         try:
-            assert wait_until(lambda: engine.tokenize_calls > 200, timeout_s=60), "the build never started"
+            assert wait_until(lambda: engine.tokenize_calls > 20, timeout_s=60), "the build never started"
             assert not engine.completion_calls() and child.poll() is None  # still building the first prompt
             sent_at = time.monotonic()
             child.send_signal(signal.SIGTERM)
