@@ -45,8 +45,8 @@ def test_a_timeout_names_the_flag_and_the_client_shows_the_request_out_longest()
             engine.script.extend([Reply(delay_s=1.5), Reply(delay_s=1.5)])
             config = EndpointConfig(
                 base_urls=(engine.url,),
-                timeout=0.5,
-                timeout_per_1k=0.2,
+                timeout=0.2,  # deadlines of 0.21 s and 0.6 s, both under the replies' 1.5 s
+                timeout_per_1k=0.1,
                 retries=0,
                 mode="completions",
                 model="fake-model",
