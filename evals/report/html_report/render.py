@@ -7,6 +7,7 @@ output; the escaping itself is jinja2's autoescape, on for every template."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,8 @@ from ctxprobe.evals.records.safe_write import check_output_file, replace_file
 from ctxprobe.tasks.errors import UserError
 
 if TYPE_CHECKING:
+    import jinja2
+
     from ctxprobe.evals.records.load import Run
 
 REPORT_HTML = "report.html"
@@ -63,11 +66,19 @@ def _history_of(path: Path, history_of: HistoryOf | None) -> dict[str, Any]:
 
 def render_page(sections: list[dict[str, Any]], title: str) -> str:
     """The HTML of the page (autoescaped: model output and haystack text arrive as text)."""
+    for i, s in enumerate(sections):
+        s["anchor"] = f"s{i + 1}"
+    return _templates().get_template("page.html.j2").render(title=title, sections=sections)
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """One environment a process: jinja compiles each template once and reloads it only when its file changes."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     from ctxprobe.evals.report.html_report.shown_text import printable
 
-    env = Environment(
+    return Environment(
         loader=PackageLoader("ctxprobe.evals.report.html_report", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
@@ -76,9 +87,6 @@ def render_page(sections: list[dict[str, Any]], title: str) -> str:
         keep_trailing_newline=True,
         finalize=printable,
     )
-    for i, s in enumerate(sections):
-        s["anchor"] = f"s{i + 1}"
-    return env.get_template("page.html.j2").render(title=title, sections=sections)
 
 
 def report(
