@@ -82,22 +82,26 @@ def _unreachable(url: str) -> bool:
     return False
 
 
+SAMPLES, KILL_AFTER = 6, 2
+
+
 def test_kill_9_mid_run_then_resume_keeps_every_sample_once(tmp_path: Path) -> None:
-    args = ("run", "--family", "niah", "--lengths", "1k", "--depths", "0:100:10", "--results-dir", str(tmp_path))
+    # six samples of 512 tokens (the kill is the point, not the length): killed after two, four left to resume
+    args = ("run", "--family", "niah", "--lengths", "512", "--depths", "0:100:20", "--results-dir", str(tmp_path))
     proc = popen(*args)
     deadline = time.monotonic() + 300
     samples = None
     while time.monotonic() < deadline:
         dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
         samples = dirs[0] / "samples.jsonl" if dirs else None
-        if samples and samples.exists() and samples.read_text().count("\n") >= 3:
+        if samples and samples.exists() and samples.read_text().count("\n") >= KILL_AFTER:
             break
         time.sleep(0.2)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     run_dir = only_run_dir(tmp_path)
     before = records(run_dir)
-    assert 3 <= len(before) < 11
+    assert KILL_AFTER <= len(before) < SAMPLES
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "running"
@@ -112,7 +116,7 @@ def test_kill_9_mid_run_then_resume_keeps_every_sample_once(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr[-2000:]
     after = records(run_dir)
     ids = [r["sample"]["sample_id"] for r in after]
-    assert len(ids) == 11 and len(set(ids)) == 11
+    assert len(ids) == SAMPLES and len(set(ids)) == SAMPLES
     kept = {r["sample"]["sample_id"]: r for r in after}
     for r in before:  # finished samples were kept as they were, not sent again
         assert kept[r["sample"]["sample_id"]] == r
