@@ -11,23 +11,25 @@ from ctxprobe_cli import ctxprobe, only_run_dir
 pytestmark = pytest.mark.engine
 
 ROOM = 64
+# Contexts of 2,048 and 4,096: the search and its bounds are the point, and the accepted-length search sends
+# prompts up to the configured context, so a smaller one costs less prefill.
 
 
 def limit_json(results: Path) -> dict:
     return json.loads((only_run_dir(results) / "limit.json").read_text())["targets"][0]
 
 
-def test_limit_4096_with_effective_search_inside_the_accepted_length(tmp_path: Path) -> None:
+def test_limit_2048_with_effective_search_inside_the_accepted_length(tmp_path: Path) -> None:
     # --min-length and --max-length above what the engine takes: the effective search's top is the accepted
     # length itself, less what the answer budget needs beyond the answer room; nothing is sent past it.
     done = ctxprobe(
         "limit",
         "--n-ctx",
-        "4096",
+        "2048",
         "--min-length",
-        "4k",
+        "2k",
         "--max-length",
-        "6k",
+        "3k",
         "--task",
         "niah:variant=single",
         "--max-samples",
@@ -43,9 +45,9 @@ def test_limit_4096_with_effective_search_inside_the_accepted_length(tmp_path: P
     )
     assert done.returncode == 0, done.stderr[-2000:]
     t = limit_json(tmp_path)
-    assert t["configured"] == 4096
+    assert t["configured"] == 2048
     accepted = t["accepted"]["accepted_tokens"]
-    assert 0.98 * (4096 - ROOM) <= accepted <= 4096 - ROOM
+    assert 0.98 * (2048 - ROOM) <= accepted <= 2048 - ROOM
     assert t["accepted"]["requests"] <= 3
     recs = [json.loads(x) for x in (only_run_dir(tmp_path) / "samples.jsonl").read_text().splitlines()]
     assert recs and all(r["sample"]["recipe"]["context_tokens"] <= accepted for r in recs)
@@ -57,14 +59,14 @@ def test_limit_4096_with_effective_search_inside_the_accepted_length(tmp_path: P
     for length, row in rows.items():  # the search counted only scored samples
         scored = [r for r in recs if r["sample"]["recipe"]["context_tokens"] == length and r["score"] is not None]
         assert row["n"] == len(scored)
-    assert "configured" in done.stdout and "4,096" in done.stdout
+    assert "configured" in done.stdout and "2,048" in done.stdout
 
 
-def test_limit_8192_configured_and_accepted(tmp_path: Path) -> None:
+def test_limit_4096_configured_and_accepted(tmp_path: Path) -> None:
     done = ctxprobe(
         "limit",
         "--n-ctx",
-        "8192",
+        "4096",
         "--skip-effective",
         "--advertised",
         "32k",
@@ -75,6 +77,6 @@ def test_limit_8192_configured_and_accepted(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     t = limit_json(tmp_path)
-    assert t["configured"] == 8192 and t["advertised"]["tokens"] == 32768
-    assert 0.98 * (8192 - ROOM) <= t["accepted"]["accepted_tokens"] <= 8192 - ROOM
+    assert t["configured"] == 4096 and t["advertised"]["tokens"] == 32768
+    assert 0.98 * (4096 - ROOM) <= t["accepted"]["accepted_tokens"] <= 4096 - ROOM
     assert t["effective"] is None
