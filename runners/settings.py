@@ -148,7 +148,9 @@ class EngineSettings(BaseModel):
         "to its checkpoints)",
     )
     threads: int | None = Field(
-        None, ge=1, description="embedded engine: CPU threads (default: the cores other processes leave idle, at least 1)"
+        None,
+        ge=1,
+        description="embedded engine: CPU threads (default: the cores other processes leave idle, at least 1)",
     )
 
     @property
