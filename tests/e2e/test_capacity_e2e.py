@@ -1,7 +1,7 @@
 """A capacity curve end to end on the real embedded engine (llama.cpp serving Gemma 3 270M): the facts
 axis from the command line, every fact-holding prompt served at its planned length and scored, and the
 capacity table, PNG and report section written. Small on purpose; the figures come from a longer run
-(docs/tasks.md: Recall capacity)."""
+(docs/tasks.md: Recall capacity). Sent to the session's one engine."""
 
 from __future__ import annotations
 
@@ -11,12 +11,18 @@ from pathlib import Path
 import pytest
 from ctxprobe_cli import ctxprobe, only_run_dir
 
+from ctxprobe.runners.launcher import EmbeddedEngine
+
 pytestmark = pytest.mark.engine
 
 
-def test_a_capacity_curve_runs_scores_and_reports(tmp_path: Path) -> None:
+def test_a_capacity_curve_runs_scores_and_reports(embedded_engine: EmbeddedEngine, tmp_path: Path) -> None:
     done = ctxprobe(
         "run",
+        "--endpoint",
+        embedded_engine.base_url,
+        "--mode",
+        "completions",
         "--family",
         "capacity",
         "--facts",

@@ -1,5 +1,5 @@
 """The hard families end to end on the embedded engine: latent (and its literal control), graphwalk and mrcr
-run on the packaged Gemma 3 270M in completions mode, every sample scored at the length the server counts;
+run on the packaged Gemma 3 270M (the session's one engine) in completions mode, every sample scored at the length the server counts;
 mrcr's chat mode sends a real messages array to SmolLM2-135M-Instruct and the server counts exactly the
 planned length (the template's tokens around every turn included, though the text is counted offline)."""
 
@@ -11,6 +11,7 @@ import pytest
 
 from ctxprobe.evals.records.load import load_run
 from ctxprobe.evals.records.record import ErrorKind
+from ctxprobe.runners.launcher import EmbeddedEngine
 from tests.e2e.ctxprobe_cli import ctxprobe, only_run_dir
 from tests.instruct_model import SKIP_REASON, smollm2_gguf
 
@@ -18,7 +19,9 @@ pytestmark = pytest.mark.engine
 GGUF = smollm2_gguf()
 
 
-def test_latent_graphwalk_and_mrcr_run_at_the_length_the_server_counts(tmp_path: Path) -> None:
+def test_latent_graphwalk_and_mrcr_run_at_the_length_the_server_counts(
+    embedded_engine: EmbeddedEngine, tmp_path: Path
+) -> None:
     suite = tmp_path / "hard.yaml"
     suite.write_text(
         "name: hard-e2e\nlengths: [1k]\ndepths: [50]\ntasks:\n"
@@ -31,6 +34,10 @@ def test_latent_graphwalk_and_mrcr_run_at_the_length_the_server_counts(tmp_path:
         "run",
         "--suite",
         str(suite),
+        "--endpoint",
+        embedded_engine.base_url,
+        "--mode",
+        "completions",
         "--quiet",
         "--no-report",
         "--timeout",

@@ -1,4 +1,4 @@
-"""`ctxprobe run` end to end on the embedded engine with Chinese niah on the `prose:zh` haystack at both question
+"""`ctxprobe run` end to end on the embedded engine (the session's one) with Chinese niah on the `prose:zh` haystack at both question
 positions: every sample scored at the length the server counted, the start layout asks before the document,
 and the run's template sensitivity pairs `ctxprobe:start` with `ctxprobe`. One depth (50) is enough: the
 positions are the axis here, and each is a sample of its own."""
@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 from ctxprobe_cli import ctxprobe, only_run_dir
 
+from ctxprobe.runners.launcher import EmbeddedEngine
+
 pytestmark = pytest.mark.engine
 
 
-def test_chinese_niah_at_both_question_positions(tmp_path: Path) -> None:
+def test_chinese_niah_at_both_question_positions(embedded_engine: EmbeddedEngine, tmp_path: Path) -> None:
     done = ctxprobe(
         "run",
+        "--endpoint",
+        embedded_engine.base_url,
         "--family",
         "niah",
         "--params",
