@@ -131,6 +131,7 @@ class EmbeddedEngine:
         self.startup_timeout_s = startup_timeout_s
         self.log_path = Path(log_path) if log_path is not None else None
         self.model_path: Path | None = None
+        self.threads: int | None = None  # what the child was started with (None: llama.cpp's default)
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -164,6 +165,7 @@ class EmbeddedEngine:
         assert self.model_path is not None
         given = self.settings.model_dump(include=set(EngineSettings.model_fields))
         threads = self.settings.threads or threads_for_engine()  # the cores others leave idle (runners/cpu_share.py)
+        self.threads = threads
         served = ServeSettings(
             **{**given, "n_ctx": self.n_ctx, "parallel": self.parallel, "threads": threads},
             model=str(self.model_path),

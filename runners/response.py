@@ -217,6 +217,11 @@ class EngineInfo(BaseModel):
         description="a launched engine: the model's trained context (the "
         "GGUF's <arch>.context_length); a request above it is capped to it",
     )
+    threads: int | None = Field(
+        None,
+        description="a launched llama.cpp engine: the CPU threads it computed with, where ctxprobe or the user chose "
+        "them (runners/cpu_share.py); None: llama.cpp's own choice. Its numerics depend on them (docs/ENGINES.md)",
+    )
     reuse_block: int | None = Field(
         None,
         description="the tokens the engine reuses a cached prefix in whole "

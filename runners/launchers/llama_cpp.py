@@ -8,7 +8,8 @@ tokenizer, once it runs. The packaged model is a base model: a run is in complet
 An `--n-ctx` above the model's trained context (the GGUF's `<arch>.context_length`) is not what llama-server
 allocates: it caps each slot at the trained context, saying so only in its log. ctxprobe says it in one line on
 stderr, with what the server allocated (`GET /props`), and keeps both in the manifest's engine facts
-(`context_requested`, `context_trained`; `context_length` is what was allocated). It is a warning, not a
+(`context_requested`, `context_trained`; `context_length` is what was allocated; `threads`, the CPU threads it
+computed with). It is a warning, not a
 refusal: a prompt that fits what was allocated is served at its own length, and one that does not is never
 sent (the run's too-long check, `evals/run/send/loop.py`, records it as `rejected_too_long` with a line per
 cell), so no sample is measured at another length than its recipe says."""
@@ -128,7 +129,9 @@ class LlamaCpp(Launcher):
             note = over_trained_context(settings.n_ctx, trained, info.context_length)
             if note:
                 print(note, file=sys.stderr)
-            info = info.model_copy(update={"context_requested": settings.n_ctx, "context_trained": trained})
+            info = info.model_copy(
+                update={"context_requested": settings.n_ctx, "context_trained": trained, "threads": engine.threads}
+            )
             if counter is None:  # the engine's own tokenizer, now that it runs
                 spec = f"server:{engine.base_url}"
                 counter = open_counter(

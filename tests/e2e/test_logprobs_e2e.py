@@ -117,7 +117,10 @@ def test_binary_answers_and_scores_are_the_same_with_logprobs_on(
 
 @pytest.mark.skipif(smollm2_gguf() is None, reason=SKIP_REASON)
 def test_chat_mode_measures_the_answer_after_the_generation_prompt(tmp_path: Path) -> None:
-    with EmbeddedEngine(smollm2_gguf(), n_ctx=2048) as engine:
+    # Two threads, whatever the machine's load: at one thread llama.cpp's continuation of a cached prefix differs
+    # from a cold forced request by up to 0.19 nats here (one of 7 positions), at two within the tolerance
+    # (docs/ENGINES.md, "Threads on a shared machine").
+    with EmbeddedEngine(smollm2_gguf(), n_ctx=2048, threads=2) as engine:
         done = ctxprobe.run(
             endpoints=[engine.base_url],
             mode="chat",
