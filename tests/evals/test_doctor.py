@@ -108,7 +108,9 @@ def test_the_model_asked_for_is_the_one_checked(capsys: pytest.CaptureFixture[st
     assert "model served-model" in capsys.readouterr().out
 
 
-def test_when_neither_mode_answers_the_advice_names_neither(capsys: pytest.CaptureFixture[str]) -> None:
+def test_when_neither_mode_answers_the_advice_names_neither(
+    capsys: pytest.CaptureFixture[str], quick_backoff: None
+) -> None:
     refuse = lambda engine, body: (500, {"error": {"message": "engine is down", "code": 500}})  # noqa: E731
     routes = {("POST", "/v1/completions"): refuse, ("POST", "/v1/chat/completions"): refuse}
     with FakeEngine("vllm", routes=routes) as engine:
