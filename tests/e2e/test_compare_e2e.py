@@ -31,16 +31,13 @@ def f16_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
-@pytest.fixture(scope="module")
-def paired_run(f16_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[CompletedProcess[str], Path]:
-    """`run --against` the f16 run with a q4_0 KV cache and a 5-point margin: the finished command, its run."""
-    runs = tmp_path_factory.mktemp("kvq4")
-    done = ctxprobe(
+def against_q4_0(f16_run: Path, results: Path, *gate: str) -> CompletedProcess[str]:
+    """`run --against` the f16 run with a q4_0 KV cache, this gate's flags, into `results`."""
+    return ctxprobe(
         "run",
         "--against",
         str(f16_run),
-        "--fail-if-drop",
-        "0.05",
+        *gate,
         "--kv-cache-type",
         "q4_0",
         "--label",
@@ -48,8 +45,15 @@ def paired_run(f16_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
         "--quiet",
         "--no-report",
         "--results-dir",
-        str(runs),
+        str(results),
     )
+
+
+@pytest.fixture(scope="module")
+def paired_run(f16_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[CompletedProcess[str], Path]:
+    """`run --against` the f16 run with a q4_0 KV cache and a 5-point margin: the finished command, its run."""
+    runs = tmp_path_factory.mktemp("kvq4")
+    done = against_q4_0(f16_run, runs, "--fail-if-drop", "0.05")
     assert done.returncode in (0, 1, 6), done.stderr[-2000:]
     (cand,) = runs.iterdir()
     return done, cand
@@ -105,21 +109,7 @@ def test_the_kl_gate_on_the_real_engine_sees_q4_0_and_compare_agrees(tmp_path: P
     """`run --against --metric kl` of a q4_0 KV cache against the f16 run: the answer distributions the engine
     returned diverge measurably (0.02-0.07 nats a cell measured at 1K-2K), the gate's table is in nats with the
     accuracy and p_answer rows beside it, and `compare --metric kl` on the two runs gives the same verdicts."""
-    done = ctxprobe(
-        "run",
-        "--against",
-        str(f16_run),
-        "--metric",
-        "kl",
-        "--kv-cache-type",
-        "q4_0",
-        "--label",
-        "kvq4",
-        "--quiet",
-        "--no-report",
-        "--results-dir",
-        str(tmp_path / "runs"),
-    )
+    done = against_q4_0(f16_run, tmp_path / "runs", "--metric", "kl")
     assert done.returncode in (1, 6), done.stderr[-2000:]  # FAIL, or undecided on 2 pairs
     assert f"(--kl-margin {KL_MARGIN:g} --metric kl)" in done.stdout and "kl is the mean KL in nats" in done.stdout
     (cand,) = (tmp_path / "runs").iterdir()
