@@ -16,23 +16,19 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_first_request import command  # the `ctxprobe` command as a user starts it
+
 TARGET_S = 180.0
 SCORED = re.compile(r"(\d+) samples scored, (\d+) errored")
 THREADS = re.compile(r"ctxprobe-serve: ready on .*threads: ([^)]+)\)")
-
-
-def command() -> list[str]:
-    script = Path(sys.executable).with_name("ctxprobe")
-    if script.exists() and shutil.which(str(script)):
-        return [sys.executable, str(script)]
-    return [sys.executable, "-c", "import sys; from ctxprobe.evals.cli.main import main; sys.exit(main())"]
 
 
 def spinners(n: int) -> list[subprocess.Popen[bytes]]:

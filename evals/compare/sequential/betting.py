@@ -59,25 +59,14 @@ class PairedValues:
     def __post_init__(self) -> None:
         if not -1.0 <= self.lo < self.hi <= 1.0:
             raise ValueError(f"bounds must satisfy -1 <= lo < hi <= 1, got [{self.lo}, {self.hi}]")
+        if any(not self.lo <= v <= self.hi for v in self.values):
+            raise ValueError(f"paired differences must lie in [{self.lo:g}, {self.hi:g}]")
         # kept sorted: the sums over them then run in one order whatever order the pairs came in, so a
         # resumed or reordered run computes the same e-values to the last bit
-        object.__setattr__(self, "values", tuple(sorted(self._checked(self.values))))
-
-    def _checked(self, values: Iterable[float]) -> tuple[float, ...]:
-        floats = tuple(float(v) for v in values)
-        if any(not self.lo <= v <= self.hi for v in floats):
-            raise ValueError(f"paired differences must lie in [{self.lo:g}, {self.hi:g}]")
-        return floats
+        object.__setattr__(self, "values", tuple(sorted(float(v) for v in self.values)))
 
     def plus(self, more: Iterable[float]) -> PairedValues:
-        """These values and `more`: only the new ones are checked, and the two sorted runs are merged (a
-        sequential gate adds a few pairs a round to hundreds; checking every value again made a replay
-        quadratic in Python)."""
-        grown = object.__new__(PairedValues)
-        for name, value in (("lo", self.lo), ("hi", self.hi)):
-            object.__setattr__(grown, name, value)
-        object.__setattr__(grown, "values", tuple(sorted(self.values + tuple(sorted(self._checked(more))))))
-        return grown
+        return PairedValues(self.values + tuple(float(v) for v in more), self.lo, self.hi)
 
     @property
     def n(self) -> int:
